@@ -1,0 +1,96 @@
+/**
+ * The one table of error codes. Every code thrown by grudge is declared here, once,
+ * with its meaning; `spec/errors.md` carries the same rows with how to fix each, and a
+ * test fails when the two drift apart. HTTP status codes belong to the adapters.
+ *
+ * Codes read `ERR_GRUDGE_<AREA>_<PROBLEM>`. Messages say what was expected and what was
+ * received ("expected … , received …"), after the style of fastify's `lib/errors.js`.
+ */
+export const ERROR_CODES = {
+  // options and arguments
+  ERR_GRUDGE_OPTION_INVALID: 'An option or argument is missing, of the wrong type or out of range.',
+  ERR_GRUDGE_VALUE_NOT_FINITE: 'A delta, limit or count is NaN or ±Infinity; nothing was changed.',
+  ERR_GRUDGE_KEY_INVALID: 'A key is neither a string nor a Uint8Array.',
+  ERR_GRUDGE_SIZING_INVALID: 'A sizing helper got arguments outside its domain.',
+  ERR_GRUDGE_UNSUPPORTED_OPERATION: 'The operation is not supported by this family or object.',
+  // rotator
+  ERR_GRUDGE_ROTATOR_CLOSED: 'The rotator was closed and can no longer be used.',
+  ERR_GRUDGE_ROTATOR_AMNESTY: 'The rotation period is too short: a fresh generation would forgive debt early.',
+  // binary frames
+  ERR_GRUDGE_FORMAT_TRUNCATED: 'A binary frame is shorter than its header or its declared length.',
+  ERR_GRUDGE_FORMAT_MAGIC: 'A binary frame does not start with the grudge magic bytes.',
+  ERR_GRUDGE_FORMAT_FAMILY: 'A binary frame holds another family than the one being read.',
+  ERR_GRUDGE_FORMAT_VERSION: 'A binary frame has a format version this release cannot read.',
+  ERR_GRUDGE_FORMAT_CHECKSUM: 'A binary frame fails its CRC32C check: it was corrupted.',
+  ERR_GRUDGE_FORMAT_INVALID: 'A binary frame has a field whose value is invalid or does not match its config.',
+  // merge
+  ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
+  ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
+} as const
+
+/** Every declared error code. */
+export type GrudgeErrorCode = keyof typeof ERROR_CODES
+
+/** Shape shared by every grudge error: a standard Error with a stable `code`. */
+export interface CodedError extends Error {
+  readonly code: GrudgeErrorCode
+}
+
+/**
+ * The base error of grudge. `code` is one of {@link ERROR_CODES}; `message` says what was
+ * expected and what was received.
+ */
+export class GrudgeError extends Error implements CodedError {
+  readonly code: GrudgeErrorCode
+  constructor(code: GrudgeErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'GrudgeError'
+    this.code = code
+  }
+}
+
+/** A coded `RangeError`: a number outside its allowed range (NaN, ±Infinity, negative…). */
+export class GrudgeRangeError extends RangeError implements CodedError {
+  readonly code: GrudgeErrorCode
+  constructor(code: GrudgeErrorCode, message: string) {
+    super(message)
+    this.name = 'GrudgeRangeError'
+    this.code = code
+  }
+}
+
+/** A coded `TypeError`: a value of the wrong type (a key that is not a string or bytes…). */
+export class GrudgeTypeError extends TypeError implements CodedError {
+  readonly code: GrudgeErrorCode
+  constructor(code: GrudgeErrorCode, message: string) {
+    super(message)
+    this.name = 'GrudgeTypeError'
+    this.code = code
+  }
+}
+
+/** Render a received value for an error message without throwing on odd inputs. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? value.slice(0, 80) + '…' : value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (value instanceof Uint8Array) return `Uint8Array(${value.length})`
+  if (Array.isArray(value)) return `Array(${value.length})`
+  if (value === null) return 'null'
+  if (typeof value === 'object') return 'object'
+  if (typeof value === 'function') return 'function'
+  return String(value)
+}
+
+/**
+ * Throw `ERR_GRUDGE_OPTION_INVALID` for option `name`.
+ * @param name dotted option path, e.g. `limit.rate`
+ * @param expected what was expected, e.g. `a positive finite number`
+ * @param received the bad value
+ * @throws {GrudgeError} always, code `ERR_GRUDGE_OPTION_INVALID`
+ */
+export function invalidOption(name: string, expected: string, received: unknown): never {
+  throw new GrudgeError(
+    'ERR_GRUDGE_OPTION_INVALID',
+    `option "${name}": expected ${expected}, received ${describeValue(received)}`,
+  )
+}

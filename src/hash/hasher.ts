@@ -1,0 +1,203 @@
+import { randomBytes } from 'node:crypto'
+import { GrudgeError, describeValue } from '../errors.js'
+import { keyBytes, keyLength, keyView } from './key-bytes.js'
+import { murmur3x64_128Into, murmur3x86_32, out2Hi, out2Lo, outHi, outLo } from './murmur3.js'
+import { sipHash24Into, sipKey, sipOutHi, sipOutLo, type SipKey } from './siphash.js'
+
+/**
+ * A seed: 16 bytes, or a number / bigint (its low 128 bits, little-endian), or a 32-digit
+ * hex string. murmur3 uses the first 4 bytes (a little-endian u32, the reference's 32-bit
+ * seed); SipHash uses all 16 as its key. Every serialized frame stores the 16 bytes.
+ */
+export type SeedLike = Uint8Array | number | bigint | string
+
+/** Stable numeric ids of the hash functions, stored in binary frames. */
+export const HASHER_IDS = { murmur3: 1, siphash: 2 } as const
+/** Name of a hash function: `'murmur3'` or `'siphash'`. */
+export type HasherName = keyof typeof HASHER_IDS
+
+/**
+ * Normalize a {@link SeedLike} to 16 bytes.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a negative, non-integer or
+ * over-wide number, a bad hex string, or a byte array not of length 16
+ */
+export function seedBytes(seed: SeedLike, option = 'seed'): Uint8Array {
+  const out = new Uint8Array(16)
+  if (seed instanceof Uint8Array) {
+    if (seed.length !== 16) badSeed(option, seed)
+    out.set(seed)
+    return out
+  }
+  if (typeof seed === 'string') {
+    if (!/^[0-9a-fA-F]{32}$/.test(seed)) badSeed(option, seed)
+    for (let i = 0; i < 16; i++) out[i] = parseInt(seed.slice(i * 2, i * 2 + 2), 16)
+    return out
+  }
+  let v: bigint
+  if (typeof seed === 'number') {
+    if (!Number.isSafeInteger(seed) || seed < 0) badSeed(option, seed)
+    v = BigInt(seed)
+  } else if (typeof seed === 'bigint') {
+    if (seed < 0n || seed >= 1n << 128n) badSeed(option, seed)
+    v = seed
+  } else {
+    badSeed(option, seed)
+  }
+  for (let i = 0; i < 16; i++) {
+    out[i] = Number(v & 0xffn)
+    v >>= 8n
+  }
+  return out
+}
+
+function badSeed(option: string, value: unknown): never {
+  throw new GrudgeError(
+    'ERR_GRUDGE_OPTION_INVALID',
+    `option "${option}": expected 16 bytes, a non-negative safe integer, a bigint below 2^128 or 32 hex digits, received ${describeValue(value)}`,
+  )
+}
+
+/** 16 random bytes from `node:crypto`, the default seed of every structure. */
+export function randomSeed(): Uint8Array {
+  return new Uint8Array(randomBytes(16))
+}
+
+/**
+ * A seeded 64-bit hash over key bytes. The hot path is {@link Hasher.hashInto}, which
+ * writes the two 32-bit halves to `hashHi` / `hashLo` and allocates nothing; `hash` is the
+ * convenient (allocating) form for users and tests.
+ */
+export interface Hasher {
+  /** `'murmur3'` or `'siphash'`. */
+  readonly name: HasherName
+  /** The numeric id stored in frames (1 = murmur3, 2 = siphash). */
+  readonly id: number
+  /** The 16 seed bytes (a copy is stored; mutating it changes nothing). */
+  readonly seed: Uint8Array
+  /** The same function under another seed. */
+  withSeed(seed: SeedLike): Hasher
+  /**
+   * The 64-bit hash of `bytes[0..len)` into {@link Hasher.hashHi} (high 32 bits, int32)
+   * and {@link Hasher.hashLo} (low 32 bits, int32). No allocation.
+   */
+  hashInto(bytes: Uint8Array, len: number): void
+  /** High word of the last {@link Hasher.hashInto} result. */
+  hashHi: number
+  /** Low word of the last {@link Hasher.hashInto} result. */
+  hashLo: number
+  /** The 64-bit hash of `key` (a string as UTF-8, or bytes) as an unsigned bigint. */
+  hash(key: string | Uint8Array): bigint
+}
+
+/**
+ * MurmurHash3 hasher.
+ *
+ * - `hash(key)` / `hashInto` give **h1 of MurmurHash3_x64_128** (reference:
+ *   aappleby/smhasher) with the seed's first 4 bytes as the 32-bit seed: the first
+ *   little-endian u64 of the reference's 16 output bytes. This is the 64-bit hash the
+ *   sketches use.
+ * - `hash32(key)` gives **MurmurHash3_x86_32** with the same seed (unsigned).
+ * - `hash128(key)` gives both words `[h1, h2]` of MurmurHash3_x64_128.
+ *
+ * Fast and well distributed but not a PRF: use {@link sipHash} when keys are chosen by
+ * an attacker (IPs, headers), so nobody can aim keys at one cell.
+ */
+export class Murmur3Hasher implements Hasher {
+  readonly name = 'murmur3' as const
+  readonly id = HASHER_IDS.murmur3
+  readonly seed: Uint8Array
+  /** The reference's 32-bit seed: seed bytes 0..3 read little-endian. */
+  readonly seed32: number
+  hashHi = 0
+  hashLo = 0
+  constructor(seed: SeedLike) {
+    this.seed = seedBytes(seed)
+    this.seed32 = (this.seed[0] | (this.seed[1] << 8) | (this.seed[2] << 16) | (this.seed[3] << 24)) >>> 0
+  }
+  withSeed(seed: SeedLike): Murmur3Hasher {
+    return new Murmur3Hasher(seed)
+  }
+  hashInto(bytes: Uint8Array, len: number): void {
+    murmur3x64_128Into(bytes, len, this.seed32)
+    this.hashHi = outHi
+    this.hashLo = outLo
+  }
+  hash(key: string | Uint8Array): bigint {
+    keyBytes(key)
+    murmur3x64_128Into(keyView, keyLength, this.seed32)
+    return (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0)
+  }
+  /** MurmurHash3_x86_32 of `key` (UTF-8 for strings), unsigned 32-bit. */
+  hash32(key: string | Uint8Array): number {
+    keyBytes(key)
+    return murmur3x86_32(keyView, keyLength, this.seed32)
+  }
+  /** MurmurHash3_x64_128 of `key` as its two u64 words `[h1, h2]`. */
+  hash128(key: string | Uint8Array): [bigint, bigint] {
+    keyBytes(key)
+    murmur3x64_128Into(keyView, keyLength, this.seed32)
+    return [
+      (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0),
+      (BigInt(out2Hi >>> 0) << 32n) | BigInt(out2Lo >>> 0),
+    ]
+  }
+}
+
+/**
+ * SipHash-2-4 hasher (Aumasson & Bernstein 2012): a keyed PRF with the 16 seed bytes as
+ * its 128-bit key. `hash(key)` is the reference's 64-bit output (its 8 output bytes read
+ * as a little-endian u64). Use it for attacker-chosen keys; keep the seed secret.
+ */
+export class SipHasher implements Hasher {
+  readonly name = 'siphash' as const
+  readonly id = HASHER_IDS.siphash
+  readonly seed: Uint8Array
+  private readonly key: SipKey
+  hashHi = 0
+  hashLo = 0
+  constructor(seed: SeedLike) {
+    this.seed = seedBytes(seed)
+    this.key = sipKey(this.seed)
+  }
+  withSeed(seed: SeedLike): SipHasher {
+    return new SipHasher(seed)
+  }
+  hashInto(bytes: Uint8Array, len: number): void {
+    sipHash24Into(bytes, len, this.key)
+    this.hashHi = sipOutHi
+    this.hashLo = sipOutLo
+  }
+  hash(key: string | Uint8Array): bigint {
+    keyBytes(key)
+    sipHash24Into(keyView, keyLength, this.key)
+    return (BigInt(sipOutHi >>> 0) << 32n) | BigInt(sipOutLo >>> 0)
+  }
+}
+
+/**
+ * A MurmurHash3 hasher (see {@link Murmur3Hasher}).
+ * @param seed optional; random 16 bytes from `node:crypto` when absent
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad seed
+ */
+export function murmur3(seed?: SeedLike): Murmur3Hasher {
+  return new Murmur3Hasher(seed ?? randomSeed())
+}
+
+/**
+ * A SipHash-2-4 hasher (see {@link SipHasher}).
+ * @param seed optional 128-bit key; random 16 bytes from `node:crypto` when absent
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad seed
+ */
+export function sipHash(seed?: SeedLike): SipHasher {
+  return new SipHasher(seed ?? randomSeed())
+}
+
+/**
+ * The hasher for a frame's stored id and seed.
+ * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` for an unknown id
+ */
+export function hasherFromId(id: number, seed: Uint8Array): Hasher {
+  if (id === HASHER_IDS.murmur3) return new Murmur3Hasher(seed)
+  if (id === HASHER_IDS.siphash) return new SipHasher(seed)
+  throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `hasher id: expected 1 (murmur3) or 2 (siphash), received ${id}`)
+}

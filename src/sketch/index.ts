@@ -1,0 +1,5 @@
+export { Sketch, AGGREGATOR_IDS, checkFinite } from './sketch.js'
+export type { SketchConfig, SketchDetail, Aggregator } from './sketch.js'
+export { exponential, linear, none, halfLife, applyDecay, DECAY_IDS } from './decay.js'
+export type { Decay, DecayKind } from './decay.js'
+export { falsePositiveRate, suggestLevels } from './sizing.js'

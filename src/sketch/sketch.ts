@@ -1,0 +1,309 @@
+import { systemClock, type Clock } from '../clock.js'
+import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
+import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
+import { checkDecay, type Decay } from './decay.js'
+
+/** How the L per-level scores of a key combine into one value. */
+export type Aggregator = 'min' | 'max' | 'mean'
+/** Numeric ids of the aggregators, stored in binary frames. */
+export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const
+
+/** Options of {@link Sketch}. */
+export interface SketchConfig {
+  /** L, the number of levels (hash rows): integer ≥ 1. Default 4. */
+  levels?: number
+  /** M, cells per level: integer ≥ 1. Memory is L×M×16 bytes. Default 1024. */
+  cellsPerLevel?: number
+  /** How scores decay toward 0 with time; default `none()`. */
+  decay?: Decay
+  /** Lower clamp bound, finite, ≤ 0. Default 0. */
+  lo?: number
+  /** Upper clamp bound, finite, ≥ 0 and > lo. Default `Number.MAX_VALUE`. */
+  hi?: number
+  /** How levels combine: `'min'` (default: one-sided error), `'max'` or `'mean'`. */
+  aggregator?: Aggregator
+  /**
+   * The hash function: `murmur3()` (default) or `sipHash()` (a keyed PRF, for keys an
+   * attacker chooses). Its seed is used unless `seed` is given.
+   */
+  hasher?: Hasher
+  /** Seed of the hasher (16 bytes, number, bigint or 32 hex digits). Random when absent. */
+  seed?: SeedLike
+  /** Time source in ms; default {@link systemClock} (monotonic). */
+  clock?: Clock
+}
+
+/** The result of {@link Sketch.queryDetailed}. */
+export interface SketchDetail {
+  /** The aggregate score of the key. */
+  value: number
+  /** The decayed score of the key's cell in each level. */
+  scores: number[]
+  /** The index of the key's cell in each level, in [0, cellsPerLevel). */
+  cells: number[]
+}
+
+const AGG_MIN = 0
+const AGG_MAX = 1
+const AGG_MEAN = 2
+const DECAY_NONE = 0
+const DECAY_EXP = 1
+const DECAY_LIN = 2
+
+/**
+ * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
+ * cells, each cell a score and a last-touched time (two float64). A key maps to one cell
+ * per level by Kirsch–Mitzenmacher double hashing of one 64-bit hash; its score is the
+ * aggregate (min, max or mean) of its L cells. Decay is lazy, per cell, applied when the
+ * cell is touched; nothing runs in the background.
+ *
+ * With the `'min'` aggregator and non-negative updates the error is one-sided: collisions
+ * only add, so a key is never judged *better* than it is (the Count-Min sketch argument:
+ * Cormode & Muthukrishnan, "An improved data stream summary: the count-min sketch and its
+ * applications", J. Algorithms 2005). Read it as a debt meter (linear decay, `tryUpdate`),
+ * a feedback score (exponential decay), a decayed counter or a forgetting Bloom filter.
+ *
+ * Semantics are normative in `spec/SPEC.md`.
+ */
+export class Sketch {
+  /** L, number of levels. */
+  readonly levels: number
+  /** M, cells per level. */
+  readonly cellsPerLevel: number
+  /** The decay of every cell. */
+  readonly decay: Decay
+  /** Lower clamp bound. */
+  readonly lo: number
+  /** Upper clamp bound. */
+  readonly hi: number
+  /** How levels combine. */
+  readonly aggregator: Aggregator
+  /** The seeded hash function. */
+  readonly hasher: Hasher
+  /** The time source (ms). */
+  readonly clock: Clock
+
+  /** Cell scores, level-major: cell j of level i at i·M + j. */
+  protected readonly scores: Float64Array
+  /** Cell last-touched times in ms, same layout; 0 for a never-touched cell. */
+  protected readonly touched: Float64Array
+  private readonly aggId: number
+  private readonly decayId: number
+  /** Decay rate per millisecond. */
+  private readonly ratePerMs: number
+  /** Reused index scratch, one per level. */
+  private readonly idx: Uint32Array
+
+  /**
+   * @param config see {@link SketchConfig}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option: levels or
+   * cellsPerLevel not a positive integer (or L×M above 2^31), lo/hi not finite or not
+   * `lo ≤ 0 ≤ hi, lo < hi`, unknown aggregator, hasher or decay, bad seed or clock
+   */
+  constructor(config: SketchConfig = {}) {
+    const levels = config.levels ?? 4
+    const cells = config.cellsPerLevel ?? 1024
+    if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20) {
+      invalidOption('levels', 'an integer in [1, 2^20]', levels)
+    }
+    if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000) {
+      invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
+    }
+    if (levels * cells > 0x7fffffff) {
+      invalidOption('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
+    }
+    const lo = config.lo ?? 0
+    const hi = config.hi ?? Number.MAX_VALUE
+    if (typeof lo !== 'number' || !Number.isFinite(lo) || lo > 0) invalidOption('lo', 'a finite number ≤ 0', lo)
+    if (typeof hi !== 'number' || !Number.isFinite(hi) || hi < 0) invalidOption('hi', 'a finite number ≥ 0', hi)
+    if (!(lo < hi)) invalidOption('hi', `a number greater than lo (${lo})`, hi)
+    const aggregator = config.aggregator ?? 'min'
+    if (aggregator !== 'min' && aggregator !== 'max' && aggregator !== 'mean') {
+      invalidOption('aggregator', "'min', 'max' or 'mean'", aggregator)
+    }
+    const decay = checkDecay(config.decay)
+    let hasher = config.hasher ?? new Murmur3Hasher(config.seed ?? randomSeed())
+    if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
+      invalidOption('hasher', 'murmur3() or sipHash()', hasher)
+    }
+    if (config.hasher !== undefined && config.seed !== undefined) hasher = hasher.withSeed(config.seed)
+    const clock = config.clock ?? systemClock
+    if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+      invalidOption('clock', 'an object with now(): number', clock)
+    }
+    this.levels = levels
+    this.cellsPerLevel = cells
+    this.decay = decay
+    this.lo = lo
+    this.hi = hi
+    this.aggregator = aggregator
+    this.hasher = hasher
+    this.clock = clock
+    this.scores = new Float64Array(levels * cells)
+    this.touched = new Float64Array(levels * cells)
+    this.aggId = AGGREGATOR_IDS[aggregator]
+    this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
+    this.ratePerMs = decay.ratePerSecond / 1000
+    this.idx = new Uint32Array(levels)
+  }
+
+  /** Memory held by the cells in bytes: L × M × 16. */
+  sizeBytes(): number {
+    return this.levels * this.cellsPerLevel * 16
+  }
+
+  /**
+   * Add `delta` to each of the key's L cells (after decaying each to now), clamped to
+   * [lo, hi].
+   * @param key a string (UTF-8) or bytes; the empty key is valid
+   * @param delta a finite number (may be negative)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for NaN/±Infinity (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for a key of another type
+   */
+  update(key: string | Uint8Array, delta: number): void {
+    checkFinite('delta', delta)
+    this.locate(key)
+    const now = this.clock.now()
+    const L = this.levels
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+  }
+
+  /**
+   * The key's aggregate score now (its cells are decayed to now and written back).
+   * @param key a string (UTF-8) or bytes
+   * @returns the min / max / mean of the key's L decayed cell scores
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  query(key: string | Uint8Array): number {
+    this.locate(key)
+    return this.aggregate(this.clock.now())
+  }
+
+  /**
+   * {@link Sketch.update} then {@link Sketch.query} in one pass.
+   * @returns the aggregate after the update
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE`
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  updateAndQuery(key: string | Uint8Array, delta: number): number {
+    checkFinite('delta', delta)
+    this.locate(key)
+    const now = this.clock.now()
+    const L = this.levels
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    return this.aggregate(now)
+  }
+
+  /**
+   * Atomic conditional consume: decay the key's cells to now and, if and only if
+   * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
+   * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
+   * burst of `limit`.
+   * @param key a string (UTF-8) or bytes
+   * @param delta a finite number
+   * @param limit a finite number
+   * @returns whether the delta was applied
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  tryUpdate(key: string | Uint8Array, delta: number, limit: number): boolean {
+    checkFinite('delta', delta)
+    checkFinite('limit', limit)
+    this.locate(key)
+    const now = this.clock.now()
+    if (this.aggregate(now) + delta > limit) return false
+    const L = this.levels
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    return true
+  }
+
+  /**
+   * The key's aggregate with the per-level detail, for debugging.
+   * @returns `{ value, scores, cells }` (see {@link SketchDetail})
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  queryDetailed(key: string | Uint8Array): SketchDetail {
+    this.locate(key)
+    const value = this.aggregate(this.clock.now())
+    const scores: number[] = []
+    const cells: number[] = []
+    for (let i = 0; i < this.levels; i++) {
+      cells.push(this.idx[i])
+      scores.push(this.scores[i * this.cellsPerLevel + this.idx[i]])
+    }
+    return { value, scores, cells }
+  }
+
+  /** Hash the key and fill `idx` with its cell index in each level (Kirsch–Mitzenmacher). */
+  protected locate(key: string | Uint8Array): void {
+    keyBytes(key)
+    const hasher = this.hasher
+    hasher.hashInto(keyView, keyLength)
+    const h1 = hasher.hashLo >>> 0
+    const h2 = (hasher.hashHi | 1) >>> 0
+    const M = this.cellsPerLevel
+    const idx = this.idx
+    for (let i = 0; i < this.levels; i++) idx[i] = (h1 + i * h2) % M
+  }
+
+  /** Decay the cell at absolute position p to `now` in place (a clock gone back decays nothing, and last-touched never moves back). */
+  private decayCell(p: number, now: number): number {
+    const last = this.touched[p]
+    let s = this.scores[p]
+    if (now > last) {
+      if (s !== 0) {
+        const dt = now - last
+        if (this.decayId === DECAY_EXP) {
+          s *= Math.exp(-this.ratePerMs * dt)
+        } else if (this.decayId === DECAY_LIN) {
+          const step = this.ratePerMs * dt
+          s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+        }
+        this.scores[p] = s
+      }
+      this.touched[p] = now
+    }
+    return s
+  }
+
+  /** Decay cell p to now, add delta, clamp to [lo, hi]. */
+  private addAt(p: number, delta: number, now: number): void {
+    let s = this.decayCell(p, now) + delta
+    if (s < this.lo) s = this.lo
+    else if (s > this.hi) s = this.hi
+    this.scores[p] = s
+  }
+
+  private aggregate(now: number): number {
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const idx = this.idx
+    let acc = this.aggId === AGG_MIN ? Infinity : this.aggId === AGG_MAX ? -Infinity : 0
+    for (let i = 0; i < L; i++) {
+      const s = this.decayCell(i * M + idx[i], now)
+      if (this.aggId === AGG_MIN) {
+        if (s < acc) acc = s
+      } else if (this.aggId === AGG_MAX) {
+        if (s > acc) acc = s
+      } else acc += s
+    }
+    return this.aggId === AGG_MEAN ? acc / L : acc
+  }
+}
+
+/**
+ * Throw a coded RangeError for a non-finite number argument.
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE`
+ */
+export function checkFinite(name: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value)) {
+    throw new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', `${name}: expected a finite number, received ${describeValue(value)}`)
+  }
+}
