@@ -26,6 +26,14 @@ export const ERROR_CODES = {
   // merge
   ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
   ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
+  // bloom (issue: Bloom filter, checkpoints, shards, registry)
+
+  // window (issue: Window, HyperLogLog, Count-Min)
+
+  // adapters and policies (issue: Fastify plugin and Express middleware)
+
+  // cluster (issue: Redis)
+
 } as const
 
 /** Every declared error code. */

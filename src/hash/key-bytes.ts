@@ -30,7 +30,7 @@ export function keyBytes(key: string | Uint8Array): void {
     if (n <= 64) {
       keyLength = encodeShort(key, n, scratch)
     } else {
-      keyLength = scratch.utf8Write(key, 0, scratch.length)
+      keyLength = scratch.write(key, 0, 'utf8')
     }
     return
   }

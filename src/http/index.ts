@@ -1,0 +1,2 @@
+// Public exports of src/http (filled in by its issue).
+export {}

@@ -1,0 +1,2 @@
+// Public exports of src/window (filled in by its issue).
+export {}
