@@ -1,2 +1,2 @@
-// Public exports of src/limit (filled in by its issue).
-export {}
+export { localStore } from './store.js'
+export type { ScoreStore, StoreResult, StoreSpec, StoreFactory } from './store.js'

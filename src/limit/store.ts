@@ -1,0 +1,78 @@
+import type { SketchConfig } from '../sketch/sketch.js'
+import { Rotator } from '../sketch/rotator.js'
+import type { Clock, Ticker } from '../clock.js'
+
+/** The outcome of {@link ScoreStore.tryConsume}. */
+export interface StoreResult {
+  /** Whether the cost was applied (score + cost ≤ limit). */
+  admitted: boolean
+  /** The key's score after the call: after the cost when admitted, the current score when not. */
+  score: number
+}
+
+/**
+ * Where a policy keeps its scores: an in-process {@link Rotator} (the default, see
+ * {@link localStore}) or a shared store such as Redis (`src/cluster/`). A store may answer
+ * synchronously or with a Promise; adapters await only when they get a Promise, so the
+ * in-process path stays synchronous.
+ */
+export interface ScoreStore {
+  /**
+   * Admit iff `score + cost ≤ limit` (inclusive), applying `cost` to the key if admitted
+   * (the Sketch's `tryUpdate`).
+   */
+  tryConsume(key: string, cost: number, limit: number): StoreResult | Promise<StoreResult>
+  /** Add `delta` (may be negative) to the key; returns the score after. */
+  add(key: string, delta: number): number | Promise<number>
+  /** The key's current score. */
+  read(key: string): number | Promise<number>
+  /** Memory of the store's cells held by this process, in bytes. */
+  sizeBytes(): number
+  /** Release timers and connections; idempotent. */
+  close(): void | Promise<void>
+}
+
+/** What a policy asks of a store factory: the shape and decay of the sketch it needs. */
+export interface StoreSpec {
+  /** A stable name of the policy instance (e.g. `debt:api`), unique per limiter; stores use it to namespace shared state. */
+  name: string
+  /** Shape, decay, bounds, aggregator and hasher (with its seed) of the sketch. */
+  sketch: SketchConfig
+  /** Number of generations (≥ 2). */
+  generations: number
+  /** Rotation period in ms. */
+  periodMs: number
+  /** Time source for in-process stores. */
+  clock?: Clock
+  /** Ticker for in-process rotation (tests pass a FakeTicker). */
+  ticker?: Ticker
+}
+
+/** Builds the store of one policy. */
+export type StoreFactory = (spec: StoreSpec) => ScoreStore
+
+/**
+ * The default store: an in-process {@link Rotator}, synchronous, zero round trips.
+ * @returns a factory that builds one Rotator per policy
+ */
+export function localStore(): StoreFactory {
+  return (spec) => {
+    const rotator = new Rotator({
+      sketch: spec.sketch,
+      generations: spec.generations,
+      periodMs: spec.periodMs,
+      clock: spec.clock,
+      ticker: spec.ticker,
+    })
+    return {
+      tryConsume(key, cost, limit) {
+        const admitted = rotator.tryUpdate(key, cost, limit)
+        return { admitted, score: rotator.query(key) }
+      },
+      add: (key, delta) => rotator.updateAndQuery(key, delta),
+      read: (key) => rotator.query(key),
+      sizeBytes: () => rotator.sizeBytes(),
+      close: () => rotator.close(),
+    }
+  }
+}
