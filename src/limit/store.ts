@@ -6,8 +6,15 @@ import type { Clock, Ticker } from '../clock.js'
 export interface StoreResult {
   /** Whether the cost was applied (score + cost ≤ limit). */
   admitted: boolean
-  /** The key's score after the call: after the cost when admitted, the current score when not. */
+  /** The key's score after the call: after the cost when admitted, the current score when not. NaN only when `failure` is `'open'`. */
   score: number
+  /**
+   * Set when a shared store could not answer within its timeout and the configured
+   * `onStoreError` decided instead: `'open'` (admitted, score unknown: adapters then send no
+   * remaining/reset figures rather than fake ones) or `'closed'` (denied: adapters answer 503).
+   * Absent when the store (or a local fallback sketch) decided.
+   */
+  failure?: 'open' | 'closed'
 }
 
 /**
