@@ -1,0 +1,229 @@
+import { createHash } from 'node:crypto'
+
+/**
+ * The Lua scripts grudge runs inside Redis (normative in `spec/cluster.md`). Both share a
+ * prologue: argument parsing, the clock (Redis `TIME`, or an explicit time for tests and
+ * replays), the fingerprint check and the cell codec — one cell is 16 bytes, the score
+ * then the last-touched time in ms, both little-endian float64, at byte offset
+ * (level·M + index)·16 of its generation's string.
+ *
+ * Replies are arrays whose numbers travel as `%.17g` strings (Redis would truncate a Lua
+ * number to an integer), which round-trip a float64 exactly.
+ */
+
+const PROLOGUE = `
+local fp = ARGV[1]
+local period = tonumber(ARGV[2])
+local N = tonumber(ARGV[3])
+local L = tonumber(ARGV[4])
+local M = tonumber(ARGV[5])
+local agg = tonumber(ARGV[6])
+local decay = tonumber(ARGV[7])
+local rate = tonumber(ARGV[8])
+local lo = tonumber(ARGV[9])
+local hi = tonumber(ARGV[10])
+local now
+if ARGV[11] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[11])
+end
+local function fmt(x) return string.format('%.17g', x) end
+local stored = redis.call('GET', KEYS[1])
+if stored and stored ~= fp then
+  return {-1, stored, fmt(now)}
+end
+local G = math.floor(now / period)
+local function ttl(k)
+  local ms = math.ceil((k + N + 1) * period - now)
+  if ms < 1 then ms = 1 end
+  return ms
+end
+local function touchFp()
+  if stored then redis.call('PEXPIRE', KEYS[1], ttl(G)) else redis.call('SET', KEYS[1], fp, 'PX', ttl(G)) end
+end
+local function decayed(s, t)
+  if now > t then
+    if s ~= 0 then
+      local dt = now - t
+      if decay == 1 then
+        s = s * math.exp(-rate * dt)
+      elseif decay == 2 then
+        local step = rate * dt
+        if s > 0 then
+          if s > step then s = s - step else s = 0 end
+        else
+          if -s > step then s = s + step else s = 0 end
+        end
+      end
+    end
+    t = now
+  end
+  return s, t
+end
+local function loadCell(key, p)
+  local raw = redis.call('GETRANGE', key, p * 16, p * 16 + 15)
+  if #raw < 16 then
+    -- a new generation: allocate all L×M cells at once (zeros), so the string never grows
+    -- by SETRANGE's doubling and its memory is exactly L×M×16 bytes
+    redis.call('SETRANGE', key, L * M * 16 - 1, '\0')
+    return 0, 0
+  end
+  local s, t = struct.unpack('<d<d', raw)
+  return s, t
+end
+local function storeCell(key, p, s, t)
+  redis.call('SETRANGE', key, p * 16, struct.pack('<d<d', s, t))
+end
+local function clamp(s)
+  if s < lo then return lo elseif s > hi then return hi end
+  return s
+end
+`
+
+/**
+ * Exact mode: one decision per call.
+ *
+ * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
+ * ARGV: 1 fingerprint, 2 periodMs, 3 N, 4 L, 5 M, 6 aggregator id, 7 decay id,
+ * 8 decay rate per ms, 9 lo, 10 hi, 11 now in ms (empty: Redis `TIME`), 12 op
+ * (0 tryConsume, 1 add, 2 read, 3 check), 13 delta, 14 limit, 15 gb, 16 K,
+ * 17.. K×L cell indexes (generation-major).
+ *
+ * Reply: `{status, score, nowMs}` with status 1 admitted / applied / read, 0 denied,
+ * −1 fingerprint mismatch (score = the stored fingerprint), −2 the live generations
+ * G−N+1..G are not all among gb..gb+K−1 (the caller's time estimate is off: retry with
+ * the returned time).
+ */
+export const EXACT_SCRIPT =
+  PROLOGUE +
+  `
+local op = tonumber(ARGV[12])
+local delta = tonumber(ARGV[13])
+local limit = tonumber(ARGV[14])
+local gb = tonumber(ARGV[15])
+local K = tonumber(ARGV[16])
+if op == 3 then
+  touchFp()
+  return {1, '0', fmt(now)}
+end
+local oldest = G - N + 1
+if oldest < gb or G > gb + K - 1 then
+  return {-2, '', fmt(now)}
+end
+local oj = oldest - gb
+local okey = KEYS[2 + oj]
+local S = {}
+local T = {}
+local P = {}
+local acc
+if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
+for i = 0, L - 1 do
+  local p = i * M + tonumber(ARGV[17 + oj * L + i])
+  local s0, t0 = loadCell(okey, p)
+  local s, t = decayed(s0, t0)
+  if t ~= t0 or s ~= s0 then storeCell(okey, p, s, t) end
+  S[i] = s
+  T[i] = t
+  P[i] = p
+  if agg == 0 then
+    if s < acc then acc = s end
+  elseif agg == 1 then
+    if s > acc then acc = s end
+  else
+    acc = acc + s
+  end
+end
+if agg == 2 then acc = acc / L end
+if op == 2 then
+  touchFp()
+  redis.call('PEXPIRE', okey, ttl(oldest))
+  return {1, fmt(acc), fmt(now)}
+end
+if op == 0 and acc + delta > limit then
+  touchFp()
+  redis.call('PEXPIRE', okey, ttl(oldest))
+  return {0, fmt(acc), fmt(now)}
+end
+if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
+for i = 0, L - 1 do
+  local s = clamp(S[i] + delta)
+  storeCell(okey, P[i], s, T[i])
+  if agg == 0 then
+    if s < acc then acc = s end
+  elseif agg == 1 then
+    if s > acc then acc = s end
+  else
+    acc = acc + s
+  end
+end
+if agg == 2 then acc = acc / L end
+redis.call('PEXPIRE', okey, ttl(oldest))
+for k = oldest + 1, G do
+  local j = k - gb
+  local key = KEYS[2 + j]
+  for i = 0, L - 1 do
+    local p = i * M + tonumber(ARGV[17 + j * L + i])
+    local s, t = decayed(loadCell(key, p))
+    storeCell(key, p, clamp(s + delta), t)
+  end
+  redis.call('PEXPIRE', key, ttl(k))
+end
+touchFp()
+return {1, fmt(acc), fmt(now)}
+`
+
+/**
+ * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
+ *
+ * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
+ * ARGV: 1..11 as {@link EXACT_SCRIPT}, 12 gb, 13 K, then per generation j in 0..K−1 a
+ * count c_j followed by c_j pairs (cell position p = level·M + index, delta).
+ *
+ * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
+ * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
+ * live (below G−N+1) are dropped. Reply: `{status, nowMs, G, v_0, …, v_{K−1}}` where v_j is
+ * the raw string of generation gb+j when it is live (G−N+1 ≤ gb+j ≤ G) and exists, else
+ * empty; status −1 is a fingerprint mismatch as in exact mode.
+ */
+export const SYNC_SCRIPT =
+  PROLOGUE +
+  `
+local gb = tonumber(ARGV[12])
+local K = tonumber(ARGV[13])
+local oldest = G - N + 1
+local a = 14
+for j = 0, K - 1 do
+  local c = tonumber(ARGV[a])
+  a = a + 1
+  local k = gb + j
+  if c > 0 and k >= oldest then
+    local key = KEYS[2 + j]
+    for n = 1, c do
+      local p = tonumber(ARGV[a])
+      local d = tonumber(ARGV[a + 1])
+      a = a + 2
+      local s, t = decayed(loadCell(key, p))
+      storeCell(key, p, clamp(s + d), t)
+    end
+    redis.call('PEXPIRE', key, ttl(k))
+  else
+    a = a + 2 * c
+  end
+end
+touchFp()
+local out = {1, fmt(now), fmt(G)}
+for j = 0, K - 1 do
+  local k = gb + j
+  local v = false
+  if k >= oldest and k <= G then v = redis.call('GET', KEYS[2 + j]) end
+  if v then out[#out + 1] = v else out[#out + 1] = '' end
+end
+return out
+`
+
+/** SHA-1 of a script in hex: the name `EVALSHA` knows it by. */
+export function scriptSha(source: string): string {
+  return createHash('sha1').update(source).digest('hex')
+}
