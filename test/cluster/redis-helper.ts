@@ -1,6 +1,7 @@
 // Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
 // Tests that need it fail under CI=true when it is missing and skip, saying why, elsewhere.
 import { Socket } from 'node:net'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
 
@@ -53,4 +54,41 @@ export async function dropPrefix(r: Redis, prefix: string): Promise<void> {
     cursor = next
     if (keys.length > 0) await r.unlink(...keys)
   } while (cursor !== '0')
+}
+
+/** A redis-server of this test's own on `port` (no persistence), so it can be paused, flushed, stopped and restarted without touching the shared one. */
+export interface PrivateRedis {
+  port: number
+  url: string
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Whether the redis-server binary is on PATH. */
+export function haveRedisServer(): boolean {
+  const r = spawnSync('redis-server', ['--version'], { stdio: 'ignore' })
+  return r.status === 0
+}
+
+/** A private redis-server on `port` (started by start(), killed by its pid in stop()). */
+export function privateRedis(port: number): PrivateRedis {
+  let child: ChildProcess | undefined
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
+        stdio: 'ignore',
+      })
+      for (let i = 0; i < 100 && !(await redisReachable(port)); i++) await new Promise((r) => setTimeout(r, 20))
+    },
+    async stop() {
+      if (child === undefined || child.exitCode !== null) return
+      const c = child
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      await exited
+      child = undefined
+    },
+  }
 }
