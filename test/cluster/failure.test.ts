@@ -69,10 +69,10 @@ t.test('fingerprint: one hash for the fleet', async (t) => {
     const admin = client()
     t.teardown(() => admin.quit())
     const prefix = uniquePrefix('fp')
-    const a = redisStore({ redis: admin, seed: SEED, prefix })(spec())
+    const a = redisStore({ redis: admin, seed: SEED, prefix, timeoutMs: 2000 })(spec())
     await a.ready()
     t.same(await a.tryConsume('k', 1, 10), { admitted: true, score: 1 })
-    const same = redisStore({ redis: admin, seed: SEED, prefix })(spec())
+    const same = redisStore({ redis: admin, seed: SEED, prefix, timeoutMs: 2000 })(spec())
     await same.ready()
     t.same(await same.tryConsume('k', 1, 10), { admitted: true, score: 2 }, 'a second instance with the same seed shares the cells')
     const otherSeed = redisStore({ redis: admin, seed: 'ffffffffffffffffffffffffffffffff', prefix })(spec())
@@ -108,21 +108,21 @@ t.test('pause, script flush, stop + restart, flushall (private redis-server)', a
     })
     await once(c, 'ready')
     const mk = (mode: 'open' | 'closed' | 'local', prefix: string) =>
-      redisStore({ redis: c, seed: SEED, onStoreError: mode, timeoutMs: 50, retryMs: 0, prefix })(spec()) as RedisExactStore
+      redisStore({ redis: c, seed: SEED, onStoreError: mode, timeoutMs: 150, retryMs: 0, prefix })(spec()) as RedisExactStore
 
-    // CLIENT PAUSE 300 ms: each request gives up after timeoutMs, long before Redis answers
+    // CLIENT PAUSE 600 ms: each request gives up after timeoutMs, long before Redis answers
     for (const mode of ['open', 'closed', 'local'] as const) {
       const store = mk(mode, `pause-${mode}`)
       t.same(await store.tryConsume('k', 1, 1), { admitted: true, score: 1 }, `${mode}: before the pause`)
       const pausedAt = performance.now()
-      await admin.client('PAUSE', 300, 'ALL')
+      await admin.client('PAUSE', 600, 'ALL')
       const waiter = admin.ping() // answered when the pause ends
       const r = await store.tryConsume('k', 1, 10)
       const waited = performance.now() - pausedAt
       if (mode === 'open') t.same(r, { admitted: true, score: NaN, failure: 'open' })
       if (mode === 'closed') t.same(r, { admitted: false, score: NaN, failure: 'closed' })
       if (mode === 'local') t.same(r, { admitted: true, score: 1 }, 'local: a fresh in-process Rotator admits')
-      t.ok(waited < 300, `${mode}: answered while Redis was still paused (${waited.toFixed(0)} ms < 300 ms pause)`)
+      t.ok(waited < 600, `${mode}: answered while Redis was still paused (${waited.toFixed(0)} ms < 600 ms pause; timeoutMs 150)`)
       await waiter
       const after = await store.tryConsume('k', 0, 1e9)
       t.notOk('failure' in after, `${mode}: resumes after the pause without a restart`)
