@@ -41,11 +41,24 @@ export async function connectUrl(url: string): Promise<RedisLike> {
   }
   const Redis = (mod.Redis ?? mod.default) as new (url: string, options: object) => RedisLike & {
     on(event: string, fn: (...args: unknown[]) => void): void
+    off?(event: string, fn: (...args: unknown[]) => void): void
   }
   const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS })
   // Connection errors surface per command (and as failure modes); without a listener
   // ioredis would report each reconnect attempt as an unhandled 'error' event.
   client.on('error', () => {})
+  // Without an offline queue, commands fail until the first connection is up: hand the
+  // client out once it is ready, or once connecting failed (then commands fail fast and
+  // the failure mode answers, while ioredis reconnects in the background).
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      client.off?.('ready', done)
+      client.off?.('error', done)
+      resolve()
+    }
+    client.on('ready', done)
+    client.on('error', done)
+  })
   return client
 }
 

@@ -292,6 +292,7 @@ export class RedisSyncStore implements ScoreStore {
       for (const v of pairs) args.push(v)
     }
     let raw: unknown
+    const sentAt = this.local.now()
     try {
       raw = await withTimeout(
         this.shared.get().then((c: RedisLike) => evalScript(c, SYNC_SCRIPT, this.sha, keys, args, true)),
@@ -313,7 +314,9 @@ export class RedisSyncStore implements ScoreStore {
     }
     const serverNowMs = Number(String(raw[1]))
     const G = Number(String(raw[2]))
-    const localNow = this.local.now()
+    // the server read its clock about halfway through the round trip (Cristian's algorithm):
+    // the pulled cells are as of that local instant, so local decay resumes from there
+    const localNow = this.o.clock !== undefined ? this.o.clock.now() : (sentAt + this.local.now()) / 2
     if (this.o.clock === undefined) this.offsetMs = serverNowMs - localNow
     this.rotate()
     const N = this.shape.generations
