@@ -94,6 +94,12 @@ export class Sketch {
   private readonly ratePerMs: number
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
+  /**
+   * `[lo, hi, ratePerMs]` for the hot paths. A typed array because a number read from a
+   * class field is a tagged value: merged with a computed score (the clamp) it would box
+   * every score into a heap number (measured: 64 B per update).
+   */
+  private readonly hot: Float64Array
 
   /**
    * @param config see {@link SketchConfig}
@@ -146,6 +152,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -155,20 +162,16 @@ export class Sketch {
 
   /**
    * Add `delta` to each of the key's L cells (after decaying each to now), clamped to
-   * [lo, hi].
+   * [lo, hi]. Allocates nothing.
    * @param key a string (UTF-8) or bytes; the empty key is valid
    * @param delta a finite number (may be negative)
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for NaN/±Infinity (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for a key of another type
    */
   update(key: string | Uint8Array, delta: number): void {
-    checkFinite('delta', delta)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    const now = this.clock.now()
-    const L = this.levels
-    const idx = this.idx
-    const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    this.addAll(delta, this.clock.now())
   }
 
   /**
@@ -183,49 +186,78 @@ export class Sketch {
   }
 
   /**
-   * {@link Sketch.update} then {@link Sketch.query} in one pass.
+   * {@link Sketch.update} then {@link Sketch.query} in one pass over the cells.
    * @returns the aggregate after the update
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   updateAndQuery(key: string | Uint8Array, delta: number): number {
-    checkFinite('delta', delta)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
     const now = this.clock.now()
-    const L = this.levels
+    const scores = this.scores
+    const touched = this.touched
     const idx = this.idx
+    const L = this.levels
     const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
-    return this.aggregate(now)
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const kind = this.decayId
+    const rate = this.hot[2]
+    const agg = this.aggId
+    let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (see decayed()): a call here costs a heap number per level
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      }
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+      if (agg === AGG_MIN) {
+        if (s < acc) acc = s
+      } else if (agg === AGG_MAX) {
+        if (s > acc) acc = s
+      } else acc += s
+    }
+    return agg === AGG_MEAN ? acc / L : acc
   }
 
   /**
    * Atomic conditional consume: decay the key's cells to now and, if and only if
    * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
    * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
-   * burst of `limit`.
+   * burst of `limit`. The decay to now is written back whether or not the delta is applied.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number
    * @param limit a finite number
    * @returns whether the delta was applied
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   tryUpdate(key: string | Uint8Array, delta: number, limit: number): boolean {
-    checkFinite('delta', delta)
-    checkFinite('limit', limit)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
     const now = this.clock.now()
     if (this.aggregate(now) + delta > limit) return false
-    const L = this.levels
-    const idx = this.idx
-    const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    this.addAll(delta, now)
     return true
   }
 
   /**
-   * The key's aggregate with the per-level detail, for debugging.
+   * The key's aggregate with the per-level detail, for debugging (allocates).
    * @returns `{ value, scores, cells }` (see {@link SketchDetail})
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
@@ -241,7 +273,12 @@ export class Sketch {
     return { value, scores, cells }
   }
 
-  /** Hash the key and fill `idx` with its cell index in each level (Kirsch–Mitzenmacher). */
+  /**
+   * Hash the key and fill `idx` with its cell index in each level: Kirsch–Mitzenmacher
+   * `(h1 + i·h2) mod M` with h1 = low 32 bits, h2 = high 32 bits | 1 (spec/hashing.md).
+   * Computed incrementally as `c_0 = h1 mod M`, `c_{i+1} = (c_i + h2 mod M) mod M`, which
+   * is the same integer and avoids a float64 `%` per level.
+   */
   protected locate(key: string | Uint8Array): void {
     keyBytes(key)
     const hasher = this.hasher
@@ -250,7 +287,14 @@ export class Sketch {
     const h2 = (hasher.hashHi | 1) >>> 0
     const M = this.cellsPerLevel
     const idx = this.idx
-    for (let i = 0; i < this.levels; i++) idx[i] = (h1 + i * h2) % M
+    let c = h1 - Math.floor(h1 / M) * M
+    const step = h2 - Math.floor(h2 / M) * M
+    idx[0] = c
+    for (let i = 1; i < this.levels; i++) {
+      c += step
+      if (c >= M) c -= M
+      idx[i] = c
+    }
   }
 
   /** Decay the cell at absolute position p to `now` in place (a clock gone back decays nothing, and last-touched never moves back). */
@@ -259,13 +303,7 @@ export class Sketch {
     let s = this.scores[p]
     if (now > last) {
       if (s !== 0) {
-        const dt = now - last
-        if (this.decayId === DECAY_EXP) {
-          s *= Math.exp(-this.ratePerMs * dt)
-        } else if (this.decayId === DECAY_LIN) {
-          const step = this.ratePerMs * dt
-          s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-        }
+        s = this.decayed(s, now - last)
         this.scores[p] = s
       }
       this.touched[p] = now
@@ -273,28 +311,82 @@ export class Sketch {
     return s
   }
 
-  /** Decay cell p to now, add delta, clamp to [lo, hi]. */
-  private addAt(p: number, delta: number, now: number): void {
-    let s = this.decayCell(p, now) + delta
-    if (s < this.lo) s = this.lo
-    else if (s > this.hi) s = this.hi
-    this.scores[p] = s
+  /** A score after `dtMs` > 0 ms of this sketch's decay (see {@link applyDecay}). */
+  private decayed(s: number, dtMs: number): number {
+    const kind = this.decayId
+    if (kind === DECAY_EXP) return s * Math.exp(-this.ratePerMs * dtMs)
+    if (kind === DECAY_LIN) {
+      const step = this.ratePerMs * dtMs
+      return s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+    }
+    return s
   }
 
-  private aggregate(now: number): number {
+  /** For each of the located cells: decay to now, add delta, clamp to [lo, hi]. */
+  private addAll(delta: number, now: number): void {
+    const scores = this.scores
+    const touched = this.touched
+    const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const kind = this.decayId
+    const rate = this.hot[2]
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (see decayed()): a call here costs a heap number per level
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      }
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+    }
+  }
+
+  /** Decay the located cells to now (written back) and return their aggregate. */
+  private aggregate(now: number): number {
+    const scores = this.scores
+    const touched = this.touched
     const idx = this.idx
-    let acc = this.aggId === AGG_MIN ? Infinity : this.aggId === AGG_MAX ? -Infinity : 0
-    for (let i = 0; i < L; i++) {
-      const s = this.decayCell(i * M + idx[i], now)
-      if (this.aggId === AGG_MIN) {
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const agg = this.aggId
+    const kind = this.decayId
+    const rate = this.hot[2]
+    let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+          scores[p] = s
+        }
+        touched[p] = now
+      }
+      if (agg === AGG_MIN) {
         if (s < acc) acc = s
-      } else if (this.aggId === AGG_MAX) {
+      } else if (agg === AGG_MAX) {
         if (s > acc) acc = s
       } else acc += s
     }
-    return this.aggId === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? acc / L : acc
   }
 }
 
