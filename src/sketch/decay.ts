@@ -92,5 +92,8 @@ export function checkDecay(decay: unknown, option = 'decay'): Decay {
     invalidOption(option, 'exponential(λ), linear(rate) or none()', decay)
   }
   if (d.kind === 'none') return NONE
+  if (typeof d.ratePerSecond !== 'number' || !(Number.isFinite(d.ratePerSecond) && d.ratePerSecond > 0)) {
+    invalidOption(`${option}.ratePerSecond`, 'a finite number > 0', d.ratePerSecond)
+  }
   return d.kind === 'exponential' ? exponential(d.ratePerSecond) : linear(d.ratePerSecond)
 }

@@ -171,7 +171,7 @@ export class Sketch {
   update(key: string | Uint8Array, delta: number): void {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    this.addAll(delta, this.clock.now())
+    this.addAll(delta, readClock(this.clock))
   }
 
   /**
@@ -182,7 +182,7 @@ export class Sketch {
    */
   query(key: string | Uint8Array): number {
     this.locate(key)
-    return this.aggregate(this.clock.now())
+    return this.aggregate(readClock(this.clock))
   }
 
   /**
@@ -194,7 +194,7 @@ export class Sketch {
   updateAndQuery(key: string | Uint8Array, delta: number): number {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    const now = this.clock.now()
+    const now = readClock(this.clock)
     const scores = this.scores
     const touched = this.touched
     const idx = this.idx
@@ -250,7 +250,7 @@ export class Sketch {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
-    const now = this.clock.now()
+    const now = readClock(this.clock)
     if (this.aggregate(now) + delta > limit) return false
     this.addAll(delta, now)
     return true
@@ -263,7 +263,7 @@ export class Sketch {
    */
   queryDetailed(key: string | Uint8Array): SketchDetail {
     this.locate(key)
-    const value = this.aggregate(this.clock.now())
+    const value = this.aggregate(readClock(this.clock))
     const scores: number[] = []
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
@@ -388,6 +388,16 @@ export class Sketch {
     }
     return agg === AGG_MEAN ? acc / L : acc
   }
+}
+
+/**
+ * The clock's time in ms, or −Infinity when it is NaN or ±Infinity: a time that compares
+ * below every last-touched time, so a broken clock decays nothing and stamps nothing
+ * (a NaN or infinite stamp would freeze or poison the cell for every key hashing to it).
+ */
+function readClock(clock: Clock): number {
+  const t = clock.now()
+  return t - t === 0 ? t : -Infinity
 }
 
 /**
