@@ -391,3 +391,11 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
   )
   t.pass('300 random non-negative traces: estimate ≥ exact score')
 })
+
+t.test('spec/hashing.md worked example: murmur3 "hell", seed 0 (h1 from apache/spark Murmur3_128Suite)', async (t) => {
+  // H = 0x629942693e10f867 (reference), h1 = 1041299559, h2 = 1654211177 (odd)
+  t.equal(murmur3(0).hash('hell'), 0x629942693e10f867n)
+  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells, [99559, 10736, 21913, 33090])
+  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells, [103, 720, 313, 930])
+  t.same(new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed, new Uint8Array(16), 'seed replaces the hasher seed')
+})
