@@ -63,6 +63,17 @@ t.test('round trip: same clock and wall clock give the same scores and the same 
   t.equal(bytes.length, 36 + 52 + 3 * 16 * 16 + 4)
 })
 
+t.test('a Buffer at a non-zero offset of a larger pool reads like its bytes', async (t) => {
+  const s = smallSketch()
+  const bytes = s.serialize({ wallMs: WALL })
+  const pool = Buffer.alloc(bytes.length + 13)
+  pool.set(bytes, 7)
+  const view = pool.subarray(7, 7 + bytes.length)
+  const r = Sketch.deserialize(view, { clock: s.clock, wallMs: WALL })
+  t.equal(r.query('a'), s.query('a'))
+  t.equal(r.query('b'), s.query('b'))
+})
+
 t.test('every truncation of a frame raises ERR_GRUDGE_FORMAT_TRUNCATED; a trailing byte ERR_GRUDGE_FORMAT_INVALID', async (t) => {
   const bytes = smallSketch().serialize({ wallMs: WALL })
   let ok = 0
