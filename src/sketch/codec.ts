@@ -43,12 +43,19 @@ export interface DeserializeOptions {
 
 /** The configuration fields a frame carries; `Sketch`, `SketchDelta` and a rotator's generations all have them. */
 export interface SketchShape {
+  /** L, number of levels. */
   readonly levels: number
+  /** M, cells per level. */
   readonly cellsPerLevel: number
+  /** Decay kind and rate (per second). */
   readonly decay: Decay
+  /** Lower clamp bound. */
   readonly lo: number
+  /** Upper clamp bound. */
   readonly hi: number
+  /** How levels combine. */
   readonly aggregator: Aggregator
+  /** Hash function and its 16-byte seed. */
   readonly hasher: Hasher
 }
 

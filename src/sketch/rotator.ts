@@ -459,7 +459,7 @@ export class Rotator {
    */
   applyDelta(delta: RotatorDelta | Uint8Array, options?: DeserializeOptions): number {
     this.assertOpen()
-    const d = delta instanceof Uint8Array ? RotatorDelta.deserialize(delta, { clock: this.clock, ...options }) : delta
+    const d = delta instanceof Uint8Array ? RotatorDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
     if (!(d instanceof RotatorDelta)) throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', 'applyDelta: expected a RotatorDelta or its bytes, received another value')
     const shapeDiff = incompatibility(this.gens[0], d.deltas[0], true)
     if (shapeDiff !== undefined) {

@@ -378,7 +378,7 @@ export class Sketch {
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
    */
   applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
-    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { clock: this.clock, ...options }) : delta
+    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
     applyDeltaOf(this, this.scores, this.touched, d)
   }
 

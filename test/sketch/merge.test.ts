@@ -100,6 +100,22 @@ t.test('merge clamps to [lo, hi] and leaves the source unchanged', async (t) => 
   t.equal(b.query('n'), -2)
 })
 
+t.test('at one instant, clamping at hi does not depend on merge order when every score is ≥ 0', async (t) => {
+  const clock = new FakeClock(0)
+  const cfg = { levels: 1, cellsPerLevel: 1, hi: 10, hasher: murmur3(1), clock }
+  const vals = [4, 5, 6]
+  for (const order of [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) {
+    const src = vals.map((v) => {
+      const s = new Sketch(cfg)
+      s.update('k', v)
+      return s
+    })
+    const acc = new Sketch(cfg)
+    for (const i of order) acc.merge(src[i])
+    t.equal(acc.query('k'), 10, `order ${order.join(',')}: min(hi, 4 + 5 + 6)`)
+  }
+})
+
 t.test('merge decays each side on its own clock', async (t) => {
   const ca = new FakeClock(100_000)
   const cb = new FakeClock(0)
