@@ -142,8 +142,8 @@ export function applyDeltaOf(
   const base = baselineOf(owner, scores.length)
   const now = owner.clock.now()
   const srcNow = delta.clock.now()
-  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow)
-  addCells(owner, base.scores, base.touched, now, delta.scores, delta.touched, srcNow)
+  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true)
+  addCells(owner, base.scores, base.touched, now, delta.scores, delta.touched, srcNow, true)
 }
 
 /** baseline := view: everything the sketch holds now counts as already known to the fleet. */

@@ -61,9 +61,18 @@ export function decayCellTo(shape: SketchShape, scores: Float64Array, touched: F
 }
 
 /**
- * Add the cells of a source (decayed to `srcNow`, not written back) into a destination
- * (decayed to `dstNow`), clamping to [lo, hi]; cells whose source score is 0 are skipped.
- * This is `merge` and the view half of `applyDelta`.
+ * Add the cells of a source into a destination (decayed to `dstNow`), clamping to
+ * [lo, hi]; cells whose source score is 0 are skipped. This is `merge` and both halves of
+ * `applyDelta`.
+ *
+ * A source value v was taken `age = srcNow − srcTouched` ago. Merge (`inTransit` false):
+ * v decays over `age` like any cell, then is added at now. Delta (`inTransit` true, `age`
+ * is the time since `takeDelta`): exponential and no decay also decay v over `age` (exact:
+ * decay is linear in the score); linear decay, when v and the destination cell have the
+ * same sign, adds v as if at its own time to a single token bucket, so it drains only for
+ * the part of `age` during which the destination cell would have been empty (after
+ * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
+ * was not touched in between, never more forgiving otherwise. See `spec/rotator.md` § 4.
  */
 export function addCells(
   shape: SketchShape,
@@ -73,15 +82,28 @@ export function addCells(
   srcScores: Float64Array,
   srcTouched: Float64Array,
   srcNow: number,
+  inTransit: boolean,
 ): void {
   const lo = shape.lo
   const hi = shape.hi
   const decay = shape.decay
+  const linearRatePerMs = inTransit && decay.kind === 'linear' ? decay.ratePerSecond / 1000 : 0
   for (let p = 0; p < srcScores.length; p++) {
     let v = srcScores[p]
     if (v === 0) continue
-    if (srcNow > srcTouched[p]) v = applyDecay(v, decay, srcNow - srcTouched[p])
-    if (v === 0) continue
+    const age = srcNow - srcTouched[p]
+    if (age > 0) {
+      const before = dstScores[p]
+      if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
+        const takenAt = dstNow - age
+        const emptyFrom = dstTouched[p] + Math.abs(before) / linearRatePerMs
+        const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
+        if (drainMs > 0) v = applyDecay(v, decay, drainMs)
+      } else {
+        v = applyDecay(v, decay, age)
+      }
+      if (v === 0) continue
+    }
     let s = decayCellTo(shape, dstScores, dstTouched, p, dstNow) + v
     if (s < lo) s = lo
     else if (s > hi) s = hi

@@ -355,7 +355,7 @@ export class Sketch {
       throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'sketch: expected a Sketch to merge, received another value')
     }
     assertMergeable('sketch', this, other)
-    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now())
+    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
   }
 
   /**

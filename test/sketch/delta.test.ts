@@ -155,21 +155,58 @@ t.test('linear decay: a full sync round at one instant leaves every replica with
   )
 })
 
-t.test('linear decay: a delta is the view\'s excess over the baseline, drained like a debt', async (t) => {
+t.test('linear decay: a delta in transit joins the receiver\'s bucket at the time it was taken', async (t) => {
   const clock = new FakeClock(0)
   const cfg = { levels: 2, cellsPerLevel: 64, decay: linear(1), hi: 100, hasher: murmur3(2), clock }
   const a = new Sketch(cfg)
   const b = new Sketch(cfg)
   a.update('k', 5)
-  b.applyDelta(a.takeDelta()) // both 5, a's baseline 5
+  b.applyDelta(a.takeDelta()) // both 5 at t=0
   clock.set(2_000)
-  a.update('k', 4) // a: 3 + 4 = 7, baseline 3
-  const d = a.takeDelta()
-  t.equal(d.isEmpty(), false)
+  a.update('k', 4) // a: 3 + 4 = 7
+  const d = a.takeDelta() // +4 at t=2 s
   clock.set(3_000)
-  b.applyDelta(d) // b: 5 − 3 = 2, plus the 4 drained for 1 s = 3 → 5
-  t.equal(b.query('k'), 5)
-  t.equal(a.query('k'), 6, 'a: 7 − 1')
+  b.applyDelta(d) // b's bucket was never empty in transit: 5 − 3 + 4, as one bucket fed 5 at 0 s and 4 at 2 s
+  t.equal(b.query('k'), 6)
+  t.equal(a.query('k'), 6, 'a: 7 − 1: both replicas agree')
+  t.ok(b.takeDelta().isEmpty(), 'nothing echoes')
+
+  // a delta of +4 taken at t=0 and applied at t=3 s, against a single token bucket
+  // (rate 1/s) that got the receiver's history and the +4 at t=0:
+  const rows = [
+    { receiver: 0, expected: 1 }, // empty bucket: 4 − 3
+    { receiver: 10, expected: 11 }, // 10 + 4 − 3: the bucket never emptied
+    { receiver: 2, expected: 3 }, // 2 + 4 − 3
+    { receiver: 0.5, expected: 1.5 }, // 0.5 + 4 − 3
+  ]
+  for (const row of rows) {
+    clock.set(100_000)
+    const src = new Sketch(cfg)
+    const dst = new Sketch(cfg)
+    if (row.receiver > 0) dst.update('k', row.receiver)
+    src.update('k', 4)
+    const delta = src.takeDelta()
+    clock.advance(3_000)
+    dst.applyDelta(delta)
+    t.equal(dst.query('k'), row.expected, `receiver held ${row.receiver}: ${row.expected}`)
+  }
+  fc.assert(
+    fc.property(fc.double({ min: 0, max: 40, noNaN: true }), fc.double({ min: 0, max: 40, noNaN: true }), fc.integer({ min: 0, max: 30_000 }), fc.integer({ min: 0, max: 30_000 }), (held, x, heldAgeMs, transitMs) => {
+      clock.advance(200_000)
+      const dst = new Sketch(cfg)
+      const src = new Sketch(cfg)
+      dst.update('k', held)
+      clock.advance(heldAgeMs)
+      src.update('k', x)
+      const delta = src.takeDelta()
+      clock.advance(transitMs)
+      dst.applyDelta(delta)
+      const bucketAtTake = Math.max(0, held - heldAgeMs / 1000)
+      const single = Math.max(0, bucketAtTake + x - transitMs / 1000)
+      return near(dst.query('k'), single)
+    }),
+    { seed: 12, numRuns: 300 },
+  )
 })
 
 t.test('markSynced: a loaded fleet snapshot is not shipped back; without it, it is', async (t) => {
