@@ -142,8 +142,7 @@ export function applyDeltaOf(
   const base = baselineOf(owner, scores.length)
   const now = owner.clock.now()
   const srcNow = delta.clock.now()
-  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true)
-  addCells(owner, base.scores, base.touched, now, delta.scores, delta.touched, srcNow, true)
+  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
 }
 
 /** baseline := view: everything the sketch holds now counts as already known to the fleet. */

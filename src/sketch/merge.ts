@@ -72,7 +72,8 @@ export function decayCellTo(shape: SketchShape, scores: Float64Array, touched: F
  * same sign, adds v as if at its own time to a single token bucket, so it drains only for
  * the part of `age` during which the destination cell would have been empty (after
  * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
- * was not touched in between, never more forgiving otherwise. See `spec/rotator.md` § 4.
+ * was not touched in between. The same amount is added to the `also` cells (a replica's
+ * baseline), so the view − baseline difference is unchanged. See `spec/rotator.md` § 4.
  */
 export function addCells(
   shape: SketchShape,
@@ -83,6 +84,8 @@ export function addCells(
   srcTouched: Float64Array,
   srcNow: number,
   inTransit: boolean,
+  alsoScores?: Float64Array,
+  alsoTouched?: Float64Array,
 ): void {
   const lo = shape.lo
   const hi = shape.hi
@@ -108,5 +111,11 @@ export function addCells(
     if (s < lo) s = lo
     else if (s > hi) s = hi
     dstScores[p] = s
+    if (alsoScores !== undefined && alsoTouched !== undefined) {
+      let b = decayCellTo(shape, alsoScores, alsoTouched, p, dstNow) + v
+      if (b < lo) b = lo
+      else if (b > hi) b = hi
+      alsoScores[p] = b
+    }
   }
 }

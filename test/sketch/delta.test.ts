@@ -209,6 +209,23 @@ t.test('linear decay: a delta in transit joins the receiver\'s bucket at the tim
   )
 })
 
+t.test('linear decay: a delta in transit adds the same amount to view and baseline, so the receiver never echoes it', async (t) => {
+  const clock = new FakeClock(0)
+  const cfg = { levels: 1, cellsPerLevel: 1, decay: linear(1), hi: 100, hasher: murmur3(1), clock }
+  const a = new Sketch(cfg)
+  const b = new Sketch(cfg)
+  b.update('k', 10) // b's own, not yet shipped
+  a.update('k', 4)
+  const d = a.takeDelta() // +4 at t=0
+  clock.set(3_000)
+  b.applyDelta(d) // view: 10 − 3 + 4 (its bucket never emptied)
+  t.equal(b.query('k'), 11)
+  const back = b.takeDelta()
+  t.equal(back.scores[0], 7, 'b ships only its own 10 drained for 3 s')
+  a.applyDelta(back)
+  t.equal(a.query('k'), 8, 'a: 4 − 3 + 7')
+})
+
 t.test('linear decay: several deltas in transit to one cell land between separate drains and no drain, in any order', async (t) => {
   // spec/rotator.md § 4: the result, like a single token bucket fed every delta at its own
   // time, lies in [receiver drained + Σ dᵢ drained over Δᵢ, receiver drained + Σ dᵢ].
