@@ -17,6 +17,8 @@ export const ROTATOR_PARAMS_BYTES = 84
 export const FLAG_DELTA = 1
 /** Rotator frame flag bit 1: generation seeds derive from the master seed in the frame's seed field. */
 export const FLAG_SEEDED = 2
+/** Frame flag bit 2 (both families, delta frames only): cell blocks are sparse (see `spec/format.md`). */
+export const FLAG_SPARSE = 4
 
 const AGG_BY_ID: readonly Aggregator[] = ['min', 'max', 'mean']
 const AGG_IDS: Record<Aggregator, number> = { min: 0, max: 1, mean: 2 }
@@ -190,6 +192,73 @@ export function writeCells(out: Uint8Array, off: number, scores: Float64Array, t
   putF64(out, off + scores.byteLength, touched)
 }
 
+/** Number of non-zero cells and their common time, or undefined when the times differ (then only the dense block can hold them). */
+function sparseInfo(scores: Float64Array, touched: Float64Array): { count: number; at: number } | undefined {
+  let count = 0
+  let at = 0
+  for (let p = 0; p < scores.length; p++) {
+    if (scores[p] === 0) continue
+    if (count === 0) at = touched[p]
+    else if (touched[p] !== at) return undefined
+    count++
+  }
+  return { count, at }
+}
+
+/** Bytes of a sparse cell block of `count` entries. */
+function sparseBytes(count: number): number {
+  return 16 + 12 * count
+}
+
+/** Write a sparse cell block at `off`: K, reserved, time, then K × (index u32, value f64). */
+function writeSparse(out: Uint8Array, off: number, scores: Float64Array, count: number, at: number): void {
+  const dv = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  dv.setUint32(off, count, true)
+  dv.setUint32(off + 4, 0, true)
+  dv.setFloat64(off + 8, at, true)
+  let o = off + 16
+  for (let p = 0; p < scores.length; p++) {
+    if (scores[p] === 0) continue
+    dv.setUint32(o, p, true)
+    dv.setFloat64(o + 4, scores[p], true)
+    o += 12
+  }
+}
+
+/**
+ * Read and check a sparse delta cell block at `off` (within `end`), mapping its time like
+ * {@link readCells}; returns dense cells and the offset after the block.
+ * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad field
+ */
+function readSparse(bytes: Uint8Array, off: number, end: number, shape: DecodedShape, shift: number, what: string): { cells: DecodedCells; next: number } {
+  const n = shape.levels * shape.cellsPerLevel
+  if (off + 16 > end) invalidField(`${what} sparse header`, `16 bytes at offset ${off}`, `${end - off} bytes`)
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  const count = dv.getUint32(off, true)
+  const reserved = dv.getUint32(off + 4, true)
+  const at = dv.getFloat64(off + 8, true)
+  if (count > n) invalidField(`${what} sparse count`, `at most levels × cellsPerLevel (${n})`, count)
+  if (reserved !== 0) invalidField(`${what} sparse reserved`, '0', reserved)
+  if (!Number.isFinite(at)) invalidField(`${what} sparse time`, 'a finite number (ms)', at)
+  if (off + sparseBytes(count) > end) invalidField('payload length', `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`, end)
+  const bound = shape.hi - shape.lo
+  const scores = new Float64Array(n)
+  const touched = new Float64Array(n)
+  const time = at > shape.writerNowMs ? shape.writerNowMs + shift : at + shift
+  let prev = -1
+  let o = off + 16
+  for (let k = 0; k < count; k++, o += 12) {
+    const p = dv.getUint32(o, true)
+    const v = dv.getFloat64(o + 4, true)
+    if (p <= prev || p >= n) invalidField(`${what} sparse index[${k}]`, `an index in (${prev}, ${n}) (strictly increasing)`, p)
+    if (!(v >= -bound && v <= bound) || v === 0) invalidField(`${what} sparse value[${k}]`, `a non-zero number in [${-bound}, ${bound}]`, v)
+    scores[p] = v
+    touched[p] = time
+    prev = p
+  }
+  return { cells: { scores, touched }, next: o }
+}
+
 /**
  * The offset added to a writer-clock time to get a reader-clock time: a cell touched at
  * writer time τ had age `writerNow − τ` at serialization and `downtime` more at load, so
@@ -235,6 +304,7 @@ export function readCells(
 
 /**
  * Encode a sketch-family frame (FAMILY.sketch): shape params + cells. See `spec/format.md`.
+ * A delta uses the sparse cell block (flag bit 2) when it is smaller than the dense one.
  * @param delta set flag bit 0 (a replica delta)
  */
 export function encodeSketch(
@@ -248,9 +318,18 @@ export function encodeSketch(
   const [wall, now] = writerStamp(clock, options)
   const params = new Uint8Array(SHAPE_PARAMS_BYTES)
   writeShape(new DataView(params.buffer), 0, shape, wall, now)
-  const payload = new Uint8Array(scores.byteLength * 2)
-  writeCells(payload, 0, scores, touched)
-  return writeFrame({ family: FAMILY.sketch, version: SKETCH_FORMAT_VERSION, flags: delta ? FLAG_DELTA : 0, seed: shape.hasher.seed, params, payload })
+  const sparse = delta ? sparseInfo(scores, touched) : undefined
+  let payload: Uint8Array
+  let flags = delta ? FLAG_DELTA : 0
+  if (sparse !== undefined && sparseBytes(sparse.count) < scores.byteLength * 2) {
+    payload = new Uint8Array(sparseBytes(sparse.count))
+    writeSparse(payload, 0, scores, sparse.count, sparse.at)
+    flags |= FLAG_SPARSE
+  } else {
+    payload = new Uint8Array(scores.byteLength * 2)
+    writeCells(payload, 0, scores, touched)
+  }
+  return writeFrame({ family: FAMILY.sketch, version: SKETCH_FORMAT_VERSION, flags, seed: shape.hasher.seed, params, payload })
 }
 
 /**
@@ -262,8 +341,10 @@ export function encodeSketch(
 export function decodeSketch(bytes: Uint8Array, wantDelta: boolean, options: DeserializeOptions | undefined): DecodedSketch {
   const { clock, wall } = readerStamp(options)
   const frame = readFrame(bytes, FAMILY.sketch, SKETCH_FORMAT_VERSION)
-  if ((frame.flags & ~FLAG_DELTA) !== 0) invalidField('flags', 'only bit 0 (delta) may be set', frame.flags)
+  if ((frame.flags & ~(FLAG_DELTA | FLAG_SPARSE)) !== 0) invalidField('flags', 'only bits 0 (delta) and 2 (sparse) may be set', frame.flags)
   const isDelta = (frame.flags & FLAG_DELTA) !== 0
+  const isSparse = (frame.flags & FLAG_SPARSE) !== 0
+  if (isSparse && !isDelta) invalidField('flags', 'bit 2 (sparse) only with bit 0 (delta)', frame.flags)
   if (isDelta !== wantDelta) {
     throw new GrudgeError(
       'ERR_GRUDGE_FORMAT_INVALID',
@@ -273,9 +354,17 @@ export function decodeSketch(bytes: Uint8Array, wantDelta: boolean, options: Des
   if (frame.params.length !== SHAPE_PARAMS_BYTES) invalidField('params length', `${SHAPE_PARAMS_BYTES}`, frame.params.length)
   const shape = readShape(new DataView(frame.params.buffer, frame.params.byteOffset, frame.params.byteLength), 0)
   const n = shape.levels * shape.cellsPerLevel
-  if (frame.payload.length !== n * 16) invalidField('payload length', `${n * 16} (16 × levels × cellsPerLevel)`, frame.payload.length)
   const now = clock.now()
-  const cells = readCells(frame.payload, 0, shape, isDelta, clockShift(shape, now, wall), 'cell')
+  const shift = clockShift(shape, now, wall)
+  let cells: DecodedCells
+  if (isSparse) {
+    const r = readSparse(frame.payload, 0, frame.payload.length, shape, shift, 'cell')
+    if (r.next !== frame.payload.length) invalidField('payload length', `${r.next} (the sparse block)`, frame.payload.length)
+    cells = r.cells
+  } else {
+    if (frame.payload.length !== n * 16) invalidField('payload length', `${n * 16} (16 × levels × cellsPerLevel)`, frame.payload.length)
+    cells = readCells(frame.payload, 0, shape, isDelta, shift, 'cell')
+  }
   const seed = new Uint8Array(frame.seed)
   return {
     delta: isDelta,
@@ -336,13 +425,26 @@ export function encodeRotator(
   dv.setFloat64(68, fields.rotations, true)
   dv.setFloat64(76, fields.lastRotationAtMs, true)
   const cellBytes = shape.levels * shape.cellsPerLevel * 16
-  const payload = new Uint8Array(gens.length * (16 + cellBytes))
-  for (let g = 0; g < gens.length; g++) {
-    const off = g * (16 + cellBytes)
-    payload.set(gens[g].seed, off)
-    writeCells(payload, off + 16, gens[g].scores, gens[g].touched)
+  const sparse = delta ? gens.map((g) => sparseInfo(g.scores, g.touched)) : []
+  const useSparse = delta && sparse.every((x) => x !== undefined) && sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0) < gens.length * (16 + cellBytes)
+  let payload: Uint8Array
+  if (useSparse) {
+    payload = new Uint8Array(sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0))
+    let off = 0
+    for (let g = 0; g < gens.length; g++) {
+      payload.set(gens[g].seed, off)
+      writeSparse(payload, off + 16, gens[g].scores, sparse[g]!.count, sparse[g]!.at)
+      off += 16 + sparseBytes(sparse[g]!.count)
+    }
+  } else {
+    payload = new Uint8Array(gens.length * (16 + cellBytes))
+    for (let g = 0; g < gens.length; g++) {
+      const off = g * (16 + cellBytes)
+      payload.set(gens[g].seed, off)
+      writeCells(payload, off + 16, gens[g].scores, gens[g].touched)
+    }
   }
-  const flags = (delta ? FLAG_DELTA : 0) | (masterSeed !== undefined ? FLAG_SEEDED : 0)
+  const flags = (delta ? FLAG_DELTA : 0) | (masterSeed !== undefined ? FLAG_SEEDED : 0) | (useSparse ? FLAG_SPARSE : 0)
   return writeFrame({
     family: FAMILY.rotator,
     version: ROTATOR_FORMAT_VERSION,
@@ -378,8 +480,12 @@ export function decodeRotator(
 ): DecodedRotator {
   const { clock, wall } = readerStamp(options)
   const frame = readFrame(bytes, FAMILY.rotator, ROTATOR_FORMAT_VERSION)
-  if ((frame.flags & ~(FLAG_DELTA | FLAG_SEEDED)) !== 0) invalidField('flags', 'only bits 0 (delta) and 1 (seeded) may be set', frame.flags)
+  if ((frame.flags & ~(FLAG_DELTA | FLAG_SEEDED | FLAG_SPARSE)) !== 0) {
+    invalidField('flags', 'only bits 0 (delta), 1 (seeded) and 2 (sparse) may be set', frame.flags)
+  }
   const isDelta = (frame.flags & FLAG_DELTA) !== 0
+  const isSparse = (frame.flags & FLAG_SPARSE) !== 0
+  if (isSparse && !isDelta) invalidField('flags', 'bit 2 (sparse) only with bit 0 (delta)', frame.flags)
   if (isDelta !== wantDelta) {
     throw new GrudgeError(
       'ERR_GRUDGE_FORMAT_INVALID',
@@ -406,14 +512,16 @@ export function decodeRotator(
   }
   const n = shape.levels * shape.cellsPerLevel
   const per = 16 + n * 16
-  if (frame.payload.length !== generations * per) {
-    invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, frame.payload.length)
+  const end = frame.payload.length
+  if (!isSparse && end !== generations * per) {
+    invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, end)
   }
   const now = clock.now()
   const shift = clockShift(shape, now, wall)
   const gens: GenerationCells[] = []
+  let off = 0
   for (let g = 0; g < generations; g++) {
-    const off = g * per
+    if (off + 16 > end) invalidField('payload length', `room for generation ${g}'s seed at offset ${off}`, end)
     const seed = new Uint8Array(frame.payload.subarray(off, off + 16))
     if (master !== undefined) {
       const want = deriveSeed(master, rotations + g)
@@ -421,9 +529,18 @@ export function decodeRotator(
         if (seed[i] !== want[i]) invalidField(`generation ${g} seed`, `the seed derived from the master seed for generation index ${rotations + g}`, 'another seed')
       }
     }
-    const cells = readCells(frame.payload, off + 16, shape, isDelta, shift, `generation ${g} cell`)
+    let cells: DecodedCells
+    if (isSparse) {
+      const r = readSparse(frame.payload, off + 16, end, shape, shift, `generation ${g}`)
+      cells = r.cells
+      off = r.next
+    } else {
+      cells = readCells(frame.payload, off + 16, shape, isDelta, shift, `generation ${g} cell`)
+      off += per
+    }
     gens.push({ seed, scores: cells.scores, touched: cells.touched })
   }
+  if (off !== end) invalidField('payload length', `${off} (the generations' blocks)`, end)
   const mappedLast = lastRotationAtMs > shape.writerNowMs ? shape.writerNowMs + shift : lastRotationAtMs + shift
   return { shape, fields: { generations, periodMs, rotations, lastRotationAtMs: mappedLast }, masterSeed: master, gens, clock, delta: isDelta }
 }

@@ -31,7 +31,7 @@ export class SketchDelta implements SketchShape {
   readonly clock: Clock
   /** Delta per cell, level-major (may be negative; |value| ≤ hi − lo). */
   readonly scores: Float64Array
-  /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken; 0 for zero cells. */
+  /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one instant for the whole delta); 0 for zero cells. */
   readonly touched: Float64Array
 
   /** Built by `takeDelta` and {@link SketchDelta.deserialize}; not meant to be called directly. */
@@ -57,7 +57,8 @@ export class SketchDelta implements SketchShape {
 
   /**
    * The delta as a sketch-family frame with flag bit 0 (delta) set; layout in
-   * `spec/format.md`. Size 40 + 52 + 16·L·M bytes.
+   * `spec/format.md`. Size 92 + 16·L·M bytes dense, or 108 + 12·K bytes sparse (K non-zero
+   * cells, flag bit 2), whichever is smaller.
    * @param options `wallMs`: the writer's wall-clock ms to stamp (default `Date.now()`)
    */
   serialize(options?: SerializeOptions): Uint8Array {
@@ -113,7 +114,7 @@ export function takeDeltaOf(owner: SketchShape & { clock: Clock }, scores: Float
     const d = v - b
     if (d !== 0) {
       out[p] = d
-      times[p] = touched[p]
+      times[p] = now
     }
     bs[p] = v
     bt[p] = touched[p]

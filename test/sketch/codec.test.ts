@@ -250,3 +250,84 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
   r.close()
   back.close()
 })
+
+t.test('sparse delta frames: chosen when smaller, read back exactly, every field checked', async (t) => {
+  const clock = new FakeClock(2_000)
+  const s = new Sketch({ levels: 2, cellsPerLevel: 16, decay: exponential(0.1), lo: -10, hi: 10, hasher: murmur3(8), clock })
+  s.update('a', 3)
+  s.update('b', -2)
+  const d = s.takeDelta()
+  const k = [...d.scores].filter((v) => v !== 0).length
+  t.ok(k >= 2 && k <= 4, `${k} non-zero cells`)
+  const bytes = d.serialize({ wallMs: WALL })
+  t.equal(bytes[6] & 4, 4, 'flag bit 2: sparse')
+  t.equal(bytes.length, 36 + 52 + 16 + 12 * k + 4, '16-byte header + 12 bytes per non-zero cell')
+  const back = SketchDelta.deserialize(bytes, { clock, wallMs: WALL })
+  t.same([...back.scores], [...d.scores], 'values')
+  t.same([...back.touched], [...d.touched], 'times')
+  const dense = new Sketch({ levels: 1, cellsPerLevel: 1, hi: 10, hasher: murmur3(8), clock })
+  dense.update('a', 1)
+  t.equal(dense.takeDelta().serialize({ wallMs: WALL })[6] & 4, 0, 'one cell: dense (16 bytes) beats sparse (28)')
+  t.equal(codeOf(() => Sketch.deserialize(edit(smallSketch().serialize({ wallMs: WALL }), FAMILY.sketch, () => {}, { flags: 4 }))), 'ERR_GRUDGE_FORMAT_INVALID', 'sparse without delta')
+
+  const F = FAMILY.sketch
+  const at = (i: number): number => 16 + 12 * i // offset of entry i in the payload
+  const cases: [string, Uint8Array, RegExp][] = [
+    ['count above L·M', edit(bytes, F, ({ pv }) => pv.setUint32(0, 33, true)), /sparse count/],
+    ['count one more than written', edit(bytes, F, ({ pv }) => pv.setUint32(0, k + 1, true)), /payload length/],
+    ['count one less than written', edit(bytes, F, ({ pv }) => pv.setUint32(0, k - 1, true)), /payload length/],
+    ['reserved', edit(bytes, F, ({ pv }) => pv.setUint32(4, 1, true)), /sparse reserved/],
+    ['time NaN', edit(bytes, F, ({ pv }) => pv.setFloat64(8, NaN, true)), /sparse time/],
+    ['index out of range', edit(bytes, F, ({ pv }) => pv.setUint32(at(k - 1), 32, true)), /sparse index/],
+    ['indexes not increasing', edit(bytes, F, ({ pv }) => pv.setUint32(at(1), pv.getUint32(at(0), true), true)), /sparse index\[1\]/],
+    ['value 0', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, 0, true)), /sparse value\[0\]/],
+    ['value beyond hi − lo', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, 20.5, true)), /sparse value\[0\]/],
+    ['value NaN', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, NaN, true)), /sparse value\[0\]/],
+  ]
+  for (const [name, frame, message] of cases) {
+    t.throws(() => SketchDelta.deserialize(frame, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message }, name)
+  }
+  const bad: string[] = []
+  for (let i = 0; i < bytes.length; i++) {
+    for (let bit = 0; bit < 8; bit++) {
+      const copy = new Uint8Array(bytes)
+      copy[i] ^= 1 << bit
+      const code = codeOf(() => SketchDelta.deserialize(copy, { wallMs: WALL }))
+      if (!FORMAT_CODES.has(code)) bad.push(`byte ${i} bit ${bit}: ${code}`)
+    }
+  }
+  t.same(bad, [], `all ${bytes.length * 8} single-bit flips of the sparse frame are refused`)
+})
+
+t.test('sparse rotator delta frames: round trip and checks', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 100 }, generations: 3, periodMs: 1_000, seed: 4, clock, ticker })
+  r.update('x', 5)
+  const d = r.takeDelta()
+  const bytes = d.serialize({ wallMs: WALL })
+  t.equal(bytes[6], 1 | 2 | 4, 'delta, seeded, sparse')
+  t.equal(bytes.length, 36 + 84 + 3 * (16 + 16 + 12 * 2) + 4, 'per generation: seed, sparse header, 2 cells')
+  const back = RotatorDelta.deserialize(bytes, { clock, wallMs: WALL })
+  t.equal(back.rotations, 0)
+  t.same(back.deltas.map((x) => [...x.scores]), d.deltas.map((x) => [...x.scores]))
+  const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 100 }, generations: 3, periodMs: 1_000, seed: 4, clock, ticker })
+  t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3)
+  t.equal(twin.query('x'), 5)
+  const F = FAMILY.rotator
+  t.equal(codeOf(() => RotatorDelta.deserialize(edit(bytes, F, () => {}), { wallMs: WALL })), 'returned', 'an unchanged re-frame still reads')
+  const cut = (() => {
+    const f = readFrame(bytes, F, 1)
+    return writeFrame({ family: F, version: 1, flags: f.flags, seed: new Uint8Array(f.seed), params: new Uint8Array(f.params), payload: new Uint8Array(f.payload.subarray(0, f.payload.length - 12)) })
+  })()
+  t.throws(() => RotatorDelta.deserialize(cut, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ }, 'a generation block cut short')
+  const extra = (() => {
+    const f = readFrame(bytes, F, 1)
+    const p = new Uint8Array(f.payload.length + 3)
+    p.set(f.payload)
+    return writeFrame({ family: F, version: 1, flags: f.flags, seed: new Uint8Array(f.seed), params: new Uint8Array(f.params), payload: p })
+  })()
+  t.throws(() => RotatorDelta.deserialize(extra, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ }, 'bytes after the last generation')
+  r.close()
+  twin.close()
+})
