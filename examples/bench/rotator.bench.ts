@@ -46,6 +46,10 @@ for (let i = 0; i < 4096; i++) synced.update(KEYS[i], 1) // a delta touching mos
 const d = synced.takeDelta()
 const dBytes = d.serialize()
 const other = new Sketch({ ...cfg, hasher: synced.hasher })
+const few = new Sketch({ ...cfg, hasher: synced.hasher })
+few.takeDelta()
+for (let i = 0; i < 64; i++) few.update(KEYS[i], 1)
+const fewBytes = few.takeDelta().serialize()
 const apply = nsPerOp(200, () => other.applyDelta(d))
 const applyBytes = nsPerOp(200, () => other.applyDelta(SketchDelta.deserialize(dBytes)))
 const cells = cfg.levels * cfg.cellsPerLevel
@@ -55,4 +59,5 @@ console.log(`Sketch.deserialize (all checks)             ${(des / 1000).toFixed(
 console.log(`takeDelta                                   ${(take / 1000).toFixed(1)} µs  (${(take / cells).toFixed(2)} ns/cell)`)
 console.log(`applyDelta (object)                         ${(apply / 1000).toFixed(1)} µs  (${(apply / cells).toFixed(2)} ns/cell)`)
 console.log(`applyDelta (from bytes)                     ${(applyBytes / 1000).toFixed(1)} µs  (${(applyBytes / cells).toFixed(2)} ns/cell)`)
+console.log(`delta frame, 64 keys updated                ${fewBytes.length} bytes sparse (dense: ${dBytes.length})`)
 rotator.close()
