@@ -238,3 +238,20 @@ t.test('a master seed derives the generation seeds, so replicas share them', asy
   t.notOk(a.isCompatible(m), 'another hasher')
   for (const r of [a, b, c, m]) r.close()
 })
+
+t.test('replicas driven by rotateTo(floor(sharedTimeMs / periodMs)) hold the same generations', async (t) => {
+  const never = { every: () => ({ cancel() {} }) }
+  const mk = (): Rotator => new Rotator({ sketch: { levels: 2, cellsPerLevel: 32 }, generations: 3, periodMs: 10_000, seed: 99, ticker: never })
+  const a = mk()
+  const b = mk()
+  const shared = 1_750_000_123_456 // e.g. Redis TIME in ms
+  a.rotateTo(Math.floor(shared / 10_000))
+  b.rotateTo(Math.floor((shared + 2_000) / 10_000)) // b looks 2 s later, same period
+  t.equal(a.rotations, 175_000_012)
+  t.ok(a.isCompatible(b), 'same index, same seeds')
+  a.update('k', 1)
+  t.equal(b.applyDelta(a.takeDelta()), 3)
+  t.equal(b.query('k'), 1)
+  a.close()
+  b.close()
+})
