@@ -3,6 +3,10 @@ import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { checkDecay, type Decay } from './decay.js'
+import { GrudgeError } from '../errors.js'
+import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions } from './codec.js'
+import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
+import { addCells, assertMergeable, incompatibility } from './merge.js'
 
 /** How the L per-level scores of a key combine into one value. */
 export type Aggregator = 'min' | 'max' | 'mean'
@@ -387,6 +391,117 @@ export class Sketch {
       } else acc += s
     }
     return agg === AGG_MEAN ? acc / L : acc
+  }
+
+  // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
+  // codec.ts, merge.ts and delta.ts, so the hot path above stays untouched.
+
+  /**
+   * The sketch as a binary frame (family 1, version 1; byte table in `spec/format.md`):
+   * shape, seed, the writer's wall-clock and clock times, and every cell. Size
+   * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
+   * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   */
+  serialize(options?: SerializeOptions): Uint8Array {
+    return encodeSketch(this, this.clock, this.scores, this.touched, false, options)
+  }
+
+  /**
+   * Rebuild a sketch from {@link Sketch.serialize}'s frame. Cell times are mapped onto the
+   * reader's clock so that every cell has aged by the time since serialization plus the
+   * downtime `max(0, wallMs − writer's wallMs)` (`spec/rotator.md`, "Time across processes"):
+   * scores keep decaying across a restart. Every field is checked first; nothing
+   * half-loaded is returned. The delta baseline of the result is zero (see
+   * {@link Sketch.markSynced}).
+   * @param bytes the frame
+   * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `_MAGIC`, `_CHECKSUM`, `_FAMILY`,
+   * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match)
+   */
+  static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
+    const d = decodeSketch(bytes, false, options)
+    const sketch = new Sketch(d.config)
+    sketch.scores.set(d.cells.scores)
+    sketch.touched.set(d.cells.touched)
+    return sketch
+  }
+
+  /**
+   * Whether {@link Sketch.merge} would accept `other`: a Sketch with the same levels, cells
+   * per level, decay (kind and rate), lo, hi, aggregator, hasher and seed.
+   */
+  isCompatible(other: Sketch): boolean {
+    return other instanceof Sketch && incompatibility(this, other) === undefined
+  }
+
+  /**
+   * Add `other`'s scores into this sketch: every cell of both decayed to now (each on its
+   * own clock), `other`'s added, clamped to [lo, hi]; `other` is not changed. Exact for
+   * exponential and no decay while no cell reaches a bound; for linear decay it charges
+   * `other`'s current debt to this sketch at the merge instant (`spec/rotator.md`).
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `other === this`;
+   * `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming the first difference
+   */
+  merge(other: Sketch): void {
+    if (!(other instanceof Sketch)) {
+      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'sketch: expected a Sketch to merge, received another value')
+    }
+    assertMergeable('sketch', this, other)
+    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
+  }
+
+  /**
+   * What this replica added since its last sync: per cell `view − baseline` at now; then
+   * the baseline becomes the view. The baseline starts at zero and also absorbs every
+   * applied delta, so a delta never carries what came from other replicas and repeated
+   * syncs never double count (algebra in `spec/rotator.md`). O(L·M); costs nothing on
+   * the update path (the first call allocates a 16·L·M-byte baseline).
+   * @returns the delta; ship it with `delta.serialize()`
+   */
+  takeDelta(): SketchDelta {
+    return takeDeltaOf(this, this.scores, this.touched)
+  }
+
+  /**
+   * Add another replica's delta (object or serialized frame) into this sketch's view and
+   * its baseline. Never apply a replica's delta to itself.
+   * @param delta a {@link SketchDelta} or the bytes of `delta.serialize()`
+   * @param options for bytes: `clock` (default this sketch's clock), `wallMs`
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
+   */
+  applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
+    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
+    applyDeltaOf(this, this.scores, this.touched, d)
+  }
+
+  /**
+   * Set the delta baseline to the current view: everything held now counts as known to
+   * the fleet (call after loading a fleet snapshot, so it is not shipped back).
+   */
+  markSynced(): void {
+    markSyncedOf(this, this.scores, this.touched)
+  }
+
+  /**
+   * The seed and live cell arrays, for a containing structure's frame writer (the Rotator).
+   * @internal
+   */
+  cellsForFrame(): { seed: Uint8Array; scores: Float64Array; touched: Float64Array } {
+    return { seed: this.hasher.seed, scores: this.scores, touched: this.touched }
+  }
+
+  /**
+   * Copy cells decoded and checked by a frame reader into this sketch.
+   * @internal
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` when the lengths differ from L × M
+   */
+  loadCellsFromFrame(scores: Float64Array, touched: Float64Array): void {
+    const n = this.levels * this.cellsPerLevel
+    if (scores.length !== n || touched.length !== n) {
+      throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`)
+    }
+    this.scores.set(scores)
+    this.touched.set(touched)
   }
 }
 
