@@ -236,8 +236,8 @@ export class RedisExactStore implements ScoreStore {
     const N = s.generations
     const L = s.levels
     const gEst = Math.floor(estimateMs / s.periodMs)
-    // the live window G−N+1..G is covered for any G in [gEst − 1, gEst + 1]
-    const gb = gEst - N
+    // the live window O..O+N−1 (O = the oldest) is covered for any O in [gEst − 1, gEst + 1]
+    const gb = gEst - 1
     const K = N + 2
     const keys: string[] = [s.fpKey]
     for (let j = 0; j < K; j++) keys.push(s.keyPrefix + 'g' + (gb + j))

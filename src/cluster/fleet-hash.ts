@@ -1,34 +1,20 @@
 import { SipHasher, type Hasher } from '../hash/hasher.js'
+import { generationSeed } from '../sketch/rotator.js'
 import { DECAY_IDS } from '../sketch/decay.js'
 import { AGGREGATOR_IDS, type Sketch } from '../sketch/sketch.js'
 
-const genBytes = new Uint8Array(17)
-const genView = new DataView(genBytes.buffer)
-
 /**
  * The hasher of generation `generationId` for a fleet sharing `secret`: the same function
- * as `base` (murmur3 or SipHash) under a seed derived from the shared secret, so every
- * instance places a key in the same cells of the same generation, and a collision under
- * one generation is independent of the next (as the in-process Rotator's fresh seeds).
- *
- * Derivation: with SipHash-2-4 keyed by the 16 secret bytes, seed bytes 0..7 are the
- * 64-bit output (little-endian) over `"grudge:g" ‖ id as int64 LE ‖ 0x00` and bytes 8..15
- * over the same with a final 0x01 (spec/cluster.md).
+ * as `base` (murmur3 or SipHash) under `generationSeed(secret, generationId)` — the seed a
+ * Rotator with master seed `secret` gives its generation of that index (spec/rotator.md),
+ * so every instance places a key in the same cells of the same generation, and a collision
+ * under one generation is independent of the next.
  * @param base the hash function to use (its own seed is ignored)
  * @param secret the fleet's shared 16-byte secret
- * @param generationId floor(serverTimeMs / periodMs), a safe integer
+ * @param generationId floor(serverTimeMs / periodMs) for the oldest live generation, a safe integer ≥ 0
  */
 export function generationHasher(base: Hasher, secret: Uint8Array, generationId: number): Hasher {
-  const prf = new SipHasher(secret)
-  const seed = new Uint8Array(16)
-  for (let half = 0; half < 2; half++) {
-    genBytes.set([0x67, 0x72, 0x75, 0x64, 0x67, 0x65, 0x3a, 0x67]) // "grudge:g"
-    genView.setBigInt64(8, BigInt(generationId), true)
-    genBytes[16] = half
-    const h = prf.hash(genBytes)
-    for (let b = 0; b < 8; b++) seed[half * 8 + b] = Number((h >> BigInt(8 * b)) & 0xffn)
-  }
-  return base.withSeed(seed)
+  return base.withSeed(generationSeed(secret, generationId))
 }
 
 /** What the fingerprint covers: everything that decides which cells a key uses and what they mean. */

@@ -7,6 +7,10 @@ import { createHash } from 'node:crypto'
  * then the last-touched time in ms, both little-endian float64, at byte offset
  * (level·M + index)·16 of its generation's string.
  *
+ * Generations: the oldest live id is O = floor(now / periodMs), the newest G = O + N − 1;
+ * the live ones are G−N+1..G (= O..O+N−1), indexed as a Rotator aligned with
+ * `rotateTo(floor(now / periodMs))` (spec/rotator.md).
+ *
  * Replies are arrays whose numbers travel as `%.17g` strings (Redis would truncate a Lua
  * number to an integer), which round-trip a float64 exactly.
  */
@@ -34,9 +38,11 @@ local stored = redis.call('GET', KEYS[1])
 if stored and stored ~= fp then
   return {-1, stored, fmt(now)}
 end
-local G = math.floor(now / period)
+-- generation ids: the oldest live one is floor(now / periodMs), the newest G = oldest + N − 1
+local G = math.floor(now / period) + N - 1
 local function ttl(k)
-  local ms = math.ceil((k + N + 1) * period - now)
+  -- generation k is live until (k + 1)·periodMs; it expires one period later
+  local ms = math.ceil((k + 2) * period - now)
   if ms < 1 then ms = 1 end
   return ms
 end

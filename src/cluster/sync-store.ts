@@ -237,10 +237,10 @@ export class RedisSyncStore implements ScoreStore {
     return this.o.clock !== undefined ? this.o.clock.now() : this.local.now() + this.offsetMs
   }
 
-  /** Keep exactly the live generations G−N+1..G of the current time estimate. */
+  /** Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate. */
   private rotate(): void {
     const N = this.shape.generations
-    const G = Math.floor(this.serverNow() / this.shape.periodMs)
+    const G = Math.floor(this.serverNow() / this.shape.periodMs) + N - 1
     const gens = this.gens
     if (gens.length === N && gens[N - 1].id === G) return
     while (gens.length > 0 && gens[0].id < G - N + 1) gens.shift()

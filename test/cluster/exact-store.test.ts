@@ -27,7 +27,7 @@ function rng(seed: number) {
 
 /**
  * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
- * time-based rotation (generation id floor(now / periodMs), live ids G−N+1..G, reads and
+ * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), reads and
  * tryUpdate on the oldest, writes to all).
  */
 class Model {
@@ -39,9 +39,9 @@ class Model {
     private readonly clock: FakeClock,
   ) {}
   private live(): Sketch[] {
-    const G = Math.floor(this.clock.now() / this.periodMs)
+    const oldest = Math.floor(this.clock.now() / this.periodMs)
     const out: Sketch[] = []
-    for (let k = G - this.N + 1; k <= G; k++) {
+    for (let k = oldest; k < oldest + this.N; k++) {
       let s = this.gens.get(k)
       if (s === undefined) {
         s = new Sketch({ ...this.cfg, hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k), clock: this.clock })

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
-const WORKER = fileURLToPath(new URL('./fleet-worker.ts', import.meta.url))
+const WORKER = fileURLToPath(new URL('../fixtures/cluster-fleet-worker.ts', import.meta.url))
 const N = 4
 const RATE = 100 // per second per key
 const BURST = 10
