@@ -3,6 +3,7 @@ import type { Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, type Decay } from '../sketch/decay.js'
 import { AGGREGATOR_IDS, Sketch, type Aggregator } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
+import { suggestPeriodMs } from '../sketch/rotator.js'
 import { connectUrl, isNoScript, type RedisLike } from './client.js'
 import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
 import type { ParsedRedisOptions } from './options.js'
@@ -66,7 +67,8 @@ export interface FleetShape {
 
 /**
  * Validate a policy's {@link StoreSpec} for the fleet and derive its fingerprint and keys.
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option;
+ * `ERR_GRUDGE_ROTATOR_AMNESTY` when linear decay cannot drain hi within (N − 1) × periodMs
  */
 export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (typeof spec !== 'object' || spec === null) invalidOption('spec', 'a StoreSpec object', spec)
@@ -86,6 +88,16 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs < 1) invalidOption('periodMs', 'a finite number ≥ 1 (ms)', periodMs)
   // The Sketch constructor is the one validator of decay, bounds, aggregator and hasher.
   const probe = new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, seed: o.secret, clock: undefined })
+  if (probe.decay.kind === 'linear') {
+    // the Rotator's amnesty guard holds for time-based generations too (spec/rotator.md)
+    const min = suggestPeriodMs(probe.hi, probe.decay.ratePerSecond, generations)
+    if (periodMs < min) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_ROTATOR_AMNESTY',
+        `option "periodMs": expected ≥ ${min} ms so that (generations − 1) × periodMs ≥ hi / rate × 1000 (hi = ${probe.hi}, rate = ${probe.decay.ratePerSecond}/s, generations = ${generations}), received ${periodMs}`,
+      )
+    }
+  }
   const fp = fingerprint(o.secret, sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs))
   const keyPrefix = `${o.prefix}:{${spec.name}}:`
   return Object.freeze({

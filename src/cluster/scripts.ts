@@ -46,8 +46,13 @@ local function ttl(k)
   if ms < 1 then ms = 1 end
   return ms
 end
+-- the fingerprint lives as long as the newest generation: stored when absent, its expiry
+-- pushed forward when a generation is created (generations are created in id order)
 local function touchFp()
-  if stored then redis.call('PEXPIRE', KEYS[1], ttl(G)) else redis.call('SET', KEYS[1], fp, 'PX', ttl(G)) end
+  if not stored then
+    redis.call('SET', KEYS[1], fp, 'PX', ttl(G))
+    stored = fp
+  end
 end
 local function decayed(s, t)
   if now > t then
@@ -68,12 +73,15 @@ local function decayed(s, t)
   end
   return s, t
 end
-local function loadCell(key, p)
+local function loadCell(key, p, k)
   local raw = redis.call('GETRANGE', key, p * 16, p * 16 + 15)
   if #raw < 16 then
     -- a new generation: allocate all L×M cells at once (zeros), so the string never grows
-    -- by SETRANGE's doubling and its memory is exactly L×M×16 bytes
+    -- by SETRANGE's doubling and its memory is exactly L×M×16 bytes; it expires on its own
     redis.call('SETRANGE', key, L * M * 16 - 1, '\0')
+    redis.call('PEXPIRE', key, ttl(k))
+    touchFp()
+    redis.call('PEXPIRE', KEYS[1], ttl(G))
     return 0, 0
   end
   local s, t = struct.unpack('<d<d', raw)
@@ -123,16 +131,17 @@ local okey = KEYS[2 + oj]
 local S = {}
 local T = {}
 local P = {}
+local D = {}
 local acc
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
-for i = 0, L - 1 do
-  local p = i * M + tonumber(ARGV[17 + oj * L + i])
-  local s0, t0 = loadCell(okey, p)
+for i = 1, L do
+  local p = (i - 1) * M + tonumber(ARGV[16 + oj * L + i])
+  local s0, t0 = loadCell(okey, p, oldest)
   local s, t = decayed(s0, t0)
-  if t ~= t0 or s ~= s0 then storeCell(okey, p, s, t) end
   S[i] = s
   T[i] = t
   P[i] = p
+  D[i] = t ~= t0 or s ~= s0
   if agg == 0 then
     if s < acc then acc = s end
   elseif agg == 1 then
@@ -142,18 +151,17 @@ for i = 0, L - 1 do
   end
 end
 if agg == 2 then acc = acc / L end
-if op == 2 then
+if op == 2 or (op == 0 and acc + delta > limit) then
+  -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
+  for i = 1, L do
+    if D[i] then storeCell(okey, P[i], S[i], T[i]) end
+  end
   touchFp()
-  redis.call('PEXPIRE', okey, ttl(oldest))
-  return {1, fmt(acc), fmt(now)}
-end
-if op == 0 and acc + delta > limit then
-  touchFp()
-  redis.call('PEXPIRE', okey, ttl(oldest))
+  if op == 2 then return {1, fmt(acc), fmt(now)} end
   return {0, fmt(acc), fmt(now)}
 end
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
-for i = 0, L - 1 do
+for i = 1, L do
   local s = clamp(S[i] + delta)
   storeCell(okey, P[i], s, T[i])
   if agg == 0 then
@@ -165,16 +173,14 @@ for i = 0, L - 1 do
   end
 end
 if agg == 2 then acc = acc / L end
-redis.call('PEXPIRE', okey, ttl(oldest))
 for k = oldest + 1, G do
   local j = k - gb
   local key = KEYS[2 + j]
-  for i = 0, L - 1 do
-    local p = i * M + tonumber(ARGV[17 + j * L + i])
-    local s, t = decayed(loadCell(key, p))
+  for i = 1, L do
+    local p = (i - 1) * M + tonumber(ARGV[16 + j * L + i])
+    local s, t = decayed(loadCell(key, p, k))
     storeCell(key, p, clamp(s + delta), t)
   end
-  redis.call('PEXPIRE', key, ttl(k))
 end
 touchFp()
 return {1, fmt(acc), fmt(now)}
@@ -210,10 +216,9 @@ for j = 0, K - 1 do
       local p = tonumber(ARGV[a])
       local d = tonumber(ARGV[a + 1])
       a = a + 2
-      local s, t = decayed(loadCell(key, p))
+      local s, t = decayed(loadCell(key, p, k))
       storeCell(key, p, clamp(s + d), t)
     end
-    redis.call('PEXPIRE', key, ttl(k))
   else
     a = a + 2 * c
   end

@@ -38,6 +38,7 @@ t.test('options: the seed is required and options are checked once', async (t) =
   t.throws(() => f({ ...spec(), name: '' }), { message: /"spec.name"/ })
   t.throws(() => f(spec({ cellsPerLevel: 2 ** 26, levels: 4 })), { message: /512 MiB/ })
   t.throws(() => f(spec({ lo: 1 })), { message: /"lo"/ })
+  t.throws(() => f(spec({ decay: linear(1), hi: 1e9 })), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY' }, 'the Rotator amnesty guard applies')
 })
 
 t.test('a closed port: every mode answers at once, per onStoreError', async (t) => {

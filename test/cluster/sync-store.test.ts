@@ -57,7 +57,7 @@ t.test('sync mode with a real Redis', async (t) => {
     const B = 20
     const SYNC_MS = 50
     const T_MS = 10_000
-    const spec: StoreSpec = { name: 'b', sketch: { levels: 4, cellsPerLevel: 1024, decay: linear(R), lo: 0, hi: 1e9 }, generations: 2, periodMs: 3_600_000 }
+    const spec: StoreSpec = { name: 'b', sketch: { levels: 4, cellsPerLevel: 1024, decay: linear(R), lo: 0, hi: 1e4 }, generations: 2, periodMs: 3_600_000 }
     const stores = Array.from({ length: n }, () =>
       redisStore({ redis: admin, seed: SEED, prefix, mode: 'sync', clock, ticker: new FakeTicker(), timeoutMs: 5000, syncMs: SYNC_MS })(spec) as RedisSyncStore,
     )
