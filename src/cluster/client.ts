@@ -5,8 +5,8 @@ import { GrudgeError } from '../errors.js'
  * peer and is never imported statically). `evalshaBuffer` is needed by sync mode only.
  */
 export interface RedisLike {
-  evalsha(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
-  evalshaBuffer?(sha: string, numKeys: number, ...args: (string | number)[]): Promise<unknown>
+  evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  evalshaBuffer?(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
   script(subcommand: 'LOAD', source: string): Promise<unknown>
   disconnect?(): void
   quit?(): Promise<unknown>

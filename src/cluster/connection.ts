@@ -177,7 +177,7 @@ export async function evalScript(
   source: string,
   sha: string,
   keys: string[],
-  args: (string | number)[],
+  args: (string | number | Buffer)[],
   binary: boolean,
 ): Promise<unknown> {
   const run = () =>

@@ -190,8 +190,9 @@ return {1, fmt(acc), fmt(now)}
  * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
- * ARGV: 1..11 as {@link EXACT_SCRIPT}, 12 gb, 13 K, then per generation j in 0..K−1 a
- * count c_j followed by c_j pairs (cell position p = level·M + index, delta).
+ * ARGV: 1..11 as {@link EXACT_SCRIPT}, 12 gb, 13 K, then per generation j in 0..K−1 one
+ * binary string of 12-byte records: cell position p = level·M + index (u32 LE) and the
+ * delta (float64 LE); empty when nothing was added.
  *
  * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
@@ -205,22 +206,16 @@ export const SYNC_SCRIPT =
 local gb = tonumber(ARGV[12])
 local K = tonumber(ARGV[13])
 local oldest = G - N + 1
-local a = 14
 for j = 0, K - 1 do
-  local c = tonumber(ARGV[a])
-  a = a + 1
+  local blob = ARGV[14 + j]
   local k = gb + j
-  if c > 0 and k >= oldest then
+  if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]
-    for n = 1, c do
-      local p = tonumber(ARGV[a])
-      local d = tonumber(ARGV[a + 1])
-      a = a + 2
+    for off = 1, #blob, 12 do
+      local p, d = struct.unpack('<I4<d', blob, off)
       local s, t = decayed(loadCell(key, p, k))
       storeCell(key, p, clamp(s + d), t)
     end
-  else
-    a = a + 2 * c
   end
 end
 touchFp()

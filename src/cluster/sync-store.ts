@@ -271,25 +271,26 @@ export class RedisSyncStore implements ScoreStore {
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
     const keys: string[] = [this.shape.fpKey]
     for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-    const args: (string | number)[] = [...this.shape.fixedArgs, this.o.clock !== undefined ? String(this.o.clock.now()) : '', gb, K]
-    const taken: { gen: Generation; pairs: number[] }[] = []
+    const args: (string | number | Buffer)[] = [...this.shape.fixedArgs, this.o.clock !== undefined ? String(this.o.clock.now()) : '', gb, K]
+    const taken: { gen: Generation; blob: Buffer }[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
       if (gen === undefined || gen.dirtyCount === 0) {
-        args.push(0)
+        args.push('')
         continue
       }
-      const pairs: number[] = []
+      // one binary argument per generation: (u32 p, f64 delta) records, no per-cell argument
+      const blob = Buffer.allocUnsafe(gen.dirtyCount * 12)
       for (let k = 0; k < gen.dirtyCount; k++) {
         const p = gen.dirty[k]
-        pairs.push(p, gen.pending[p])
+        blob.writeUInt32LE(p, k * 12)
+        blob.writeDoubleLE(gen.pending[p], k * 12 + 4)
         gen.pending[p] = 0
         gen.mark[p] = 0
       }
       gen.dirtyCount = 0
-      taken.push({ gen, pairs })
-      args.push(pairs.length / 2)
-      for (const v of pairs) args.push(v)
+      taken.push({ gen, blob })
+      args.push(blob)
     }
     let raw: unknown
     const sentAt = this.local.now()
@@ -299,8 +300,8 @@ export class RedisSyncStore implements ScoreStore {
         this.o.timeoutMs,
       )
     } catch (err) {
-      for (const { gen, pairs } of taken) {
-        for (let k = 0; k < pairs.length; k += 2) addPending(gen, pairs[k], pairs[k + 1])
+      for (const { gen, blob } of taken) {
+        for (let k = 0; k < blob.length; k += 12) addPending(gen, blob.readUInt32LE(k), blob.readDoubleLE(k + 4))
       }
       if (!isCoded(err)) this.o.onError?.(err)
       throw err
