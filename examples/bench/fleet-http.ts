@@ -1,5 +1,5 @@
 // `npm run bench:fleet`: limits shared through one Redis (127.0.0.1:6379, loopback only),
-// same Redis, same run, bounded duration (~40 s).
+// same Redis, same run, bounded duration (~90 s): rows run round-robin, medians printed.
 //
 // 1. Store layer: decisions/s and per-call p50/p99 of grudge exact, grudge sync, grudge
 //    in-process (baseline), @fastify/rate-limit's RedisStore.incr and rate-limiter-flexible's
@@ -59,12 +59,13 @@ async function storeLayer(name: string, decide: (key: string) => unknown, calls 
   return { name, perSec: calls / secs, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) }
 }
 
-async function http(name: string, app: FastifyInstance) {
+/** Start `app` on a loopback port; returns a runner measuring `durationS` seconds of load. */
+async function serve(app: FastifyInstance) {
   app.get('/', async () => 'ok')
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
   let i = 0
-  const run = (duration: number) =>
+  return (duration: number) =>
     autocannon({
       url: `http://127.0.0.1:${port}/`,
       connections: 32,
@@ -74,11 +75,9 @@ async function http(name: string, app: FastifyInstance) {
         c.on('response', () => c.setHeaders({ 'x-key': `k${i++ % KEYS}` }))
       },
     })
-  await run(1) // warm-up
-  const r = await run(4)
-  await app.close()
-  return { name, rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts }
 }
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 function hooked(store: ScoreStore): FastifyInstance {
   const app = Fastify()
@@ -102,27 +101,30 @@ async function main() {
   const frlStore = new RedisStoreFrl(false, false, frlRedis, `${PREFIX}:frl:`)
   const frlIncr = (key: string) => new Promise((res, rej) => frlStore.incr(key, (e: unknown, v: unknown) => (e ? rej(e) : res(v)), 60_000, BIG))
 
-  console.log(`store layer: ${KEYS} keys, 32 calls in flight, 20 000 calls each (Redis ${URL})`)
-  const rows = []
-  {
-    const s = mkLocal()
-    rows.push(await storeLayer('grudge in-process (baseline)', (k) => s.tryConsume(k, 1, BIG)))
-    await s.close()
+  const ROUNDS = 3
+  console.log(`store layer: ${KEYS} keys, 32 calls in flight, 20 000 calls per run, median of ${ROUNDS} round-robin runs (Redis ${URL})`)
+  const local = mkLocal()
+  const exact = mkExact()
+  const sync = mkSync()
+  await exact.ready()
+  await sync.ready()
+  const layer: Array<[string, (k: string) => unknown]> = [
+    ['grudge in-process (baseline)', (k) => local.tryConsume(k, 1, BIG)],
+    ['grudge exact (Redis)', (k) => exact.tryConsume(k, 1, BIG)],
+    ['grudge sync (Redis, syncMs 100)', (k) => sync.tryConsume(k, 1, BIG)],
+    ['@fastify/rate-limit RedisStore.incr', (k) => frlIncr(k)],
+    ['rate-limiter-flexible RateLimiterRedis', (k) => flex.consume(k)],
+  ]
+  const runs = layer.map(() => [] as Array<{ perSec: number; p50: number; p99: number }>)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [j, [name, fn]] of layer.entries()) runs[j].push(await storeLayer(name, fn))
   }
-  {
-    const s = mkExact()
-    await s.ready()
-    rows.push(await storeLayer('grudge exact (Redis)', (k) => s.tryConsume(k, 1, BIG)))
-    await s.close()
-  }
-  {
-    const s = mkSync()
-    await s.ready()
-    rows.push(await storeLayer('grudge sync (Redis, syncMs 100)', (k) => s.tryConsume(k, 1, BIG)))
-    await s.close()
-  }
-  rows.push(await storeLayer('@fastify/rate-limit RedisStore.incr', (k) => frlIncr(k)))
-  rows.push(await storeLayer('rate-limiter-flexible RateLimiterRedis', (k) => flex.consume(k)))
+  const rows = layer.map(([name], j) => ({
+    name,
+    perSec: median(runs[j].map((r) => r.perSec)),
+    p50: median(runs[j].map((r) => r.p50)),
+    p99: median(runs[j].map((r) => r.p99)),
+  }))
   const exactRate = rows[1].perSec
   console.table(
     rows.map((r) => ({
@@ -134,56 +136,60 @@ async function main() {
     })),
   )
 
-  console.log('\nHTTP: Fastify, autocannon 32 connections, 4 s per row after a 1 s warm-up, loopback')
-  const web = []
-  web.push(await http('fastify, no limiter', Fastify()))
-  {
-    const s = mkLocal()
-    web.push(await http('fastify + grudge in-process (hook)', hooked(s)))
-    await s.close()
+  console.log(`\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`)
+  const frlApp = Fastify()
+  await frlApp.register(rateLimit, {
+    max: BIG,
+    timeWindow: 60_000,
+    redis: frlRedis,
+    nameSpace: `${PREFIX}:frlhttp:`,
+    keyGenerator: (req) => String(req.headers['x-key']),
+  })
+  const flexApp = Fastify()
+  flexApp.addHook('onRequest', async (req, reply) => {
+    try {
+      await flex.consume(String(req.headers['x-key']))
+    } catch {
+      return reply.code(429).send()
+    }
+  })
+  const apps: Array<[string, FastifyInstance]> = [
+    ['fastify, no limiter', Fastify()],
+    ['fastify + grudge in-process (hook)', hooked(local)],
+    ['fastify + grudge exact (hook)', hooked(exact)],
+    ['fastify + grudge sync (hook)', hooked(sync)],
+    ['fastify + @fastify/rate-limit (Redis store)', frlApp],
+    ['fastify + RateLimiterRedis (hook)', flexApp],
+  ]
+  const runners = []
+  for (const [, app] of apps) runners.push(await serve(app))
+  for (const run of runners) await run(1) // warm-up
+  const results = apps.map(() => [] as Array<{ rps: number; p99: number; non2xx: number; errors: number }>)
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [j, run] of runners.entries()) {
+      const r = await run(3)
+      results[j].push({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts })
+    }
   }
-  {
-    const s = mkExact()
-    await s.ready()
-    web.push(await http('fastify + grudge exact (hook)', hooked(s)))
-    await s.close()
-  }
-  {
-    const s = mkSync()
-    await s.ready()
-    web.push(await http('fastify + grudge sync (hook)', hooked(s)))
-    await s.close()
-  }
-  {
-    const app = Fastify()
-    await app.register(rateLimit, {
-      max: BIG,
-      timeWindow: 60_000,
-      redis: frlRedis,
-      nameSpace: `${PREFIX}:frlhttp:`,
-      keyGenerator: (req) => String(req.headers['x-key']),
-    })
-    web.push(await http('fastify + @fastify/rate-limit (Redis store)', app))
-  }
-  {
-    const app = Fastify()
-    app.addHook('onRequest', async (req, reply) => {
-      try {
-        await flex.consume(String(req.headers['x-key']))
-      } catch {
-        return reply.code(429).send()
-      }
-    })
-    web.push(await http('fastify + RateLimiterRedis (hook)', app))
-  }
-  const local = web[1].rps
+  const web = apps.map(([name], j) => ({
+    name,
+    rps: median(results[j].map((r) => r.rps)),
+    p99: median(results[j].map((r) => r.p99)),
+    non2xx: results[j].reduce((a, r) => a + r.non2xx, 0),
+    errors: results[j].reduce((a, r) => a + r.errors, 0),
+  }))
+  for (const [, app] of apps) await app.close()
+  await local.close()
+  await exact.close()
+  await sync.close()
+  const inProcess = web[1].rps
   const frl = web[4].rps
   console.table(
     web.map((r) => ({
       server: r.name,
       'req/s': Math.round(r.rps),
       'p99 ms': r.p99,
-      'vs in-process grudge': (r.rps / local).toFixed(3) + '×',
+      'vs in-process grudge': (r.rps / inProcess).toFixed(3) + '×',
       'vs @fastify/rate-limit': (r.rps / frl).toFixed(2) + '×',
       'non-2xx': r.non2xx,
       errors: r.errors,

@@ -26,6 +26,9 @@ const OP_ADD = 1
 const OP_READ = 2
 const OP_CHECK = 3
 
+/** The startup check is off the request path: it may also wait for the first connection (at least 2 s). */
+export const READY_TIMEOUT_MS = (timeoutMs: number): number => Math.max(timeoutMs, 2000)
+
 /** A decoded script reply. */
 interface Reply {
   status: number
@@ -71,20 +74,21 @@ export class RedisExactStore implements ScoreStore {
 
   /**
    * Check Redis once, without a failure mode: the fingerprint is compared (and stored when
-   * absent). Call it at startup to refuse to start beside an incompatible fleet.
+   * absent). Call it at startup to refuse to start beside an incompatible fleet. Waits up to
+   * max(timeoutMs, 2000) ms, which covers the first connection.
    * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch;
-   * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer within timeoutMs;
+   * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer in time;
    * `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
    */
   async ready(): Promise<void> {
     this.assertOpen()
     try {
-      await this.call(OP_CHECK, '', 0, 0)
+      await this.call(OP_CHECK, '', 0, 0, READY_TIMEOUT_MS(this.o.timeoutMs))
     } catch (err) {
       if (err instanceof GrudgeError) throw err
       throw new GrudgeError(
         'ERR_GRUDGE_CLUSTER_UNAVAILABLE',
-        `redis: expected an answer within ${this.o.timeoutMs} ms at startup, received ${(err as Error).message}`,
+        `redis: expected an answer within ${READY_TIMEOUT_MS(this.o.timeoutMs)} ms at startup, received ${(err as Error).message}`,
         { cause: err },
       )
     }
@@ -211,8 +215,8 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /** One operation: one EVALSHA (a second only after NOSCRIPT or a clock far off), within timeoutMs. */
-  private call(op: number, key: string, delta: number, limit: number): Promise<Reply> {
-    return withTimeout(this.shared.get().then((c) => this.exec(c, op, key, delta, limit)), this.o.timeoutMs)
+  private call(op: number, key: string, delta: number, limit: number, timeoutMs = this.o.timeoutMs): Promise<Reply> {
+    return withTimeout(this.shared.get().then((c) => this.exec(c, op, key, delta, limit)), timeoutMs)
   }
 
   private async exec(client: RedisLike, op: number, key: string, delta: number, limit: number): Promise<Reply> {
@@ -236,9 +240,11 @@ export class RedisExactStore implements ScoreStore {
     const N = s.generations
     const L = s.levels
     const gEst = Math.floor(estimateMs / s.periodMs)
-    // the live window O..O+N−1 (O = the oldest) is covered for any O in [gEst − 1, gEst + 1]
+    // the live window O..O+N−1 (O = the oldest) is covered for O = gEst or gEst − 1: the
+    // estimate runs ahead of the server by about half a round trip, so near a boundary it
+    // may already be in the next period; further off, the script says so and we retry once
     const gb = gEst - 1
-    const K = N + 2
+    const K = N + 1
     const keys: string[] = [s.fpKey]
     for (let j = 0; j < K; j++) keys.push(s.keyPrefix + 'g' + (gb + j))
     const args: (string | number)[] = [...s.fixedArgs, explicit ? String(estimateMs) : '', op, delta, limit, gb, K]

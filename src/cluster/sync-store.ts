@@ -16,7 +16,7 @@ import {
   type FleetShape,
   type SharedClient,
 } from './connection.js'
-import { isCoded } from './exact-store.js'
+import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
 import type { ParsedRedisOptions } from './options.js'
 import { SYNC_SCRIPT } from './scripts.js'
 
@@ -114,12 +114,12 @@ export class RedisSyncStore implements ScoreStore {
   async ready(): Promise<void> {
     this.assertOpen()
     try {
-      await this.sync(true)
+      await this.sync(true, READY_TIMEOUT_MS(this.o.timeoutMs))
     } catch (err) {
       if (isCoded(err)) throw err
       throw new GrudgeError(
         'ERR_GRUDGE_CLUSTER_UNAVAILABLE',
-        `redis: expected an answer within ${this.o.timeoutMs} ms at startup, received ${(err as Error).message}`,
+        `redis: expected an answer within ${READY_TIMEOUT_MS(this.o.timeoutMs)} ms at startup, received ${(err as Error).message}`,
         { cause: err },
       )
     }
@@ -188,11 +188,12 @@ export class RedisSyncStore implements ScoreStore {
    * pushed sums are put back, to be pushed next time (a timed-out push that Redis applies
    * later is then counted twice: conservative).
    * @param strict reject instead of absorbing a Redis failure (as {@link RedisSyncStore.ready})
+   * @param timeoutMs the bound of this sync in ms (default the store's timeoutMs)
    */
-  sync(strict = false): Promise<void> {
+  sync(strict = false, timeoutMs = this.o.timeoutMs): Promise<void> {
     if (this.closed && !strict) return Promise.resolve()
     if (this.syncing === undefined) {
-      this.syncing = this.runSync().finally(() => {
+      this.syncing = this.runSync(timeoutMs).finally(() => {
         this.syncing = undefined
       })
     }
@@ -264,7 +265,7 @@ export class RedisSyncStore implements ScoreStore {
     }
   }
 
-  private async runSync(): Promise<void> {
+  private async runSync(timeoutMs: number): Promise<void> {
     this.rotate()
     const gens = this.gens
     const gb = gens[0].id
@@ -297,7 +298,7 @@ export class RedisSyncStore implements ScoreStore {
     try {
       raw = await withTimeout(
         this.shared.get().then((c: RedisLike) => evalScript(c, SYNC_SCRIPT, this.sha, keys, args, true)),
-        this.o.timeoutMs,
+        timeoutMs,
       )
     } catch (err) {
       for (const { gen, blob } of taken) {
