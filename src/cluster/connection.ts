@@ -59,8 +59,8 @@ export interface FleetShape {
   readonly generations: number
   readonly periodMs: number
   readonly fingerprint: string
-  /** ARGV 1..10 of both scripts (fingerprint … hi). */
-  readonly fixedArgs: readonly string[]
+  /** The policy's constants as Lua literals, compiled into its scripts (see `ScriptConstants`). */
+  readonly scriptConstants: readonly string[]
   readonly fpKey: string
   readonly keyPrefix: string
 }
@@ -111,21 +111,27 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
     generations,
     periodMs,
     fingerprint: fp,
-    fixedArgs: Object.freeze([
-      fp,
-      String(periodMs),
+    scriptConstants: Object.freeze([
+      `'${fp}'`,
+      luaNumber(periodMs),
       String(generations),
       String(levels),
       String(cells),
       String(AGGREGATOR_IDS[probe.aggregator]),
       String(DECAY_IDS[probe.decay.kind]),
-      String(probe.decay.ratePerSecond / 1000),
-      String(probe.lo),
-      String(probe.hi),
+      luaNumber(probe.decay.ratePerSecond / 1000),
+      luaNumber(probe.lo),
+      luaNumber(probe.hi),
     ]),
     fpKey: keyPrefix + 'fp',
     keyPrefix,
   })
+}
+
+/** A float64 as a Lua numeric literal that reads back as the same double (shortest round-trip form). */
+function luaNumber(x: number): string {
+  if (!Number.isFinite(x)) throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `script constant: expected a finite number, received ${x}`)
+  return Object.is(x, -0) ? '-0.0' : String(x)
 }
 
 /** Caches the per-generation hashers of one policy (a handful live at a time). */

@@ -19,7 +19,7 @@ import {
   type SharedClient,
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
-import { EXACT_SCRIPT } from './scripts.js'
+import { exactScript } from './scripts.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -38,14 +38,15 @@ interface Reply {
 
 /**
  * Exact mode: the cells of every generation live in Redis and each operation is one
- * EVALSHA of {@link EXACT_SCRIPT}, which applies the Sketch's semantics atomically on the
+ * EVALSHA of the exact script ({@link exactScript}), which applies the Sketch's semantics atomically on the
  * server (spec/cluster.md). Built by {@link redisStore}; not constructed directly.
  */
 export class RedisExactStore implements ScoreStore {
   /** The validated shape and keys of the policy. */
   readonly shape: FleetShape
   private readonly hashers: GenerationHashers
-  private readonly sha = shaOf(EXACT_SCRIPT)
+  private readonly script: string
+  private readonly sha: string
   private readonly idx: Uint32Array
   private readonly genHashers: Hasher[] = []
   /** Server time minus local time in ms, from the last reply. */
@@ -64,6 +65,8 @@ export class RedisExactStore implements ScoreStore {
     private readonly shared: SharedClient,
   ) {
     this.shape = fleetShape(spec, o)
+    this.script = exactScript(this.shape.scriptConstants)
+    this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.idx = new Uint32Array(this.shape.levels)
     this.local = o.clock ?? systemClock
@@ -224,7 +227,7 @@ export class RedisExactStore implements ScoreStore {
     let estimate = explicit ? this.local.now() : this.local.now() + this.offsetMs
     for (let attempt = 0; ; attempt++) {
       const { keys, args } = this.request(op, key, delta, limit, estimate, explicit)
-      const raw = await evalScript(client, EXACT_SCRIPT, this.sha, keys, args, false)
+      const raw = await evalScript(client, this.script, this.sha, keys, args, false)
       const r = decode(raw)
       if (!explicit) this.offsetMs = r.nowMs - this.local.now()
       if (r.status === -1) throw fingerprintError(this.shape, (raw as unknown[])[1])
@@ -247,9 +250,10 @@ export class RedisExactStore implements ScoreStore {
     const K = N + 1
     const keys: string[] = [s.fpKey]
     for (let j = 0; j < K; j++) keys.push(s.keyPrefix + 'g' + (gb + j))
-    const args: (string | number)[] = [...s.fixedArgs, explicit ? String(estimateMs) : '', op, delta, limit, gb, K]
+    // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
+    // command is written to the socket in one piece (a Buffer argument would split it)
     if (op === OP_CHECK) {
-      for (let j = 0; j < K * L; j++) args.push(0)
+      const args: (string | number)[] = [explicit ? String(estimateMs) : '', op, delta, limit, gb, K, '']
       return { keys, args }
     }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
@@ -257,12 +261,14 @@ export class RedisExactStore implements ScoreStore {
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
     keyBytes(key)
     const idx = this.idx
+    let list = ''
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
       kmIndexes(h.hashHi, h.hashLo, L, s.cellsPerLevel, idx)
-      for (let i = 0; i < L; i++) args.push(idx[i])
+      for (let i = 0; i < L; i++) list += (j === 0 && i === 0 ? '' : ',') + idx[i]
     }
+    const args: (string | number)[] = [explicit ? String(estimateMs) : '', op, delta, limit, gb, K, list]
     return { keys, args }
   }
 }

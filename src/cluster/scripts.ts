@@ -15,23 +15,30 @@ import { createHash } from 'node:crypto'
  * number to an integer), which round-trip a float64 exactly.
  */
 
-const PROLOGUE = `
-local fp = ARGV[1]
-local period = tonumber(ARGV[2])
-local N = tonumber(ARGV[3])
-local L = tonumber(ARGV[4])
-local M = tonumber(ARGV[5])
-local agg = tonumber(ARGV[6])
-local decay = tonumber(ARGV[7])
-local rate = tonumber(ARGV[8])
-local lo = tonumber(ARGV[9])
-local hi = tonumber(ARGV[10])
+/**
+ * The constants of a policy, as Lua literals in this order: fingerprint (quoted), periodMs, N,
+ * L, M, aggregator id, decay id, decay rate per ms, lo, hi. They are compiled into the
+ * script's text (one script, one SHA per policy shape), so a call carries only what varies.
+ */
+export type ScriptConstants = readonly string[]
+
+const prologue = (c: ScriptConstants) => `
+local fp = ${c[0]}
+local period = ${c[1]}
+local N = ${c[2]}
+local L = ${c[3]}
+local M = ${c[4]}
+local agg = ${c[5]}
+local decay = ${c[6]}
+local rate = ${c[7]}
+local lo = ${c[8]}
+local hi = ${c[9]}
 local now
-if ARGV[11] == '' then
+if ARGV[1] == '' then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 else
-  now = tonumber(ARGV[11])
+  now = tonumber(ARGV[1])
 end
 local function fmt(x) return string.format('%.17g', x) end
 local stored = redis.call('GET', KEYS[1])
@@ -100,24 +107,23 @@ end
  * Exact mode: one decision per call.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
- * ARGV: 1 fingerprint, 2 periodMs, 3 N, 4 L, 5 M, 6 aggregator id, 7 decay id,
- * 8 decay rate per ms, 9 lo, 10 hi, 11 now in ms (empty: Redis `TIME`), 12 op
- * (0 tryConsume, 1 add, 2 read, 3 check), 13 delta, 14 limit, 15 gb, 16 K,
- * 17.. K×L cell indexes (generation-major).
+ * ARGV: 1 now in ms (empty: Redis `TIME`), 2 op (0 tryConsume, 1 add, 2 read, 3 check),
+ * 3 delta, 4 limit, 5 gb, 6 K, 7 the K×L cell indexes, generation-major, in decimal
+ * separated by commas.
  *
  * Reply: `{status, score, nowMs}` with status 1 admitted / applied / read, 0 denied,
  * −1 fingerprint mismatch (score = the stored fingerprint), −2 the live generations
  * G−N+1..G are not all among gb..gb+K−1 (the caller's time estimate is off: retry with
  * the returned time).
  */
-export const EXACT_SCRIPT =
-  PROLOGUE +
+export const exactScript = (c: ScriptConstants): string =>
+  prologue(c) +
   `
-local op = tonumber(ARGV[12])
-local delta = tonumber(ARGV[13])
-local limit = tonumber(ARGV[14])
-local gb = tonumber(ARGV[15])
-local K = tonumber(ARGV[16])
+local op = tonumber(ARGV[2])
+local delta = tonumber(ARGV[3])
+local limit = tonumber(ARGV[4])
+local gb = tonumber(ARGV[5])
+local K = tonumber(ARGV[6])
 if op == 3 then
   touchFp()
   return {1, '0', fmt(now)}
@@ -128,6 +134,8 @@ if oldest < gb or G > gb + K - 1 then
 end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
+local X = {}
+for v in string.gmatch(ARGV[7], '%d+') do X[#X + 1] = tonumber(v) end
 local S = {}
 local T = {}
 local P = {}
@@ -135,7 +143,7 @@ local D = {}
 local acc
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
-  local p = (i - 1) * M + tonumber(ARGV[16 + oj * L + i])
+  local p = (i - 1) * M + X[oj * L + i]
   local s0, t0 = loadCell(okey, p, oldest)
   local s, t = decayed(s0, t0)
   S[i] = s
@@ -177,7 +185,7 @@ for k = oldest + 1, G do
   local j = k - gb
   local key = KEYS[2 + j]
   for i = 1, L do
-    local p = (i - 1) * M + tonumber(ARGV[16 + j * L + i])
+    local p = (i - 1) * M + X[j * L + i]
     local s, t = decayed(loadCell(key, p, k))
     storeCell(key, p, clamp(s + delta), t)
   end
@@ -190,7 +198,7 @@ return {1, fmt(acc), fmt(now)}
  * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
- * ARGV: 1..11 as {@link EXACT_SCRIPT}, 12 gb, 13 K, then per generation j in 0..K−1 one
+ * ARGV: 1 now as in {@link exactScript}, 2 gb, 3 K, then per generation j in 0..K−1 one
  * binary string of 12-byte records: cell position p = level·M + index (u32 LE) and the
  * delta (float64 LE); empty when nothing was added.
  *
@@ -200,14 +208,14 @@ return {1, fmt(acc), fmt(now)}
  * the raw string of generation gb+j when it is live (G−N+1 ≤ gb+j ≤ G) and exists, else
  * empty; status −1 is a fingerprint mismatch as in exact mode.
  */
-export const SYNC_SCRIPT =
-  PROLOGUE +
+export const syncScript = (c: ScriptConstants): string =>
+  prologue(c) +
   `
-local gb = tonumber(ARGV[12])
-local K = tonumber(ARGV[13])
+local gb = tonumber(ARGV[2])
+local K = tonumber(ARGV[3])
 local oldest = G - N + 1
 for j = 0, K - 1 do
-  local blob = ARGV[14 + j]
+  local blob = ARGV[4 + j]
   local k = gb + j
   if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]

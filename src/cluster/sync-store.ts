@@ -18,7 +18,7 @@ import {
 } from './connection.js'
 import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
 import type { ParsedRedisOptions } from './options.js'
-import { SYNC_SCRIPT } from './scripts.js'
+import { syncScript } from './scripts.js'
 
 /** A Sketch whose cells a sync can overwrite, and which remembers the cells of the last key it located. */
 class FleetSketch extends Sketch {
@@ -60,7 +60,7 @@ interface Generation {
 
 /**
  * Sync mode: each instance decides on its own generations of cells (synchronously, zero
- * round trips) and every `syncMs` runs {@link SYNC_SCRIPT} once: it pushes the per-cell
+ * round trips) and every `syncMs` runs the sync script ({@link syncScript}) once: it pushes the per-cell
  * sums of what this instance added since the last push and pulls the fleet's merged
  * cells, which replace the local ones (plus what was added while the sync was in flight).
  * Generations rotate by time (generation id = floor(server time / periodMs)), with the same
@@ -73,7 +73,8 @@ export class RedisSyncStore implements ScoreStore {
   /** The validated shape and keys of the policy. */
   readonly shape: FleetShape
   private readonly hashers: GenerationHashers
-  private readonly sha = shaOf(SYNC_SCRIPT)
+  private readonly script: string
+  private readonly sha: string
   private readonly local: Clock
   private readonly sketchConfig: SketchConfig
   private gens: Generation[] = []
@@ -93,6 +94,8 @@ export class RedisSyncStore implements ScoreStore {
     private readonly shared: SharedClient,
   ) {
     this.shape = fleetShape(spec, o)
+    this.script = syncScript(this.shape.scriptConstants)
+    this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.local = o.clock ?? spec.clock ?? systemClock
     this.sketchConfig = { ...spec.sketch, levels: this.shape.levels, cellsPerLevel: this.shape.cellsPerLevel, clock: this.local, seed: undefined }
@@ -272,7 +275,7 @@ export class RedisSyncStore implements ScoreStore {
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
     const keys: string[] = [this.shape.fpKey]
     for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-    const args: (string | number | Buffer)[] = [...this.shape.fixedArgs, this.o.clock !== undefined ? String(this.o.clock.now()) : '', gb, K]
+    const args: (string | number | Buffer)[] = [this.o.clock !== undefined ? String(this.o.clock.now()) : '', gb, K]
     const taken: { gen: Generation; blob: Buffer }[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
@@ -297,7 +300,7 @@ export class RedisSyncStore implements ScoreStore {
     const sentAt = this.local.now()
     try {
       raw = await withTimeout(
-        this.shared.get().then((c: RedisLike) => evalScript(c, SYNC_SCRIPT, this.sha, keys, args, true)),
+        this.shared.get().then((c: RedisLike) => evalScript(c, this.script, this.sha, keys, args, true)),
         timeoutMs,
       )
     } catch (err) {
