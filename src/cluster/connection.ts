@@ -28,6 +28,7 @@ export class SharedClient {
     return this.client
   }
 
+  /** Count one more store using the client. */
   acquire(): void {
     this.users++
   }
