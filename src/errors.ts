@@ -86,6 +86,7 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null'
   if (typeof value === 'object') return 'object'
   if (typeof value === 'function') return 'function'
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above; only primitives reach here
   return String(value)
 }
 

@@ -12,6 +12,7 @@ t.test('every declared code has a row in spec/errors.md and every row a declarat
   }
   const declared = Object.keys(ERROR_CODES)
   for (const code of declared) t.ok(rows.has(code), `${code} has a row in spec/errors.md`)
-  for (const code of rows.keys()) t.ok(declared.includes(code), `${code} in spec/errors.md is declared in src/errors.ts`)
+  for (const code of rows.keys())
+    t.ok(declared.includes(code), `${code} in spec/errors.md is declared in src/errors.ts`)
   for (const [code, fix] of rows) t.ok(fix.trim().length > 10, `${code} says how to fix it`)
 })
