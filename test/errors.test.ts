@@ -1,6 +1,13 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
-import { ERROR_CODES } from '../src/errors.js'
+import {
+  ERROR_CODES,
+  GrudgeError,
+  GrudgeRangeError,
+  GrudgeTypeError,
+  describeValue,
+  invalidOption,
+} from '../src/errors.js'
 
 // The error table in spec/errors.md and the declarations in src/errors.ts must agree.
 t.test('every declared code has a row in spec/errors.md and every row a declaration', async (t) => {
@@ -43,4 +50,47 @@ t.test('every ERR_GRUDGE_ code used in src/ and plugins/ is declared', async (t)
   t.ok(used.size > 5, `found the codes in use (${used.size})`)
   const undeclared = [...used].filter(([code]) => !(code in ERROR_CODES)).map(([code, file]) => `${code} (${file})`)
   t.same(undeclared, [], `codes used but not declared in src/errors.ts: ${undeclared.join(', ') || 'none'}`)
+})
+
+t.test('the error classes carry code, name and the standard base class', async (t) => {
+  const cause = new Error('inner')
+  const rows = [
+    [new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'm', { cause }), 'GrudgeError', Error],
+    [new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', 'm'), 'GrudgeRangeError', RangeError],
+    [new GrudgeTypeError('ERR_GRUDGE_KEY_INVALID', 'm'), 'GrudgeTypeError', TypeError],
+  ] as const
+  for (const [err, name, base] of rows) {
+    t.equal(err.name, name)
+    t.ok(err instanceof base, `${name} is a ${base.name}`)
+    t.ok(err.code in ERROR_CODES, `${name} has a declared code`)
+    t.equal(err.message, 'm')
+  }
+  t.equal(rows[0][0].cause, cause, 'GrudgeError keeps its cause')
+})
+
+t.test('describeValue renders any received value without throwing', async (t) => {
+  const rows: [unknown, string][] = [
+    ['abc', '"abc"'],
+    ['x'.repeat(100), JSON.stringify('x'.repeat(80) + '…')],
+    [12n, '12n'],
+    [new Uint8Array(3), 'Uint8Array(3)'],
+    [[1, 2], 'Array(2)'],
+    [null, 'null'],
+    [undefined, 'undefined'],
+    [{ toString: () => 'boom' }, 'object'],
+    [() => 1, 'function'],
+    [NaN, 'NaN'],
+    [-Infinity, '-Infinity'],
+    [true, 'true'],
+    [Symbol('s'), 'Symbol(s)'],
+  ]
+  for (const [value, expected] of rows) t.equal(describeValue(value), expected, expected)
+})
+
+t.test('invalidOption throws OPTION_INVALID saying option, expected and received', async (t) => {
+  t.throws(() => invalidOption('limit.rate', 'a positive finite number', -1), {
+    name: 'GrudgeError',
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: 'option "limit.rate": expected a positive finite number, received -1',
+  })
 })
