@@ -3,9 +3,10 @@
 // Formatting is Prettier's job (.prettierrc.json); no stylistic rules here.
 // Every rule switched off or relaxed below says why.
 import js from '@eslint/js'
+import { defineConfig } from 'eslint/config'
 import tseslint from 'typescript-eslint'
 
-export default tseslint.config(
+export default defineConfig(
   {
     ignores: [
       'dist/**',
@@ -20,15 +21,12 @@ export default tseslint.config(
   // Lint every TypeScript and JavaScript file left after the ignores: src, plugins, test, examples, scripts.
   { files: ['**/*.ts', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
-  ...tseslint.configs.recommendedTypeChecked,
+  tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
       parserOptions: {
         // The project service finds tsconfig.json for each file, so rules see the real types.
-        projectService: {
-          // Plain .js/.mjs build scripts and this config are outside tsconfig.json.
-          allowDefaultProject: ['*.js', 'scripts/*.mjs'],
-        },
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },
