@@ -57,8 +57,14 @@ t.test('the documented entry points are the ones in package.json exports', async
 const tmp = mkdtempSync(join(tmpdir(), 'grudge-pack-'))
 t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
 
+// Children run as a user's would: without tap's coverage and loader hooks (which would also
+// spend time recording coverage of npm and tsc themselves).
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(NODE_OPTIONS|NODE_V8_COVERAGE|_TAPJS_|TAP)/.test(k)),
+)
+
 const run = (cmd: string, args: string[], cwd: string) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 })
+  execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 })
 
 t.test('packed tarball', async (t) => {
   run('npm', ['run', 'build'], root)
@@ -99,6 +105,7 @@ t.test('packed tarball', async (t) => {
   const install = (mode: string) =>
     spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', mode, tarball], {
       cwd: project,
+      env,
       encoding: 'utf8',
       timeout: 120_000,
     })
@@ -136,7 +143,12 @@ t.test('packed tarball', async (t) => {
         files: ['types-esm.mts', 'types-cjs.cts'],
       }),
     )
-    const c = spawnSync(process.execPath, [tsc, '-p', project], { cwd: project, encoding: 'utf8', timeout: 60_000 })
+    const c = spawnSync(process.execPath, [tsc, '-p', project], {
+      cwd: project,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
     t.equal(c.status, 0, `tsc accepts both consumers${c.status ? `:\n${c.stdout}${c.stderr}` : ''}`)
   })
 
@@ -167,7 +179,7 @@ t.test('packed tarball', async (t) => {
         ['ESM import', esm],
         ['CommonJS require', cjs],
       ]) {
-        const c = spawnSync(process.execPath, [file], { cwd: project, encoding: 'utf8', timeout: 30_000 })
+        const c = spawnSync(process.execPath, [file], { cwd: project, env, encoding: 'utf8', timeout: 30_000 })
         t.equal(c.status, 0, `${label} of ${e.specifier} loads and works${c.stderr ? `:\n${c.stderr}` : ''}`)
       }
     })
