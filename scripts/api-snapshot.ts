@@ -213,9 +213,14 @@ export function snapshot(): { text: string; missing: EntryPoint[] } {
     const file = program.getSourceFile(join(root, entry.source))
     const moduleSym = file && checker.getSymbolAtLocation(file)
     const exports = moduleSym ? checker.getExportsOfModule(moduleSym) : []
+    const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s)
     const blocks = exports
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-      .map((s) => describe(checker, s.name, s).join('\n'))
+      .map((s) => {
+        // `export default x` where x is also exported by name: say so instead of listing x twice.
+        const same = s.name === 'default' && exports.find((o) => o !== s && resolve(o) === resolve(s))
+        return same ? `default = ${same.name}` : describe(checker, s.name, s).join('\n')
+      })
     out.push('```ts', blocks.length ? blocks.join('\n') : '// (no exports)', '```')
   }
   return { text: out.join('\n') + '\n', missing: entries.filter((e) => !e.exists) }

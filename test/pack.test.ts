@@ -1,6 +1,15 @@
 import t from 'tap'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -100,7 +109,7 @@ t.test('packed tarball', async (t) => {
   })
 
   const project = join(tmp, 'consumer')
-  run('mkdir', ['-p', project], tmp)
+  mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
   const install = (mode: string) =>
     spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', mode, tarball], {
@@ -113,6 +122,17 @@ t.test('packed tarball', async (t) => {
   if (r.status !== 0) r = install('--prefer-offline')
   t.equal(r.status, 0, `npm install of the tarball succeeds${r.status ? `:\n${r.stderr}` : ''}`)
   if (r.status !== 0) return
+
+  // An adapter's users have its framework installed: link the ones the adapters' types
+  // refer to (a peer, not a dependency of grudge) from our node_modules into the project.
+  for (const peer of ['fastify', 'express', '@types/express']) {
+    const from = join(root, 'node_modules', peer)
+    const to = join(project, 'node_modules', peer)
+    if (existsSync(from) && !existsSync(to)) {
+      mkdirSync(dirname(to), { recursive: true })
+      symlinkSync(realpathSync(from), to, 'dir')
+    }
+  }
 
   t.test('types resolve for ESM and CommonJS consumers (moduleResolution NodeNext)', async (t) => {
     const landed = entries.filter((e) => existsSync(join(root, e.source)))
