@@ -142,7 +142,10 @@ export class Murmur3Hasher implements Hasher {
   hash128(key: string | Uint8Array): [bigint, bigint] {
     keyBytes(key)
     murmur3x64_128Into(keyView, keyLength, this.seed32)
-    return [(BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0), (BigInt(out2Hi >>> 0) << 32n) | BigInt(out2Lo >>> 0)]
+    return [
+      (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0),
+      (BigInt(out2Hi >>> 0) << 32n) | BigInt(out2Lo >>> 0),
+    ]
   }
 }
 

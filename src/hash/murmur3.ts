@@ -72,7 +72,7 @@ function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
   const p10 = a1 * b0
   const p11 = a1 * b1
   const mid = (p00 >>> 16) + (p01 & 0xffff) + (p10 & 0xffff)
-  mLo = (mid << 16) | (p00 & 0xffff) | 0
+  mLo = ((mid << 16) | (p00 & 0xffff)) | 0
   const carry = p11 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16)
   mHi = (carry + Math.imul(aHi, bLo) + Math.imul(aLo, bHi)) | 0
 }

@@ -94,8 +94,6 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
     }
     v3h ^= mh
     v3l ^= ml
-    // Each line is one step of the reference's SIPROUND macro; keep that layout.
-    // prettier-ignore
     for (let r = 0; r < 2; r++) {
       // SipRound
       s = (v0l >>> 0) + (v1l >>> 0); v0h = (v0h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
@@ -118,7 +116,6 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
     if (last) break
   }
   v2l ^= 0xff
-  // prettier-ignore
   for (let r = 0; r < 4; r++) {
     s = (v0l >>> 0) + (v1l >>> 0); v0h = (v0h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
     t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t
