@@ -67,4 +67,19 @@ export default defineConfig(
     // Untyped JS files (this config, build scripts) get no type-aware rules.
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    // Node's globals for plain JS (TypeScript files get them from @types/node instead); listed
+    // by hand because the `globals` package is not a dependency.
+    languageOptions: {
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
+    },
+  },
 )

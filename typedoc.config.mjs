@@ -11,7 +11,7 @@ const entryPoints = ['src/index.ts', 'src/testing/index.ts', 'plugins/fastify.ts
 /** @type {Partial<import('typedoc').TypeDocOptions>} */
 export default {
   entryPoints,
-  plugin: ['./scripts/typedoc-const-tables.mjs'],
+  plugin: ['./scripts/typedoc-plugin.mjs'],
   out: 'docs/api',
   tsconfig: 'tsconfig.build.json',
   excludePrivate: true,

@@ -26,6 +26,7 @@ t.test('every declared code has a row in spec/errors.md and every row a declarat
 
 // A code used in src/ or plugins/ as a string literal ('ERR_GRUDGE_…') must be declared, so a
 // typo or a code added without its table row fails here (and not in a user's catch block).
+// A prefix ending in `_` (`code.startsWith('ERR_GRUDGE_FORMAT_')`) is not a code.
 t.test('every ERR_GRUDGE_ code used in src/ and plugins/ is declared', async (t) => {
   const root = new URL('../', import.meta.url)
   const used = new Map<string, string>()
@@ -41,7 +42,8 @@ t.test('every ERR_GRUDGE_ code used in src/ and plugins/ is declared', async (t)
       if (e.isDirectory()) walk(rel)
       else if (/\.(c|m)?ts$/.test(e.name)) {
         const text = readFileSync(new URL(rel, root), 'utf8')
-        for (const m of text.matchAll(/['"`](ERR_GRUDGE_[A-Z0-9_]*)['"`]/g)) if (!used.has(m[1])) used.set(m[1], rel)
+        for (const m of text.matchAll(/['"`](ERR_GRUDGE_[A-Z0-9]+(?:_[A-Z0-9]+)*)['"`]/g))
+          if (!used.has(m[1])) used.set(m[1], rel)
       }
     }
   }
