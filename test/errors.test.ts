@@ -24,6 +24,22 @@ t.test('every declared code has a row in spec/errors.md and every row a declarat
   for (const [code, fix] of rows) t.ok(fix.trim().length > 10, `${code} says how to fix it`)
 })
 
+t.test('rows and declarations say the same, once, under the naming rule', async (t) => {
+  const md = readFileSync(new URL('../spec/errors.md', import.meta.url), 'utf8')
+  const seen = new Set<string>()
+  for (const line of md.split('\n')) {
+    const m = /^\| (ERR_GRUDGE_[A-Z0-9_]+) \| (.+?) \| (.+?) \|$/.exec(line)
+    if (!m) continue
+    const [, code, meaning] = m
+    t.notOk(seen.has(code), `${code} has one row`)
+    seen.add(code)
+    if (code in ERROR_CODES)
+      t.equal(meaning, ERROR_CODES[code as keyof typeof ERROR_CODES], `${code}: spec/errors.md meaning = src/errors.ts`)
+  }
+  for (const code of Object.keys(ERROR_CODES))
+    t.match(code, /^ERR_GRUDGE_[A-Z0-9]+(_[A-Z0-9]+)+$/, `${code} reads ERR_GRUDGE_<AREA>_<PROBLEM>`)
+})
+
 // A code used in src/ or plugins/ as a string literal ('ERR_GRUDGE_…') must be declared, so a
 // typo or a code added without its table row fails here (and not in a user's catch block).
 // A prefix ending in `_` (`code.startsWith('ERR_GRUDGE_FORMAT_')`) is not a code.
