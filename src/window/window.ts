@@ -98,11 +98,12 @@ let restoredTemplate: Mergeable | undefined
  *   always merge.
  *
  * @typeParam S the family's sketch type
- * @typeParam O the family's constructor options
+ * @typeParam O the family's constructor options (checked at the constructor only, so a
+ * `Window<HyperLogLog>` accepts any HyperLogLog window)
  */
 export class Window<S extends Mergeable = Mergeable, O = unknown> {
   /** The slots' family (class). */
-  readonly family: MergeableFamily<S, O>
+  readonly family: MergeableFamily<S, never>
   /** Span of one slot in ms. */
   readonly everyMs: number
   /** Number of slots kept, including the one filling. */
@@ -157,7 +158,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     if (options.onRoll !== undefined && typeof options.onRoll !== 'function') {
       invalidOption('onRoll', 'a function or undefined', options.onRoll)
     }
-    this.family = family
+    this.family = family as MergeableFamily<S, never>
     this.everyMs = everyMs
     this.keep = keep
     this.clock = clock
