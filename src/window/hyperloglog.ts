@@ -32,6 +32,8 @@ const VERSION = 1
 const REGISTER_BITS = 8
 /** α∞ = 1 / (2 ln 2), the limit of the HyperLogLog bias constant (Ertl 2017, eq. 9). */
 const ALPHA_INF = 1 / (2 * Math.LN2)
+/** Reused register histogram of {@link HyperLogLog.estimate} (values 0..q+1 ≤ 61). */
+const COUNTS = new Float64Array(64)
 
 /**
  * The relative standard error of a HyperLogLog estimate with 2^p registers, 1.04/√m
@@ -135,7 +137,8 @@ export class HyperLogLog implements Mergeable {
   estimate(): number {
     const m = this.registerCount
     const q = 64 - this.precision
-    const counts = new Float64Array(q + 2)
+    const counts = COUNTS
+    counts.fill(0)
     const r = this.registers
     for (let i = 0; i < m; i++) counts[r[i]]++
     if (counts[0] === m) return 0
