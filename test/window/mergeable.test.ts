@@ -5,7 +5,7 @@ import { HyperLogLog } from '../../src/window/hyperloglog.js'
 import { CountMinSketch } from '../../src/window/count-min.js'
 import { Window } from '../../src/window/window.js'
 import { FakeClock } from '../../src/testing/index.js'
-import { TinySet } from './tiny-set.js'
+import { TinySet } from '../fixtures/tiny-set-family.js'
 
 t.test('the runtime check accepts merge and union families', async (t) => {
   t.equal(checkMergeableFamily(HyperLogLog), 'merge')

@@ -4,7 +4,7 @@ import { HyperLogLog } from '../../src/window/hyperloglog.js'
 import { CountMinSketch } from '../../src/window/count-min.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { FakeClock } from '../../src/testing/index.js'
-import { TinySet } from './tiny-set.js'
+import { TinySet } from '../fixtures/tiny-set-family.js'
 
 type Step =
   | { nowMs: number; action: 'update'; item?: string; expected: number[] }
