@@ -1,10 +1,11 @@
 import t from 'tap'
+import fc from 'fast-check'
 import { Window, type RollEvent } from '../../src/window/window.js'
 import { HyperLogLog } from '../../src/window/hyperloglog.js'
 import { CountMinSketch } from '../../src/window/count-min.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { FakeClock } from '../../src/testing/index.js'
-import { TinySet } from '../fixtures/tiny-set-family.js'
+import { ExactSet, TinySet } from '../fixtures/tiny-set-family.js'
 
 type Step =
   | { nowMs: number; action: 'update'; item?: string; expected: number[] }
@@ -400,4 +401,79 @@ t.test('a window of another family needs options.family to load', async (t) => {
   t.equal(back.estimate(12), w.estimate(12))
   t.ok(back.merged(12).has('a'))
   t.throws(() => Window.deserialize(bytes, { family: HyperLogLog }), { code: 'ERR_GRUDGE_FORMAT_FAMILY' })
+})
+
+// Model check: a Window over an exact set against a naive map of slot key → items, over
+// random operation sequences (time steps from 0 to far beyond the ring, backwards steps,
+// ticks, queries at later times, serialize/deserialize round trips).
+t.test('Window matches a naive model of its rules (property)', async (t) => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('update' as const), dt: fc.integer({ min: -3000, max: 5000 }), item: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
+    fc.record({ kind: fc.constant('tick' as const), dt: fc.oneof(fc.integer({ min: -100, max: 4000 }), fc.constant(1e9)) }),
+    fc.record({ kind: fc.constant('query' as const), dt: fc.integer({ min: -2000, max: 6000 }) }),
+    fc.record({ kind: fc.constant('reload' as const) }),
+  )
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 2000 }),
+      fc.integer({ min: 1, max: 6 }),
+      fc.integer({ min: -10_000, max: 10_000 }),
+      fc.array(op, { maxLength: 60 }),
+      (everyMs, keep, start, ops) => {
+        const events: RollEvent[] = []
+        const onRoll = (e: RollEvent) => events.push(e)
+        let w = new Window(ExactSet, undefined, { everyMs, keep, clock: new FakeClock(), onRoll })
+        const model = new Map<number, Set<string>>()
+        let last = -Infinity
+        let curKey = -Infinity
+        let t0 = start
+        const liveKeys = (now: number) => {
+          const k = Math.floor(Math.max(now, last) / everyMs)
+          return [...model.keys()].filter((x) => x > k - keep).sort((a, b) => b - a)
+        }
+        const expected: RollEvent[] = []
+        const move = (now: number, slotDelta: number) => {
+          if (now <= last) return
+          last = now
+          const k = Math.floor(now / everyMs)
+          if (k === curKey) return
+          let dropped = 0
+          for (const key of [...model.keys()]) if (key <= k - keep) (model.delete(key), dropped++)
+          if (curKey !== -Infinity) expected.push({ key: k, previousKey: curKey, dropped, slotCount: model.size + slotDelta })
+          curKey = k
+        }
+        for (const o of ops) {
+          if (o.kind === 'reload') {
+            w = Window.deserialize(w.serialize(), { family: ExactSet, clock: new FakeClock(), onRoll })
+            continue
+          }
+          t0 += o.dt
+          if (o.kind === 'update') {
+            const k = Math.floor(Math.max(t0, last) / everyMs)
+            move(t0, model.has(k) ? 0 : 1)
+            if (!model.has(k)) model.set(k, new Set())
+            model.get(k)!.add(o.item)
+            w.update(o.item, t0)
+          } else if (o.kind === 'tick') {
+            move(t0, 0)
+            w.tick(t0)
+          }
+          if (JSON.stringify(events) !== JSON.stringify(expected)) return false
+          const q = o.kind === 'query' ? t0 : last === -Infinity ? t0 : last
+          const got = w.slots(q)
+          const want = liveKeys(q)
+          if (JSON.stringify(got.map((s) => s.key)) !== JSON.stringify(want)) return false
+          for (let i = 0; i < got.length; i++) {
+            if ([...got[i].sketch.items].sort().join() !== [...model.get(want[i])!].sort().join()) return false
+          }
+          const union = new Set(want.flatMap((k) => [...model.get(k)!]))
+          if (w.estimate(q) !== union.size) return false
+          if (w.slotCount !== model.size) return false
+        }
+        return true
+      },
+    ),
+    { seed: 1234, numRuns: 300 },
+  )
+  t.pass('slots, contents, estimate, slotCount and roll events match the model')
 })
