@@ -220,3 +220,27 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[2] = 6))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /registerBits/ })
   t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 9))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload/ })
 })
+
+// With no register at 0 or at q + 1, Ertl's σ and τ terms vanish and the estimator is the
+// raw HyperLogLog estimate α∞·m²/Σ 2^−M[j] (Flajolet et al. 2007 with α∞ = 1/(2 ln 2);
+// Ertl 2017 §4). Registers are written through a frame.
+t.test('without empty or saturated registers the estimate is α∞·m²/Σ2^−M', async (t) => {
+  const alpha = 1 / (2 * Math.LN2)
+  for (const p of [4, 10, 16]) {
+    const h = new HyperLogLog({ precision: p, seed: 1 })
+    const m = 2 ** p
+    const q = 64 - p
+    let state = 12345
+    const next = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 0)
+    const regs = Uint8Array.from({ length: m }, () => 1 + (next() % 20))
+    const loaded = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.set(regs)))
+    const raw = (alpha * m * m) / regs.reduce((s, r) => s + 2 ** -r, 0)
+    t.ok(Math.abs(loaded.estimate() / raw - 1) < 1e-12, `p = ${p}: ${loaded.estimate()} = ${raw}`)
+    // all registers at k: α∞·m·2^k
+    const k = 3
+    const flat = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(k)))
+    t.ok(Math.abs(flat.estimate() / (alpha * m * 2 ** k) - 1) < 1e-12, `p = ${p}: all registers ${k}`)
+    // every register saturated (q + 1): the estimate is unbounded
+    t.equal(HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate(), Infinity)
+  }
+})
