@@ -85,7 +85,9 @@ function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
 /**
  * Count-Min sketch (Cormode & Muthukrishnan 2005): d rows of w unsigned 32-bit counters.
  * An item maps to one counter per row (Kirsch–Mitzenmacher double hashing of one 64-bit
- * hash, `src/hash/indexes.ts`); `add` raises its d counters and `estimate` returns their
+ * hash: exactly {@link kmIndexes}, `(h1 + i·h2) mod w`, computed incrementally as
+ * `(h1 mod w) + i·(h2 mod w)` reduced by one subtraction per row, so two divisions per
+ * item instead of d); `add` raises its d counters and `estimate` returns their
  * minimum, which is never below the item's true count (collisions only add) and, with
  * probability 1 − δ, at most ε × {@link CountMinSketch.totalCount} above it.
  *
@@ -169,31 +171,40 @@ export class CountMinSketch implements Mergeable {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for an item of another type
    */
   add(item: string | Uint8Array, count = 1): void {
-    if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) badCount(count)
+    // fast path for counts that fit a u32; the full check only on the slow path
+    if ((count >>> 0) !== count && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)) badCount(count)
     keyBytes(item)
     const h = this.hasher
     h.hashInto(keyView, keyLength)
     const w = this.width
     const d = this.depth
-    const idx = this.idx
     const c = this.counters
-    this.locate(h.hashHi, h.hashLo)
+    // row i's counter is (h1 + i·h2) mod w, walked incrementally (see the class doc)
+    const step = ((h.hashHi | 1) >>> 0) % w
+    let x = (h.hashLo >>> 0) % w
     if (this.conservative) {
+      const idx = this.idx
       let min = CMS_MAX_COUNT
-      for (let i = 0; i < d; i++) {
-        const v = c[i * w + idx[i]]
+      for (let i = 0, row = 0; i < d; i++, row += w) {
+        const p = row + x
+        idx[i] = p
+        const v = c[p]
         if (v < min) min = v
+        x += step
+        if (x >= w) x -= w
       }
       const target = min + count > CMS_MAX_COUNT ? CMS_MAX_COUNT : min + count
       for (let i = 0; i < d; i++) {
-        const p = i * w + idx[i]
+        const p = idx[i]
         if (c[p] < target) c[p] = target
       }
     } else {
-      for (let i = 0; i < d; i++) {
-        const p = i * w + idx[i]
+      for (let row = 0, end = d * w; row < end; row += w) {
+        const p = row + x
         const v = c[p] + count
         c[p] = v > CMS_MAX_COUNT ? CMS_MAX_COUNT : v
+        x += step
+        if (x >= w) x -= w
       }
     }
     const t = this.total + count
@@ -211,33 +222,17 @@ export class CountMinSketch implements Mergeable {
     const h = this.hasher
     h.hashInto(keyView, keyLength)
     const w = this.width
-    const d = this.depth
-    const idx = this.idx
     const c = this.counters
-    this.locate(h.hashHi, h.hashLo)
+    const step = ((h.hashHi | 1) >>> 0) % w
+    let x = (h.hashLo >>> 0) % w
     let min = CMS_MAX_COUNT
-    for (let i = 0; i < d; i++) {
-      const v = c[i * w + idx[i]]
+    for (let row = 0, end = this.depth * w; row < end; row += w) {
+      const v = c[row + x]
       if (v < min) min = v
-    }
-    return min
-  }
-
-  /**
-   * The item's counter index in each row, exactly {@link kmIndexes}
-   * (`(h1 + i·h2) mod w`), computed incrementally with two divisions instead of d:
-   * `(h1 mod w) + i·(h2 mod w)`, reduced by one subtraction per row.
-   */
-  private locate(hashHi: number, hashLo: number): void {
-    const w = this.width
-    const idx = this.idx
-    let x = (hashLo >>> 0) % w
-    const step = ((hashHi | 1) >>> 0) % w
-    for (let i = 0; i < this.depth; i++) {
-      idx[i] = x
       x += step
       if (x >= w) x -= w
     }
+    return min
   }
 
   /** Memory held by the counters in bytes: 4 × w × d. */

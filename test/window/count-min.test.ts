@@ -2,7 +2,8 @@ import t from 'tap'
 import fc from 'fast-check'
 import { CountMinSketch, CMS_MAX_COUNT, countMinDepth, countMinWidth } from '../../src/window/count-min.js'
 import { HyperLogLog } from '../../src/window/hyperloglog.js'
-import { sipHash } from '../../src/hash/hasher.js'
+import { murmur3, sipHash } from '../../src/hash/hasher.js'
+import { kmIndexes } from '../../src/hash/indexes.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 
 /** Rebuild a Count-Min frame with edits (valid checksum). */
@@ -255,4 +256,22 @@ t.test('clear() empties the counters and the total', async (t) => {
   c.clear()
   t.equal(c.estimate('a'), 0)
   t.equal(c.totalCount, 0)
+})
+
+t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec/window.md §3)', async (t) => {
+  for (const [width, depth] of [[2719, 7], [64, 5], [1, 3], [4096, 2]] as const) {
+    for (const conservative of [false, true]) {
+      const c = new CountMinSketch({ width, depth, seed: 31, conservative })
+      const item = `probe-${width}`
+      c.add(item, 5)
+      const v = murmur3(31).hash(item)
+      const idx = new Uint32Array(depth)
+      kmIndexes(Number(v >> 32n) | 0, Number(v & 0xffffffffn) | 0, depth, width, idx)
+      const counters = new DataView(c.serialize().buffer, 36 + 12 + 8)
+      const set: number[] = []
+      for (let p = 0; p < width * depth; p++) if (counters.getUint32(4 * p, true) !== 0) set.push(p)
+      t.same(set, Array.from(idx, (j, i) => i * width + j), `${width} × ${depth}, conservative ${conservative}`)
+      t.equal(c.estimate(item), 5)
+    }
+  }
 })
