@@ -430,7 +430,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const floor = key - this.keep
     let dropped = 0
     // one pass over the ring drops everything expired, however many slots elapsed
-    for (let i = 0; i < this.keep; i++) {
+    for (let i = 0; i < this.keep && dropped < this.held; i++) {
       if (this.ring[i] !== undefined && this.ringKeys[i] <= floor) {
         this.ring[i] = undefined
         dropped++
