@@ -92,7 +92,7 @@ let restoredTemplate: Mergeable | undefined
  *   slot.
  * - update/updateMany/tick move time forward and drop every expired slot at once, however
  *   long the gap (one pass over the ring, never one step per elapsed slot). The queries
- *   (merged, estimate, slots) are pure: they consider the slots live at
+ *   (merged, estimate, estimateItem, slots) are pure: they consider the slots live at
  *   `max(nowMs, latest seen)` and change nothing.
  * - All slots share the seed of one template sketch built from `familyOptions`, so they
  *   always merge.
@@ -248,6 +248,37 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
       )
     }
     return (this.merged(nowMs).estimate as () => number)()
+  }
+
+  /**
+   * A per-item count over the live slots without building a merged sketch: the sum of
+   * each live slot's `estimate(item)`. Meant for counting families (Count-Min: "how often
+   * was this key rejected in the last N minutes"), whose per-item estimate is additive
+   * over disjoint time slots: the sum is never below the true count and never above
+   * `merged(nowMs).estimate(item)` (a sum of row minima is at most the minimum of row
+   * sums). Pure; allocates nothing beyond what the family's estimate does.
+   * @param item passed to each slot's `estimate(item)`
+   * @param nowMs time in ms (default `clock.now()`)
+   * @throws {GrudgeError} `ERR_GRUDGE_UNSUPPORTED_OPERATION` when the family has no
+   * per-item `estimate(item)` (HyperLogLog: use {@link Window.estimate})
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time
+   */
+  estimateItem(item: Parameters<S['add']>[0], nowMs?: number): number {
+    const e = (this.template as { estimate?: unknown }).estimate
+    if (typeof e !== 'function' || e.length === 0) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_UNSUPPORTED_OPERATION',
+        `Window.estimateItem: expected a family with a per-item estimate(item), received ${this.family.name}; ` +
+          (typeof e === 'function' ? 'use estimate(nowMs)' : "use merged(nowMs) and the family's own query"),
+      )
+    }
+    const floor = this.liveFloor(nowMs)
+    let sum = 0
+    for (let i = 0; i < this.keep; i++) {
+      const s = this.ring[i]
+      if (s !== undefined && this.ringKeys[i] > floor) sum += (s.estimate as (item: unknown) => number)(item)
+    }
+    return sum
   }
 
   /**

@@ -477,3 +477,31 @@ t.test('Window matches a naive model of its rules (property)', async (t) => {
   )
   t.pass('slots, contents, estimate, slotCount and roll events match the model')
 })
+
+t.test('estimateItem sums per-slot counts: ≥ truth, ≤ the merged estimate, pure', async (t) => {
+  const w = new Window(CountMinSketch, { width: 32, depth: 3, seed: 5 }, { everyMs: 1000, keep: 3, clock: new FakeClock() })
+  const truth = new Map<string, number>()
+  // a crowded sketch so that collisions matter; slots 0..4, the window keeps 2, 3, 4
+  for (let s = 0; s < 5; s++) {
+    for (let i = 0; i < 200; i++) {
+      const k = `k${(i * 31 + s * 7) % 60}`
+      w.update(k, s * 1000 + i)
+      if (s >= 2) truth.set(k, (truth.get(k) ?? 0) + 1)
+    }
+  }
+  const merged = w.merged(4999)
+  let tighter = 0
+  for (let i = 0; i < 60; i++) {
+    const k = `k${i}`
+    const e = w.estimateItem(k, 4999)
+    const perSlot = w.slots(4999).reduce((acc, s) => acc + s.sketch.estimate(k), 0)
+    t.equal(e, perSlot, `${k}: the sum of the live slots`)
+    t.ok(e >= (truth.get(k) ?? 0) && e <= merged.estimate(k), `${k}: ${truth.get(k) ?? 0} ≤ ${e} ≤ ${merged.estimate(k)}`)
+    if (e < merged.estimate(k)) tighter++
+  }
+  t.ok(tighter > 0, `${tighter} of 60 items tighter than the merged sketch`)
+  t.equal(w.estimateItem('k1', 10_000), 0, 'everything expired at a later time')
+  t.equal(w.slotCount, 3, 'the query dropped nothing')
+  const h = hll(1000, 2)
+  t.throws(() => h.estimateItem('a', 0), { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: /HyperLogLog; use estimate\(nowMs\)/ })
+})
