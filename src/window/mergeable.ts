@@ -17,8 +17,8 @@ import { GrudgeError, describeValue, invalidOption } from '../errors.js'
  * - `add(item)`: insert one item (what `Window.update` calls);
  * - optionally `estimate()`: a whole-sketch estimate (HyperLogLog cardinality) or
  *   `estimate(item)`: a per-item estimate (Count-Min count). `Window.estimate()` uses the
- *   first form only; the two are told apart by the method's declared arity
- *   (`estimate.length`: 0 for the whole-sketch form);
+ *   first form and `Window.estimateItem(item)` the second; the two are told apart by the
+ *   method's declared arity (`estimate.length`: 0 for the whole-sketch form);
  * - optionally `emptyLike()`: a new empty sketch with the same shape and seed (saves a
  *   serialize/deserialize round trip when the Window opens a slot).
  *

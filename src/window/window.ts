@@ -235,8 +235,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * (distinct items for HyperLogLog; an empty window estimates 0).
    * @param nowMs time in ms (default `clock.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_UNSUPPORTED_OPERATION` when the family has no
-   * `estimate()` without arguments (Count-Min's `estimate(item)`, a Bloom filter): use
-   * `merged(nowMs)` and the family's own query instead
+   * `estimate()` without arguments: for Count-Min's `estimate(item)` use
+   * {@link Window.estimateItem}; for a Bloom filter, `merged(nowMs)` and its own query
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time
    */
   estimate(nowMs?: number): number {
@@ -244,7 +244,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
       throw new GrudgeError(
         'ERR_GRUDGE_UNSUPPORTED_OPERATION',
         `Window.estimate: expected a family with estimate() taking no argument, received ${this.family.name}; ` +
-          'use merged(nowMs) and the family\'s own query (e.g. merged().estimate(item))',
+          (typeof (this.template as { estimate?: unknown }).estimate === 'function'
+            ? 'use estimateItem(item, nowMs) or merged(nowMs).estimate(item)'
+            : "use merged(nowMs) and the family's own query"),
       )
     }
     return (this.merged(nowMs).estimate as () => number)()
