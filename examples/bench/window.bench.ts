@@ -85,6 +85,9 @@ const wCms = new Window(CountMinSketch, { width: 2719, depth: 7, seed: 1 }, { ev
 const winCms = add('grudge Window<CountMinSketch 2719×7>.update (1 ms/op)', 300_000, (n) => {
   for (let i = 0; i < n; i++) wCms.update(KEYS[i & MASK], nowC++)
 })
+add('grudge Window<CountMinSketch 2719×7>.estimateItem (≤ 5 slots)', 100_000, (n) => {
+  for (let i = 0; i < n; i++) sink ^= wCms.estimateItem(KEYS[i & MASK], nowC)
+})
 add('grudge Window<HyperLogLog p=14>.estimate (5 slots)', 200, (n) => {
   for (let i = 0; i < n; i++) sink ^= wHll.estimate(now) | 0
 })
