@@ -61,6 +61,16 @@ export interface WindowSlot<S> {
   sketch: S
 }
 
+interface Adder {
+  add(item: unknown): unknown
+}
+interface WholeEstimator {
+  estimate(): number
+}
+interface ItemEstimator {
+  estimate(item: unknown): number
+}
+
 /** Largest `keep`. */
 export const WINDOW_MAX_KEEP = 2 ** 20
 const VERSION = 1
@@ -180,8 +190,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    */
   update(item: Parameters<S['add']>[0], nowMs?: number): void {
     this.advance(nowMs === undefined ? this.clock.now() : nowMs)
-    const s = this.cur ?? this.open()
-    ;(s.add as (item: unknown) => unknown)(item)
+    const s = (this.cur ?? this.open()) as unknown as Adder
+    s.add(item)
     if (this.rollPending) this.finish()
   }
 
@@ -193,9 +203,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    */
   updateMany(items: Iterable<Parameters<S['add']>[0]>, nowMs?: number): void {
     this.advance(nowMs === undefined ? this.clock.now() : nowMs)
-    const s = this.cur ?? this.open()
+    const s = (this.cur ?? this.open()) as unknown as Adder
     try {
-      for (const item of items) (s.add as (item: unknown) => unknown)(item)
+      for (const item of items) s.add(item)
     } finally {
       if (this.rollPending) this.finish()
     }
@@ -249,7 +259,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
             : "use merged(nowMs) and the family's own query"),
       )
     }
-    return (this.merged(nowMs).estimate as () => number)()
+    return (this.merged(nowMs) as unknown as WholeEstimator).estimate()
   }
 
   /**
@@ -278,7 +288,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     let sum = 0
     for (let i = 0; i < this.keep; i++) {
       const s = this.ring[i]
-      if (s !== undefined && this.ringKeys[i] > floor) sum += (s.estimate as (item: unknown) => number)(item)
+      if (s !== undefined && this.ringKeys[i] > floor) sum += (s as unknown as ItemEstimator).estimate(item)
     }
     return sum
   }
