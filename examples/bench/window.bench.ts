@@ -115,10 +115,10 @@ for (let r = 0; r < RUNS; r++) {
 }
 // wall-clock ns/op is the headline; CPU ns/op (process.cpuUsage) shows how much of it was
 // this process running rather than waiting for a core on a shared machine
-console.log(`${'case'.padEnd(54)} ${'wall ns/op'.padStart(10)} ${'cpu ns/op'.padStart(10)} ${'heap B/op'.padStart(9)}`)
+console.log(`${'case'.padEnd(62)} ${'wall ns/op'.padStart(10)} ${'cpu ns/op'.padStart(10)} ${'heap B/op'.padStart(9)}`)
 for (const c of cases) {
   console.log(
-    `${c.name.padEnd(54)} ${ns(c).toFixed(1).padStart(10)} ${median(c.cpu).toFixed(1).padStart(10)} ${median(c.bytes).toFixed(1).padStart(9)}`,
+    `${c.name.padEnd(62)} ${ns(c).toFixed(1).padStart(10)} ${median(c.cpu).toFixed(1).padStart(10)} ${median(c.bytes).toFixed(1).padStart(9)}`,
   )
 }
 const x = (a: Case, b: Case) => (ns(b) / ns(a)).toFixed(0)
