@@ -154,8 +154,19 @@ export class BloomFilter {
     keyBytes(item)
     const hasher = this.hasher
     hasher.hashInto(keyView, keyLength)
-    let xh = hasher.hashHi >>> 0
-    let xl = hasher.hashLo >>> 0
+    return this.addHashed(hasher.hashHi, hasher.hashLo)
+  }
+
+  /**
+   * Insert an item by its 64-bit hash under this filter's {@link BloomFilter.hasher}, for
+   * structures that hash once and route (sharded filters).
+   * @param hashHi high 32 bits of the hash (int32 or uint32)
+   * @param hashLo low 32 bits of the hash (int32 or uint32)
+   * @returns true when at least one bit went from 0 to 1
+   */
+  addHashed(hashHi: number, hashLo: number): boolean {
+    let xh = hashHi >>> 0
+    let xl = hashLo >>> 0
     const bh = xl
     const bl = (xh | 1) >>> 0
     const m = this.bitCount
@@ -193,8 +204,17 @@ export class BloomFilter {
     keyBytes(item)
     const hasher = this.hasher
     hasher.hashInto(keyView, keyLength)
-    let xh = hasher.hashHi >>> 0
-    let xl = hasher.hashLo >>> 0
+    return this.mightContainHashed(hasher.hashHi, hasher.hashLo)
+  }
+
+  /**
+   * {@link BloomFilter.mightContain} by the item's 64-bit hash under this filter's hasher.
+   * @param hashHi high 32 bits of the hash (int32 or uint32)
+   * @param hashLo low 32 bits of the hash (int32 or uint32)
+   */
+  mightContainHashed(hashHi: number, hashLo: number): boolean {
+    let xh = hashHi >>> 0
+    let xl = hashLo >>> 0
     const bh = xl
     const bl = (xh | 1) >>> 0
     const m = this.bitCount
