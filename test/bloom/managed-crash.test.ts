@@ -15,7 +15,7 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
   const dir = t.testdir()
   const bundle = join(dir, 'child.mjs')
   buildSync({
-    entryPoints: [fileURLToPath(new URL('./crash-child.ts', import.meta.url))],
+    entryPoints: [fileURLToPath(new URL('../fixtures/bloom-crash-child.ts', import.meta.url))],
     bundle: true,
     platform: 'node',
     format: 'esm',
