@@ -137,6 +137,30 @@ t.test('union: members of both, commutative, associative over every order, refus
   t.throws(() => a.union({} as never), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
 })
 
+t.test('union laws over random item sets (property)', async (t) => {
+  const items = fc.array(fc.string({ maxLength: 12 }), { maxLength: 40 })
+  fc.assert(
+    fc.property(items, items, items, fc.integer({ min: 1, max: 700 }), (xs, ys, zs, bits) => {
+      const mk = (its: string[]) => {
+        const f = BloomFilter.withSize({ bits, hashes: 4, seed: 21 })
+        for (const it of its) f.add(it)
+        return f
+      }
+      const hex = (f: BloomFilter) => Buffer.from(f.serialize()).toString('hex')
+      const ab = mk(xs).union(mk(ys))
+      const commutes = hex(ab) === hex(mk(ys).union(mk(xs)))
+      const associates = hex(mk(xs).union(mk(ys)).union(mk(zs))) === hex(mk(xs).union(mk(ys).union(mk(zs))))
+      // the union holds exactly the bits of a filter that saw both sets
+      const direct = mk([...xs, ...ys])
+      let sameBits = true
+      for (let i = 0; i < bits; i++) if (ab.isBitSet(i) !== direct.isBitSet(i)) sameBits = false
+      return commutes && associates && sameBits && ab.setBitCount === direct.setBitCount && [...xs, ...ys].every((v) => ab.mightContain(v))
+    }),
+    { seed: 5150, numRuns: 150 },
+  )
+  t.pass()
+})
+
 t.test('serialize / deserialize round-trips every bit length exactly', async (t) => {
   for (let bits = 1; bits <= 200; bits++) {
     const f = BloomFilter.withSize({ bits, hashes: 3, seed: bits })
