@@ -167,7 +167,7 @@ export class BloomFilter {
   addHashed(hashHi: number, hashLo: number): boolean {
     let xh = hashHi >>> 0
     let xl = hashLo >>> 0
-    const bh = xl
+    const bh = (xl | 1) >>> 0
     const bl = (xh | 1) >>> 0
     const m = this.bitCount
     const k = this.hashCount
@@ -215,7 +215,7 @@ export class BloomFilter {
   mightContainHashed(hashHi: number, hashLo: number): boolean {
     let xh = hashHi >>> 0
     let xl = hashLo >>> 0
-    const bh = xl
+    const bh = (xl | 1) >>> 0
     const bl = (xh | 1) >>> 0
     const m = this.bitCount
     const k = this.hashCount

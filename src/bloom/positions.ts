@@ -4,8 +4,9 @@
  * Kirsch–Mitzenmacher double hashing ("Less hashing, same performance: building a better
  * Bloom filter", ESA 2006) carried out on 64-bit values so that no index is confined to
  * 32 bits: with the 64-bit hash `H = hi·2^32 + lo` and the odd step
- * `B = lo·2^32 + (hi | 1)` (H with its halves swapped, forced odd so the k values never
- * collapse), the i-th value is `x_i = (H + i·B) mod 2^64` and its position is
+ * `B = (lo | 1)·2^32 + (hi | 1)` (H with its halves swapped, each half forced odd so neither
+ * word's step is 0 and the k values x_i are distinct), the i-th value is
+ * `x_i = (H + i·B) mod 2^64` and its position is
  *
  *     pos_i = floor(x_i · m / 2^64)
  *
@@ -38,7 +39,7 @@ const INV16 = 1 / 65536
 export function bloomPositions(hashHi: number, hashLo: number, k: number, m: number, out: Float64Array): void {
   let xh = hashHi >>> 0
   let xl = hashLo >>> 0
-  const bh = xl
+  const bh = (xl | 1) >>> 0
   const bl = (xh | 1) >>> 0
   for (let i = 0; i < k; i++) {
     out[i] = mulHi(xh, xl, m)

@@ -3,11 +3,11 @@ import { bloomPositions, mulHi, MAX_BITS } from '../../src/bloom/positions.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 
 // Reference: the spec's definition in exact integer arithmetic (BigInt):
-// H = hi·2^32 + lo, B = lo·2^32 + (hi | 1), x_i = (H + i·B) mod 2^64, pos_i = floor(x_i · m / 2^64)
+// H = hi·2^32 + lo, B = (lo | 1)·2^32 + (hi | 1), x_i = (H + i·B) mod 2^64, pos_i = floor(x_i · m / 2^64)
 function reference(hi: number, lo: number, k: number, m: number): number[] {
   const M64 = (1n << 64n) - 1n
   const H = (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0)
-  const B = (BigInt(lo >>> 0) << 32n) | BigInt((hi | 1) >>> 0)
+  const B = (BigInt((lo | 1) >>> 0) << 32n) | BigInt((hi | 1) >>> 0)
   const out: number[] = []
   for (let i = 0n; i < BigInt(k); i++) out.push(Number((((H + i * B) & M64) * BigInt(m)) >> 64n))
   return out
