@@ -181,13 +181,9 @@ export class BloomFilter {
       // branch-free: a mispredicted "was it set?" branch would serialize the cache misses
       words[w] = old | (1 << b)
       fresh += ((old >>> b) & 1) ^ 1
-      xl += bl
-      if (xl >= TWO32) {
-        xl -= TWO32
-        xh += 1
-      }
-      xh += bh
-      if (xh >= TWO32) xh -= TWO32
+      // 64-bit add of B with the carry, every word kept a uint32
+      xl = (xl + bl) >>> 0
+      xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
     }
     this.added++
     this.setBits += fresh
@@ -227,13 +223,9 @@ export class BloomFilter {
       c = Math.floor(((xh & 0xffff) * m + c) * INV16)
       const pos = Math.floor(((xh >>> 16) * m + c) * INV16)
       if ((words[Math.floor(pos * 0.03125)] & (1 << (pos & 31))) === 0) return false
-      xl += bl
-      if (xl >= TWO32) {
-        xl -= TWO32
-        xh += 1
-      }
-      xh += bh
-      if (xh >= TWO32) xh -= TWO32
+      // 64-bit add of B with the carry, every word kept a uint32
+      xl = (xl + bl) >>> 0
+      xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
     }
     return true
   }

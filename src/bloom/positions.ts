@@ -24,7 +24,6 @@
 /** Largest bit count the position math is exact for: 2^36 (8 GiB of bits). */
 export const MAX_BITS = 2 ** 36
 
-const TWO32 = 0x100000000
 const INV16 = 1 / 65536
 
 /**
@@ -43,13 +42,9 @@ export function bloomPositions(hashHi: number, hashLo: number, k: number, m: num
   const bl = (xh | 1) >>> 0
   for (let i = 0; i < k; i++) {
     out[i] = mulHi(xh, xl, m)
-    xl += bl
-    if (xl >= TWO32) {
-      xl -= TWO32
-      xh += 1
-    }
-    xh += bh
-    if (xh >= TWO32) xh -= TWO32
+    // 64-bit add of B with the carry, every word kept a uint32
+    xl = (xl + bl) >>> 0
+    xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
   }
 }
 
