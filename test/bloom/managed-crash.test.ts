@@ -68,3 +68,25 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
   // the kills must have hit writes in progress, or this test proves nothing
   t.ok(midWrite > 0, `${midWrite} of ${ROUNDS} kills landed while a temporary file was being written`)
 })
+
+t.test('the checkpoint timer is unref\'d: a process with an open filter exits by itself', async (t) => {
+  const dir = t.testdir()
+  const bundle = join(dir, 'idle.mjs')
+  buildSync({
+    entryPoints: [fileURLToPath(new URL('../fixtures/bloom-idle-child.ts', import.meta.url))],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: bundle,
+    logLevel: 'silent',
+  })
+  const child = spawn(process.execPath, [bundle, join(dir, 'idle.bloom')], { stdio: ['ignore', 'pipe', 'inherit'] })
+  let out = ''
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  // if the 60 000 ms timer held the loop, this would only end by tap's timeout
+  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
+  t.equal(code, 0)
+  t.match(out, /timer period 60000/)
+  t.notOk(existsSync(join(dir, 'idle.bloom')), 'nothing written without close()')
+})
