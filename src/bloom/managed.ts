@@ -25,7 +25,10 @@ export interface ExpectedBloom {
   seed: Uint8Array | null
 }
 
-/** The geometry and hashing a config asks for. */
+/**
+ * The geometry and hashing a config asks for.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity, errorRate, hasher or seed
+ */
 export function expectedBloom(capacity: number, errorRate: number, config: BloomHashOptions): ExpectedBloom {
   if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
   if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1)) invalidOption('errorRate', 'a number in (0, 1)', errorRate)
@@ -184,6 +187,7 @@ export class ManagedBloomFilter extends CheckpointRunner {
     return this.filter.estimatedCardinality()
   }
 
+  /** Write the one checkpoint file; inserts made while it is written stay unsaved. */
   protected async writeUnsaved(): Promise<number> {
     const snapshot = this.unsaved
     await writeFrameAtomic(this.path, this.filter.frameHeader(), this.filter.payloadView(), this.chunkBytes)

@@ -118,6 +118,10 @@ export abstract class CheckpointRunner {
   protected closed = false
   private completed = 0
 
+  /**
+   * Start the interval timer (unless the interval is Infinity).
+   * @param opts parsed by {@link parsePersistOptions}
+   */
   constructor(opts: ParsedPersistOptions) {
     this.policy = opts.policy
     this.onError = opts.onError
