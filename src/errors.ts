@@ -27,6 +27,13 @@ export const ERROR_CODES = {
   ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
   ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
   // bloom (issue: Bloom filter, checkpoints, shards, registry)
+  ERR_GRUDGE_BLOOM_PARAMS_MISMATCH: 'A Bloom checkpoint or shard directory was written with other parameters than the ones asked for.',
+  ERR_GRUDGE_BLOOM_CLOSED: 'A persistent Bloom filter was closed and can no longer take inserts or checkpoints.',
+  ERR_GRUDGE_BLOOM_IO: 'Reading or writing a Bloom checkpoint file failed at the file-system level.',
+  ERR_GRUDGE_BLOOM_NAME_INVALID: 'A Bloom filter name is not a safe file name.',
+  ERR_GRUDGE_BLOOM_NAME_TAKEN: 'A Bloom filter name is already registered.',
+  ERR_GRUDGE_BLOOM_NAME_UNKNOWN: 'No Bloom filter is registered under that name.',
+  ERR_GRUDGE_BLOOM_REGISTRY_STATE: 'The Bloom registry was used before init(), initialized twice, or used after close().',
 
   // window (issue: Window, HyperLogLog, Count-Min)
 
@@ -47,6 +54,7 @@ export type GrudgeErrorCode = keyof typeof ERROR_CODES
 
 /** Shape shared by every grudge error: a standard Error with a stable `code`. */
 export interface CodedError extends Error {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
 }
 
@@ -55,7 +63,14 @@ export interface CodedError extends Error {
  * expected and what was received.
  */
 export class GrudgeError extends Error implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   * @param options `cause`: the underlying error, if any
+   */
   constructor(code: GrudgeErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'GrudgeError'
@@ -65,7 +80,13 @@ export class GrudgeError extends Error implements CodedError {
 
 /** A coded `RangeError`: a number outside its allowed range (NaN, ±Infinity, negative…). */
 export class GrudgeRangeError extends RangeError implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   */
   constructor(code: GrudgeErrorCode, message: string) {
     super(message)
     this.name = 'GrudgeRangeError'
@@ -75,7 +96,13 @@ export class GrudgeRangeError extends RangeError implements CodedError {
 
 /** A coded `TypeError`: a value of the wrong type (a key that is not a string or bytes…). */
 export class GrudgeTypeError extends TypeError implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   */
   constructor(code: GrudgeErrorCode, message: string) {
     super(message)
     this.name = 'GrudgeTypeError'
@@ -92,6 +119,7 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null'
   if (typeof value === 'object') return 'object'
   if (typeof value === 'function') return 'function'
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above; only primitives reach here
   return String(value)
 }
 
