@@ -12,15 +12,39 @@
 // Limits are set high so every request is admitted: the cost of the limiter's path is measured.
 import Fastify, { type FastifyInstance } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
-// @ts-expect-error the store is not in the package's types
-import RedisStoreFrl from '@fastify/rate-limit/store/RedisStore.js'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
-// @ts-expect-error autocannon ships no types
-import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
 import { redisStore } from '../../src/cluster/index.js'
 import { localStore, type ScoreStore, type StoreSpec } from '../../src/limit/store.js'
 import { linear } from '../../src/sketch/decay.js'
+
+// untyped CommonJS packages, typed here by what the bench uses
+const require = createRequire(import.meta.url)
+interface AutocannonResult {
+  requests: { average: number }
+  latency: { p99: number }
+  non2xx: number
+  errors: number
+  timeouts: number
+}
+interface AutocannonClient {
+  setHeaders(h: Record<string, string>): void
+  on(e: string, f: () => void): void
+}
+const autocannon = require('autocannon') as (opts: {
+  url: string
+  connections: number
+  duration: number
+  setupClient: (c: AutocannonClient) => void
+}) => Promise<AutocannonResult>
+type IncrCallback = (err: Error | null, value?: unknown) => void
+const RedisStoreFrl = require('@fastify/rate-limit/store/RedisStore.js') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+  redis: Redis,
+  key: string,
+) => { incr(key: string, cb: IncrCallback, timeWindowMs: number, max: number): void }
 
 const URL = process.env.GRUDGE_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const SEED = process.env.GRUDGE_BENCH_SEED ?? '5eed5eed5eed5eed5eed5eed5eed5eed'
@@ -59,9 +83,9 @@ async function storeLayer(name: string, decide: (key: string) => unknown, calls 
   return { name, perSec: calls / secs, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) }
 }
 
-/** Start `app` on a loopback port; returns a runner measuring `durationS` seconds of load. */
+/** Start `app` on a loopback port; returns a runner measuring `duration` seconds of load. */
 async function serve(app: FastifyInstance) {
-  app.get('/', async () => 'ok')
+  app.get('/', () => 'ok')
   await app.listen({ port: 0, host: '127.0.0.1' })
   const port = (app.server.address() as { port: number }).port
   let i = 0
@@ -70,7 +94,7 @@ async function serve(app: FastifyInstance) {
       url: `http://127.0.0.1:${port}/`,
       connections: 32,
       duration,
-      setupClient: (c: { setHeaders: (h: Record<string, string>) => void; on: (e: string, f: () => void) => void }) => {
+      setupClient: (c) => {
         c.setHeaders({ 'x-key': `k${i++ % KEYS}` })
         c.on('response', () => c.setHeaders({ 'x-key': `k${i++ % KEYS}` }))
       },
@@ -96,13 +120,17 @@ async function main() {
   await new Promise((r) => flexRedis.once('ready', r))
   const mkLocal = () => localStore()(spec)
   const mkExact = () => redisStore({ redis, seed: SEED, prefix: `${PREFIX}:exact`, timeoutMs: 1000 })(spec)
-  const mkSync = () => redisStore({ redis, seed: SEED, prefix: `${PREFIX}:sync`, mode: 'sync', syncMs: 100, timeoutMs: 1000 })(spec)
+  const mkSync = () =>
+    redisStore({ redis, seed: SEED, prefix: `${PREFIX}:sync`, mode: 'sync', syncMs: 100, timeoutMs: 1000 })(spec)
   const flex = new RateLimiterRedis({ storeClient: flexRedis, points: BIG, duration: 60, keyPrefix: `${PREFIX}:flex` })
   const frlStore = new RedisStoreFrl(false, false, frlRedis, `${PREFIX}:frl:`)
-  const frlIncr = (key: string) => new Promise((res, rej) => frlStore.incr(key, (e: unknown, v: unknown) => (e ? rej(e) : res(v)), 60_000, BIG))
+  const frlIncr = (key: string) =>
+    new Promise((res, rej) => frlStore.incr(key, (e, v) => (e ? rej(e) : res(v)), 60_000, BIG))
 
   const ROUNDS = 3
-  console.log(`store layer: ${KEYS} keys, 32 calls in flight, 20 000 calls per run, median of ${ROUNDS} round-robin runs (Redis ${URL})`)
+  console.log(
+    `store layer: ${KEYS} keys, 32 calls in flight, 20 000 calls per run, median of ${ROUNDS} round-robin runs (Redis ${URL})`,
+  )
   const local = mkLocal()
   const exact = mkExact()
   const sync = mkSync()
@@ -136,7 +164,9 @@ async function main() {
     })),
   )
 
-  console.log(`\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`)
+  console.log(
+    `\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`,
+  )
   const frlApp = Fastify()
   await frlApp.register(rateLimit, {
     max: BIG,

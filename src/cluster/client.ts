@@ -5,10 +5,15 @@ import { GrudgeError } from '../errors.js'
  * peer and is never imported statically). `evalshaBuffer` is needed by sync mode only.
  */
 export interface RedisLike {
+  /** `EVALSHA sha numKeys ...keys ...args`, resolving to the script's reply (strings decoded as UTF-8). */
   evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** As {@link RedisLike.evalsha} with string replies as Buffers (binary cells); sync mode only. */
   evalshaBuffer?(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** `SCRIPT LOAD source`, used after a NOSCRIPT reply. */
   script(subcommand: 'LOAD', source: string): Promise<unknown>
+  /** Close the connection at once (called only on clients grudge created from a URL). */
   disconnect?(): void
+  /** Close the connection after pending replies (not called by grudge). */
   quit?(): Promise<unknown>
 }
 
@@ -31,7 +36,7 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
 export async function connectUrl(url: string): Promise<RedisLike> {
   let mod: { Redis?: unknown; default?: unknown }
   try {
-    mod = (await import('ioredis')) as { Redis?: unknown; default?: unknown }
+    mod = await import('ioredis')
   } catch (err) {
     throw new GrudgeError(
       'ERR_GRUDGE_CLUSTER_CLIENT',
@@ -39,7 +44,10 @@ export async function connectUrl(url: string): Promise<RedisLike> {
       { cause: err },
     )
   }
-  const Redis = (mod.Redis ?? mod.default) as new (url: string, options: object) => RedisLike & {
+  const Redis = (mod.Redis ?? mod.default) as new (
+    url: string,
+    options: object,
+  ) => RedisLike & {
     on(event: string, fn: (...args: unknown[]) => void): void
     off?(event: string, fn: (...args: unknown[]) => void): void
   }

@@ -78,15 +78,18 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   }
   const levels = spec.sketch?.levels ?? 4
   const cells = spec.sketch?.cellsPerLevel ?? 1024
-  if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20) invalidOption('levels', 'an integer in [1, 2^20]', levels)
-  if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000) invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
+  if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20)
+    invalidOption('levels', 'an integer in [1, 2^20]', levels)
+  if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000)
+    invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
   if (levels * cells * 16 > MAX_STRING_BYTES) {
     invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
   }
   const generations = spec.generations
   if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
   const periodMs = spec.periodMs
-  if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs < 1) invalidOption('periodMs', 'a finite number ≥ 1 (ms)', periodMs)
+  if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs < 1)
+    invalidOption('periodMs', 'a finite number ≥ 1 (ms)', periodMs)
   // The Sketch constructor is the one validator of decay, bounds, aggregator and hasher.
   const probe = new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, seed: o.secret, clock: undefined })
   if (probe.decay.kind === 'linear') {
@@ -99,7 +102,10 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
       )
     }
   }
-  const fp = fingerprint(o.secret, sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs))
+  const fp = fingerprint(
+    o.secret,
+    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs),
+  )
   const keyPrefix = `${o.prefix}:{${spec.name}}:`
   return Object.freeze({
     levels,
@@ -131,7 +137,8 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
 
 /** A float64 as a Lua numeric literal that reads back as the same double (shortest round-trip form). */
 function luaNumber(x: number): string {
-  if (!Number.isFinite(x)) throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `script constant: expected a finite number, received ${x}`)
+  if (!Number.isFinite(x))
+    throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `script constant: expected a finite number, received ${x}`)
   return Object.is(x, -0) ? '-0.0' : String(x)
 }
 

@@ -182,7 +182,11 @@ export class RedisExactStore implements ScoreStore {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new GrudgeError('ERR_GRUDGE_CLUSTER_CLOSED', 'redis store: expected an open store, received one that was closed')
+    if (this.closed)
+      throw new GrudgeError(
+        'ERR_GRUDGE_CLUSTER_CLOSED',
+        'redis store: expected an open store, received one that was closed',
+      )
   }
 
   private skipRedis(): boolean {
@@ -219,7 +223,10 @@ export class RedisExactStore implements ScoreStore {
 
   /** One operation: one EVALSHA (a second only after NOSCRIPT or a clock far off), within timeoutMs. */
   private call(op: number, key: string, delta: number, limit: number, timeoutMs = this.o.timeoutMs): Promise<Reply> {
-    return withTimeout(this.shared.get().then((c) => this.exec(c, op, key, delta, limit)), timeoutMs)
+    return withTimeout(
+      this.shared.get().then((c) => this.exec(c, op, key, delta, limit)),
+      timeoutMs,
+    )
   }
 
   private async exec(client: RedisLike, op: number, key: string, delta: number, limit: number): Promise<Reply> {
@@ -287,4 +294,3 @@ function decode(raw: unknown): Reply {
   if (!Number.isFinite(nowMs)) throw replyError('redis exact script', raw)
   return { status, score, nowMs }
 }
-

@@ -1,7 +1,8 @@
 import { SipHasher, type Hasher } from '../hash/hasher.js'
 import { generationSeed } from '../sketch/rotator.js'
-import { DECAY_IDS } from '../sketch/decay.js'
-import { AGGREGATOR_IDS, type Sketch } from '../sketch/sketch.js'
+import type { DECAY_IDS } from '../sketch/decay.js'
+import type { AGGREGATOR_IDS } from '../sketch/sketch.js'
+import { type Sketch } from '../sketch/sketch.js'
 
 /**
  * The hasher of generation `generationId` for a fleet sharing `secret`: the same function
@@ -19,16 +20,27 @@ export function generationHasher(base: Hasher, secret: Uint8Array, generationId:
 
 /** What the fingerprint covers: everything that decides which cells a key uses and what they mean. */
 export interface FingerprintInput {
+  /** `'exact'` or `'sync'`: the two modes never share cells. */
   mode: 'exact' | 'sync'
+  /** Name of the hash function (`'murmur3'` or `'siphash'`). */
   hasher: string
+  /** L, levels. */
   levels: number
+  /** M, cells per level. */
   cellsPerLevel: number
+  /** Decay kind (`'none'`, `'exponential'`, `'linear'`). */
   decayKind: keyof typeof DECAY_IDS
+  /** Decay rate per second (λ for exponential, units per second for linear, 0 for none). */
   decayRatePerSecond: number
+  /** Lower clamp bound. */
   lo: number
+  /** Upper clamp bound. */
   hi: number
+  /** How levels combine. */
   aggregator: keyof typeof AGGREGATOR_IDS
+  /** N, live generations. */
   generations: number
+  /** Rotation period in ms. */
   periodMs: number
 }
 

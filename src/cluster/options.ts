@@ -114,9 +114,11 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
     invalidOption('prefix', 'a non-empty string without { or }', prefix)
   }
   const syncMs = options.syncMs ?? 100
-  if (typeof syncMs !== 'number' || !Number.isFinite(syncMs) || syncMs < 1) invalidOption('syncMs', 'a finite number ≥ 1 (ms)', syncMs)
+  if (typeof syncMs !== 'number' || !Number.isFinite(syncMs) || syncMs < 1)
+    invalidOption('syncMs', 'a finite number ≥ 1 (ms)', syncMs)
   const retryMs = options.retryMs ?? 250
-  if (typeof retryMs !== 'number' || !Number.isFinite(retryMs) || retryMs < 0) invalidOption('retryMs', 'a finite number ≥ 0 (ms)', retryMs)
+  if (typeof retryMs !== 'number' || !Number.isFinite(retryMs) || retryMs < 0)
+    invalidOption('retryMs', 'a finite number ≥ 0 (ms)', retryMs)
   const clock = options.clock
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
     invalidOption('clock', 'an object with now(): number', clock)
@@ -127,5 +129,17 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   }
   const onError = options.onError
   if (onError !== undefined && typeof onError !== 'function') invalidOption('onError', 'a function', onError)
-  return Object.freeze({ redis, mode, secret, timeoutMs, onStoreError, prefix, syncMs, retryMs, clock, ticker, onError })
+  return Object.freeze({
+    redis,
+    mode,
+    secret,
+    timeoutMs,
+    onStoreError,
+    prefix,
+    syncMs,
+    retryMs,
+    clock,
+    ticker,
+    onError,
+  })
 }

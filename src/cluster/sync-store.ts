@@ -40,7 +40,8 @@ class FleetSketch extends Sketch {
     const dv = raw === undefined ? undefined : new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
     for (let p = 0; p < n; p++) {
       let s = 0
-      if (p < inRaw) s = applyDecay(dv!.getFloat64(p * 16, true), this.decay, serverNowMs - dv!.getFloat64(p * 16 + 8, true))
+      if (p < inRaw)
+        s = applyDecay(dv!.getFloat64(p * 16, true), this.decay, serverNowMs - dv!.getFloat64(p * 16 + 8, true))
       s += pending[p]
       this.scores[p] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
       this.touched[p] = localNowMs
@@ -98,7 +99,13 @@ export class RedisSyncStore implements ScoreStore {
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.local = o.clock ?? spec.clock ?? systemClock
-    this.sketchConfig = { ...spec.sketch, levels: this.shape.levels, cellsPerLevel: this.shape.cellsPerLevel, clock: this.local, seed: undefined }
+    this.sketchConfig = {
+      ...spec.sketch,
+      levels: this.shape.levels,
+      cellsPerLevel: this.shape.cellsPerLevel,
+      clock: this.local,
+      seed: undefined,
+    }
     this.lastOkMs = this.mono()
     shared.acquire()
     shared.get().catch(() => {})
@@ -200,9 +207,11 @@ export class RedisSyncStore implements ScoreStore {
         this.syncing = undefined
       })
     }
-    return strict ? this.syncing : this.syncing.catch((err) => {
-      if (isCoded(err)) throw err
-    })
+    return strict
+      ? this.syncing
+      : this.syncing.catch((err) => {
+          if (isCoded(err)) throw err
+        })
   }
 
   /** Whether the last sync failed and the fleet view is older than 3 × syncMs. */
@@ -225,7 +234,11 @@ export class RedisSyncStore implements ScoreStore {
 
   private assertOpen(): void {
     if (this.fatal !== undefined) throw this.fatal
-    if (this.closed) throw new GrudgeError('ERR_GRUDGE_CLUSTER_CLOSED', 'redis store: expected an open store, received one that was closed')
+    if (this.closed)
+      throw new GrudgeError(
+        'ERR_GRUDGE_CLUSTER_CLOSED',
+        'redis store: expected an open store, received one that was closed',
+      )
   }
 
   private mono(): number {

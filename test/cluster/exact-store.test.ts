@@ -7,7 +7,7 @@ import { Sketch, type SketchConfig } from '../../src/sketch/sketch.js'
 import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore, generationHasher } from '../../src/cluster/index.js'
-import { RedisExactStore } from '../../src/cluster/exact-store.js'
+import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const STEPS = 600
@@ -68,9 +68,27 @@ class Model {
 }
 
 const configs: Array<{ name: string; sketch: SketchConfig; exp?: boolean }> = [
-  { name: 'debt meter: min, linear 5/s, [0, 20], murmur3', sketch: { levels: 3, cellsPerLevel: 16, decay: linear(5), lo: 0, hi: 20, aggregator: 'min', hasher: murmur3() } },
-  { name: 'feedback: max, exponential 0.7/s, [-10, 10], siphash', sketch: { levels: 4, cellsPerLevel: 8, decay: exponential(0.7), lo: -10, hi: 10, aggregator: 'max', hasher: sipHash() }, exp: true },
-  { name: 'counter: mean, no decay, [-5, 1e9], murmur3', sketch: { levels: 2, cellsPerLevel: 5, decay: none(), lo: -5, hi: 1e9, aggregator: 'mean', hasher: murmur3() } },
+  {
+    name: 'debt meter: min, linear 5/s, [0, 20], murmur3',
+    sketch: { levels: 3, cellsPerLevel: 16, decay: linear(5), lo: 0, hi: 20, aggregator: 'min', hasher: murmur3() },
+  },
+  {
+    name: 'feedback: max, exponential 0.7/s, [-10, 10], siphash',
+    sketch: {
+      levels: 4,
+      cellsPerLevel: 8,
+      decay: exponential(0.7),
+      lo: -10,
+      hi: 10,
+      aggregator: 'max',
+      hasher: sipHash(),
+    },
+    exp: true,
+  },
+  {
+    name: 'counter: mean, no decay, [-5, 1e9], murmur3',
+    sketch: { levels: 2, cellsPerLevel: 5, decay: none(), lo: -5, hi: 1e9, aggregator: 'mean', hasher: murmur3() },
+  },
 ]
 
 t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t) => {
@@ -184,8 +202,14 @@ t.test('exact mode: Redis memory is constant in the number of keys', async (t) =
     const after100k = await usage()
     const bound = (N + 1) * L * M * 16 + 4096 // cells of at most N+1 generations, plus key overheads and the fingerprint
     t.ok(after100k.count <= N + 2, `at most ${N + 1} generation keys + fingerprint (got ${after100k.count})`)
-    t.ok(after100k.total <= bound, `MEMORY USAGE after 10^5 keys ${after100k.total} B ≤ (N+1)·L·M·16 + 4 KiB = ${bound} B`)
-    t.ok(after100k.total <= after2k.total * 1.01 + 64, `no growth from 2·10^3 to 10^5 keys (${after2k.total} → ${after100k.total} B)`)
+    t.ok(
+      after100k.total <= bound,
+      `MEMORY USAGE after 10^5 keys ${after100k.total} B ≤ (N+1)·L·M·16 + 4 KiB = ${bound} B`,
+    )
+    t.ok(
+      after100k.total <= after2k.total * 1.01 + 64,
+      `no growth from 2·10^3 to 10^5 keys (${after2k.total} → ${after100k.total} B)`,
+    )
     await store.close()
     await dropPrefix(admin, prefix)
   })

@@ -23,10 +23,27 @@ interface Report {
   endMs: number
 }
 
-async function runFleet(mode: 'exact' | 'sync', prefix: string, syncMs: number): Promise<{ reports: Report[]; windowMs: number }> {
-  const cfg = { url: REDIS_URL, seed: SEED, mode, prefix, ratePerSecond: RATE, burst: BURST, keys: KEYS, syncMs, concurrency: 4 }
+async function runFleet(
+  mode: 'exact' | 'sync',
+  prefix: string,
+  syncMs: number,
+): Promise<{ reports: Report[]; windowMs: number }> {
+  const cfg = {
+    url: REDIS_URL,
+    seed: SEED,
+    mode,
+    prefix,
+    ratePerSecond: RATE,
+    burst: BURST,
+    keys: KEYS,
+    syncMs,
+    concurrency: 4,
+  }
   const children = Array.from({ length: N }, () =>
-    fork(WORKER, [JSON.stringify(cfg)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
+    fork(WORKER, [JSON.stringify(cfg)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
   )
   const messages = children.map(
     (c) =>
@@ -61,13 +78,23 @@ t.test('fleet of 4 processes sharing R requests/s per key', async (t) => {
     const { reports, windowMs } = await runFleet('exact', prefix, 100)
     const expected = BURST + (RATE * windowMs) / 1000
     const requests = reports.reduce((a, r) => a + r.requests, 0)
-    t.equal(reports.reduce((a, r) => a + r.failures, 0), 0, 'no request fell back to a failure mode')
+    t.equal(
+      reports.reduce((a, r) => a + r.failures, 0),
+      0,
+      'no request fell back to a failure mode',
+    )
     t.ok(requests > 3 * expected, `offered load ${requests} requests ≫ the limit ${expected.toFixed(0)} × ${KEYS} keys`)
     for (let k = 0; k < KEYS; k++) {
       const total = reports.reduce((a, r) => a + r.admitted[k], 0)
       const perWorker = reports.map((r) => r.admitted[k])
-      t.ok(Math.abs(total - expected) <= 0.05 * expected, `key ${k}: admitted ${total} (per worker ${perWorker.join(', ')}) within 5% of B + R·T = ${expected.toFixed(1)}`)
-      t.ok(perWorker.every((a) => a > 0), `key ${k}: every worker got admissions`)
+      t.ok(
+        Math.abs(total - expected) <= 0.05 * expected,
+        `key ${k}: admitted ${total} (per worker ${perWorker.join(', ')}) within 5% of B + R·T = ${expected.toFixed(1)}`,
+      )
+      t.ok(
+        perWorker.every((a) => a > 0),
+        `key ${k}: every worker got admissions`,
+      )
     }
     await dropPrefix(admin, prefix)
   })
@@ -83,7 +110,10 @@ t.test('fleet of 4 processes sharing R requests/s per key', async (t) => {
     for (let k = 0; k < KEYS; k++) {
       const total = reports.reduce((a, r) => a + r.admitted[k], 0)
       t.ok(total <= bound, `key ${k}: admitted ${total} ≤ B + R·T + (n−1)(B + R·(syncMs + rtt)) = ${bound.toFixed(1)}`)
-      t.ok(total >= 0.9 * single, `key ${k}: admitted ${total} ≥ 90% of B + R·T = ${single.toFixed(1)} (the fleet is not starved)`)
+      t.ok(
+        total >= 0.9 * single,
+        `key ${k}: admitted ${total} ≥ 90% of B + R·T = ${single.toFixed(1)} (the fleet is not starved)`,
+      )
     }
     await dropPrefix(admin, prefix)
   })

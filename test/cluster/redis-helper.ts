@@ -77,9 +77,13 @@ export function privateRedis(port: number): PrivateRedis {
     port,
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], {
-        stdio: 'ignore',
-      })
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+        {
+          stdio: 'ignore',
+        },
+      )
       for (let i = 0; i < 100 && !(await redisReachable(port)); i++) await new Promise((r) => setTimeout(r, 20))
     },
     async stop() {

@@ -18,8 +18,16 @@ t.test('sync mode with a real Redis', async (t) => {
     t.teardown(() => admin.quit())
     const prefix = uniquePrefix('sync-see')
     const clock = new FakeClock(5_000_000)
-    const spec: StoreSpec = { name: 's', sketch: { levels: 3, cellsPerLevel: 256, decay: none() }, generations: 2, periodMs: 60_000 }
-    const mk = () => redisStore({ redis: admin, seed: SEED, prefix, mode: 'sync', clock, ticker: new FakeTicker(), timeoutMs: 2000 })(spec) as RedisSyncStore
+    const spec: StoreSpec = {
+      name: 's',
+      sketch: { levels: 3, cellsPerLevel: 256, decay: none() },
+      generations: 2,
+      periodMs: 60_000,
+    }
+    const mk = () =>
+      redisStore({ redis: admin, seed: SEED, prefix, mode: 'sync', clock, ticker: new FakeTicker(), timeoutMs: 2000 })(
+        spec,
+      ) as RedisSyncStore
     const a = mk()
     const b = mk()
     await a.ready()
@@ -32,7 +40,11 @@ t.test('sync mode with a real Redis', async (t) => {
       { act: () => b.sync(), want: undefined, why: 'B pulls' },
       { act: () => b.read('k'), want: 5, why: "B sees A's 5" },
       { act: () => b.tryConsume('k', 3, 8), want: { admitted: true, score: 8 }, why: 'B admits 3 (5 + 3 ≤ 8)' },
-      { act: () => a.tryConsume('k', 3, 8), want: { admitted: true, score: 8 }, why: "A, not yet synced, admits too: the sync bound's over-admission" },
+      {
+        act: () => a.tryConsume('k', 3, 8),
+        want: { admitted: true, score: 8 },
+        why: "A, not yet synced, admits too: the sync bound's over-admission",
+      },
       { act: () => b.sync(), want: undefined, why: 'B pushes its 3' },
       { act: () => a.sync(), want: undefined, why: 'A pushes its 3, pulls B’s' },
       { act: () => a.read('k'), want: 11, why: 'A: 5 + 3 + 3' },
@@ -57,9 +69,25 @@ t.test('sync mode with a real Redis', async (t) => {
     const B = 20
     const SYNC_MS = 50
     const T_MS = 10_000
-    const spec: StoreSpec = { name: 'b', sketch: { levels: 4, cellsPerLevel: 1024, decay: linear(R), lo: 0, hi: 1e4 }, generations: 2, periodMs: 3_600_000 }
-    const stores = Array.from({ length: n }, () =>
-      redisStore({ redis: admin, seed: SEED, prefix, mode: 'sync', clock, ticker: new FakeTicker(), timeoutMs: 5000, syncMs: SYNC_MS })(spec) as RedisSyncStore,
+    const spec: StoreSpec = {
+      name: 'b',
+      sketch: { levels: 4, cellsPerLevel: 1024, decay: linear(R), lo: 0, hi: 1e4 },
+      generations: 2,
+      periodMs: 3_600_000,
+    }
+    const stores = Array.from(
+      { length: n },
+      () =>
+        redisStore({
+          redis: admin,
+          seed: SEED,
+          prefix,
+          mode: 'sync',
+          clock,
+          ticker: new FakeTicker(),
+          timeoutMs: 5000,
+          syncMs: SYNC_MS,
+        })(spec) as RedisSyncStore,
     )
     for (const s of stores) await s.ready()
     let admitted = 0
@@ -88,7 +116,12 @@ t.test('sync mode with a real Redis', async (t) => {
 })
 
 t.test('sync mode when Redis is unreachable', async (t) => {
-  const spec: StoreSpec = { name: 'u', sketch: { levels: 2, cellsPerLevel: 64, decay: none() }, generations: 2, periodMs: 60_000 }
+  const spec: StoreSpec = {
+    name: 'u',
+    sketch: { levels: 2, cellsPerLevel: 64, decay: none() },
+    generations: 2,
+    periodMs: 60_000,
+  }
   for (const mode of ['open', 'closed', 'local'] as const) {
     const clock = new FakeClock(1_000_000)
     const errors: unknown[] = []
@@ -102,7 +135,11 @@ t.test('sync mode when Redis is unreachable', async (t) => {
       onStoreError: mode,
       onError: (e) => errors.push(e),
     })(spec) as RedisScoreStore & RedisSyncStore
-    t.same(store.tryConsume('k', 1, 1), { admitted: true, score: 1 }, `${mode}: decides locally while the view is fresh`)
+    t.same(
+      store.tryConsume('k', 1, 1),
+      { admitted: true, score: 1 },
+      `${mode}: decides locally while the view is fresh`,
+    )
     await store.sync()
     t.ok(errors.length >= 1, `${mode}: the failed sync is reported to onError`)
     clock.advance(301) // > 3 × syncMs without a successful sync
