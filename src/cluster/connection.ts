@@ -18,10 +18,17 @@ export class SharedClient {
   private users = 0
   constructor(private readonly source: RedisLike | string) {}
 
+  /** The client once known (after the first {@link SharedClient.get} resolved), to skip a promise hop. */
+  ready: RedisLike | undefined
+
   /** The client (created on first use for a URL). */
   get(): Promise<RedisLike> {
     if (this.client === undefined) {
       this.client = typeof this.source === 'string' ? connectUrl(this.source) : Promise.resolve(this.source)
+      this.client.then(
+        (c) => (this.ready = c),
+        () => {},
+      )
       // a failed import must not become an unhandled rejection before the first request
       this.client.catch(() => {})
     }
@@ -39,6 +46,7 @@ export class SharedClient {
     if (this.users > 0 || typeof this.source !== 'string' || this.client === undefined) return
     const pending = this.client
     this.client = undefined
+    this.ready = undefined
     try {
       const c = await pending
       c.disconnect?.()
@@ -175,22 +183,31 @@ export class RedisTimeout extends Error {
  * (the command itself may still run on the server later).
  */
 export function withTimeout<T>(task: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisTimeout(ms)), ms)
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisTimeout(ms)), ms)
+    task.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (err: unknown) => {
+        clearTimeout(timer)
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the command's own rejection through unchanged
+        reject(err)
+      },
+    )
   })
-  return Promise.race([task, timeout]).finally(() => clearTimeout(timer))
 }
 
 /**
  * EVALSHA, loading the script (SCRIPT LOAD) and retrying once on NOSCRIPT — after a
  * SCRIPT FLUSH, a restart or a failover.
  */
-export async function evalScript(
+export function evalScript(
   client: RedisLike,
   source: string,
   sha: string,
-  keys: string[],
+  keys: readonly string[],
   args: (string | number | Buffer)[],
   binary: boolean,
 ): Promise<unknown> {
@@ -198,13 +215,11 @@ export async function evalScript(
     binary && client.evalshaBuffer !== undefined
       ? client.evalshaBuffer(sha, keys.length, ...keys, ...args)
       : client.evalsha(sha, keys.length, ...keys, ...args)
-  try {
-    return await run()
-  } catch (err) {
+  return run().catch(async (err: unknown) => {
     if (!isNoScript(err)) throw err
     await client.script('LOAD', source)
-    return await run()
-  }
+    return run()
+  })
 }
 
 /** The SHA of a script, computed once. */

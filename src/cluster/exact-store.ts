@@ -49,6 +49,8 @@ export class RedisExactStore implements ScoreStore {
   private readonly sha: string
   private readonly idx: Uint32Array
   private readonly genHashers: Hasher[] = []
+  private keys: readonly string[] = []
+  private keysGb = NaN
   /** Server time minus local time in ms, from the last reply. */
   private offsetMs = 0
   private readonly local: Clock
@@ -223,10 +225,12 @@ export class RedisExactStore implements ScoreStore {
 
   /** One operation: one EVALSHA (a second only after NOSCRIPT or a clock far off), within timeoutMs. */
   private call(op: number, key: string, delta: number, limit: number, timeoutMs = this.o.timeoutMs): Promise<Reply> {
-    return withTimeout(
-      this.shared.get().then((c) => this.exec(c, op, key, delta, limit)),
-      timeoutMs,
-    )
+    const c = this.shared.ready
+    const task =
+      c !== undefined
+        ? this.exec(c, op, key, delta, limit)
+        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit))
+    return withTimeout(task, timeoutMs)
   }
 
   private async exec(client: RedisLike, op: number, key: string, delta: number, limit: number): Promise<Reply> {
@@ -244,6 +248,17 @@ export class RedisExactStore implements ScoreStore {
     }
   }
 
+  /** KEYS of a call for generations gb..gb+K−1: the fingerprint key, then one key per generation (cached for the last gb). */
+  private keysFor(gb: number, K: number): readonly string[] {
+    if (this.keysGb !== gb || this.keys.length !== K + 1) {
+      const keys = [this.shape.fpKey]
+      for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
+      this.keys = keys
+      this.keysGb = gb
+    }
+    return this.keys
+  }
+
   /** KEYS and ARGV of one call: fixed args, time, op, and the key's cells in each candidate generation. */
   private request(op: number, key: string, delta: number, limit: number, estimateMs: number, explicit: boolean) {
     const s = this.shape
@@ -255,8 +270,7 @@ export class RedisExactStore implements ScoreStore {
     // may already be in the next period; further off, the script says so and we retry once
     const gb = gEst - 1
     const K = N + 1
-    const keys: string[] = [s.fpKey]
-    for (let j = 0; j < K; j++) keys.push(s.keyPrefix + 'g' + (gb + j))
+    const keys = this.keysFor(gb, K)
     // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
     // command is written to the socket in one piece (a Buffer argument would split it)
     if (op === OP_CHECK) {
