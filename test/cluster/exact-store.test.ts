@@ -214,3 +214,37 @@ t.test('exact mode: Redis memory is constant in the number of keys', async (t) =
     await dropPrefix(admin, prefix)
   })
 })
+
+t.test('exact mode: a local clock far from server time costs one retry, never a wrong cell', async (t) => {
+  const opts = await needRedis(t)
+  t.test('skewed estimate', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-skew')
+    const periodMs = 60_000
+    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 2000 })({
+      name: 'skew',
+      sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+      generations: 2,
+      periodMs,
+    })
+    const calls: unknown[] = []
+    const orig = admin.evalsha.bind(admin)
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      calls.push(a)
+      return orig(...a)
+    }) as typeof admin.evalsha
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    // pretend the instance's clock runs 10 periods ahead of Redis
+    ;(store as unknown as { offsetMs: number }).offsetMs += 10 * periodMs
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 2 }, 'the same cells as before the skew')
+    t.equal(calls.length, 2, 'one extra round trip: the script named the live window, the call was repeated')
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 3 })
+    t.equal(calls.length, 1, 'the offset is learned: back to one round trip')
+    admin.evalsha = orig
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})
