@@ -444,7 +444,10 @@ export class Sketch {
    */
   merge(other: Sketch): void {
     if (!(other instanceof Sketch)) {
-      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'sketch: expected a Sketch to merge, received another value')
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        'sketch: expected a Sketch to merge, received another value',
+      )
     }
     assertMergeable('sketch', this, other)
     addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
@@ -470,7 +473,10 @@ export class Sketch {
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
    */
   applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
-    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
+    const d =
+      delta instanceof Uint8Array
+        ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
+        : delta
     applyDeltaOf(this, this.scores, this.touched, d)
   }
 
@@ -498,7 +504,10 @@ export class Sketch {
   loadCellsFromFrame(scores: Float64Array, touched: Float64Array): void {
     const n = this.levels * this.cellsPerLevel
     if (scores.length !== n || touched.length !== n) {
-      throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_FORMAT_INVALID',
+        `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`,
+      )
     }
     this.scores.set(scores)
     this.touched.set(touched)
@@ -521,6 +530,9 @@ function readClock(clock: Clock): number {
  */
 export function checkFinite(name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', `${name}: expected a finite number, received ${describeValue(value)}`)
+    throw new GrudgeRangeError(
+      'ERR_GRUDGE_VALUE_NOT_FINITE',
+      `${name}: expected a finite number, received ${describeValue(value)}`,
+    )
   }
 }

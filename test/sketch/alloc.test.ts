@@ -13,7 +13,11 @@ t.test('update and tryUpdate allocate nothing over 10^6 operations', async (t) =
   const env = { ...process.env }
   delete env.NODE_V8_COVERAGE
   const child = fileURLToPath(new URL('./fixtures/alloc-child.ts', import.meta.url))
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--no-concurrent-recompilation', child], { env, encoding: 'utf8', timeout: 300_000 })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--no-concurrent-recompilation', child], {
+    env,
+    encoding: 'utf8',
+    timeout: 300_000,
+  })
   t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
   const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
     hasher: string

@@ -95,31 +95,34 @@ t.test('updateAndQuery returns the post-update aggregate; tryUpdate with a negat
   ])
 })
 
-t.test('clock going backwards: no growth, no reset, last-touched never moves back, no interval decayed twice', async (t) => {
-  const cfg: SketchConfig = { decay: linear(10), hi: 1000 }
-  runSteps(t, cfg, [
-    { nowMs: 0, action: { op: 'update', key: 'k', delta: 10 }, expected: undefined },
-    { nowMs: 200, action: { op: 'query', key: 'k' }, expected: 8 },
-    { nowMs: 100, action: { op: 'query', key: 'k' }, expected: 8 }, // back 100 ms: no growth, no reset
-    { nowMs: 100, action: { op: 'update', key: 'k', delta: 1 }, expected: undefined }, // applies, no decay
-    { nowMs: 150, action: { op: 'query', key: 'k' }, expected: 9 }, // still behind 200: nothing decays
-    { nowMs: 300, action: { op: 'query', key: 'k' }, expected: 8 }, // only 200→300 decays (not 100→300: 7)
-    { nowMs: -5000, action: tryK(1, 100), expected: true },
-    { nowMs: 400, action: { op: 'query', key: 'k' }, expected: 8 }, // 9 − 1 for 300→400
-  ])
-  const clock = new FakeClock(1000)
-  const s = new Probe({ seed: 3, decay: exponential(1), hi: 100, clock })
-  s.update('k', 50)
-  const cells = s.queryDetailed('k').cells
-  clock.set(10)
-  s.update('k', 1)
-  t.same(
-    cells.map((c, i) => s.touchedAt(i, c)),
-    cells.map(() => 1000),
-    'last-touched stays at 1000 after an update at 10',
-  )
-  t.equal(s.query('k'), 51, 'no decay while the clock is behind')
-})
+t.test(
+  'clock going backwards: no growth, no reset, last-touched never moves back, no interval decayed twice',
+  async (t) => {
+    const cfg: SketchConfig = { decay: linear(10), hi: 1000 }
+    runSteps(t, cfg, [
+      { nowMs: 0, action: { op: 'update', key: 'k', delta: 10 }, expected: undefined },
+      { nowMs: 200, action: { op: 'query', key: 'k' }, expected: 8 },
+      { nowMs: 100, action: { op: 'query', key: 'k' }, expected: 8 }, // back 100 ms: no growth, no reset
+      { nowMs: 100, action: { op: 'update', key: 'k', delta: 1 }, expected: undefined }, // applies, no decay
+      { nowMs: 150, action: { op: 'query', key: 'k' }, expected: 9 }, // still behind 200: nothing decays
+      { nowMs: 300, action: { op: 'query', key: 'k' }, expected: 8 }, // only 200→300 decays (not 100→300: 7)
+      { nowMs: -5000, action: tryK(1, 100), expected: true },
+      { nowMs: 400, action: { op: 'query', key: 'k' }, expected: 8 }, // 9 − 1 for 300→400
+    ])
+    const clock = new FakeClock(1000)
+    const s = new Probe({ seed: 3, decay: exponential(1), hi: 100, clock })
+    s.update('k', 50)
+    const cells = s.queryDetailed('k').cells
+    clock.set(10)
+    s.update('k', 1)
+    t.same(
+      cells.map((c, i) => s.touchedAt(i, c)),
+      cells.map(() => 1000),
+      'last-touched stays at 1000 after an update at 10',
+    )
+    t.equal(s.query('k'), 51, 'no decay while the clock is behind')
+  },
+)
 
 t.test('a NaN or infinite clock never poisons a cell', async (t) => {
   let now = 0
@@ -175,12 +178,20 @@ t.test('the empty key and 64 KiB keys are valid and hash as their UTF-8 bytes', 
   const ascii = 'x'.repeat(65536)
   const multi = 'é'.repeat(32768) // 64 KiB of UTF-8, 32 Ki UTF-16 units
   const astral = '🦎'.repeat(16384) // 4-byte sequences
-  for (const [name, key] of [['ascii', ascii], ['2-byte', multi], ['4-byte', astral]] as const) {
+  for (const [name, key] of [
+    ['ascii', ascii],
+    ['2-byte', multi],
+    ['4-byte', astral],
+  ] as const) {
     const bytes = Buffer.from(key, 'utf8')
     t.equal(bytes.length, 65536, `${name} key is 64 KiB`)
     s.update(key, 3)
     t.equal(s.query(key), 3, `${name} 64 KiB key`)
-    t.same(s.queryDetailed(bytes).cells, s.queryDetailed(key).cells, `${name}: string and its UTF-8 bytes hit the same cells`)
+    t.same(
+      s.queryDetailed(bytes).cells,
+      s.queryDetailed(key).cells,
+      `${name}: string and its UTF-8 bytes hit the same cells`,
+    )
   }
   t.equal(s.query('x'.repeat(65535)), 0, 'a key one byte shorter is another key')
 })
@@ -204,14 +215,22 @@ t.test('invalid config throws ERR_GRUDGE_OPTION_INVALID naming the option', asyn
     ['aggregator median', { aggregator: 'median' as 'min' }, 'aggregator'],
     ['hasher {}', { hasher: {} as ReturnType<typeof murmur3> }, 'hasher'],
     ['decay {kind: "cubic"}', { decay: { kind: 'cubic', ratePerSecond: 1 } as unknown as Decay }, 'decay'],
-    ['decay exponential rate -1', { decay: { kind: 'exponential', ratePerSecond: -1 } as Decay }, 'decay\\.ratePerSecond'],
+    [
+      'decay exponential rate -1',
+      { decay: { kind: 'exponential', ratePerSecond: -1 } as Decay },
+      'decay\\.ratePerSecond',
+    ],
     ['decay linear rate NaN', { decay: { kind: 'linear', ratePerSecond: NaN } as Decay }, 'decay\\.ratePerSecond'],
     ['seed 15 bytes', { seed: new Uint8Array(15) }, 'seed'],
     ['seed -1', { seed: -1 }, 'seed'],
     ['clock {}', { clock: {} as Clock }, 'clock'],
   ]
   for (const [name, cfg, option] of bad) {
-    t.throws(() => new Sketch(cfg), { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`option "${option}": expected .*, received`) }, name)
+    t.throws(
+      () => new Sketch(cfg),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`option "${option}": expected .*, received`) },
+      name,
+    )
   }
   t.throws(() => exponential(0), { code: 'ERR_GRUDGE_OPTION_INVALID' }, 'exponential(0)')
   t.throws(() => linear(Infinity), { code: 'ERR_GRUDGE_OPTION_INVALID' }, 'linear(Infinity)')
@@ -272,14 +291,16 @@ t.test('aggregators: min, max and mean of the per-level cells (independent model
   const hasher = murmur3(77)
   const cellsOf = (k: string) => specCells(hasher.hash(k), 3, 16)
   const model = new Map<string, number>()
-  for (const [i, k] of keys.entries()) cellsOf(k).forEach((c, lvl) => model.set(`${lvl}:${c}`, (model.get(`${lvl}:${c}`) ?? 0) + (i % 5)))
+  for (const [i, k] of keys.entries())
+    cellsOf(k).forEach((c, lvl) => model.set(`${lvl}:${c}`, (model.get(`${lvl}:${c}`) ?? 0) + (i % 5)))
   let distinct = 0
   for (const aggregator of ['min', 'max', 'mean'] as const) {
     const s = new Sketch({ hasher, levels: 3, cellsPerLevel: 16, aggregator, clock: new FakeClock(0) })
     keys.forEach((k, i) => s.update(k, i % 5))
     for (const k of keys) {
       const v = cellsOf(k).map((c, lvl) => model.get(`${lvl}:${c}`)!)
-      const expected = aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
+      const expected =
+        aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
       if (aggregator === 'min' && new Set(v).size > 1) distinct++
       t.equal(s.query(k), expected, `${aggregator} of ${k}: [${v}]`)
     }
@@ -350,7 +371,11 @@ t.test('determinism: the same seed, clock and operations give bit-identical cell
   )
   const a = new Sketch({ seed: 1 })
   const b = new Sketch({ seed: 2 })
-  t.not(JSON.stringify(a.queryDetailed('x').cells), JSON.stringify(b.queryDetailed('x').cells), 'another seed, other cells')
+  t.not(
+    JSON.stringify(a.queryDetailed('x').cells),
+    JSON.stringify(b.queryDetailed('x').cells),
+    'another seed, other cells',
+  )
   t.pass('200 random op sequences replayed bit-identically')
 })
 
@@ -359,7 +384,11 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
   fc.assert(
     fc.property(
       fc.array(
-        fc.record({ key: fc.integer({ min: 0, max: 40 }), delta: fc.double({ min: 0, max: 10, noNaN: true }), advanceMs: fc.integer({ min: 0, max: 3000 }) }),
+        fc.record({
+          key: fc.integer({ min: 0, max: 40 }),
+          delta: fc.double({ min: 0, max: 10, noNaN: true }),
+          advanceMs: fc.integer({ min: 0, max: 3000 }),
+        }),
         { maxLength: 120 },
       ),
       fc.integer({ min: 0, max: 2 }),
@@ -395,7 +424,17 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
 t.test('spec/hashing.md worked example: murmur3 "hell", seed 0 (h1 from apache/spark Murmur3_128Suite)', async (t) => {
   // H = 0x629942693e10f867 (reference), h1 = 1041299559, h2 = 1654211177 (odd)
   t.equal(murmur3(0).hash('hell'), 0x629942693e10f867n)
-  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells, [99559, 10736, 21913, 33090])
-  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells, [103, 720, 313, 930])
-  t.same(new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed, new Uint8Array(16), 'seed replaces the hasher seed')
+  t.same(
+    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells,
+    [99559, 10736, 21913, 33090],
+  )
+  t.same(
+    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells,
+    [103, 720, 313, 930],
+  )
+  t.same(
+    new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed,
+    new Uint8Array(16),
+    'seed replaces the hasher seed',
+  )
 })

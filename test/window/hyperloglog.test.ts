@@ -28,7 +28,11 @@ t.test('relative standard error is 1.04/√m (Flajolet et al. 2007)', async (t) 
 
 t.test('precision must be an integer in [4, 18]; memory is 2^p bytes', async (t) => {
   for (const p of [3, 19, 14.5, Number.NaN, '14', -1, 0]) {
-    t.throws(() => new HyperLogLog({ precision: p as number }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ }, `precision ${String(p)}`)
+    t.throws(
+      () => new HyperLogLog({ precision: p as number }),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ },
+      `precision ${String(p)}`,
+    )
   }
   t.equal(new HyperLogLog({ precision: 4, seed: 1 }).sizeBytes(), 16)
   t.equal(new HyperLogLog({ precision: 18, seed: 1 }).sizeBytes(), 262144)
@@ -64,7 +68,7 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
       // 1 in 2^14 hashes has its 14 high-word remainder bits all zero
       let found = 0
       for (let i = 0; found < 3 && i < 400_000; i++) {
-        if (((hasher.hash(`l${i}`) & mask) >> 32n) === 0n) {
+        if ((hasher.hash(`l${i}`) & mask) >> 32n === 0n) {
           items.push(`l${i}`)
           found++
         }
@@ -82,7 +86,8 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
       h.add(item)
     }
     t.same(registers(h), expected, `p = ${p}: registers match the BigInt definition`)
-    if (p === 18) t.ok(registers(h).reduce((a, b) => Math.max(a, b), 0) > 32 - p, 'some register counted into the low word')
+    if (p === 18)
+      t.ok(registers(h).reduce((a, b) => Math.max(a, b), 0) > 32 - p, 'some register counted into the low word')
   }
 })
 
@@ -129,7 +134,10 @@ t.test('accuracy at p = 14 from 0 to 10^6 (Ertl improved estimator, no bias bump
       if (target === 0) t.equal(e, 0, `seed ${seed}: n = 0 estimates exactly 0`)
       else {
         errors[j].push((e - target) / target)
-        t.ok(Math.abs(e - target) / target <= 4 * sigma, `seed ${seed}: n = ${target}, estimate ${e.toFixed(1)} within 4σ`)
+        t.ok(
+          Math.abs(e - target) / target <= 4 * sigma,
+          `seed ${seed}: n = ${target}, estimate ${e.toFixed(1)} within 4σ`,
+        )
       }
     })
   }
@@ -172,7 +180,10 @@ t.test('merging incompatible sketches throws naming what differs', async (t) => 
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /precision differs: expected 12, received 11/,
   })
-  t.throws(() => base.merge(new HyperLogLog({ precision: 12, seed: 2 })), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /seed differs/ })
+  t.throws(() => base.merge(new HyperLogLog({ precision: 12, seed: 2 })), {
+    code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+    message: /seed differs/,
+  })
   t.throws(() => base.merge(new HyperLogLog({ precision: 12, hasher: sipHash(1) })), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /hasher differs: expected "murmur3", received "siphash"/,
@@ -212,13 +223,33 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   t.throws(() => HyperLogLog.deserialize(flipped), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM' })
   t.throws(() => HyperLogLog.deserialize(bytes.subarray(0, 20)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
   t.throws(() => HyperLogLog.deserialize(Uint8Array.of(1, 2, 3)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
-  t.throws(() => HyperLogLog.deserialize(new CountMinSketch({ width: 4, depth: 1, seed: 1 }).serialize()), { code: 'ERR_GRUDGE_FORMAT_FAMILY' })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8 + 1))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /registers\[3\]/ })
-  t.doesNotThrow(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8))), 'q + 1 is the largest register value')
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 19))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /precision/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[1] = 9))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /hasher/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[2] = 6))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /registerBits/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 9))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload/ })
+  t.throws(() => HyperLogLog.deserialize(new CountMinSketch({ width: 4, depth: 1, seed: 1 }).serialize()), {
+    code: 'ERR_GRUDGE_FORMAT_FAMILY',
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8 + 1))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /registers\[3\]/,
+  })
+  t.doesNotThrow(
+    () => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8))),
+    'q + 1 is the largest register value',
+  )
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 19))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /precision/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[1] = 9))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /hasher/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[2] = 6))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /registerBits/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 9))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /payload/,
+  })
 })
 
 // With no register at 0 or at q + 1, Ertl's σ and τ terms vanish and the estimator is the
