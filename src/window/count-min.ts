@@ -9,7 +9,6 @@ import {
   type Hasher,
   type SeedLike,
 } from '../hash/hasher.js'
-import type { kmIndexes } from '../hash/indexes.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 
@@ -96,7 +95,7 @@ function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
 /**
  * Count-Min sketch (Cormode & Muthukrishnan 2005): d rows of w unsigned 32-bit counters.
  * An item maps to one counter per row (Kirsch–Mitzenmacher double hashing of one 64-bit
- * hash: exactly {@link kmIndexes}, `(h1 + i·h2) mod w`, computed incrementally as
+ * hash: exactly `kmIndexes` of src/hash/indexes.ts, `(h1 + i·h2) mod w`, computed incrementally as
  * `(h1 mod w) + i·(h2 mod w)` reduced by one subtraction per row, so two divisions per
  * item instead of d); `add` raises its d counters and `estimate` returns their
  * minimum, which is never below the item's true count (collisions only add) and, with
