@@ -466,15 +466,15 @@ export function encodeRotator(
   const useSparse =
     delta &&
     sparse.every((x) => x !== undefined) &&
-    sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0) < gens.length * (16 + cellBytes)
+    sparse.reduce((acc, x) => acc + 16 + sparseBytes(x.count), 0) < gens.length * (16 + cellBytes)
   let payload: Uint8Array
   if (useSparse) {
-    payload = new Uint8Array(sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0))
+    payload = new Uint8Array(sparse.reduce((acc, x) => acc + 16 + sparseBytes(x.count), 0))
     let off = 0
     for (let g = 0; g < gens.length; g++) {
       payload.set(gens[g].seed, off)
-      writeSparse(payload, off + 16, gens[g].scores, sparse[g]!.count, sparse[g]!.at)
-      off += 16 + sparseBytes(sparse[g]!.count)
+      writeSparse(payload, off + 16, gens[g].scores, sparse[g].count, sparse[g].at)
+      off += 16 + sparseBytes(sparse[g].count)
     }
   } else {
     payload = new Uint8Array(gens.length * (16 + cellBytes))

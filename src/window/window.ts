@@ -87,8 +87,8 @@ const BUILTIN_FAMILIES: ReadonlyMap<number, MergeableFamily<Mergeable, never>> =
   number,
   MergeableFamily<Mergeable, never>
 >([
-  [FAMILY.hyperloglog, HyperLogLog as unknown as MergeableFamily<Mergeable, never>],
-  [FAMILY.countMin, CountMinSketch as unknown as MergeableFamily<Mergeable, never>],
+  [FAMILY.hyperloglog, HyperLogLog],
+  [FAMILY.countMin, CountMinSketch],
 ])
 
 // Set by Window.deserialize just before it calls the constructor, so that the restored
@@ -178,7 +178,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     if (options.onRoll !== undefined && typeof options.onRoll !== 'function') {
       invalidOption('onRoll', 'a function or undefined', options.onRoll)
     }
-    this.family = family as MergeableFamily<S, never>
+    this.family = family
     this.everyMs = everyMs
     this.keep = keep
     this.clock = clock
@@ -242,10 +242,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
   merged(nowMs?: number): S {
     const floor = this.liveFloor(nowMs)
     const out = this.emptySketch()
-    const merge = out[this.mergeMethod] as (other: S) => unknown
     for (let i = 0; i < this.keep; i++) {
       const s = this.ring[i]
-      if (s !== undefined && this.ringKeys[i] > floor) merge.call(out, s)
+      if (s !== undefined && this.ringKeys[i] > floor) (out[this.mergeMethod] as (other: S) => unknown).call(out, s)
     }
     return out
   }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { Sketch, SketchDelta, Rotator, RotatorDelta, exponential, linear, none } from '../../src/sketch/index.js'
+import { Sketch, Rotator, RotatorDelta, exponential, linear, none } from '../../src/sketch/index.js'
+import type { SketchDelta } from '../../src/sketch/index.js'
 import { murmur3 } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
@@ -64,7 +65,7 @@ function runFleet(replicas: number, cmds: Cmd[], decay = exponential(0.2)) {
 
 t.test(
   "exponential decay: after a full sync every replica's view equals the sum of all replicas' updates (any delivery order, objects or bytes)",
-  async (t) => {
+  async () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 2, max: 4 }).chain((n) => fc.tuple(fc.constant(n), fc.array(cmd(n), { maxLength: 60 }))),
@@ -78,7 +79,7 @@ t.test(
   },
 )
 
-t.test('no decay: the same, exactly the plain sums', async (t) => {
+t.test('no decay: the same, exactly the plain sums', async () => {
   fc.assert(
     fc.property(fc.array(cmd(3), { maxLength: 60 }), (cmds) => {
       const { reps, oracle } = runFleet(3, cmds, none())
@@ -134,7 +135,7 @@ t.test('syncing A→B→A twice does not double count', async (t) => {
   )
 })
 
-t.test('applying deltas in any order gives the same view', async (t) => {
+t.test('applying deltas in any order gives the same view', async () => {
   fc.assert(
     fc.property(
       fc.array(
@@ -184,7 +185,7 @@ t.test('applying deltas in any order gives the same view', async (t) => {
 
 t.test(
   'linear decay: a full sync round at one instant leaves every replica with the same view, and nothing echoes',
-  async (t) => {
+  async () => {
     fc.assert(
       fc.property(
         fc.array(
@@ -305,7 +306,7 @@ t.test(
 
 t.test(
   'linear decay: several deltas in transit to one cell land between separate drains and no drain, in any order',
-  async (t) => {
+  async () => {
     // spec/rotator.md § 4: the result, like a single token bucket fed every delta at its own
     // time, lies in [receiver drained + Σ dᵢ drained over Δᵢ, receiver drained + Σ dᵢ].
     fc.assert(
@@ -380,7 +381,7 @@ t.test('applyDelta refuses incompatible deltas and bad values', async (t) => {
   t.equal(a.query('k'), 0, 'nothing was applied')
 })
 
-t.test('Rotator deltas per generation: a fleet rotating in step converges on the sum of all updates', async (t) => {
+t.test('Rotator deltas per generation: a fleet rotating in step converges on the sum of all updates', async () => {
   type RCmd =
     | { kind: 'update'; r: number; key: number; delta: number }
     | { kind: 'advance'; ms: number }

@@ -54,7 +54,7 @@ const history = fc.array(
 )
 
 for (const decay of [exponential(0.3), none()]) {
-  t.test(`${decay.kind} decay: merge equals one sketch that saw every update (linearity)`, async (t) => {
+  t.test(`${decay.kind} decay: merge equals one sketch that saw every update (linearity)`, async () => {
     fc.assert(
       fc.property(history, fc.integer({ min: 0, max: 10_000 }), (ops, tailMs) => {
         const clock = new FakeClock(1_000)
@@ -77,7 +77,7 @@ for (const decay of [exponential(0.3), none()]) {
   })
 }
 
-t.test('merge order does not matter (exponential, any permutation of three sources)', async (t) => {
+t.test('merge order does not matter (exponential, any permutation of three sources)', async () => {
   fc.assert(
     fc.property(history, (ops) => {
       const clock = new FakeClock(0)

@@ -274,7 +274,7 @@ t.test('construction errors name the option or the family', async (t) => {
       return new NoMerge()
     }
   }
-  t.throws(() => new Window(NoMerge as never, {}, { everyMs: 1000, keep: 3 }), {
+  t.throws(() => new Window(NoMerge, {}, { everyMs: 1000, keep: 3 }), {
     code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION',
     message: /NoMerge.*merge\(other\) or union\(other\)/,
   })
@@ -525,7 +525,12 @@ t.test('Window matches a naive model of its rules (property)', async (t) => {
           const k = Math.floor(now / everyMs)
           if (k === curKey) return
           let dropped = 0
-          for (const key of [...model.keys()]) if (key <= k - keep) (model.delete(key), dropped++)
+          for (const key of [...model.keys()]) {
+            if (key <= k - keep) {
+              model.delete(key)
+              dropped++
+            }
+          }
           if (curKey !== -Infinity)
             expected.push({ key: k, previousKey: curKey, dropped, slotCount: model.size + slotDelta })
           curKey = k
