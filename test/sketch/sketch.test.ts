@@ -305,6 +305,31 @@ t.test('aggregators: min, max and mean of the per-level cells (independent model
   t.ok(distinct > 5, 'the keys do see different values per level')
 })
 
+t.test('updateAndQuery returns min, max or mean of the cells just written (independent model)', async (t) => {
+  // Same model as above, but checked after each write: the value returned is the
+  // aggregate of the key's L cells including this update, as query() would read it next.
+  const keys = Array.from({ length: 40 }, (_, i) => `k${i}`)
+  const hasher = murmur3(78)
+  const cellsOf = (k: string) => specCells(hasher.hash(k), 3, 16)
+  for (const aggregator of ['min', 'max', 'mean'] as const) {
+    const s = new Sketch({ hasher, levels: 3, cellsPerLevel: 16, aggregator, clock: new FakeClock(0) })
+    const model = new Map<string, number>()
+    let spread = 0
+    keys.forEach((k, i) => {
+      const v = cellsOf(k).map((c, lvl) => {
+        const next = (model.get(`${lvl}:${c}`) ?? 0) + (i % 5) + 1
+        model.set(`${lvl}:${c}`, next)
+        return next
+      })
+      if (new Set(v).size > 1) spread++
+      const expected =
+        aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
+      t.equal(s.updateAndQuery(k, (i % 5) + 1), expected, `${aggregator} after writing ${k}: [${v.join(',')}]`)
+    })
+    t.ok(spread > 5, `${aggregator}: ${spread} writes saw different values per level`)
+  }
+})
+
 t.test('a fresh key reads 0 under every aggregator (never Math.min() = Infinity)', async (t) => {
   for (const aggregator of ['min', 'max', 'mean'] as const) {
     const s = new Sketch({ aggregator, levels: 200_001, cellsPerLevel: 1 })
@@ -434,4 +459,18 @@ t.test('spec/hashing.md worked example: murmur3 "hell", seed 0 (h1 from apache/s
     new Uint8Array(16),
     'seed replaces the hasher seed',
   )
+})
+
+t.test('loadCellsFromFrame refuses cell arrays whose length is not L × M', async (t) => {
+  const s = new Sketch({ levels: 2, cellsPerLevel: 4, clock: new FakeClock(0) })
+  t.throws(() => s.loadCellsFromFrame(new Float64Array(7), new Float64Array(8)), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /expected 8 scores and times, received 7 and 8/,
+  })
+  t.throws(() => s.loadCellsFromFrame(new Float64Array(8), new Float64Array(9)), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+  })
+  s.loadCellsFromFrame(Float64Array.from([1, 2, 3, 4, 5, 6, 7, 8]), new Float64Array(8))
+  const d = s.queryDetailed('k')
+  t.same(d.scores, [1 + d.cells[0], 5 + d.cells[1]], 'the right length loads, level-major (cell p = level·M + index)')
 })
