@@ -513,3 +513,33 @@ t.test('Rotator.merge: generation by generation, same seeds and rotation count r
   t.throws(() => a.merge(mk()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
   for (const r of [a, b]) r.close()
 })
+
+t.test('RotatorDelta.isEmpty: empty after a sync, not after an update; applyDelta refuses other values', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const mk = (): Rotator =>
+    new Rotator({
+      sketch: { levels: 2, cellsPerLevel: 16, hi: 1e9 },
+      generations: 2,
+      periodMs: 10_000,
+      seed: 5,
+      clock,
+      ticker,
+    })
+  const a = mk()
+  const b = mk()
+  t.ok(a.takeDelta().isEmpty(), 'a fresh rotator has nothing to ship')
+  a.update('k', 3)
+  const d = a.takeDelta()
+  t.notOk(d.isEmpty(), 'an update is something to ship')
+  t.equal(b.applyDelta(d), 2, 'both generations applied')
+  t.equal(b.query('k'), 3)
+  t.ok(a.takeDelta().isEmpty(), 'taken once: nothing new since')
+  for (const bad of [{}, a.takeDelta().deltas[0], 'bytes']) {
+    t.throws(() => b.applyDelta(bad as never), {
+      code: 'ERR_GRUDGE_OPTION_INVALID',
+      message: /applyDelta: expected a RotatorDelta or its bytes, received another value/,
+    })
+  }
+  t.equal(b.query('k'), 3, 'a refused delta changes nothing')
+})

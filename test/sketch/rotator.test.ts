@@ -314,3 +314,19 @@ t.test('replicas driven by rotateTo(floor(sharedTimeMs / periodMs)) hold the sam
   a.close()
   b.close()
 })
+
+t.test('merge refuses a value that is not a Rotator, and the rotator itself', async (t) => {
+  const ticker = new FakeTicker()
+  const clock = new FakeClock(0)
+  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 16 }, periodMs: 10_000, seed: 3, clock, ticker })
+  r.update('k', 2)
+  for (const bad of [{}, null, r.serialize()]) {
+    t.throws(() => r.merge(bad as never), {
+      code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      message: /rotator: expected a Rotator to merge, received another value/,
+    })
+  }
+  t.throws(() => r.merge(r), { code: 'ERR_GRUDGE_MERGE_SELF' })
+  t.equal(r.query('k'), 2, 'a refused merge changes nothing')
+  r.close()
+})

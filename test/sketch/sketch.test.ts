@@ -474,3 +474,21 @@ t.test('loadCellsFromFrame refuses cell arrays whose length is not L × M', asyn
   const d = s.queryDetailed('k')
   t.same(d.scores, [1 + d.cells[0], 5 + d.cells[1]], 'the right length loads, level-major (cell p = level·M + index)')
 })
+
+t.test('linear decay drains negative scores toward 0 on update, never past it', async (t) => {
+  // rate 4/s (spec: a linear score moves toward 0 by rate·Δt, stopping at 0), lo = −100.
+  const clock = new FakeClock(0)
+  const s = new Sketch({ levels: 2, cellsPerLevel: 64, lo: -100, hi: 100, decay: linear(4), hasher: murmur3(9), clock })
+  const rows: { nowMs: number; delta: number; expected: number }[] = [
+    { nowMs: 0, delta: -10, expected: -10 },
+    { nowMs: 1_000, delta: -1, expected: -7 }, // −10 + 4, then −1
+    { nowMs: 1_500, delta: 0, expected: -5 }, // −7 + 2
+    { nowMs: 10_000, delta: -1, expected: -1 }, // −5 drained to 0 (not +29), then −1
+    { nowMs: 10_250, delta: 3, expected: 3 }, // −1 + 1 = 0, then +3
+  ]
+  for (const row of rows) {
+    clock.set(row.nowMs)
+    s.update('k', row.delta)
+    t.equal(s.query('k'), row.expected, `t=${row.nowMs} ms, update ${row.delta}`)
+  }
+})
