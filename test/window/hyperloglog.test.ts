@@ -275,3 +275,47 @@ t.test('without empty or saturated registers the estimate is α∞·m²/Σ2^−M
     t.equal(HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate(), Infinity)
   }
 })
+
+t.test('saturated registers: estimate follows Ertl (2017) eq. 39–41 with τ summed as a series', async (t) => {
+  // The estimator written out from the paper, with σ and τ summed term by term with
+  // Math.pow (the implementation uses the incremental recurrences instead):
+  //   σ(x) = x + Σ_{k≥1} x^(2^k)·2^(k−1),  τ(x) = (1 − x − Σ_{k≥1} (1 − x^(2^−k))²·2^−k) / 3,
+  //   E = α∞·m² / (m·σ(C0/m) + Σ_{k=1..q} C_k·2^−k + m·τ(1 − C_{q+1}/m)·2^−q).
+  const sigmaRef = (x: number): number => {
+    let s = x
+    for (let k = 1; k < 64; k++) s += Math.pow(x, 2 ** k) * 2 ** (k - 1)
+    return s
+  }
+  const tauRef = (x: number): number => {
+    let s = 1 - x
+    for (let k = 1; k < 80; k++) s -= (1 - Math.pow(x, 2 ** -k)) ** 2 * 2 ** -k
+    return s / 3
+  }
+  const p = 4
+  const m = 2 ** p
+  const q = 64 - p
+  const reference = (regs: number[]): number => {
+    const c = new Array<number>(q + 2).fill(0)
+    for (const r of regs) c[r]++
+    let z = m * sigmaRef(c[0] / m) + m * tauRef(1 - c[q + 1] / m) * 2 ** -q
+    for (let k = 1; k <= q; k++) z += c[k] * 2 ** -k
+    return m ** 2 / (2 * Math.LN2) / z
+  }
+  const h = new HyperLogLog({ precision: p, seed: 1 })
+  const cases: [string, number[]][] = [
+    ['12 of 16 registers saturated (q + 1), 4 at q', [...Array<number>(12).fill(q + 1), ...Array<number>(4).fill(q)]],
+    ['half saturated, the rest spread', [...Array<number>(8).fill(q + 1), 0, 1, 5, 9, 20, 40, q - 1, q]],
+    ['one saturated register among small ones', [q + 1, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7]],
+  ]
+  for (const [name, regs] of cases) {
+    const e = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.set(regs))).estimate()
+    const want = reference(regs)
+    t.ok(Math.abs(e - want) <= 1e-12 * want, `${name}: ${e} ≈ ${want}`)
+  }
+  // The τ term is what keeps a near-full sketch finite: without it (τ = 0) the first case
+  // would read α∞·m² / (4·2^−q), a larger number.
+  const near = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.set(cases[0][1]))).estimate()
+  t.ok(near < m ** 2 / (2 * Math.LN2) / (4 * 2 ** -q), 'the saturated registers add to z (τ(1/4) > 0)')
+  const full = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate()
+  t.equal(full, Infinity, 'every register saturated: τ(0) = 0, z = 0, no finite estimate')
+})
