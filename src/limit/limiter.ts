@@ -1,0 +1,188 @@
+import { invalidOption } from '../errors.js'
+import type { HeaderOptions, RateLimitFigures } from '../http/headers.js'
+import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
+import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
+import { makeDecision, type Decision } from './decision.js'
+import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from './feedback-score.js'
+import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
+import { isPromise, settle } from './settle.js'
+import { Telemetry } from './telemetry.js'
+
+/** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
+export interface LimiterOptions extends SketchOptions {
+  /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
+  name?: string
+  /** Debt meter (429); false or absent for none. */
+  limit?: DebtMeterOptions | false
+  /** Feedback score (503 or 429); false or absent for none. */
+  fairness?: FeedbackScoreOptions | false
+  /** Abuse score (403); false or absent for none. */
+  abuse?: AbuseScoreOptions | false
+  /** Fields to write: `false` for none; default IETF fields and Retry-After, no legacy fields. */
+  headers?: HeaderOptions | false
+  /** Uniform [0, 1) source for the feedback score's throttling; default Math.random. Tests inject a seeded one. */
+  random?: () => number
+  /** Counters to report into (shared by the limiters of one plugin); default a private one. */
+  telemetry?: Telemetry
+}
+
+/** What an adapter learned from a response, for the feedback and abuse scores. */
+export interface Outcome {
+  /** Whether the response counts as a failure for the feedback score. */
+  failed: boolean
+  /** Delta for the abuse score (0 for none). */
+  abuseDelta: number
+}
+
+/**
+ * The framework-free core of the adapters: a request key and its cost in, a
+ * {@link Decision} out. Policies run in the order abuse score (403) → feedback score
+ * (503/429) → debt meter (429); the first denial decides and later policies are not
+ * charged. With in-process stores everything is synchronous; when a shared store answers
+ * with a Promise, the Decision comes as a Promise.
+ */
+export class Limiter {
+  readonly name: string
+  readonly sketch: ResolvedSketchOptions
+  readonly limit: DebtMeter | undefined
+  readonly fairness: FeedbackScore | undefined
+  readonly abuse: AbuseScore | undefined
+  readonly headerOptions: HeaderOptions | false
+  readonly telemetry: Telemetry
+  private readonly random: () => number
+  private closed = false
+
+  /**
+   * @param options see {@link LimiterOptions}
+   * @param prefix option path prefix for error messages
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY`
+   */
+  constructor(options: LimiterOptions, prefix = '') {
+    if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
+    this.name = options.name ?? 'default'
+    this.sketch = resolveSketchOptions(options, prefix)
+    const random = options.random ?? Math.random
+    if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
+    this.random = random
+    const h = options.headers
+    if (h !== undefined && h !== false && (typeof h !== 'object' || h === null)) invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
+    this.headerOptions = h === false ? false : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
+    this.limit = options.limit ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.') : undefined
+    this.fairness = options.fairness ? new FeedbackScore(options.fairness, this.sketch, `fairness:${this.name}`, prefix + 'fairness.') : undefined
+    this.abuse = options.abuse ? new AbuseScore(options.abuse, this.sketch, `abuse:${this.name}`, prefix + 'abuse.') : undefined
+    this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
+    for (const p of [this.limit, this.fairness, this.abuse]) {
+      if (p !== undefined) this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
+    }
+  }
+
+  /** Whether any policy that decides per request is configured. */
+  get active(): boolean {
+    return this.limit !== undefined || this.fairness !== undefined || this.abuse !== undefined
+  }
+
+  /** Whether responses must be recorded (feedback or abuse score configured). */
+  get recordsOutcomes(): boolean {
+    return this.fairness !== undefined || this.abuse !== undefined
+  }
+
+  /**
+   * Decide one request.
+   * @param key the request key
+   * @param cost the debt meter's cost (default its configured cost), in [0, burst]
+   * @returns the Decision; a Promise only when a store answered with one
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
+   */
+  decide(key: string, cost?: number): Decision | Promise<Decision> {
+    this.telemetry.request(key)
+    if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
+    const scores: Decision['scores'] = {}
+    const afterAbuse = (a: AbuseVerdict | undefined): Decision | Promise<Decision> => {
+      if (a !== undefined) {
+        scores.abuse = a.score
+        this.telemetry.policy('abuse', a.admitted)
+        if (!a.admitted) return this.deny(403, 'abuse', a.score, a.retryAfterMs, scores, undefined)
+      }
+      const f = this.fairness !== undefined ? this.fairness.check(key, this.random()) : undefined
+      return isPromise(f) ? f.then(afterFairness) : afterFairness(f)
+    }
+    const afterFairness = (f: FairnessVerdict | undefined): Decision | Promise<Decision> => {
+      if (f !== undefined) {
+        scores.fairness = f.score
+        this.telemetry.policy('fairness', f.admitted)
+        if (!f.admitted) return this.deny(this.fairness!.status, 'fairness', f.score, f.retryAfterMs, scores, undefined)
+      }
+      if (this.limit === undefined) return this.admit(NaN, scores, undefined)
+      return settle(this.limit.consume(key, cost), afterLimit)
+    }
+    const afterLimit = (d: DebtVerdict): Decision => {
+      const meter = this.limit!
+      scores.limit = d.debt
+      if (d.failure !== undefined) {
+        this.telemetry.policy('store', d.admitted)
+        if (d.admitted) return this.admit(NaN, scores, undefined)
+        return this.deny(503, 'store', NaN, d.retryAfterMs, scores, undefined)
+      }
+      this.telemetry.policy('limit', d.admitted)
+      const figures: RateLimitFigures = { name: meter.name, limit: meter.burst, remaining: d.remaining, windowMs: meter.windowMs, resetMs: d.resetMs }
+      if (d.admitted) return this.admit(d.debt, scores, figures)
+      return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, figures)
+    }
+    const a = this.abuse !== undefined ? this.abuse.check(key) : undefined
+    return isPromise(a) ? a.then(afterAbuse) : afterAbuse(a)
+  }
+
+  private admit(score: number, scores: Decision['scores'], figures: RateLimitFigures | undefined): Decision {
+    this.telemetry.outcome(true)
+    return makeDecision(
+      { admitted: true, status: 200, policy: undefined, limit: figures?.limit, remaining: figures?.remaining, resetMs: figures?.resetMs, retryAfterMs: 0, score, scores },
+      figures,
+      this.headerOptions,
+    )
+  }
+
+  private deny(status: number, policy: Decision['policy'], score: number, retryAfterMs: number, scores: Decision['scores'], figures: RateLimitFigures | undefined): Decision {
+    this.telemetry.outcome(false)
+    // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
+    const wait = Math.max(1000, Math.ceil(retryAfterMs / 1000 - 1e-9) * 1000)
+    return makeDecision(
+      {
+        admitted: false,
+        status,
+        policy,
+        limit: figures?.limit,
+        remaining: figures?.remaining,
+        resetMs: figures !== undefined ? wait : undefined,
+        retryAfterMs: wait,
+        score,
+        scores,
+      },
+      figures !== undefined ? { ...figures, resetMs: wait } : undefined,
+      this.headerOptions,
+    )
+  }
+
+  /**
+   * Record a response's outcome for the feedback and abuse scores (no-op without them).
+   * @returns a Promise only when a store answered with one
+   */
+  record(key: string, outcome: Outcome): void | Promise<void> {
+    const f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
+    const a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
+    if (isPromise(f) || isPromise(a)) return Promise.all([f, a]).then(() => undefined)
+  }
+
+  /** Memory of this limiter's sketches in bytes. */
+  sizeBytes(): number {
+    let n = 0
+    for (const p of [this.limit, this.fairness, this.abuse]) if (p !== undefined) n += p.store.sizeBytes()
+    return n
+  }
+
+  /** Close every policy's store; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([this.limit?.close(), this.fairness?.close(), this.abuse?.close()])
+  }
+}
