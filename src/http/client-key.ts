@@ -1,6 +1,8 @@
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors.js'
 
+const DOTTED_V4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+
 /**
  * Normalise a client address into the key of its client, so that spellings of one client
  * share one key:
@@ -20,6 +22,8 @@ import { invalidOption } from '../errors.js'
  * @returns the normalised address
  */
 export function normalizeIp(address: string, ipv6Subnet = 64): string {
+  // fast path: a plain dotted IPv4 address is already normal
+  if (DOTTED_V4.test(address)) return address
   let a = address.trim()
   if (a.length === 0) return a
   // [v6]:port

@@ -43,11 +43,15 @@ export interface RateLimitFigures {
   resetMs: number
 }
 
-/** Delay-seconds of a duration in ms: ceil(ms / 1000), at least 0, NaN → 0. */
+/**
+ * Delay-seconds of a duration in ms: ceil(ms / 1000), at least 0, NaN → 0. Sub-microsecond
+ * excess (floating-point noise of a decayed score divided by a small rate) is ignored, so an
+ * exact 86 400 000 ms computed as 86 400 000.000003 is 86 400 s, not 86 401.
+ */
 export function delaySeconds(ms: number): number {
   if (!(ms > 0)) return 0
   if (ms === Infinity) return 2147483647
-  return Math.ceil(ms / 1000 - 1e-9)
+  return Math.ceil(ms / 1000 - 1e-6)
 }
 
 /** Retry-After seconds of a denial: {@link delaySeconds}, at least 1. */

@@ -1,5 +1,5 @@
 import { invalidOption } from '../errors.js'
-import type { HeaderOptions, RateLimitFigures } from '../http/headers.js'
+import { retryAfterSeconds, type HeaderOptions, type RateLimitFigures } from '../http/headers.js'
 import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
 import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
 import { makeDecision, type Decision } from './decision.js'
@@ -144,7 +144,7 @@ export class Limiter {
   private deny(status: number, policy: Decision['policy'], score: number, retryAfterMs: number, scores: Decision['scores'], figures: RateLimitFigures | undefined): Decision {
     this.telemetry.outcome(false)
     // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
-    const wait = Math.max(1000, Math.ceil(retryAfterMs / 1000 - 1e-9) * 1000)
+    const wait = retryAfterSeconds(retryAfterMs) * 1000
     return makeDecision(
       {
         admitted: false,
