@@ -1,0 +1,181 @@
+/**
+ * `grudge/express`: middleware for Express 4 and 5 over the framework-free core. It derives
+ * the key, calls the core once, copies the decision's fields and maps a denial to its
+ * status; errors (key functions, cost functions, stores) go to `next(err)`.
+ *
+ * Each call of {@link grudge} is its own limiter with its own sketches; pass one
+ * `store` factory to several instances to share where scores live (e.g. one Redis store).
+ * `req.ip` follows the app's `trust proxy` setting.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { Decision } from '../src/limit/decision.js'
+import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
+import { systemClock } from '../src/clock.js'
+import { invalidOption } from '../src/errors.js'
+import { BloomGate } from '../src/limit/bloom-gate.js'
+import { resolveCommon, deriveKey, isAllowed, errorContext, outcomeOf, type CommonOptions, type RequestView, type BloomRegistryLike } from './common.js'
+import { prometheusText } from './prometheus.js'
+
+/** Options of the Express middleware. */
+export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
+  /** Name of this limiter within a shared store (namespaces its state); default `express:<n>` by creation order. */
+  name?: string
+  /** Body-less custom answer for a denial, instead of `errorResponseBuilder` (express-rate-limit's `handler`). */
+  handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => void
+  /** Called with the one-time sizing warning; default `console.warn`. */
+  warn?: (message: string) => void
+  /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). */
+  bloom?: {
+    registry: BloomRegistryLike
+    filter: string
+    item: (req: Request) => string | Promise<string>
+    onAbsent?: (req: Request, res: Response) => void
+  }
+}
+
+/** `req.grudge`: the decision for this request. */
+export interface GrudgeExpressState extends Decision {
+  /** The request key. */
+  key: string
+}
+
+/** The middleware, with its telemetry and lifecycle. */
+export interface GrudgeMiddleware extends RequestHandler {
+  /** Windowed statistics (requests, per-policy counts, distinct keys, memory, false-positive estimate). */
+  stats(): LimiterStats
+  /** Prometheus text of {@link GrudgeMiddleware.stats} (optional peer `prom-client`). */
+  prometheus(): Promise<string>
+  /** Stop the rotation timers and release the store; call on server close. */
+  close(): Promise<void>
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The grudge decision for this request (set by the grudge middleware). */
+      grudge?: GrudgeExpressState
+    }
+  }
+}
+
+const view: RequestView<Request> = {
+  ip: (req) => req.ip ?? req.socket?.remoteAddress ?? '',
+  method: (req) => req.method,
+  // the route pattern is known only when the middleware is mounted on the route itself
+  route: (req) => (req.route?.path !== undefined ? (req.baseUrl ?? '') + String(req.route.path) : undefined),
+  header: (req, name) => {
+    const v = req.headers[name]
+    return Array.isArray(v) ? v[0] : v
+  },
+}
+
+let instances = 0
+
+/**
+ * Build a grudge middleware. Options are parsed now (a bad option throws a coded error
+ * naming it) and frozen.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`
+ */
+export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
+  const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
+  if (handler !== undefined && typeof handler !== 'function') invalidOption('handler', 'a function (req, res, next, decision)', handler)
+  if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
+  let gate: BloomGate | undefined
+  if (bloom !== undefined) {
+    if (typeof bloom !== 'object' || bloom === null) invalidOption('bloom', 'an object { registry, filter, item }', bloom)
+    if (typeof bloom.registry?.mightContain !== 'function') invalidOption('bloom.registry', 'an object with mightContain(name, item)', bloom.registry)
+    if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
+    gate = new BloomGate(bloom)
+  }
+  const r = resolveCommon<Request, Response>(common)
+  const telemetry = new Telemetry({ clock: common.clock ?? systemClock, targetFalsePositiveRate, warn: warn ?? ((m) => console.warn(m)) })
+  const limiter = r.makeLimiter(name ?? `express:${++instances}`, telemetry)
+  const clock = limiter.sketch.clock
+
+  function runBloom(req: Request, res: Response, next: NextFunction): void {
+    if (gate === undefined) return next()
+    const b = bloom!
+    Promise.resolve()
+      .then(() => b.item(req))
+      .then((item) => gate!.check(b.registry, item))
+      .then((present) => {
+        telemetry.policy('bloom', present)
+        if (present) return next()
+        if (b.onAbsent !== undefined) return b.onAbsent(req, res)
+        res.status(404).json({ statusCode: 404, error: 'Not Found', message: 'Not found' })
+      })
+      .catch(next)
+  }
+
+  const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
+    try {
+      if (r.skip !== undefined && r.skip(req)) return next()
+      if (!limiter.active) return runBloom(req, res, next)
+      const key = deriveKey(r, view, req)
+      if (key instanceof Promise) key.then(afterKey, next)
+      else afterKey(key)
+    } catch (err) {
+      next(err)
+    }
+    function afterKey(key: string): void {
+      try {
+        const allowed = isAllowed(r, view, req, key)
+        if (allowed instanceof Promise) allowed.then((a) => (a ? runBloom(req, res, next) : decide(key)), next)
+        else if (allowed) runBloom(req, res, next)
+        else decide(key)
+      } catch (err) {
+        next(err)
+      }
+    }
+    function decide(key: string): void {
+      try {
+        const cost = r.cost !== undefined ? r.cost(req) : undefined
+        const d = limiter.decide(key, cost)
+        if (d instanceof Promise) d.then((dd) => apply(key, dd), next)
+        else apply(key, d)
+      } catch (err) {
+        next(err)
+      }
+    }
+    function apply(key: string, d: Decision): void {
+      try {
+        req.grudge = Object.assign(d, { key }) as GrudgeExpressState
+        const h = d.headers
+        for (const n in h) res.setHeader(n, h[n])
+        if (d.admitted) {
+          if (limiter.recordsOutcomes) {
+            const start = clock.now()
+            res.once('finish', () => {
+              try {
+                const o = outcomeOf(r, limiter, req, res, res.statusCode, clock.now() - start)
+                const p = limiter.record(key, o)
+                if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
+              } catch (err) {
+                console.error('grudge: recording the outcome failed', err)
+              }
+            })
+          }
+          return runBloom(req, res, next)
+        }
+        r.onExceeded?.(req, key, d)
+        if (handler !== undefined) return handler(req, res, next, d)
+        res.status(d.status).json(r.errorResponseBuilder(req, errorContext(d, key)))
+      } catch (err) {
+        next(err)
+      }
+    }
+  } as GrudgeMiddleware
+  middleware.stats = () => telemetry.checkHealth()
+  middleware.prometheus = () => prometheusText(telemetry.stats())
+  middleware.close = async () => {
+    await limiter.close()
+    await bloom?.registry.close?.()
+  }
+  return middleware
+}
+
+export default grudge
+export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type { Decision } from '../src/limit/decision.js'
+export type { LimiterStats } from '../src/limit/telemetry.js'
