@@ -13,7 +13,9 @@ import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
 import { systemClock } from '../src/clock.js'
 import { invalidOption } from '../src/errors.js'
 import { BloomGate } from '../src/limit/bloom-gate.js'
-import { resolveCommon, deriveKey, isAllowed, errorContext, outcomeOf, type CommonOptions, type RequestView, type BloomRegistryLike } from './common.js'
+import { resolveCommon, deriveKey, isAllowed, errorContext, outcomeOf, type CommonOptions, type RequestView, type BloomRegistryLike, type ResolvedCommon } from './common.js'
+import type { Limiter } from '../src/limit/limiter.js'
+import type { Clock } from '../src/clock.js'
 import { prometheusText } from './prometheus.js'
 
 /** Options of the Express middleware. */
@@ -72,6 +74,69 @@ const view: RequestView<Request> = {
 
 let instances = 0
 
+interface ExpressContext {
+  r: ResolvedCommon<Request, Response>
+  limiter: Limiter
+  handler: GrudgeExpressOptions['handler']
+  runBloom: (req: Request, res: Response, next: NextFunction) => void
+  clock: Clock
+}
+
+// the middleware's steps are module functions, so the synchronous path allocates no closures
+function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
+  try {
+    const allowed = isAllowed(ctx.r, view, req, key)
+    if (allowed instanceof Promise) allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    else if (allowed) ctx.runBloom(req, res, next)
+    else decide(ctx, req, res, next, key)
+  } catch (err) {
+    next(err)
+  }
+}
+
+function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
+  try {
+    const cost = ctx.r.cost !== undefined ? ctx.r.cost(req) : undefined
+    const d = ctx.limiter.decide(key, cost)
+    if (d instanceof Promise) d.then((dd) => apply(ctx, req, res, next, key, dd), next)
+    else apply(ctx, req, res, next, key, d)
+  } catch (err) {
+    next(err)
+  }
+}
+
+function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
+  try {
+    const state = d as GrudgeExpressState
+    state.key = key
+    req.grudge = state
+    const h = d.headers
+    for (const n in h) res.setHeader(n, h[n])
+    if (d.admitted) {
+      if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
+      return ctx.runBloom(req, res, next)
+    }
+    ctx.r.onExceeded?.(req, key, d)
+    if (ctx.handler !== undefined) return ctx.handler(req, res, next, d)
+    res.status(d.status).json(ctx.r.errorResponseBuilder(req, errorContext(d, key)))
+  } catch (err) {
+    next(err)
+  }
+}
+
+function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: string): void {
+  const start = ctx.clock.now()
+  res.once('finish', () => {
+    try {
+      const o = outcomeOf(ctx.r, ctx.limiter, req, res, res.statusCode, ctx.clock.now() - start)
+      const p = ctx.limiter.record(key, o)
+      if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
+    } catch (err) {
+      console.error('grudge: recording the outcome failed', err)
+    }
+  })
+}
+
 /**
  * Build a grudge middleware. Options are parsed now (a bad option throws a coded error
  * naming it) and frozen.
@@ -108,62 +173,16 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       .catch(next)
   }
 
+  const ctx: ExpressContext = { r, limiter, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     try {
       if (r.skip !== undefined && r.skip(req)) return next()
       if (!limiter.active) return runBloom(req, res, next)
       const key = deriveKey(r, view, req)
-      if (key instanceof Promise) key.then(afterKey, next)
-      else afterKey(key)
+      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)
+      else afterKey(ctx, req, res, next, key)
     } catch (err) {
       next(err)
-    }
-    function afterKey(key: string): void {
-      try {
-        const allowed = isAllowed(r, view, req, key)
-        if (allowed instanceof Promise) allowed.then((a) => (a ? runBloom(req, res, next) : decide(key)), next)
-        else if (allowed) runBloom(req, res, next)
-        else decide(key)
-      } catch (err) {
-        next(err)
-      }
-    }
-    function decide(key: string): void {
-      try {
-        const cost = r.cost !== undefined ? r.cost(req) : undefined
-        const d = limiter.decide(key, cost)
-        if (d instanceof Promise) d.then((dd) => apply(key, dd), next)
-        else apply(key, d)
-      } catch (err) {
-        next(err)
-      }
-    }
-    function apply(key: string, d: Decision): void {
-      try {
-        req.grudge = Object.assign(d, { key }) as GrudgeExpressState
-        const h = d.headers
-        for (const n in h) res.setHeader(n, h[n])
-        if (d.admitted) {
-          if (limiter.recordsOutcomes) {
-            const start = clock.now()
-            res.once('finish', () => {
-              try {
-                const o = outcomeOf(r, limiter, req, res, res.statusCode, clock.now() - start)
-                const p = limiter.record(key, o)
-                if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
-              } catch (err) {
-                console.error('grudge: recording the outcome failed', err)
-              }
-            })
-          }
-          return runBloom(req, res, next)
-        }
-        r.onExceeded?.(req, key, d)
-        if (handler !== undefined) return handler(req, res, next, d)
-        res.status(d.status).json(r.errorResponseBuilder(req, errorContext(d, key)))
-      } catch (err) {
-        next(err)
-      }
     }
   } as GrudgeMiddleware
   middleware.stats = () => telemetry.checkHealth()

@@ -107,6 +107,61 @@ function asArray<T>(v: T | T[] | undefined): T[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v]
 }
 
+type Stateful = FastifyRequest & { [kState]?: PerRequest }
+type Next = (err?: Error) => void
+
+interface HookContext {
+  r: ResolvedCommon<FastifyRequest, FastifyReply>
+  limiter: Limiter
+  bloomOf: (name: string) => unknown
+}
+
+// the steps of the onRequest hook are module functions, so the synchronous path allocates no closures
+function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
+  try {
+    const allowed = isAllowed(ctx.r, view, req, key)
+    if (allowed instanceof Promise) allowed.then((a) => (a ? next() : decide(ctx, req, reply, next, key)), next)
+    else if (allowed) next()
+    else decide(ctx, req, reply, next, key)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
+  try {
+    const cost = ctx.r.cost !== undefined ? ctx.r.cost(req) : undefined
+    const d = ctx.limiter.decide(key, cost)
+    if (d instanceof Promise) d.then((dd) => apply(ctx, req, reply, next, key, dd), next)
+    else apply(ctx, req, reply, next, key, d)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string, d: Decision): void {
+  const state = d as GrudgeRequestState
+  state.key = key
+  state.bloom = ctx.bloomOf
+  req.grudge = state
+  const h = d.headers
+  for (const name in h) reply.header(name, h[name])
+  if (d.admitted) {
+    if (ctx.limiter.recordsOutcomes) (req as Stateful)[kState] = { key, startMs: ctx.limiter.sketch.clock.now(), limiter: ctx.limiter, resolved: ctx.r }
+    else (req as Stateful)[kState] = NO_RECORD
+    return next()
+  }
+  try {
+    ctx.r.onExceeded?.(req, key, d)
+    const body = ctx.r.errorResponseBuilder(req, errorContext(d, key))
+    reply.code(d.status).send(body)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+const NO_RECORD = Object.freeze({ key: '', startMs: 0, limiter: undefined, resolved: undefined }) as unknown as PerRequest
+
 const grudgePlugin: FastifyPluginCallback<GrudgeFastifyOptions> = (fastify, rawOptions, done) => {
   try {
     setup(fastify, rawOptions)
@@ -147,52 +202,16 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   }
 
   function makeHook(r: ResolvedCommon<FastifyRequest, FastifyReply>, limiter: Limiter): onRequestHookHandler {
+    const ctx: HookContext = { r, limiter, bloomOf }
     const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: (err?: Error) => void): void {
-      const rq = req as FastifyRequest & { [kState]?: PerRequest }
-      if (rq[kState] !== undefined) return next() // already limited by this scope's instance
+      if ((req as Stateful)[kState] !== undefined) return next() // already limited by this scope's instance
       try {
         if (r.skip !== undefined && r.skip(req)) return next()
         const key = deriveKey(r, view, req)
-        if (key instanceof Promise) key.then((k) => afterKey(k), next)
-        else afterKey(key)
+        if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
+        else afterKey(ctx, req, reply, next, key)
       } catch (err) {
         next(err as Error)
-      }
-      function afterKey(key: string): void {
-        try {
-          const allowed = isAllowed(r, view, req, key)
-          if (allowed instanceof Promise) allowed.then((a) => (a ? next() : decide(key)), next)
-          else if (allowed) next()
-          else decide(key)
-        } catch (err) {
-          next(err as Error)
-        }
-      }
-      function decide(key: string): void {
-        try {
-          const cost = r.cost !== undefined ? r.cost(req) : undefined
-          const d = limiter.decide(key, cost)
-          if (d instanceof Promise) d.then((dd) => apply(key, dd), next)
-          else apply(key, d)
-        } catch (err) {
-          next(err as Error)
-        }
-      }
-      function apply(key: string, d: Decision): void {
-        req.grudge = Object.assign(d, { key, bloom: bloomOf }) as GrudgeRequestState
-        const h = d.headers
-        for (const name in h) reply.header(name, h[name])
-        if (d.admitted) {
-          rq[kState] = { key, startMs: limiter.sketch.clock.now(), limiter, resolved: r }
-          return next()
-        }
-        try {
-          r.onExceeded?.(req, key, d)
-          const body = r.errorResponseBuilder(req, errorContext(d, key))
-          reply.code(d.status).send(body)
-        } catch (err) {
-          next(err as Error)
-        }
       }
     } as Tagged
     hook[kOwner] = owner
@@ -222,8 +241,8 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   }
 
   const onResponse = function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
-    const st = (req as FastifyRequest & { [kState]?: PerRequest })[kState]
-    if (st === undefined || !st.limiter.recordsOutcomes) return next()
+    const st = (req as Stateful)[kState]
+    if (st === undefined || st === NO_RECORD) return next()
     try {
       const o = outcomeOf(st.resolved, st.limiter, req, reply, reply.statusCode, st.limiter.sketch.clock.now() - st.startMs)
       const p = st.limiter.record(st.key, o)

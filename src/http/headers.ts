@@ -41,6 +41,15 @@ export interface RateLimitFigures {
   windowMs: number
   /** Ms until the quota is restored: for an admitted request until the debt drains to 0; for a denied one until this request would be admitted (equal to `retryAfterMs`). */
   resetMs: number
+  /** The `RateLimit-Policy` value, when the caller has it cached; else built from name, limit and windowMs. */
+  policyField?: string
+  /** The name as an sf-string, when the caller has it cached. */
+  quotedName?: string
+}
+
+/** The `RateLimit-Policy` value: `"<name>";q=<limit>;w=<window seconds, ≥ 1>`. */
+export function policyField(name: string, limit: number, windowMs: number): string {
+  return `${sfString(name)};q=${nonNegativeInt(limit)};w=${Math.max(1, delaySeconds(windowMs))}`
 }
 
 /**
@@ -98,9 +107,8 @@ export function rateLimitHeaders(
     const remaining = nonNegativeInt(figures.remaining)
     const reset = delaySeconds(figures.resetMs)
     if (options.ietf !== false) {
-      const name = sfString(figures.name)
-      out['ratelimit-policy'] = `${name};q=${limit};w=${Math.max(1, delaySeconds(figures.windowMs))}`
-      out['ratelimit'] = `${name};r=${remaining};t=${reset}`
+      out['ratelimit-policy'] = figures.policyField ?? policyField(figures.name, figures.limit, figures.windowMs)
+      out['ratelimit'] = `${figures.quotedName ?? sfString(figures.name)};r=${remaining};t=${reset}`
     }
     if (options.legacy === true) {
       out['x-ratelimit-limit'] = String(limit)

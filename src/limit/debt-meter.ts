@@ -2,7 +2,7 @@ import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
 import { clockTicker } from './clock-ticker.js'
 import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
-import { settle } from './settle.js'
+import { policyField, sfString } from '../http/headers.js'
 import type { ScoreStore, StoreResult } from './store.js'
 
 /** Options of the debt meter (`limit`). */
@@ -59,6 +59,10 @@ export class DebtMeter {
   readonly windowMs: number
   /** Where the debts live. */
   readonly store: ScoreStore
+  /** The constant `RateLimit-Policy` field value of this meter. */
+  readonly policyField: string
+  /** The name as an sf-string. */
+  readonly quotedName: string
 
   /**
    * @param options the policy options
@@ -82,6 +86,8 @@ export class DebtMeter {
     if (typeof name !== 'string' || name.length === 0) invalidOption(prefix + 'name', 'a non-empty string', name)
     this.name = name
     this.windowMs = (this.burst / this.rate) * 1000
+    this.policyField = policyField(this.name, this.burst, this.windowMs)
+    this.quotedName = sfString(this.name)
     const drainMs = (this.maxDebt / this.rate) * 1000
     const minPeriod = minimumPeriodMs(drainMs, sketch.generations)
     if (sketch.periodMs !== undefined && (sketch.generations - 1) * sketch.periodMs < drainMs) {
@@ -119,7 +125,9 @@ export class DebtMeter {
    * @returns the verdict, synchronously for an in-process store
    */
   consume(key: string, cost: number = this.cost): DebtVerdict | Promise<DebtVerdict> {
-    return settle(this.store.tryConsume(key, cost, this.burst), (r) => this.verdict(r, cost))
+    const r = this.store.tryConsume(key, cost, this.burst)
+    if (r instanceof Promise) return r.then((v) => this.verdict(v, cost))
+    return this.verdict(r, cost)
   }
 
   /** Translate a store answer into figures (all ms). */

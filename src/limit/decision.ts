@@ -1,4 +1,4 @@
-import { rateLimitHeaders, type HeaderOptions, type RateLimitFigures } from '../http/headers.js'
+import { rateLimitHeaders, nonNegativeInt, type HeaderOptions, type RateLimitFigures } from '../http/headers.js'
 
 /** The policy that decided: the debt meter, the feedback score, the abuse score, the Bloom gate or a failed shared store. */
 export type PolicyName = 'limit' | 'fairness' | 'abuse' | 'bloom' | 'store'
@@ -30,18 +30,61 @@ export interface Decision {
   headers: Record<string, string>
 }
 
+/** What {@link makeDecision} needs of a debt meter for the rate-limit fields. */
+export interface MeterFigures {
+  /** Policy name. */
+  readonly name: string
+  /** The quota (burst). */
+  readonly burst: number
+  /** Ms to restore the quota from empty. */
+  readonly windowMs: number
+  /** The constant `RateLimit-Policy` value of this meter (cached). */
+  readonly policyField: string
+  /** The name as an sf-string (cached). */
+  readonly quotedName: string
+}
+
 /**
- * Assemble a Decision and its header record.
- * @param parts the decision without headers
- * @param figures the debt meter's figures for the rate-limit fields, if any
+ * Assemble a Decision and its header record (one object shape for every decision).
+ * @param admitted whether the request may proceed
+ * @param status 200 or the denial status
+ * @param policy the denying policy, or undefined
+ * @param score the deciding policy's score
+ * @param scores each policy's score
+ * @param retryAfterMs the wait when denied (whole seconds in ms), 0 when admitted
+ * @param meter the debt meter whose figures go into the fields, or undefined for none
+ * @param remaining quota left (ignored without a meter)
+ * @param resetMs ms until the quota is restored (ignored without a meter)
  * @param headerOptions which fields to write, or false for none
  */
 export function makeDecision(
-  parts: Omit<Decision, 'headers'>,
-  figures: RateLimitFigures | undefined,
+  admitted: boolean,
+  status: number,
+  policy: PolicyName | undefined,
+  score: number,
+  scores: Decision['scores'],
+  retryAfterMs: number,
+  meter: MeterFigures | undefined,
+  remaining: number,
+  resetMs: number,
   headerOptions: HeaderOptions | false,
 ): Decision {
   const headers: Record<string, string> = {}
-  if (headerOptions !== false) rateLimitHeaders(headers, figures, parts.admitted ? undefined : parts.retryAfterMs, headerOptions)
-  return { ...parts, headers }
+  if (headerOptions !== false) {
+    const figures: RateLimitFigures | undefined =
+      meter !== undefined ? { name: meter.name, limit: meter.burst, remaining, windowMs: meter.windowMs, resetMs, policyField: meter.policyField, quotedName: meter.quotedName } : undefined
+    rateLimitHeaders(headers, figures, admitted ? undefined : retryAfterMs, headerOptions)
+  }
+  return {
+    admitted,
+    status,
+    policy,
+    limit: meter !== undefined ? meter.burst : undefined,
+    remaining: meter !== undefined ? nonNegativeInt(remaining) : undefined,
+    resetMs: meter !== undefined ? resetMs : undefined,
+    retryAfterMs,
+    score,
+    scores,
+    headers,
+  }
 }

@@ -2,7 +2,7 @@
 export { localStore } from './store.js'
 export type { ScoreStore, StoreResult, StoreSpec, StoreFactory } from './store.js'
 export { makeDecision } from './decision.js'
-export type { Decision, PolicyName } from './decision.js'
+export type { Decision, PolicyName, MeterFigures } from './decision.js'
 export { DebtMeter } from './debt-meter.js'
 export type { DebtMeterOptions, DebtVerdict } from './debt-meter.js'
 export { FeedbackScore } from './feedback-score.js'

@@ -1,11 +1,11 @@
 import { invalidOption } from '../errors.js'
-import { retryAfterSeconds, type HeaderOptions, type RateLimitFigures } from '../http/headers.js'
+import { retryAfterSeconds, type HeaderOptions } from '../http/headers.js'
 import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
 import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
 import { makeDecision, type Decision } from './decision.js'
 import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from './feedback-score.js'
 import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
-import { isPromise, settle } from './settle.js'
+import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
@@ -97,69 +97,60 @@ export class Limiter {
     this.telemetry.request(key)
     if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
     const scores: Decision['scores'] = {}
-    const afterAbuse = (a: AbuseVerdict | undefined): Decision | Promise<Decision> => {
-      if (a !== undefined) {
-        scores.abuse = a.score
-        this.telemetry.policy('abuse', a.admitted)
-        if (!a.admitted) return this.deny(403, 'abuse', a.score, a.retryAfterMs, scores, undefined)
-      }
-      const f = this.fairness !== undefined ? this.fairness.check(key, this.random()) : undefined
-      return isPromise(f) ? f.then(afterFairness) : afterFairness(f)
-    }
-    const afterFairness = (f: FairnessVerdict | undefined): Decision | Promise<Decision> => {
-      if (f !== undefined) {
-        scores.fairness = f.score
-        this.telemetry.policy('fairness', f.admitted)
-        if (!f.admitted) return this.deny(this.fairness!.status, 'fairness', f.score, f.retryAfterMs, scores, undefined)
-      }
-      if (this.limit === undefined) return this.admit(NaN, scores, undefined)
-      return settle(this.limit.consume(key, cost), afterLimit)
-    }
-    const afterLimit = (d: DebtVerdict): Decision => {
-      const meter = this.limit!
-      scores.limit = d.debt
-      if (d.failure !== undefined) {
-        this.telemetry.policy('store', d.admitted)
-        if (d.admitted) return this.admit(NaN, scores, undefined)
-        return this.deny(503, 'store', NaN, d.retryAfterMs, scores, undefined)
-      }
-      this.telemetry.policy('limit', d.admitted)
-      const figures: RateLimitFigures = { name: meter.name, limit: meter.burst, remaining: d.remaining, windowMs: meter.windowMs, resetMs: d.resetMs }
-      if (d.admitted) return this.admit(d.debt, scores, figures)
-      return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, figures)
-    }
-    const a = this.abuse !== undefined ? this.abuse.check(key) : undefined
-    return isPromise(a) ? a.then(afterAbuse) : afterAbuse(a)
+    if (this.abuse === undefined) return this.afterAbuse(key, cost, scores, undefined)
+    const a = this.abuse.check(key)
+    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, scores, v))
+    return this.afterAbuse(key, cost, scores, a)
   }
 
-  private admit(score: number, scores: Decision['scores'], figures: RateLimitFigures | undefined): Decision {
+  // the steps of decide() are methods, not closures, so the synchronous path allocates none
+  private afterAbuse(key: string, cost: number | undefined, scores: Decision['scores'], a: AbuseVerdict | undefined): Decision | Promise<Decision> {
+    if (a !== undefined) {
+      scores.abuse = a.score
+      this.telemetry.policy('abuse', a.admitted)
+      if (!a.admitted) return this.deny(403, 'abuse', a.score, a.retryAfterMs, scores, undefined)
+    }
+    if (this.fairness === undefined) return this.afterFairness(key, cost, scores, undefined)
+    const f = this.fairness.check(key, this.random())
+    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, scores, v))
+    return this.afterFairness(key, cost, scores, f)
+  }
+
+  private afterFairness(key: string, cost: number | undefined, scores: Decision['scores'], f: FairnessVerdict | undefined): Decision | Promise<Decision> {
+    if (f !== undefined) {
+      scores.fairness = f.score
+      this.telemetry.policy('fairness', f.admitted)
+      if (!f.admitted) return this.deny(this.fairness!.status, 'fairness', f.score, f.retryAfterMs, scores, undefined)
+    }
+    if (this.limit === undefined) return this.admit(NaN, scores, undefined, 0)
+    const d = this.limit.consume(key, cost)
+    if (isPromise(d)) return d.then((v) => this.afterLimit(scores, v))
+    return this.afterLimit(scores, d)
+  }
+
+  private afterLimit(scores: Decision['scores'], d: DebtVerdict): Decision {
+    const meter = this.limit!
+    scores.limit = d.debt
+    if (d.failure !== undefined) {
+      this.telemetry.policy('store', d.admitted)
+      if (d.admitted) return this.admit(NaN, scores, undefined, 0)
+      return this.deny(503, 'store', NaN, d.retryAfterMs, scores, undefined)
+    }
+    this.telemetry.policy('limit', d.admitted)
+    if (d.admitted) return this.admit(d.debt, scores, meter, d.remaining, d.resetMs)
+    return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
+  }
+
+  private admit(score: number, scores: Decision['scores'], meter: DebtMeter | undefined, remaining: number, resetMs = NaN): Decision {
     this.telemetry.outcome(true)
-    return makeDecision(
-      { admitted: true, status: 200, policy: undefined, limit: figures?.limit, remaining: figures?.remaining, resetMs: figures?.resetMs, retryAfterMs: 0, score, scores },
-      figures,
-      this.headerOptions,
-    )
+    return makeDecision(true, 200, undefined, score, scores, 0, meter, remaining, resetMs, this.headerOptions)
   }
 
-  private deny(status: number, policy: Decision['policy'], score: number, retryAfterMs: number, scores: Decision['scores'], figures: RateLimitFigures | undefined): Decision {
+  private deny(status: number, policy: Decision['policy'], score: number, retryAfterMs: number, scores: Decision['scores'], meter: DebtMeter | undefined, remaining = NaN): Decision {
     this.telemetry.outcome(false)
     // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
     const wait = retryAfterSeconds(retryAfterMs) * 1000
-    return makeDecision(
-      {
-        admitted: false,
-        status,
-        policy,
-        limit: figures?.limit,
-        remaining: figures?.remaining,
-        resetMs: figures !== undefined ? wait : undefined,
-        retryAfterMs: wait,
-        score,
-        scores,
-      },
-      figures !== undefined ? { ...figures, resetMs: wait } : undefined,
-      this.headerOptions,
-    )
+    return makeDecision(false, status, policy, score, scores, wait, meter, remaining, wait, this.headerOptions)
   }
 
   /**

@@ -85,6 +85,8 @@ export class Telemetry {
   private readonly buckets: Bucket[] = []
   private readonly hasher = new Murmur3Hasher(0x9e3779b9)
   private warned = false
+  /** The bucket of the request being decided. */
+  private cur: Bucket | undefined
   private sinceCheck = 0
   /** Sketch shapes to report on: levels and cellsPerLevel of the policies' sketches, and their memory. */
   private readonly shapes: { levels: number; cellsPerLevel: number; sizeBytes: () => number }[] = []
@@ -123,9 +125,10 @@ export class Telemetry {
     return bucket
   }
 
-  /** Count a request for `key` (called once per request, before the policies). */
+  /** Count a request for `key` (called once per request, before the policies; it also picks the bucket the request's later counts go to, so the clock is read once per request). */
   request(key: string): void {
     const b = this.current()
+    this.cur = b
     b.requests++
     keyBytes(key)
     this.hasher.hashInto(keyView, keyLength)
@@ -139,14 +142,14 @@ export class Telemetry {
 
   /** Count a policy's verdict. */
   policy(policy: PolicyName, admitted: boolean): void {
-    const c = this.current().counts[policy]
+    const c = (this.cur ?? this.current()).counts[policy]
     if (admitted) c.admitted++
     else c.rejected++
   }
 
   /** Count the request's final outcome. */
   outcome(admitted: boolean): void {
-    const b = this.current()
+    const b = this.cur ?? this.current()
     if (admitted) b.admitted++
     else b.rejected++
   }
