@@ -2,7 +2,10 @@
 //   node --import tsx --expose-gc examples/bench/http-memory.ts <grudge|fastify-rate-limit|express-rate-limit>
 // Prints one JSON line { rssBeforeMB, rssAfterMB }.
 import { createRequire } from 'node:module'
-import { Limiter } from '../../src/limit/limiter.js'
+import { pathToFileURL } from 'node:url'
+
+const dist = process.env.GRUDGE_DIST
+const { Limiter } = (await import(dist ? pathToFileURL(`${dist}/src/limit/limiter.js`).href : '../../src/limit/limiter.js')) as typeof import('../../src/limit/limiter.js')
 
 const require = createRequire(import.meta.url)
 const which = process.argv[2]
@@ -29,6 +32,6 @@ if (which === 'grudge') {
   keep = s
 }
 gc()
-const after = process.memoryUsage().rss
-console.log(JSON.stringify({ which, rssBeforeMB: before / 2 ** 20, rssAfterMB: after / 2 ** 20, kept: keep !== undefined }))
+const after = process.memoryUsage()
+console.log(JSON.stringify({ which, rssBeforeMB: before / 2 ** 20, rssAfterMB: after.rss / 2 ** 20, heapUsedMB: after.heapUsed / 2 ** 20, kept: keep !== undefined }))
 process.exit(0)

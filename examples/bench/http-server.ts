@@ -6,8 +6,12 @@ import rateLimit from '@fastify/rate-limit'
 import express from 'express'
 import { rateLimit as expressRateLimit } from 'express-rate-limit'
 import type { AddressInfo } from 'node:net'
-import grudgeFastify from '../../plugins/fastify.js'
-import grudgeExpress from '../../plugins/express.js'
+import { pathToFileURL } from 'node:url'
+
+// http.ts compiles grudge with tsc into GRUDGE_DIST so the servers run the shipped JS, not tsx's transpilation
+const dist = process.env.GRUDGE_DIST
+const grudgeFastify = (await import(dist ? pathToFileURL(`${dist}/plugins/fastify.js`).href : '../../plugins/fastify.js')).default as typeof import('../../plugins/fastify.js').default
+const grudgeExpress = (await import(dist ? pathToFileURL(`${dist}/plugins/express.js`).href : '../../plugins/express.js')).default as typeof import('../../plugins/express.js').default
 
 const [framework, variant, phase] = process.argv.slice(2)
 // open: nothing is rejected; reject: one key (127.0.0.1) with 1 request per second

@@ -6,6 +6,7 @@
 // framework, then RSS after 10^6 distinct keys for each limiter. Bounded: about
 // 12 runs × (DURATION_S + 1) s plus three memory runs.
 import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { createRequire } from 'node:module'
@@ -15,13 +16,20 @@ interface CannonResult { requests: { average: number; total: number }; latency: 
 const autocannon = createRequire(import.meta.url)('autocannon') as (o: { url: string; connections: number; duration: number }) => Promise<CannonResult>
 
 const dir = dirname(fileURLToPath(import.meta.url))
+// compile grudge once (tsc, as shipped) so servers do not run tsx's transpilation of it
+// (inside the package, under the git-ignored bench-results/, so bare imports resolve to its node_modules)
+mkdirSync(join(dir, '../../bench-results'), { recursive: true })
+const dist = mkdtempSync(join(dir, '../../bench-results/http-dist-'))
+const tsc = spawnSync(process.execPath, [join(dir, '../../node_modules/typescript/bin/tsc'), '-p', join(dir, '../../tsconfig.build.json'), '--outDir', dist, '--sourceMap', 'false', '--declaration', 'false'], { stdio: 'inherit' })
+if (tsc.status !== 0) throw new Error('tsc failed')
+const env = { ...process.env, GRUDGE_DIST: dist }
 const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 5)
 const CONNECTIONS = 10
 
 interface Row { framework: string; variant: string; phase: string; rps: number; p99: number; non2xx: number; total: number }
 
 async function run(framework: string, variant: string, phase: string): Promise<Row> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'http-server.ts'), framework, variant, phase], { stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'http-server.ts'), framework, variant, phase], { stdio: ['ignore', 'pipe', 'inherit'], env })
   const url: string = await new Promise((resolve, reject) => {
     let buf = ''
     child.stdout.on('data', (d: Buffer) => {
@@ -60,15 +68,16 @@ for (const r of rows) {
 }
 
 console.log('\nRSS after 10^6 distinct keys (in-process state of each limiter)')
-console.log('| limiter | RSS before MB | RSS after MB | growth MB |')
-console.log('|---|---:|---:|---:|')
+console.log('| limiter | RSS before MB | RSS after MB | growth MB | heap used after MB |')
+console.log('|---|---:|---:|---:|---:|')
 for (const which of ['grudge', 'fastify-rate-limit', 'express-rate-limit']) {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--max-old-space-size=4096', join(dir, 'http-memory.ts'), which], { encoding: 'utf8', timeout: 120_000 })
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--max-old-space-size=4096', join(dir, 'http-memory.ts'), which], { encoding: 'utf8', timeout: 120_000, env })
   const line = r.stdout.trim().split('\n').pop() ?? ''
   try {
-    const m = JSON.parse(line) as { rssBeforeMB: number; rssAfterMB: number }
-    console.log(`| ${which} | ${m.rssBeforeMB.toFixed(0)} | ${m.rssAfterMB.toFixed(0)} | ${(m.rssAfterMB - m.rssBeforeMB).toFixed(0)} |`)
+    const m = JSON.parse(line) as { rssBeforeMB: number; rssAfterMB: number; heapUsedMB: number }
+    console.log(`| ${which} | ${m.rssBeforeMB.toFixed(0)} | ${m.rssAfterMB.toFixed(0)} | ${(m.rssAfterMB - m.rssBeforeMB).toFixed(0)} | ${m.heapUsedMB.toFixed(0)} |`)
   } catch {
     console.log(`| ${which} | failed: ${r.stderr.slice(0, 200).replace(/\n/g, ' ')} | | |`)
   }
 }
+rmSync(dist, { recursive: true, force: true })
