@@ -1,7 +1,8 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
 import { clockTicker } from './clock-ticker.js'
-import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
+import { positive, type ResolvedSketchOptions } from './options.js'
+import { suggestPeriodMs } from '../sketch/rotator.js'
 import { policyField, sfString } from '../http/headers.js'
 import type { ScoreStore, StoreResult } from './store.js'
 
@@ -89,7 +90,7 @@ export class DebtMeter {
     this.policyField = policyField(this.name, this.burst, this.windowMs)
     this.quotedName = sfString(this.name)
     const drainMs = (this.maxDebt / this.rate) * 1000
-    const minPeriod = minimumPeriodMs(drainMs, sketch.generations)
+    const minPeriod = suggestPeriodMs(this.maxDebt, this.rate, sketch.generations)
     if (sketch.periodMs !== undefined && (sketch.generations - 1) * sketch.periodMs < drainMs) {
       throw new GrudgeError(
         'ERR_GRUDGE_ROTATOR_AMNESTY',
