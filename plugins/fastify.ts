@@ -327,3 +327,4 @@ export default grudge
 export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
 export type { Decision } from '../src/limit/decision.js'
 export type { LimiterStats } from '../src/limit/telemetry.js'
+export { GrudgeStore, grudgeStore } from './fastify-rate-limit-store.js'
