@@ -82,6 +82,10 @@ export interface CommonOptions<Req, Res> extends SketchOptions {
   random?: () => number
   /** Estimated false-positive rate above which one warning is logged; default 0.01. */
   targetFalsePositiveRate?: number
+  /** Longest wait in ms for an asynchronous store before `onStoreError` decides; default 1000. */
+  storeTimeoutMs?: number
+  /** A store timeout or rejection: `'open'` (admit, no figures; default) or `'closed'` (503). */
+  onStoreError?: 'open' | 'closed'
 }
 
 /** The framework's reads of a request. */
@@ -184,6 +188,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
     ticker: o.ticker,
     store: o.store,
     random: o.random,
+    storeTimeoutMs: o.storeTimeoutMs,
+    onStoreError: o.onStoreError,
     limit,
     fairness: o.fairness || undefined,
     abuse: o.abuse || undefined,

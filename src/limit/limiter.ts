@@ -24,6 +24,14 @@ export interface LimiterOptions extends SketchOptions {
   random?: () => number
   /** Counters to report into (shared by the limiters of one plugin); default a private one. */
   telemetry?: Telemetry
+  /**
+   * Longest wait in ms for a store that answers with a Promise; past it (or when the store
+   * rejects) `onStoreError` decides. A safety net over the store's own timeout. Finite,
+   * > 0; default 1000.
+   */
+  storeTimeoutMs?: number
+  /** What a store timeout or rejection means: `'open'` (admit, no figures; default) or `'closed'` (503). */
+  onStoreError?: 'open' | 'closed'
 }
 
 /** What an adapter learned from a response, for the feedback and abuse scores. */
@@ -50,6 +58,8 @@ export class Limiter {
   readonly headerOptions: HeaderOptions | false
   readonly telemetry: Telemetry
   private readonly random: () => number
+  private readonly storeTimeoutMs: number
+  private readonly onStoreError: 'open' | 'closed'
   private closed = false
 
   /**
@@ -64,6 +74,12 @@ export class Limiter {
     const random = options.random ?? Math.random
     if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
     this.random = random
+    const timeout = options.storeTimeoutMs ?? 1000
+    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0) invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', timeout)
+    this.storeTimeoutMs = timeout
+    const onStoreError = options.onStoreError ?? 'open'
+    if (onStoreError !== 'open' && onStoreError !== 'closed') invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
+    this.onStoreError = onStoreError
     const h = options.headers
     if (h !== undefined && h !== false && (typeof h !== 'object' || h === null)) invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
     this.headerOptions = h === false ? false : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
@@ -94,6 +110,43 @@ export class Limiter {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
    */
   decide(key: string, cost?: number): Decision | Promise<Decision> {
+    const d = this.decideRaw(key, cost)
+    return isPromise(d) ? this.bounded(d) : d
+  }
+
+  /** Bound an asynchronous decision by storeTimeoutMs; a timeout or a store rejection becomes onStoreError's decision. */
+  private bounded(p: Promise<Decision>): Promise<Decision> {
+    return new Promise<Decision>((resolve) => {
+      let done = false
+      const fail = () => {
+        if (done) return
+        done = true
+        this.telemetry.policy('store', this.onStoreError === 'open')
+        resolve(this.onStoreError === 'open' ? this.admit(NaN, {}, undefined, 0) : this.deny(503, 'store', NaN, 1000, {}, undefined))
+      }
+      // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
+      const timer = setTimeout(fail, this.storeTimeoutMs)
+      p.then(
+        (d) => {
+          clearTimeout(timer)
+          if (done) return
+          done = true
+          resolve(d)
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          // a coded grudge error (a bad cost, a bad key) is the caller's bug, not the store's
+          if (err instanceof Error && 'code' in err && String((err as { code: unknown }).code).startsWith('ERR_GRUDGE_OPTION')) {
+            done = true
+            return resolve(Promise.reject(err))
+          }
+          fail()
+        },
+      )
+    })
+  }
+
+  private decideRaw(key: string, cost?: number): Decision | Promise<Decision> {
     this.telemetry.request(key)
     if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
     const scores: Decision['scores'] = {}

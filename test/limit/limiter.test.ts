@@ -82,3 +82,26 @@ t.test('invalid costs are errors, not silent admits', async (t) => {
   t.throws(() => l.decide('k', NaN), { code: 'ERR_GRUDGE_OPTION_INVALID' })
   t.throws(() => new Limiter({ limit: { rate: 1, burst: 1 }, headers: 'yes' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /headers/ })
 })
+
+t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait and onStoreError decides', async (t) => {
+  const clock = new FakeClock(0)
+  const hanging: StoreFactory = () => ({
+    tryConsume: () => new Promise(() => undefined), // never settles
+    add: () => 0,
+    read: () => 0,
+    sizeBytes: () => 0,
+    close: () => undefined,
+  })
+  const rejecting: StoreFactory = () => ({ ...hanging(null as never), tryConsume: () => Promise.reject(new Error('ECONNRESET')) })
+  const open = new Limiter({ clock, ticker: new FakeTicker(), store: hanging, storeTimeoutMs: 20, limit: { rate: 1, burst: 1 } })
+  const o = await open.decide('k')
+  t.ok(o.admitted, 'fail-open after the timeout')
+  t.same(o.headers, {}, 'no invented figures')
+  const closed = new Limiter({ clock, ticker: new FakeTicker(), store: hanging, storeTimeoutMs: 20, onStoreError: 'closed', limit: { rate: 1, burst: 1 } })
+  const c = await closed.decide('k')
+  t.equal(c.status, 503)
+  t.equal(c.headers['retry-after'], '1')
+  const r = new Limiter({ clock, ticker: new FakeTicker(), store: rejecting, onStoreError: 'closed', limit: { rate: 1, burst: 1 } })
+  t.equal((await r.decide('k')).status, 503, 'a rejection follows onStoreError')
+  t.throws(() => new Limiter({ storeTimeoutMs: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /storeTimeoutMs/ })
+})

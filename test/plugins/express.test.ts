@@ -171,3 +171,30 @@ t.test('bad options throw at construction naming the option', async (t) => {
   t.throws(() => grudge({ handler: 3 as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /handler/ })
   t.throws(() => grudge({ allowList: 'x' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /allowList/ })
 })
+
+t.test('handler, onExceeded, skip and allowList in Express', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const app = express()
+  const seen: string[] = []
+  const mw = grudge({
+    clock, ticker, limit: { rate: 1, burst: 1 },
+    allowList: ['127.0.0.2'],
+    skip: (req) => req.path === '/health',
+    onExceeded: (_req, key) => seen.push(key),
+    handler: (_req, res, _next, decision) => { res.status(decision.status).send(`slow down ${decision.retryAfterMs}`) },
+  })
+  app.use(mw)
+  app.get('/', (_req, res) => { res.send('ok') })
+  app.get('/health', (_req, res) => { res.send('ok') })
+  const s = await serve(app)
+  t.equal((await hit(s.url + '/')).status, 200)
+  const r = await hit(s.url + '/')
+  t.equal(r.status, 429)
+  t.equal(r.body, 'slow down 1000')
+  t.equal(r.headers['retry-after'], '1')
+  t.same(seen, ['ip:127.0.0.1'])
+  t.equal((await hit(s.url + '/health')).status, 200, 'skip')
+  await s.close()
+  await mw.close()
+})
