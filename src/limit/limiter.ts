@@ -7,6 +7,7 @@ import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from '
 import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
+import { PinnedClock } from './pinned-clock.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
 export interface LimiterOptions extends SketchOptions {
@@ -52,6 +53,8 @@ export interface Outcome {
 export class Limiter {
   readonly name: string
   readonly sketch: ResolvedSketchOptions
+  /** The limiter's clock: the configured clock, pinned for the span of each synchronous decision. */
+  readonly clock: PinnedClock
   readonly limit: DebtMeter | undefined
   readonly fairness: FeedbackScore | undefined
   readonly abuse: AbuseScore | undefined
@@ -70,7 +73,10 @@ export class Limiter {
   constructor(options: LimiterOptions, prefix = '') {
     if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
     this.name = options.name ?? 'default'
-    this.sketch = resolveSketchOptions(options, prefix)
+    const resolved = resolveSketchOptions(options, prefix)
+    this.clock = new PinnedClock(resolved.clock)
+    // policies read the pinned clock (one clock read per decision); rotation timing reads the real one
+    this.sketch = Object.freeze({ ...resolved, clock: this.clock })
     const random = options.random ?? Math.random
     if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
     this.random = random
@@ -110,7 +116,13 @@ export class Limiter {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
    */
   decide(key: string, cost?: number): Decision | Promise<Decision> {
-    const d = this.decideRaw(key, cost)
+    const pinned = this.clock.pin()
+    let d: Decision | Promise<Decision>
+    try {
+      d = this.decideRaw(key, cost)
+    } finally {
+      if (pinned) this.clock.unpin()
+    }
     return isPromise(d) ? this.bounded(d) : d
   }
 
@@ -211,8 +223,15 @@ export class Limiter {
    * @returns a Promise only when a store answered with one
    */
   record(key: string, outcome: Outcome): void | Promise<void> {
-    const f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
-    const a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
+    const pinned = this.clock.pin()
+    let f: number | Promise<number> | undefined
+    let a: number | Promise<number> | undefined
+    try {
+      f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
+      a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
+    } finally {
+      if (pinned) this.clock.unpin()
+    }
     if (isPromise(f) || isPromise(a)) return Promise.all([f, a]).then(() => undefined)
   }
 

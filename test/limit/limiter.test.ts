@@ -105,3 +105,17 @@ t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait an
   t.equal((await r.decide('k')).status, 503, 'a rejection follows onStoreError')
   t.throws(() => new Limiter({ storeTimeoutMs: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /storeTimeoutMs/ })
 })
+
+t.test('one synchronous decision reads the clock once (all its sketch operations share one instant)', async (t) => {
+  let reads = 0
+  const base = new FakeClock(5000)
+  const counting = { now: () => { reads++; return base.now() } }
+  const l = new Limiter({ clock: counting, ticker: new FakeTicker(), limit: { rate: 1, burst: 5 }, abuse: {}, fairness: {}, random: () => 0.5 })
+  reads = 0
+  l.decide('k')
+  t.equal(reads, 1)
+  reads = 0
+  l.record('k', { failed: true, abuseDelta: 1 })
+  t.equal(reads, 1)
+  t.equal(l.clock.now(), 5000, 'unpinned afterwards: reads the clock again')
+})
