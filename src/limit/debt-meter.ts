@@ -144,7 +144,8 @@ export class DebtMeter {
       }
     }
     const debt = r.score
-    const remaining = Math.max(0, Math.floor(this.burst - debt + 1e-9))
+    // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
+    const remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
     if (r.admitted) return { admitted: true, debt, failure: undefined, remaining, resetMs: (debt / this.rate) * 1000, retryAfterMs: 0 }
     const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
     return { admitted: false, debt, failure: undefined, remaining, resetMs: wait, retryAfterMs: wait }
