@@ -35,6 +35,9 @@ export interface LimiterOptions extends SketchOptions {
   onStoreError?: 'open' | 'closed'
 }
 
+/** Coded errors that are the caller's bug (a bad cost or key), not a store failure. */
+const CALLER_ERRORS = new Set<unknown>(['ERR_GRUDGE_OPTION_INVALID', 'ERR_GRUDGE_VALUE_NOT_FINITE', 'ERR_GRUDGE_KEY_INVALID'])
+
 /** What an adapter learned from a response, for the feedback and abuse scores. */
 export interface Outcome {
   /** Whether the response counts as a failure for the feedback score. */
@@ -148,7 +151,7 @@ export class Limiter {
         (err: unknown) => {
           clearTimeout(timer)
           // a coded grudge error (a bad cost, a bad key) is the caller's bug, not the store's
-          if (err instanceof Error && 'code' in err && String((err as { code: unknown }).code).startsWith('ERR_GRUDGE_OPTION')) {
+          if (err instanceof Error && CALLER_ERRORS.has((err as { code?: unknown }).code)) {
             done = true
             return resolve(Promise.reject(err))
           }
