@@ -7,7 +7,10 @@ import grudge from '../plugins/express.js'
 const app = express()
 app.set('trust proxy', false) // set to your proxy's address to key by X-Forwarded-For
 const limiter = grudge({ limit: { rate: 10, burst: 20 } })
-const login = grudge({ limit: { rate: 0.1, burst: 5 }, abuse: { weights: { 401: 1 }, threshold: 5, halfLifeMs: 15 * 60_000 } })
+const login = grudge({
+  limit: { rate: 0.1, burst: 5 },
+  abuse: { weights: { 401: 1 }, threshold: 5, halfLifeMs: 15 * 60_000 },
+})
 
 app.use(limiter)
 app.get('/', (req, res) => {

@@ -10,10 +10,14 @@ await app.register(grudge, {
   abuse: { weights: { 401: 1, 404: 0.2, success: -0.1 }, threshold: 10, halfLifeMs: 10 * 60_000 },
 })
 
-app.get('/', async (req) => ({ hello: 'world', remaining: req.grudge?.remaining }))
+app.get('/', (req, reply) => reply.send({ hello: 'world', remaining: req.grudge?.remaining }))
 // a costly route: its own meter, keyed by tenant (falls back to the IP) and route
-app.get('/reports/:id', { config: { grudge: { key: ['tenant', 'route'], limit: { rate: 1, burst: 5 } } } }, async () => ({ report: 'ok' }))
-app.get('/health', { config: { grudge: false } }, async () => 'ok')
-app.get('/stats', { config: { grudge: false } }, async () => app.grudge.stats())
+app.get(
+  '/reports/:id',
+  { config: { grudge: { key: ['tenant', 'route'], limit: { rate: 1, burst: 5 } } } },
+  (_req, reply) => reply.send({ report: 'ok' }),
+)
+app.get('/health', { config: { grudge: false } }, (_req, reply) => reply.send('ok'))
+app.get('/stats', { config: { grudge: false } }, (_req, reply) => reply.send(app.grudge.stats()))
 
 await app.listen({ port: 3000, host: '127.0.0.1' })

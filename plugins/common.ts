@@ -4,7 +4,14 @@
  * reads (address, method, route pattern, headers) come in through a {@link RequestView}.
  */
 import { invalidOption } from '../src/errors.js'
-import { keyPart, joinKeyParts, normalizeIp, checkIpv6Subnet, type KeyPartName, type KeyRequest } from '../src/http/client-key.js'
+import {
+  keyPart,
+  joinKeyParts,
+  normalizeIp,
+  checkIpv6Subnet,
+  type KeyPartName,
+  type KeyRequest,
+} from '../src/http/client-key.js'
 import { retryAfterSeconds, delaySeconds } from '../src/http/headers.js'
 import type { Decision } from '../src/limit/decision.js'
 import type { DebtMeterOptions } from '../src/limit/debt-meter.js'
@@ -116,9 +123,21 @@ export interface ResolvedCommon<Req, Res> {
 const STATUS_TEXT: Record<number, string> = { 403: 'Forbidden', 429: 'Too Many Requests', 503: 'Service Unavailable' }
 
 /** The default body of a denial. */
-export function defaultErrorBody(_req: unknown, c: ErrorContext): { statusCode: number; error: string; message: string } {
-  const what = c.policy === 'abuse' ? 'Blocked' : c.policy === 'fairness' || c.policy === 'store' ? 'Temporarily throttled' : 'Rate limit exceeded'
-  return { statusCode: c.statusCode, error: STATUS_TEXT[c.statusCode] ?? 'Error', message: `${what}, retry in ${c.retryAfterSeconds} seconds` }
+export function defaultErrorBody(
+  _req: unknown,
+  c: ErrorContext,
+): { statusCode: number; error: string; message: string } {
+  const what =
+    c.policy === 'abuse'
+      ? 'Blocked'
+      : c.policy === 'fairness' || c.policy === 'store'
+        ? 'Temporarily throttled'
+        : 'Rate limit exceeded'
+  return {
+    statusCode: c.statusCode,
+    error: STATUS_TEXT[c.statusCode] ?? 'Error',
+    message: `${what}, retry in ${c.retryAfterSeconds} seconds`,
+  }
 }
 
 function fn(name: string, v: unknown): void {
@@ -135,15 +154,20 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
   if (typeof o !== 'object' || o === null) invalidOption(prefix || 'options', 'an object', o)
   const rawKey = o.key ?? 'ip'
   const keyParts = (Array.isArray(rawKey) ? rawKey : [rawKey]) as KeySpec<Req>[]
-  if (keyParts.length === 0) invalidOption(prefix + 'key', "'ip', 'tenant', 'route', a function or a non-empty array of them", rawKey)
+  if (keyParts.length === 0)
+    invalidOption(prefix + 'key', "'ip', 'tenant', 'route', a function or a non-empty array of them", rawKey)
   for (const k of keyParts) {
-    if (k !== 'ip' && k !== 'tenant' && k !== 'route' && typeof k !== 'function') invalidOption(prefix + 'key', "'ip', 'tenant', 'route' or a function", k)
+    if (k !== 'ip' && k !== 'tenant' && k !== 'route' && typeof k !== 'function')
+      invalidOption(prefix + 'key', "'ip', 'tenant', 'route' or a function", k)
   }
   const tenantHeader = o.tenantHeader ?? 'x-tenant-id'
-  if (typeof tenantHeader !== 'string' || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(tenantHeader)) invalidOption(prefix + 'tenantHeader', 'a lower-case header name', tenantHeader)
+  if (typeof tenantHeader !== 'string' || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(tenantHeader))
+    invalidOption(prefix + 'tenantHeader', 'a lower-case header name', tenantHeader)
   const ipv6Subnet = checkIpv6Subnet(o.ipv6Subnet, prefix + 'ipv6Subnet')
-  if (o.headers !== undefined && typeof o.headers !== 'boolean') invalidOption(prefix + 'headers', 'a boolean', o.headers)
-  if (o.legacyHeaders !== undefined && typeof o.legacyHeaders !== 'boolean') invalidOption(prefix + 'legacyHeaders', 'a boolean', o.legacyHeaders)
+  if (o.headers !== undefined && typeof o.headers !== 'boolean')
+    invalidOption(prefix + 'headers', 'a boolean', o.headers)
+  if (o.legacyHeaders !== undefined && typeof o.legacyHeaders !== 'boolean')
+    invalidOption(prefix + 'legacyHeaders', 'a boolean', o.legacyHeaders)
   fn(prefix + 'errorResponseBuilder', o.errorResponseBuilder)
   fn(prefix + 'onExceeded', o.onExceeded)
   fn(prefix + 'skip', o.skip)
@@ -157,7 +181,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
       allowSet.add(a)
       allowSet.add(normalizeIp(a, ipv6Subnet))
     }
-  } else if (o.allowList !== undefined) invalidOption(prefix + 'allowList', 'an array of strings or a function', o.allowList)
+  } else if (o.allowList !== undefined)
+    invalidOption(prefix + 'allowList', 'an array of strings or a function', o.allowList)
   let cost: ((req: Req) => number) | undefined
   let limit: DebtMeterOptions | false | undefined
   if (o.limit) {
@@ -177,7 +202,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
     fn(prefix + 'abuse.score', o.abuse.score)
     abuseScore = o.abuse.score
   }
-  const headers = o.headers === false ? (false as const) : { ietf: true, legacy: o.legacyHeaders === true, retryAfter: true }
+  const headers =
+    o.headers === false ? (false as const) : { ietf: true, legacy: o.legacyHeaders === true, retryAfter: true }
   const limiterOptions = {
     levels: o.levels,
     cellsPerLevel: o.cellsPerLevel,
@@ -209,7 +235,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
     allowSet,
     allowFn,
     skip: o.skip,
-    makeLimiter: (name: string, telemetry: Telemetry | undefined) => new Limiter({ ...limiterOptions, name, telemetry }, prefix),
+    makeLimiter: (name: string, telemetry: Telemetry | undefined) =>
+      new Limiter({ ...limiterOptions, name, telemetry }, prefix),
   })
 }
 
@@ -227,7 +254,11 @@ const NULL_STORE = {
  * Promise. A key function that throws throws here (the adapter sends it down the
  * framework's error path); a non-string result is an error too.
  */
-export function deriveKey<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestView<Req>, req: Req): string | Promise<string> {
+export function deriveKey<Req, Res>(
+  r: ResolvedCommon<Req, Res>,
+  view: RequestView<Req>,
+  req: Req,
+): string | Promise<string> {
   const parts = r.keyParts
   if (parts.length === 1) return onePart(r, view, req, parts[0])
   const out: (string | Promise<string>)[] = []
@@ -238,7 +269,7 @@ export function deriveKey<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestVi
     out.push(v)
   }
   if (!async) return joinKeyParts(out as string[])
-  return Promise.all(out).then((vs) => joinKeyParts(vs.map((v) => checkKey(v))))
+  return Promise.all(out.map((v) => Promise.resolve(v))).then((vs) => joinKeyParts(vs.map((v) => checkKey(v))))
 }
 
 function checkKey(v: unknown): string {
@@ -246,7 +277,12 @@ function checkKey(v: unknown): string {
   return v
 }
 
-function onePart<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestView<Req>, req: Req, p: KeySpec<Req>): string | Promise<string> {
+function onePart<Req, Res>(
+  r: ResolvedCommon<Req, Res>,
+  view: RequestView<Req>,
+  req: Req,
+  p: KeySpec<Req>,
+): string | Promise<string> {
   if (typeof p === 'function') {
     const v = p(req)
     if (v instanceof Promise) return v.then(checkKey)
@@ -263,7 +299,12 @@ function onePart<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestView<Req>, 
 }
 
 /** Whether a key or its client's address is on the allow list (sync unless a predicate returns a Promise). */
-export function isAllowed<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestView<Req>, req: Req, key: string): boolean | Promise<boolean> {
+export function isAllowed<Req, Res>(
+  r: ResolvedCommon<Req, Res>,
+  view: RequestView<Req>,
+  req: Req,
+  key: string,
+): boolean | Promise<boolean> {
   if (r.allowSet !== undefined) {
     if (r.allowSet.has(key)) return true
     const ip = view.ip(req)
@@ -275,7 +316,14 @@ export function isAllowed<Req, Res>(r: ResolvedCommon<Req, Res>, view: RequestVi
 
 /** The context handed to the error-response builder. */
 export function errorContext(decision: Decision, key: string): ErrorContext {
-  return { statusCode: decision.status, policy: decision.policy, retryAfterSeconds: retryAfterSeconds(decision.retryAfterMs), limit: decision.limit, key, decision }
+  return {
+    statusCode: decision.status,
+    policy: decision.policy,
+    retryAfterSeconds: retryAfterSeconds(decision.retryAfterMs),
+    limit: decision.limit,
+    key,
+    decision,
+  }
 }
 
 /** The abuse delta and failure flag of a response. */
@@ -288,9 +336,12 @@ export function outcomeOf<Req, Res>(
   elapsedMs: number,
 ): { failed: boolean; abuseDelta: number } {
   let failed = false
-  if (limiter.fairness !== undefined) failed = r.isFailure !== undefined ? r.isFailure(req, res) === true : status >= 500 || elapsedMs > limiter.fairness.slowMs
+  if (limiter.fairness !== undefined)
+    failed =
+      r.isFailure !== undefined ? r.isFailure(req, res) === true : status >= 500 || elapsedMs > limiter.fairness.slowMs
   let abuseDelta = 0
-  if (limiter.abuse !== undefined) abuseDelta = r.abuseScore !== undefined ? r.abuseScore(req, res) : limiter.abuse.deltaForStatus(status)
+  if (limiter.abuse !== undefined)
+    abuseDelta = r.abuseScore !== undefined ? r.abuseScore(req, res) : limiter.abuse.deltaForStatus(status)
   return { failed, abuseDelta }
 }
 

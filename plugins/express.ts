@@ -13,7 +13,17 @@ import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
 import { systemClock } from '../src/clock.js'
 import { invalidOption } from '../src/errors.js'
 import { BloomGate } from '../src/limit/bloom-gate.js'
-import { resolveCommon, deriveKey, isAllowed, errorContext, outcomeOf, type CommonOptions, type RequestView, type BloomRegistryLike, type ResolvedCommon } from './common.js'
+import {
+  resolveCommon,
+  deriveKey,
+  isAllowed,
+  errorContext,
+  outcomeOf,
+  type CommonOptions,
+  type RequestView,
+  type BloomRegistryLike,
+  type ResolvedCommon,
+} from './common.js'
 import type { Limiter } from '../src/limit/limiter.js'
 import type { Clock } from '../src/clock.js'
 import { prometheusText } from './prometheus.js'
@@ -65,7 +75,10 @@ const view: RequestView<Request> = {
   ip: (req) => req.ip ?? req.socket?.remoteAddress ?? '',
   method: (req) => req.method,
   // the route pattern is known only when the middleware is mounted on the route itself
-  route: (req) => (req.route?.path !== undefined ? (req.baseUrl ?? '') + String(req.route.path) : undefined),
+  route: (req) => {
+    const path = (req.route as { path?: unknown } | undefined)?.path
+    return typeof path === 'string' ? (req.baseUrl ?? '') + path : undefined
+  },
   header: (req, name) => {
     const v = req.headers[name]
     return Array.isArray(v) ? v[0] : v
@@ -86,7 +99,8 @@ interface ExpressContext {
 function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
     const allowed = isAllowed(ctx.r, view, req, key)
-    if (allowed instanceof Promise) allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    if (allowed instanceof Promise)
+      allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
     else if (allowed) ctx.runBloom(req, res, next)
     else decide(ctx, req, res, next, key)
   } catch (err) {
@@ -144,17 +158,24 @@ function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: str
  */
 export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
-  if (handler !== undefined && typeof handler !== 'function') invalidOption('handler', 'a function (req, res, next, decision)', handler)
+  if (handler !== undefined && typeof handler !== 'function')
+    invalidOption('handler', 'a function (req, res, next, decision)', handler)
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
   let gate: BloomGate | undefined
   if (bloom !== undefined) {
-    if (typeof bloom !== 'object' || bloom === null) invalidOption('bloom', 'an object { registry, filter, item }', bloom)
-    if (typeof bloom.registry?.mightContain !== 'function') invalidOption('bloom.registry', 'an object with mightContain(name, item)', bloom.registry)
+    if (typeof bloom !== 'object' || bloom === null)
+      invalidOption('bloom', 'an object { registry, filter, item }', bloom)
+    if (typeof bloom.registry?.mightContain !== 'function')
+      invalidOption('bloom.registry', 'an object with mightContain(name, item)', bloom.registry)
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
     gate = new BloomGate(bloom)
   }
   const r = resolveCommon<Request, Response>(common)
-  const telemetry = new Telemetry({ clock: common.clock ?? systemClock, targetFalsePositiveRate, warn: warn ?? ((m) => console.warn(m)) })
+  const telemetry = new Telemetry({
+    clock: common.clock ?? systemClock,
+    targetFalsePositiveRate,
+    warn: warn ?? ((m) => console.warn(m)),
+  })
   const limiter = r.makeLimiter(name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
 
@@ -163,7 +184,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
     const b = bloom!
     Promise.resolve()
       .then(() => b.item(req))
-      .then((item) => gate!.check(b.registry, item))
+      .then((item) => gate.check(b.registry, item))
       .then((present) => {
         telemetry.policy('bloom', present)
         if (present) return next()

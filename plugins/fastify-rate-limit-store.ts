@@ -29,6 +29,12 @@ type Callback = (error: Error | null, result?: RateLimitStoreResult) => void
 
 let stores = 0
 
+function methodName(m: unknown): string {
+  if (typeof m === 'string') return m
+  if (Array.isArray(m)) return m.filter((x) => typeof x === 'string').join(',')
+  return ''
+}
+
 /**
  * A `@fastify/rate-limit` store over debt meters, one per (timeWindow, max) pair seen.
  * Construct through {@link grudgeStore} to pass sketch options; `new GrudgeStore()` (as
@@ -54,8 +60,10 @@ export class GrudgeStore {
     const id = `${timeWindow}:${max}`
     let m = this.meters.get(id)
     if (m === undefined) {
-      if (!(typeof timeWindow === 'number' && timeWindow > 0 && Number.isFinite(timeWindow))) invalidOption('timeWindow', 'a finite number of ms > 0', timeWindow)
-      if (!(typeof max === 'number' && max > 0 && Number.isFinite(max))) invalidOption('max', 'a finite number > 0', max)
+      if (!(typeof timeWindow === 'number' && timeWindow > 0 && Number.isFinite(timeWindow)))
+        invalidOption('timeWindow', 'a finite number of ms > 0', timeWindow)
+      if (!(typeof max === 'number' && max > 0 && Number.isFinite(max)))
+        invalidOption('max', 'a finite number > 0', max)
       m = new DebtMeter({ rate: max / (timeWindow / 1000), burst: max }, this.sketch, `${this.name}:${id}`, 'store.')
       this.meters.set(id, m)
     }
@@ -68,10 +76,15 @@ export class GrudgeStore {
       const m = this.meter(timeWindow, max)
       const r = settle(m.consume(key, 1), (v) => {
         if (v.failure !== undefined) return { current: v.admitted ? 0 : max + 1, ttl: v.retryAfterMs }
-        if (v.admitted) return { current: Math.min(max, Math.max(1, Math.ceil(v.debt - 1e-9))), ttl: Math.ceil(v.resetMs) }
+        if (v.admitted)
+          return { current: Math.min(max, Math.max(1, Math.ceil(v.debt - 1e-9))), ttl: Math.ceil(v.resetMs) }
         return { current: max + 1, ttl: Math.ceil(v.retryAfterMs) }
       })
-      if (r instanceof Promise) r.then((x) => cb(null, x), (err) => cb(err as Error))
+      if (r instanceof Promise)
+        r.then(
+          (x) => cb(null, x),
+          (err) => cb(err as Error),
+        )
       else cb(null, r)
     } catch (err) {
       cb(err as Error)
@@ -82,8 +95,15 @@ export class GrudgeStore {
   read(key: string, cb: Callback, timeWindow: number, max: number): void {
     try {
       const m = this.meter(timeWindow, max)
-      const r = settle(m.store.read(key), (debt) => ({ current: Math.ceil(debt - 1e-9), ttl: Math.ceil((debt / m.rate) * 1000) }))
-      if (r instanceof Promise) r.then((x) => cb(null, x), (err) => cb(err as Error))
+      const r = settle(m.store.read(key), (debt) => ({
+        current: Math.ceil(debt - 1e-9),
+        ttl: Math.ceil((debt / m.rate) * 1000),
+      }))
+      if (r instanceof Promise)
+        r.then(
+          (x) => cb(null, x),
+          (err) => cb(err as Error),
+        )
       else cb(null, r)
     } catch (err) {
       cb(err as Error)
@@ -92,7 +112,11 @@ export class GrudgeStore {
 
   /** A store for a route with its own limits (the plugin's `child`); same sketch options, its own meters. */
   child(routeOptions: { path?: string; url?: string; method?: unknown }): GrudgeStore {
-    const c = new GrudgeStore(undefined, this.sketch, `${this.name}:${String(routeOptions.method ?? '')} ${routeOptions.path ?? routeOptions.url ?? ''}`)
+    const c = new GrudgeStore(
+      undefined,
+      this.sketch,
+      `${this.name}:${methodName(routeOptions.method)} ${routeOptions.path ?? routeOptions.url ?? ''}`,
+    )
     this.children.push(c)
     return c
   }
@@ -107,7 +131,7 @@ export class GrudgeStore {
 
   /** Stop rotation timers (the plugin has no close hook; the default timers are unref'd). */
   async close(): Promise<void> {
-    await Promise.all([...this.meters.values()].map((m) => m.close()))
+    await Promise.all([...this.meters.values()].map((m) => Promise.resolve(m.close())))
     await Promise.all(this.children.map((c) => c.close()))
   }
 }

@@ -15,14 +15,32 @@
  *   Fastify's error path (500 by default).
  */
 import fp from 'fastify-plugin'
-import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import type {
+  FastifyInstance,
+  FastifyPluginCallback,
+  FastifyReply,
+  FastifyRequest,
+  RouteOptions,
+  onRequestHookHandler,
+  preHandlerHookHandler,
+} from 'fastify'
 import type { Decision } from '../src/limit/decision.js'
 import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
 import type { Limiter } from '../src/limit/limiter.js'
 import { BloomGate } from '../src/limit/bloom-gate.js'
 import { invalidOption } from '../src/errors.js'
 import { systemClock } from '../src/clock.js'
-import { resolveCommon, deriveKey, isAllowed, errorContext, outcomeOf, type CommonOptions, type RequestView, type ResolvedCommon, type BloomRegistryLike } from './common.js'
+import {
+  resolveCommon,
+  deriveKey,
+  isAllowed,
+  errorContext,
+  outcomeOf,
+  type CommonOptions,
+  type RequestView,
+  type ResolvedCommon,
+  type BloomRegistryLike,
+} from './common.js'
 import { prometheusText } from './prometheus.js'
 
 /** The route option `bloom`: answer without running the handler when the item is surely absent. */
@@ -147,7 +165,13 @@ function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next:
   const h = d.headers
   for (const name in h) reply.header(name, h[name])
   if (d.admitted) {
-    if (ctx.limiter.recordsOutcomes) (req as Stateful)[kState] = { key, startMs: ctx.limiter.sketch.clock.now(), limiter: ctx.limiter, resolved: ctx.r }
+    if (ctx.limiter.recordsOutcomes)
+      (req as Stateful)[kState] = {
+        key,
+        startMs: ctx.limiter.sketch.clock.now(),
+        limiter: ctx.limiter,
+        resolved: ctx.r,
+      }
     else (req as Stateful)[kState] = NO_RECORD
     return next()
   }
@@ -160,7 +184,12 @@ function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next:
   }
 }
 
-const NO_RECORD = Object.freeze({ key: '', startMs: 0, limiter: undefined, resolved: undefined }) as unknown as PerRequest
+const NO_RECORD = Object.freeze({
+  key: '',
+  startMs: 0,
+  limiter: undefined,
+  resolved: undefined,
+}) as unknown as PerRequest
 
 const grudgePlugin: FastifyPluginCallback<GrudgeFastifyOptions> = (fastify, rawOptions, done) => {
   try {
@@ -177,10 +206,14 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   delete (options as Record<string, unknown>).prefix
   delete (options as Record<string, unknown>).logLevel
   const { bloomRegistry, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...common } = options
-  if (bloomRegistry !== undefined && (typeof bloomRegistry !== 'object' || bloomRegistry === null || typeof bloomRegistry.mightContain !== 'function')) {
+  if (
+    bloomRegistry !== undefined &&
+    (typeof bloomRegistry !== 'object' || bloomRegistry === null || typeof bloomRegistry.mightContain !== 'function')
+  ) {
     invalidOption('bloomRegistry', 'an object with mightContain(name, item)', bloomRegistry)
   }
-  if (defaultBloom !== undefined) invalidOption('bloom', 'a route option (config.grudge.bloom), not a plugin option', defaultBloom)
+  if (defaultBloom !== undefined)
+    invalidOption('bloom', 'a route option (config.grudge.bloom), not a plugin option', defaultBloom)
   const resolved = resolveCommon<FastifyRequest, FastifyReply>(common)
   const owner = Symbol('grudge.instance')
   const telemetry = new Telemetry({
@@ -220,8 +253,10 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
 
   function makeBloomHook(b: FastifyBloomRouteOptions, prefix: string): preHandlerHookHandler {
     if (typeof b.item !== 'function') invalidOption(prefix + 'item', 'a function (req) => string', b.item)
-    if (b.onAbsent !== undefined && typeof b.onAbsent !== 'function') invalidOption(prefix + 'onAbsent', 'a function (req, reply)', b.onAbsent)
-    if (bloomRegistry === undefined) invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', bloomRegistry)
+    if (b.onAbsent !== undefined && typeof b.onAbsent !== 'function')
+      invalidOption(prefix + 'onAbsent', 'a function (req, reply)', b.onAbsent)
+    if (bloomRegistry === undefined)
+      invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', bloomRegistry)
     const gate = new BloomGate(b, prefix)
     const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
       const item = await b.item(req)
@@ -244,7 +279,14 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     const st = (req as Stateful)[kState]
     if (st === undefined || st === NO_RECORD) return next()
     try {
-      const o = outcomeOf(st.resolved, st.limiter, req, reply, reply.statusCode, st.limiter.sketch.clock.now() - st.startMs)
+      const o = outcomeOf(
+        st.resolved,
+        st.limiter,
+        req,
+        reply,
+        reply.statusCode,
+        st.limiter.sketch.clock.now() - st.startMs,
+      )
       const p = st.limiter.record(st.key, o)
       if (p instanceof Promise) p.catch((err) => req.log.error({ err }, 'grudge: recording the outcome failed'))
     } catch (err) {
@@ -262,7 +304,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   }
 
   fastify.addHook('onRoute', (route: RouteOptions) => {
-    const cfg = (route.config as { grudge?: GrudgeRouteOptions | false } | undefined)?.grudge
+    const cfg = route.config?.grudge
     const onRequest = strip(route.onRequest)
     const preHandler = strip(route.preHandler)
     const onResp = strip(route.onResponse)
@@ -283,9 +325,9 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
         limiter = makeLimiter(r, `${methods} ${route.url}`)
         hook = makeHook(r, limiter)
       }
-      if (bloom !== undefined) preHandler.push(makeBloomHook(bloom, 'config.grudge.bloom.') as never)
+      if (bloom !== undefined) preHandler.push(makeBloomHook(bloom, 'config.grudge.bloom.'))
     }
-    if (limiter.active) onRequest.unshift(hook as never)
+    if (limiter.active) onRequest.unshift(hook)
     if (limiter.recordsOutcomes) onResp.push(onResponse as never)
     route.onRequest = onRequest
     route.preHandler = preHandler
@@ -307,7 +349,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   if (!fastify.hasRequestDecorator('grudge')) fastify.decorateRequest('grudge', null)
 
   if (notFound === true) {
-    fastify.setNotFoundHandler({ preHandler: sharedHook as unknown as preHandlerHookHandler }, (req, reply) => {
+    fastify.setNotFoundHandler({ preHandler: sharedHook }, (req, reply) => {
       reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${req.method}:${req.url} not found` })
     })
   }

@@ -1,4 +1,5 @@
 import type { LimiterStats } from '../src/limit/telemetry.js'
+import type * as PromClient from 'prom-client'
 
 /**
  * Prometheus text exposition of limiter statistics, built with prom-client (an optional
@@ -6,14 +7,17 @@ import type { LimiterStats } from '../src/limit/telemetry.js'
  * @throws Error when prom-client is not installed (the message says to install it)
  */
 export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): Promise<string> {
-  let prom: typeof import('prom-client')
+  let prom: typeof PromClient
   try {
     prom = await import('prom-client')
   } catch (err) {
-    throw new Error('grudge: prometheus() needs the optional peer dependency prom-client (npm install prom-client)', { cause: err })
+    throw new Error('grudge: prometheus() needs the optional peer dependency prom-client (npm install prom-client)', {
+      cause: err,
+    })
   }
   const registry = new prom.Registry()
-  const g = (name: string, help: string, labelNames: string[] = []) => new prom.Gauge({ name: prefix + name, help, labelNames, registers: [registry] })
+  const g = (name: string, help: string, labelNames: string[] = []) =>
+    new prom.Gauge({ name: prefix + name, help, labelNames, registers: [registry] })
   g('requests', 'Requests in the statistics window').set(stats.requests)
   g('admitted', 'Requests admitted in the window').set(stats.admitted)
   g('rejected', 'Requests rejected in the window').set(stats.rejected)

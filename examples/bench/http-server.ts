@@ -9,9 +9,18 @@ import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 
 // http.ts compiles grudge with tsc into GRUDGE_DIST so the servers run the shipped JS, not tsx's transpilation
+import type * as FastifyPlugin from '../../plugins/fastify.js'
+import type * as ExpressPlugin from '../../plugins/express.js'
+
 const dist = process.env.GRUDGE_DIST
-const grudgeFastify = (await import(dist ? pathToFileURL(`${dist}/plugins/fastify.js`).href : '../../plugins/fastify.js')).default as typeof import('../../plugins/fastify.js').default
-const grudgeExpress = (await import(dist ? pathToFileURL(`${dist}/plugins/express.js`).href : '../../plugins/express.js')).default as typeof import('../../plugins/express.js').default
+const fastifyModule = (await import(
+  dist ? pathToFileURL(`${dist}/plugins/fastify.js`).href : '../../plugins/fastify.js'
+)) as typeof FastifyPlugin
+const expressModule = (await import(
+  dist ? pathToFileURL(`${dist}/plugins/express.js`).href : '../../plugins/express.js'
+)) as typeof ExpressPlugin
+const grudgeFastify = fastifyModule.default
+const grudgeExpress = expressModule.default
 
 const [framework, variant, phase] = process.argv.slice(2)
 // open: nothing is rejected; reject: one key (127.0.0.1) with 1 request per second
@@ -23,13 +32,14 @@ if (framework === 'fastify') {
   const app = Fastify()
   if (variant === 'grudge') await app.register(grudgeFastify, { limit: grudgeLimit })
   if (variant === 'other') await app.register(rateLimit, { max, timeWindow: 1000 })
-  app.get('/', async () => 'ok')
+  app.get('/', (_req, reply) => reply.send('ok'))
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
   console.log(url)
 } else {
   const app = express()
   if (variant === 'grudge') app.use(grudgeExpress({ limit: grudgeLimit }))
-  if (variant === 'other') app.use(expressRateLimit({ windowMs: 1000, limit: max, standardHeaders: 'draft-8', legacyHeaders: false }))
+  if (variant === 'other')
+    app.use(expressRateLimit({ windowMs: 1000, limit: max, standardHeaders: 'draft-8', legacyHeaders: false }))
   app.get('/', (_req, res) => {
     res.send('ok')
   })

@@ -116,6 +116,7 @@ export function rateLimitHeaders(
       out['x-ratelimit-reset'] = String(reset)
     }
   }
-  if (retryAfterMs !== undefined && options.retryAfter !== false) out['retry-after'] = String(retryAfterSeconds(retryAfterMs))
+  if (retryAfterMs !== undefined && options.retryAfter !== false)
+    out['retry-after'] = String(retryAfterSeconds(retryAfterMs))
   return out
 }

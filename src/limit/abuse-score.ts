@@ -58,22 +58,34 @@ export class AbuseScore {
   constructor(options: AbuseScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'abuse.') {
     if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
     const weights = options.weights ?? DEFAULT_ABUSE_WEIGHTS
-    if (typeof weights !== 'object' || weights === null) invalidOption(prefix + 'weights', 'an object of status → delta', weights)
+    if (typeof weights !== 'object' || weights === null)
+      invalidOption(prefix + 'weights', 'an object of status → delta', weights)
     for (const [k, v] of Object.entries(weights)) {
-      if (!/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(k)) invalidOption(`${prefix}weights.${k}`, "a status, 'Nxx', 'success' or 'default' key", k)
+      if (!/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(k))
+        invalidOption(`${prefix}weights.${k}`, "a status, 'Nxx', 'success' or 'default' key", k)
       if (typeof v !== 'number' || !Number.isFinite(v)) invalidOption(`${prefix}weights.${k}`, 'a finite number', v)
     }
     this.weights = Object.freeze({ ...weights })
     this.threshold = positive(prefix + 'threshold', options.threshold, 10)
     this.halfLifeMs = positive(prefix + 'halfLifeMs', options.halfLifeMs, 600_000)
     this.maxScore = positive(prefix + 'maxScore', options.maxScore, 4 * this.threshold)
-    if (this.maxScore < this.threshold) invalidOption(prefix + 'maxScore', `a number ≥ threshold (${this.threshold})`, options.maxScore)
+    if (this.maxScore < this.threshold)
+      invalidOption(prefix + 'maxScore', `a number ≥ threshold (${this.threshold})`, options.maxScore)
     // from maxScore to below 1/1000 of the threshold
     const drainMs = this.halfLifeMs * Math.log2((this.maxScore / this.threshold) * 1000)
     this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
     this.store = sketch.store({
       name: storeName,
-      sketch: { levels: sketch.levels, cellsPerLevel: sketch.cellsPerLevel, decay: halfLife(this.halfLifeMs), lo: 0, hi: this.maxScore, aggregator: 'min', hasher: sketch.hasher, clock: sketch.clock },
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: halfLife(this.halfLifeMs),
+        lo: 0,
+        hi: this.maxScore,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,

@@ -28,8 +28,10 @@ export class BloomGate {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a missing filter name
    */
   constructor(options: BloomGateOptions, prefix = 'bloom.') {
-    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object { filter, item, onAbsent }', options)
-    if (typeof options.filter !== 'string' || options.filter.length === 0) invalidOption(prefix + 'filter', 'a filter name', options.filter)
+    if (typeof options !== 'object' || options === null)
+      invalidOption(prefix.slice(0, -1), 'an object { filter, item, onAbsent }', options)
+    if (typeof options.filter !== 'string' || options.filter.length === 0)
+      invalidOption(prefix + 'filter', 'a filter name', options.filter)
     this.filter = options.filter
   }
 

@@ -73,7 +73,8 @@ export class DebtMeter {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY` when `periodMs` is too short
    */
   constructor(options: DebtMeterOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'limit.') {
-    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
+    if (typeof options !== 'object' || options === null)
+      invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
     this.rate = positive(prefix + 'rate', options.rate)
     this.burst = positive(prefix + 'burst', options.burst)
     const cost = options.cost ?? 1
@@ -82,7 +83,8 @@ export class DebtMeter {
     }
     this.cost = cost
     this.maxDebt = options.maxDebt === undefined ? 10 * this.burst : positive(prefix + 'maxDebt', options.maxDebt)
-    if (this.maxDebt < this.burst) invalidOption(prefix + 'maxDebt', `a number ≥ burst (${this.burst})`, options.maxDebt)
+    if (this.maxDebt < this.burst)
+      invalidOption(prefix + 'maxDebt', `a number ≥ burst (${this.burst})`, options.maxDebt)
     const name = options.name ?? 'default'
     if (typeof name !== 'string' || name.length === 0) invalidOption(prefix + 'name', 'a non-empty string', name)
     this.name = name
@@ -100,7 +102,16 @@ export class DebtMeter {
     this.periodMs = sketch.periodMs ?? minPeriod
     this.store = sketch.store({
       name: storeName,
-      sketch: { levels: sketch.levels, cellsPerLevel: sketch.cellsPerLevel, decay: linear(this.rate), lo: 0, hi: this.maxDebt, aggregator: 'min', hasher: sketch.hasher, clock: sketch.clock },
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: linear(this.rate),
+        lo: 0,
+        hi: this.maxDebt,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,
@@ -146,7 +157,15 @@ export class DebtMeter {
     const debt = r.score
     // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
     const remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
-    if (r.admitted) return { admitted: true, debt, failure: undefined, remaining, resetMs: (debt / this.rate) * 1000, retryAfterMs: 0 }
+    if (r.admitted)
+      return {
+        admitted: true,
+        debt,
+        failure: undefined,
+        remaining,
+        resetMs: (debt / this.rate) * 1000,
+        retryAfterMs: 0,
+      }
     const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
     return { admitted: false, debt, failure: undefined, remaining, resetMs: wait, retryAfterMs: wait }
   }

@@ -72,7 +72,17 @@ export function makeDecision(
   const headers: Record<string, string> = {}
   if (headerOptions !== false) {
     const figures: RateLimitFigures | undefined =
-      meter !== undefined ? { name: meter.name, limit: meter.burst, remaining, windowMs: meter.windowMs, resetMs, policyField: meter.policyField, quotedName: meter.quotedName } : undefined
+      meter !== undefined
+        ? {
+            name: meter.name,
+            limit: meter.burst,
+            remaining,
+            windowMs: meter.windowMs,
+            resetMs,
+            policyField: meter.policyField,
+            quotedName: meter.quotedName,
+          }
+        : undefined
     rateLimitHeaders(headers, figures, admitted ? undefined : retryAfterMs, headerOptions)
   }
   return {

@@ -69,7 +69,16 @@ export class FeedbackScore {
     this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
     this.store = sketch.store({
       name: storeName,
-      sketch: { levels: sketch.levels, cellsPerLevel: sketch.cellsPerLevel, decay: exponential(this.lambdaPerSecond), lo: 0, hi: 1, aggregator: 'min', hasher: sketch.hasher, clock: sketch.clock },
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: exponential(this.lambdaPerSecond),
+        lo: 0,
+        hi: 1,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,
@@ -86,7 +95,10 @@ export class FeedbackScore {
     return settle(this.store.read(key), (score) => {
       if (!(u < score)) return { admitted: true, score, retryAfterMs: 0 }
       // score · e^(−λt) ≤ u  ⇔  t ≥ ln(score / u) / λ
-      const t = u > 0 ? (Math.log(score / u) / this.lambdaPerSecond) * 1000 : (Math.log(score / NEGLIGIBLE) / this.lambdaPerSecond) * 1000
+      const t =
+        u > 0
+          ? (Math.log(score / u) / this.lambdaPerSecond) * 1000
+          : (Math.log(score / NEGLIGIBLE) / this.lambdaPerSecond) * 1000
       return { admitted: false, score, retryAfterMs: Math.max(0, t) }
     })
   }

@@ -36,7 +36,11 @@ export interface LimiterOptions extends SketchOptions {
 }
 
 /** Coded errors that are the caller's bug (a bad cost or key), not a store failure. */
-const CALLER_ERRORS = new Set<unknown>(['ERR_GRUDGE_OPTION_INVALID', 'ERR_GRUDGE_VALUE_NOT_FINITE', 'ERR_GRUDGE_KEY_INVALID'])
+const CALLER_ERRORS = new Set<unknown>([
+  'ERR_GRUDGE_OPTION_INVALID',
+  'ERR_GRUDGE_VALUE_NOT_FINITE',
+  'ERR_GRUDGE_KEY_INVALID',
+])
 
 /** What an adapter learned from a response, for the feedback and abuse scores. */
 export interface Outcome {
@@ -84,20 +88,33 @@ export class Limiter {
     if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
     this.random = random
     const timeout = options.storeTimeoutMs ?? 1000
-    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0) invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', timeout)
+    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)
+      invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', timeout)
     this.storeTimeoutMs = timeout
     const onStoreError = options.onStoreError ?? 'open'
-    if (onStoreError !== 'open' && onStoreError !== 'closed') invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
+    if (onStoreError !== 'open' && onStoreError !== 'closed')
+      invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
     this.onStoreError = onStoreError
     const h = options.headers
-    if (h !== undefined && h !== false && (typeof h !== 'object' || h === null)) invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
-    this.headerOptions = h === false ? false : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
-    this.limit = options.limit ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.') : undefined
-    this.fairness = options.fairness ? new FeedbackScore(options.fairness, this.sketch, `fairness:${this.name}`, prefix + 'fairness.') : undefined
-    this.abuse = options.abuse ? new AbuseScore(options.abuse, this.sketch, `abuse:${this.name}`, prefix + 'abuse.') : undefined
+    if (h !== undefined && h !== false && (typeof h !== 'object' || h === null))
+      invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
+    this.headerOptions =
+      h === false
+        ? false
+        : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
+    this.limit = options.limit
+      ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
+      : undefined
+    this.fairness = options.fairness
+      ? new FeedbackScore(options.fairness, this.sketch, `fairness:${this.name}`, prefix + 'fairness.')
+      : undefined
+    this.abuse = options.abuse
+      ? new AbuseScore(options.abuse, this.sketch, `abuse:${this.name}`, prefix + 'abuse.')
+      : undefined
     this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
     for (const p of [this.limit, this.fairness, this.abuse]) {
-      if (p !== undefined) this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
+      if (p !== undefined)
+        this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
     }
   }
 
@@ -137,7 +154,11 @@ export class Limiter {
         if (done) return
         done = true
         this.telemetry.policy('store', this.onStoreError === 'open')
-        resolve(this.onStoreError === 'open' ? this.admit(NaN, {}, undefined, 0) : this.deny(503, 'store', NaN, 1000, {}, undefined))
+        resolve(
+          this.onStoreError === 'open'
+            ? this.admit(NaN, {}, undefined, 0)
+            : this.deny(503, 'store', NaN, 1000, {}, undefined),
+        )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
       const timer = setTimeout(fail, this.storeTimeoutMs)
@@ -172,7 +193,12 @@ export class Limiter {
   }
 
   // the steps of decide() are methods, not closures, so the synchronous path allocates none
-  private afterAbuse(key: string, cost: number | undefined, scores: Decision['scores'], a: AbuseVerdict | undefined): Decision | Promise<Decision> {
+  private afterAbuse(
+    key: string,
+    cost: number | undefined,
+    scores: Decision['scores'],
+    a: AbuseVerdict | undefined,
+  ): Decision | Promise<Decision> {
     if (a !== undefined) {
       scores.abuse = a.score
       this.telemetry.policy('abuse', a.admitted)
@@ -184,7 +210,12 @@ export class Limiter {
     return this.afterFairness(key, cost, scores, f)
   }
 
-  private afterFairness(key: string, cost: number | undefined, scores: Decision['scores'], f: FairnessVerdict | undefined): Decision | Promise<Decision> {
+  private afterFairness(
+    key: string,
+    cost: number | undefined,
+    scores: Decision['scores'],
+    f: FairnessVerdict | undefined,
+  ): Decision | Promise<Decision> {
     if (f !== undefined) {
       scores.fairness = f.score
       this.telemetry.policy('fairness', f.admitted)
@@ -209,12 +240,26 @@ export class Limiter {
     return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
   }
 
-  private admit(score: number, scores: Decision['scores'], meter: DebtMeter | undefined, remaining: number, resetMs = NaN): Decision {
+  private admit(
+    score: number,
+    scores: Decision['scores'],
+    meter: DebtMeter | undefined,
+    remaining: number,
+    resetMs = NaN,
+  ): Decision {
     this.telemetry.outcome(true)
     return makeDecision(true, 200, undefined, score, scores, 0, meter, remaining, resetMs, this.headerOptions)
   }
 
-  private deny(status: number, policy: Decision['policy'], score: number, retryAfterMs: number, scores: Decision['scores'], meter: DebtMeter | undefined, remaining = NaN): Decision {
+  private deny(
+    status: number,
+    policy: Decision['policy'],
+    score: number,
+    retryAfterMs: number,
+    scores: Decision['scores'],
+    meter: DebtMeter | undefined,
+    remaining = NaN,
+  ): Decision {
     this.telemetry.outcome(false)
     // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
     const wait = retryAfterSeconds(retryAfterMs) * 1000

@@ -41,7 +41,8 @@ export interface ResolvedSketchOptions {
 
 function int(name: string, v: unknown, lo: number, hi: number, dflt: number): number {
   if (v === undefined) return dflt
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) invalidOption(name, `an integer in [${lo}, ${hi}]`, v)
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
+    invalidOption(name, `an integer in [${lo}, ${hi}]`, v)
   return v
 }
 
@@ -65,11 +66,14 @@ export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''):
     periodMs = src.periodMs
   }
   const hasher = src.hasher ?? sipHash()
-  if (!(hasher instanceof SipHasher) && !(hasher instanceof Murmur3Hasher)) invalidOption(prefix + 'hasher', 'sipHash() or murmur3()', hasher)
+  if (!(hasher instanceof SipHasher) && !(hasher instanceof Murmur3Hasher))
+    invalidOption(prefix + 'hasher', 'sipHash() or murmur3()', hasher)
   const clock = src.clock ?? systemClock
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') invalidOption(prefix + 'clock', 'an object with now(): number', clock)
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')
+    invalidOption(prefix + 'clock', 'an object with now(): number', clock)
   const ticker = src.ticker ?? systemTicker
-  if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function') invalidOption(prefix + 'ticker', 'an object with every(periodMs, fn)', ticker)
+  if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function')
+    invalidOption(prefix + 'ticker', 'an object with every(periodMs, fn)', ticker)
   const store = src.store ?? localStore()
   if (typeof store !== 'function') invalidOption(prefix + 'store', 'a StoreFactory function, e.g. localStore()', store)
   return Object.freeze({ levels, cellsPerLevel, generations, periodMs, hasher, clock, ticker, store })

@@ -97,7 +97,8 @@ export class Telemetry {
   constructor(options: TelemetryOptions) {
     this.clock = options.clock
     const b = options.bucketMs ?? 60_000
-    if (typeof b !== 'number' || !Number.isFinite(b) || b <= 0) invalidOption('telemetry.bucketMs', 'a finite number > 0 (ms)', b)
+    if (typeof b !== 'number' || !Number.isFinite(b) || b <= 0)
+      invalidOption('telemetry.bucketMs', 'a finite number > 0 (ms)', b)
     this.bucketMs = b
     const n = options.windowBuckets ?? 5
     if (!Number.isInteger(n) || n < 1 || n > 60) invalidOption('telemetry.windowBuckets', 'an integer in [1, 60]', n)
@@ -120,7 +121,14 @@ export class Telemetry {
     if (last !== undefined && last.startMs === start) return last
     const oldest = start - (this.windowBuckets - 1) * this.bucketMs
     while (this.buckets.length > 0 && this.buckets[0].startMs < oldest) this.buckets.shift()
-    const bucket: Bucket = { startMs: start, requests: 0, admitted: 0, rejected: 0, counts: emptyCounts(), bits: new Uint32Array(BITMAP_BITS / 32) }
+    const bucket: Bucket = {
+      startMs: start,
+      requests: 0,
+      admitted: 0,
+      rejected: 0,
+      counts: emptyCounts(),
+      bits: new Uint32Array(BITMAP_BITS / 32),
+    }
     this.buckets.push(bucket)
     return bucket
   }
@@ -229,7 +237,11 @@ export class Telemetry {
  * @param distinctKeys H ≥ 0
  * @param target p in (0, 1)
  */
-export function suggestSize(levels: number, distinctKeys: number, target: number): { levels: number; cellsPerLevel: number } {
+export function suggestSize(
+  levels: number,
+  distinctKeys: number,
+  target: number,
+): { levels: number; cellsPerLevel: number } {
   if (!(distinctKeys > 0)) return { levels, cellsPerLevel: 16 }
   const q = Math.pow(target, 1 / levels)
   const m = Math.ceil(1 / -Math.expm1(Math.log1p(-q) / distinctKeys))

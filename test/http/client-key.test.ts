@@ -27,18 +27,30 @@ t.test('normalizeIp: ports, IPv4-mapped IPv6, IPv6 /64 grouping, zones, junk', a
 t.test('every address inside one /64 maps to one key (property)', async (t) => {
   const hex = fc.integer({ min: 0, max: 0xffff }).map((n) => n.toString(16))
   fc.assert(
-    fc.property(fc.tuple(hex, hex, hex, hex), fc.tuple(hex, hex, hex, hex), fc.tuple(hex, hex, hex, hex), (net, a, b) => {
-      const x = normalizeIp([...net, ...a].join(':'))
-      const y = normalizeIp([...net, ...b].join(':'))
-      return x === y && x.endsWith('/64')
-    }),
+    fc.property(
+      fc.tuple(hex, hex, hex, hex),
+      fc.tuple(hex, hex, hex, hex),
+      fc.tuple(hex, hex, hex, hex),
+      (net, a, b) => {
+        const x = normalizeIp([...net, ...a].join(':'))
+        const y = normalizeIp([...net, ...b].join(':'))
+        return x === y && x.endsWith('/64')
+      },
+    ),
   )
   t.pass()
 })
 
 t.test('keyPart and joinKeyParts', async (t) => {
-  const req = (headers: Record<string, string>, ip = '1.2.3.4:99', route: string | null = '/users/:id'): KeyRequest => ({
-    ip, method: 'GET', routePattern: route ?? undefined, header: (n) => headers[n],
+  const req = (
+    headers: Record<string, string>,
+    ip = '1.2.3.4:99',
+    route: string | null = '/users/:id',
+  ): KeyRequest => ({
+    ip,
+    method: 'GET',
+    routePattern: route ?? undefined,
+    header: (n) => headers[n],
   })
   t.equal(keyPart('ip', req({})), 'ip:1.2.3.4')
   t.equal(keyPart('tenant', req({ 'x-tenant-id': 'acme' })), 'tenant:acme')

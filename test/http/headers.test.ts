@@ -1,10 +1,17 @@
 import t from 'tap'
 import { rateLimitHeaders, delaySeconds, retryAfterSeconds, nonNegativeInt, sfString } from '../../src/http/headers.js'
 
-t.test('draft-ietf-httpapi-ratelimit-headers-10 field syntax (examples of the draft: "default";q=100;w=10 / "default";r=50;t=30)', async (t) => {
-  const h = rateLimitHeaders({}, { name: 'default', limit: 100, remaining: 50, windowMs: 10_000, resetMs: 30_000 }, undefined)
-  t.same(h, { 'ratelimit-policy': '"default";q=100;w=10', ratelimit: '"default";r=50;t=30' })
-})
+t.test(
+  'draft-ietf-httpapi-ratelimit-headers-10 field syntax (examples of the draft: "default";q=100;w=10 / "default";r=50;t=30)',
+  async (t) => {
+    const h = rateLimitHeaders(
+      {},
+      { name: 'default', limit: 100, remaining: 50, windowMs: 10_000, resetMs: 30_000 },
+      undefined,
+    )
+    t.same(h, { 'ratelimit-policy': '"default";q=100;w=10', ratelimit: '"default";r=50;t=30' })
+  },
+)
 
 t.test('legacy family, Retry-After, headers never negative, NaN or omitted at 0', async (t) => {
   const h = rateLimitHeaders({}, { name: 'p', limit: 5, remaining: -3, windowMs: 0, resetMs: NaN }, 0, { legacy: true })
@@ -16,8 +23,18 @@ t.test('legacy family, Retry-After, headers never negative, NaN or omitted at 0'
     'x-ratelimit-reset': '0',
     'retry-after': '1',
   })
-  t.same(rateLimitHeaders({}, undefined, 2500, {}), { 'retry-after': '3' }, 'no figures (store failed open/closed): only Retry-After')
-  t.same(rateLimitHeaders({}, { name: 'p', limit: 1, remaining: 0, windowMs: 1, resetMs: 1 }, 1, { ietf: false, retryAfter: false }), {})
+  t.same(
+    rateLimitHeaders({}, undefined, 2500, {}),
+    { 'retry-after': '3' },
+    'no figures (store failed open/closed): only Retry-After',
+  )
+  t.same(
+    rateLimitHeaders({}, { name: 'p', limit: 1, remaining: 0, windowMs: 1, resetMs: 1 }, 1, {
+      ietf: false,
+      retryAfter: false,
+    }),
+    {},
+  )
 })
 
 t.test('rounding', async (t) => {

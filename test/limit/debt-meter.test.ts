@@ -4,7 +4,10 @@ import { resolveSketchOptions } from '../../src/limit/options.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/hash/index.js'
 
-function meter(opts: { rate: number; burst: number; maxDebt?: number; cost?: number }, sketch: Record<string, unknown> = {}) {
+function meter(
+  opts: { rate: number; burst: number; maxDebt?: number; cost?: number },
+  sketch: Record<string, unknown> = {},
+) {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
   const m = new DebtMeter(opts, resolveSketchOptions({ clock, ticker, hasher: sipHash(7), ...sketch }), 'test')
@@ -34,58 +37,80 @@ t.test('step table: a token bucket of burst 3 draining 1/s (the GCRA reading of 
   }
 })
 
-t.test('defaults: maxDebt 10 × burst; the default period satisfies (N − 1)·periodMs ≥ maxDebt / rate · 1000', async (t) => {
-  for (const [rate, burst, generations] of [[2, 5, 3], [0.001, 1, 2], [1000, 10, 4], [1 / 86_400, 7, 3]] as const) {
-    const { m } = meter({ rate, burst }, { generations })
-    t.equal(m.maxDebt, 10 * burst)
-    t.ok((generations - 1) * m.periodMs >= (m.maxDebt / rate) * 1000, `rate ${rate} burst ${burst} N ${generations}`)
-  }
-  t.throws(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_499 }), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY' })
-  t.doesNotThrow(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_500 }))
-  t.throws(() => meter({ rate: 1, burst: 2, cost: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
-})
-
-t.test('rotation: a key pinned at its limit gets at most one burst extra per rotation (the Rotator forgets debt from before a generation was born)', async (t) => {
-  const { m, clock, ticker, consume } = meter({ rate: 1, burst: 2 })
-  consume('k')
-  consume('k')
-  t.notOk(consume('k').admitted)
-  // keep the key at its limit through many rotations: an exact token bucket admits exactly
-  // one per second of drain. A fresh generation starts at 0 and sees only what is admitted
-  // after its birth, so when it becomes the deciding one it may admit up to one burst more.
-  let admitted = 0
-  let rotations = 0
-  for (let s = 1; s <= 200; s++) {
-    clock.advance(1000)
-    if (s % Math.ceil(m.periodMs / 1000) === 0) {
-      ticker.tick()
-      rotations++
+t.test(
+  'defaults: maxDebt 10 × burst; the default period satisfies (N − 1)·periodMs ≥ maxDebt / rate · 1000',
+  async (t) => {
+    for (const [rate, burst, generations] of [
+      [2, 5, 3],
+      [0.001, 1, 2],
+      [1000, 10, 4],
+      [1 / 86_400, 7, 3],
+    ] as const) {
+      const { m } = meter({ rate, burst }, { generations })
+      t.equal(m.maxDebt, 10 * burst)
+      t.ok((generations - 1) * m.periodMs >= (m.maxDebt / rate) * 1000, `rate ${rate} burst ${burst} N ${generations}`)
     }
-    if (consume('k').admitted) admitted++
-    if (consume('k').admitted) admitted++
-  }
-  t.ok(admitted >= 200, `never stricter than the bucket: ${admitted} ≥ 200`)
-  t.ok(admitted <= 200 + m.burst * rotations, `at most one burst extra per rotation: ${admitted} ≤ 200 + ${m.burst} × ${rotations}`)
-})
+    t.throws(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_499 }), {
+      code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    })
+    t.doesNotThrow(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_500 }))
+    t.throws(() => meter({ rate: 1, burst: 2, cost: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
+  },
+)
 
-t.test('key-rotation flood ceiling (L=4, M=1000, rate 2, burst 5): hi = 10·burst holds it to about M·rate; hi = burst lets ~1.6× through', async (t) => {
-  const steady = (maxDebt: number): number => {
-    const { clock, consume } = meter({ rate: 2, burst: 5, maxDebt }, { levels: 4, cellsPerLevel: 1000 })
+t.test(
+  'rotation: a key pinned at its limit gets at most one burst extra per rotation (the Rotator forgets debt from before a generation was born)',
+  async (t) => {
+    const { m, clock, ticker, consume } = meter({ rate: 1, burst: 2 })
+    consume('k')
+    consume('k')
+    t.notOk(consume('k').admitted)
+    // keep the key at its limit through many rotations: an exact token bucket admits exactly
+    // one per second of drain. A fresh generation starts at 0 and sees only what is admitted
+    // after its birth, so when it becomes the deciding one it may admit up to one burst more.
     let admitted = 0
-    for (let s = 0; s < 30; s++) {
-      for (let i = 0; i < 5000; i++) {
-        clock.advance(0.2) // 5,000 requests per simulated second, each under a fresh key
-        if (consume(`${s}.${i}`).admitted && s >= 10) admitted++
+    let rotations = 0
+    for (let s = 1; s <= 200; s++) {
+      clock.advance(1000)
+      if (s % Math.ceil(m.periodMs / 1000) === 0) {
+        ticker.tick()
+        rotations++
       }
+      if (consume('k').admitted) admitted++
+      if (consume('k').admitted) admitted++
     }
-    return admitted / 20 // per second over the steady 20 s
-  }
-  const deep = steady(50)
-  const shallow = steady(5)
-  t.ok(deep <= 1.05 * 1000 * 2, `hi = 50: ${deep}/s ≤ 1.05 × M·rate = 2100/s`)
-  t.ok(deep >= 0.9 * 1000 * 2, `hi = 50: ${deep}/s ≥ 0.9 × M·rate (the drain of M cells is the ceiling, not far below it)`)
-  t.ok(shallow >= 1.4 * deep, `hi = burst: ${shallow}/s ≥ 1.4 × ${deep}/s`)
-})
+    t.ok(admitted >= 200, `never stricter than the bucket: ${admitted} ≥ 200`)
+    t.ok(
+      admitted <= 200 + m.burst * rotations,
+      `at most one burst extra per rotation: ${admitted} ≤ 200 + ${m.burst} × ${rotations}`,
+    )
+  },
+)
+
+t.test(
+  'key-rotation flood ceiling (L=4, M=1000, rate 2, burst 5): hi = 10·burst holds it to about M·rate; hi = burst lets ~1.6× through',
+  async (t) => {
+    const steady = (maxDebt: number): number => {
+      const { clock, consume } = meter({ rate: 2, burst: 5, maxDebt }, { levels: 4, cellsPerLevel: 1000 })
+      let admitted = 0
+      for (let s = 0; s < 30; s++) {
+        for (let i = 0; i < 5000; i++) {
+          clock.advance(0.2) // 5,000 requests per simulated second, each under a fresh key
+          if (consume(`${s}.${i}`).admitted && s >= 10) admitted++
+        }
+      }
+      return admitted / 20 // per second over the steady 20 s
+    }
+    const deep = steady(50)
+    const shallow = steady(5)
+    t.ok(deep <= 1.05 * 1000 * 2, `hi = 50: ${deep}/s ≤ 1.05 × M·rate = 2100/s`)
+    t.ok(
+      deep >= 0.9 * 1000 * 2,
+      `hi = 50: ${deep}/s ≥ 0.9 × M·rate (the drain of M cells is the ceiling, not far below it)`,
+    )
+    t.ok(shallow >= 1.4 * deep, `hi = burst: ${shallow}/s ≥ 1.4 × ${deep}/s`)
+  },
+)
 
 t.test('10^6 fresh keys do not evict a blocked key (an LRU of 10^5 entries would)', async (t) => {
   const { clock, consume } = meter({ rate: 0.01, burst: 5 }, { levels: 4, cellsPerLevel: 4096, generations: 2 })

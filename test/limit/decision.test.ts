@@ -21,25 +21,38 @@ function checkHeaders(d: Decision): boolean {
   return true
 }
 
-t.test('every header is a non-negative integer, never NaN or omitted; a denial always has Retry-After equal to t (property)', async (t) => {
-  fc.assert(
-    fc.property(
-      fc.double({ min: 1e-6, max: 1e6, noNaN: true }),
-      fc.double({ min: 1, max: 1e4, noNaN: true }), // burst ≥ the default cost 1
-      fc.array(fc.tuple(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })), { minLength: 1, maxLength: 30 }),
-      (rate, burst, steps) => {
-        const clock = new FakeClock(0)
-        const l = new Limiter({ clock, ticker: new FakeTicker(), levels: 2, cellsPerLevel: 16, limit: { rate, burst }, headers: { legacy: true } })
-        for (const [dt, frac] of steps) {
-          clock.advance(dt)
-          const d = l.decide('k', frac * burst) as Decision
-          if (!checkHeaders(d)) return false
-          if (!(d.remaining! >= 0 && d.remaining! <= burst)) return false
-        }
-        return true
-      },
-    ),
-    { seed: 42, numRuns: 200 },
-  )
-  t.pass()
-})
+t.test(
+  'every header is a non-negative integer, never NaN or omitted; a denial always has Retry-After equal to t (property)',
+  async (t) => {
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1e-6, max: 1e6, noNaN: true }),
+        fc.double({ min: 1, max: 1e4, noNaN: true }), // burst ≥ the default cost 1
+        fc.array(fc.tuple(fc.double({ min: 0, max: 1e7, noNaN: true }), fc.double({ min: 0, max: 1, noNaN: true })), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        (rate, burst, steps) => {
+          const clock = new FakeClock(0)
+          const l = new Limiter({
+            clock,
+            ticker: new FakeTicker(),
+            levels: 2,
+            cellsPerLevel: 16,
+            limit: { rate, burst },
+            headers: { legacy: true },
+          })
+          for (const [dt, frac] of steps) {
+            clock.advance(dt)
+            const d = l.decide('k', frac * burst) as Decision
+            if (!checkHeaders(d)) return false
+            if (!(d.remaining! >= 0 && d.remaining! <= burst)) return false
+          }
+          return true
+        },
+      ),
+      { seed: 42, numRuns: 200 },
+    )
+    t.pass()
+  },
+)

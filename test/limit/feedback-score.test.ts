@@ -20,7 +20,10 @@ t.test('overloaded backend: the heavy key is shed first, the light keys are spar
   const rng = mulberry32(12345)
   const backendRng = mulberry32(999)
   const limiter = new Limiter({
-    clock, ticker: new FakeTicker(), hasher: sipHash(3), random: rng,
+    clock,
+    ticker: new FakeTicker(),
+    hasher: sipHash(3),
+    random: rng,
     fairness: { failureDelta: 0.05, successDelta: 0.01, lambdaPerSecond: 0.5 },
   })
   // backend capacity 50 req/s; offered: one heavy key at 100 req/s and 20 light keys at 1 req/s each
@@ -65,7 +68,12 @@ t.test('overloaded backend: the heavy key is shed first, the light keys are spar
 t.test('throttle probability equals the score; Retry-After is when the same draw would admit', async (t) => {
   const clock = new FakeClock(0)
   let u = 0
-  const limiter = new Limiter({ clock, ticker: new FakeTicker(), random: () => u, fairness: { failureDelta: 0.4, lambdaPerSecond: Math.LN2 } })
+  const limiter = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    random: () => u,
+    fairness: { failureDelta: 0.4, lambdaPerSecond: Math.LN2 },
+  })
   limiter.record('k', { failed: true, abuseDelta: 0 })
   limiter.record('k', { failed: true, abuseDelta: 0 }) // 0.8
   u = 0.79

@@ -8,7 +8,13 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 t.test('policies run abuse → fairness → limit; a denial does not charge later policies', async (t) => {
   const clock = new FakeClock(0)
-  const l = new Limiter({ clock, ticker: new FakeTicker(), random: () => 0.5, limit: { rate: 1, burst: 2 }, abuse: { threshold: 1 } })
+  const l = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    random: () => 0.5,
+    limit: { rate: 1, burst: 2 },
+    abuse: { threshold: 1 },
+  })
   l.record('k', { failed: false, abuseDelta: 1 })
   const d = l.decide('k') as Decision
   t.equal(d.policy, 'abuse')
@@ -38,13 +44,18 @@ t.test('the in-process path is synchronous; a Promise-returning store gives a Pr
 t.test('a store that never answers in time: its own timeout decides open/closed (bounded wait)', async (t) => {
   // a store wrapper in the spirit of the Redis store: answer within timeoutMs or fall back
   const clock = new FakeClock(0)
-  const slow = (mode: 'open' | 'closed'): StoreFactory => () => ({
-    tryConsume: () => new Promise((resolve) => setTimeout(() => resolve({ admitted: mode === 'open', score: NaN, failure: mode }), 20)),
-    add: () => 0,
-    read: () => 0,
-    sizeBytes: () => 0,
-    close: () => undefined,
-  })
+  const slow =
+    (mode: 'open' | 'closed'): StoreFactory =>
+    () => ({
+      tryConsume: () =>
+        new Promise((resolve) =>
+          setTimeout(() => resolve({ admitted: mode === 'open', score: NaN, failure: mode }), 20),
+        ),
+      add: () => 0,
+      read: () => 0,
+      sizeBytes: () => 0,
+      close: () => undefined,
+    })
   const open = new Limiter({ clock, ticker: new FakeTicker(), store: slow('open'), limit: { rate: 1, burst: 1 } })
   const o = await open.decide('k')
   t.ok(o.admitted)
@@ -80,7 +91,10 @@ t.test('invalid costs are errors, not silent admits', async (t) => {
   const l = new Limiter({ clock: new FakeClock(0), ticker: new FakeTicker(), limit: { rate: 1, burst: 2 } })
   t.throws(() => l.decide('k', 3), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
   t.throws(() => l.decide('k', NaN), { code: 'ERR_GRUDGE_OPTION_INVALID' })
-  t.throws(() => new Limiter({ limit: { rate: 1, burst: 1 }, headers: 'yes' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /headers/ })
+  t.throws(() => new Limiter({ limit: { rate: 1, burst: 1 }, headers: 'yes' as never }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /headers/,
+  })
 })
 
 t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait and onStoreError decides', async (t) => {
@@ -92,16 +106,38 @@ t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait an
     sizeBytes: () => 0,
     close: () => undefined,
   })
-  const rejecting: StoreFactory = () => ({ ...hanging(null as never), tryConsume: () => Promise.reject(new Error('ECONNRESET')) })
-  const open = new Limiter({ clock, ticker: new FakeTicker(), store: hanging, storeTimeoutMs: 20, limit: { rate: 1, burst: 1 } })
+  const rejecting: StoreFactory = () => ({
+    ...hanging(null as never),
+    tryConsume: () => Promise.reject(new Error('ECONNRESET')),
+  })
+  const open = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: hanging,
+    storeTimeoutMs: 20,
+    limit: { rate: 1, burst: 1 },
+  })
   const o = await open.decide('k')
   t.ok(o.admitted, 'fail-open after the timeout')
   t.same(o.headers, {}, 'no invented figures')
-  const closed = new Limiter({ clock, ticker: new FakeTicker(), store: hanging, storeTimeoutMs: 20, onStoreError: 'closed', limit: { rate: 1, burst: 1 } })
+  const closed = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: hanging,
+    storeTimeoutMs: 20,
+    onStoreError: 'closed',
+    limit: { rate: 1, burst: 1 },
+  })
   const c = await closed.decide('k')
   t.equal(c.status, 503)
   t.equal(c.headers['retry-after'], '1')
-  const r = new Limiter({ clock, ticker: new FakeTicker(), store: rejecting, onStoreError: 'closed', limit: { rate: 1, burst: 1 } })
+  const r = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: rejecting,
+    onStoreError: 'closed',
+    limit: { rate: 1, burst: 1 },
+  })
   t.equal((await r.decide('k')).status, 503, 'a rejection follows onStoreError')
   t.throws(() => new Limiter({ storeTimeoutMs: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /storeTimeoutMs/ })
 })
@@ -109,8 +145,20 @@ t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait an
 t.test('one synchronous decision reads the clock once (all its sketch operations share one instant)', async (t) => {
   let reads = 0
   const base = new FakeClock(5000)
-  const counting = { now: () => { reads++; return base.now() } }
-  const l = new Limiter({ clock: counting, ticker: new FakeTicker(), limit: { rate: 1, burst: 5 }, abuse: {}, fairness: {}, random: () => 0.5 })
+  const counting = {
+    now: () => {
+      reads++
+      return base.now()
+    },
+  }
+  const l = new Limiter({
+    clock: counting,
+    ticker: new FakeTicker(),
+    limit: { rate: 1, burst: 5 },
+    abuse: {},
+    fairness: {},
+    random: () => 0.5,
+  })
   reads = 0
   l.decide('k')
   t.equal(reads, 1)

@@ -29,8 +29,14 @@ t.test('one warning when the estimated false-positive rate passes the target, wi
   t.match(warnings[0], /suggested cellsPerLevel: \d+/)
   const s = tel.stats()
   t.ok(s.falsePositiveRate > 0.01)
-  t.ok(falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel, s.distinctKeys) <= 0.01, 'the suggested size meets the target')
-  t.ok(falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel - 1, s.distinctKeys) > 0.01 * 0.999, 'and is about the smallest that does')
+  t.ok(
+    falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel, s.distinctKeys) <= 0.01,
+    'the suggested size meets the target',
+  )
+  t.ok(
+    falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel - 1, s.distinctKeys) > 0.01 * 0.999,
+    'and is about the smallest that does',
+  )
 })
 
 t.test('suggestSize edge cases', async (t) => {

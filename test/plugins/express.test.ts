@@ -26,7 +26,10 @@ async function hit(url: string, headers: Record<string, string> = {}): Promise<H
   return { status: r.statusCode, headers: r.headers, body: await r.body.text() }
 }
 
-for (const [label, make] of [['express 5', express], ['express 4', express4]] as const) {
+for (const [label, make] of [
+  ['express 5', express],
+  ['express 4', express4],
+] as const) {
   t.test(`${label}: debt meter end to end with a loopback server and undici`, async (t) => {
     const clock = new FakeClock(1_000_000)
     const ticker = new FakeTicker()
@@ -69,12 +72,22 @@ for (const [label, make] of [['express 5', express], ['express 4', express4]] as
     const app = make()
     app.set('trust proxy', 'loopback')
     let ran = 0
-    app.use(grudge({ clock, ticker, limit: { rate: 1, burst: 1 }, key: (req) => {
-      if (req.headers['x-bad'] === 'sync') throw new Error('boom')
-      if (req.headers['x-bad'] === 'async') return Promise.reject(new Error('later'))
-      return 'ip:' + req.ip
-    } }))
-    app.get('/', (_req, res) => { ran++; res.send('ok') })
+    app.use(
+      grudge({
+        clock,
+        ticker,
+        limit: { rate: 1, burst: 1 },
+        key: (req) => {
+          if (req.headers['x-bad'] === 'sync') throw new Error('boom')
+          if (req.headers['x-bad'] === 'async') return Promise.reject(new Error('later'))
+          return 'ip:' + req.ip
+        },
+      }),
+    )
+    app.get('/', (_req, res) => {
+      ran++
+      res.send('ok')
+    })
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       res.status(500).send('error: ' + err.message)
     })
@@ -86,7 +99,11 @@ for (const [label, make] of [['express 5', express], ['express 4', express4]] as
     t.equal(ran, 0)
     t.equal((await hit(s.url + '/', { 'x-forwarded-for': '1.2.3.4' })).status, 200)
     t.equal((await hit(s.url + '/', { 'x-forwarded-for': '1.2.3.4' })).status, 429)
-    t.equal((await hit(s.url + '/', { 'x-forwarded-for': '5.6.7.8' })).status, 200, 'trusted proxy: XFF names the client')
+    t.equal(
+      (await hit(s.url + '/', { 'x-forwarded-for': '5.6.7.8' })).status,
+      200,
+      'trusted proxy: XFF names the client',
+    )
     await s.close()
   })
 
@@ -96,7 +113,9 @@ for (const [label, make] of [['express 5', express], ['express 4', express4]] as
     const app = make()
     const mw = grudge({ clock, ticker, limit: { rate: 1, burst: 1 } })
     app.use(mw)
-    app.get('/', (req, res) => { res.send(req.grudge?.key) })
+    app.get('/', (req, res) => {
+      res.send(req.grudge?.key)
+    })
     const s = await serve(app)
     const a = await hit(s.url + '/', { 'x-forwarded-for': '1.1.1.1' })
     t.equal(a.body, 'ip:127.0.0.1')
@@ -111,8 +130,12 @@ for (const [label, make] of [['express 5', express], ['express 4', express4]] as
     const app = make()
     const a = grudge({ clock, ticker, limit: { rate: 1, burst: 1 }, key: 'route' })
     const b = grudge({ clock, ticker, limit: { rate: 1, burst: 1 }, key: 'route' })
-    app.get('/a/:id', a, (req, res) => { res.send(req.grudge?.key) })
-    app.get('/b/:id', b, (req, res) => { res.send(req.grudge?.key) })
+    app.get('/a/:id', a, (req, res) => {
+      res.send(req.grudge?.key)
+    })
+    app.get('/b/:id', b, (req, res) => {
+      res.send(req.grudge?.key)
+    })
     const s = await serve(app)
     const r = await hit(s.url + '/a/1')
     t.equal(r.body, 'route:GET /a/:id')
@@ -129,7 +152,10 @@ t.test('a shared store: two middleware instances over one store factory, namespa
   const ticker = new FakeTicker()
   const specs: string[] = []
   const base = localStore()
-  const store = (spec: Parameters<typeof base>[0]) => { specs.push(spec.name); return base(spec) }
+  const store = (spec: Parameters<typeof base>[0]) => {
+    specs.push(spec.name)
+    return base(spec)
+  }
   const a = grudge({ clock, ticker, store, name: 'api', limit: { rate: 1, burst: 1 } })
   const b = grudge({ clock, ticker, store, name: 'admin', limit: { rate: 1, burst: 1 } })
   t.same(specs, ['limit:api', 'limit:admin'])
@@ -143,14 +169,21 @@ t.test('abuse, fairness and bloom through the middleware', async (t) => {
   const app = express()
   const set = new Set(['1'])
   const mw = grudge({
-    clock, ticker,
+    clock,
+    ticker,
     abuse: { weights: { 401: 1 }, threshold: 2, halfLifeMs: 1000 },
     fairness: { failureDelta: 0.5, lambdaPerSecond: 0.001 },
     random: () => 0.9,
-    bloom: { registry: { mightContain: (_n, item) => set.has(item) }, filter: 'users', item: (req) => String(req.query.id ?? '') },
+    bloom: {
+      registry: { mightContain: (_n, item) => set.has(item) },
+      filter: 'users',
+      item: (req) => (typeof req.query.id === 'string' ? req.query.id : ''),
+    },
   })
   app.use(mw)
-  app.get('/', (req, res) => { res.status(req.query.fail ? 500 : 401).send('x') })
+  app.get('/', (req, res) => {
+    res.status(req.query.fail ? 500 : 401).send('x')
+  })
   const s = await serve(app)
   t.equal((await hit(s.url + '/?id=2')).status, 404, 'bloom: absent id answered before the handler')
   t.equal((await hit(s.url + '/?id=1')).status, 401)
@@ -167,7 +200,10 @@ t.test('abuse, fairness and bloom through the middleware', async (t) => {
 })
 
 t.test('bad options throw at construction naming the option', async (t) => {
-  t.throws(() => grudge({ limit: { rate: 1, burst: 0 } }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.burst/ })
+  t.throws(() => grudge({ limit: { rate: 1, burst: 0 } }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /limit\.burst/,
+  })
   t.throws(() => grudge({ handler: 3 as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /handler/ })
   t.throws(() => grudge({ allowList: 'x' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /allowList/ })
 })
@@ -178,15 +214,23 @@ t.test('handler, onExceeded, skip and allowList in Express', async (t) => {
   const app = express()
   const seen: string[] = []
   const mw = grudge({
-    clock, ticker, limit: { rate: 1, burst: 1 },
+    clock,
+    ticker,
+    limit: { rate: 1, burst: 1 },
     allowList: ['127.0.0.2'],
     skip: (req) => req.path === '/health',
     onExceeded: (_req, key) => seen.push(key),
-    handler: (_req, res, _next, decision) => { res.status(decision.status).send(`slow down ${decision.retryAfterMs}`) },
+    handler: (_req, res, _next, decision) => {
+      res.status(decision.status).send(`slow down ${decision.retryAfterMs}`)
+    },
   })
   app.use(mw)
-  app.get('/', (_req, res) => { res.send('ok') })
-  app.get('/health', (_req, res) => { res.send('ok') })
+  app.get('/', (_req, res) => {
+    res.send('ok')
+  })
+  app.get('/health', (_req, res) => {
+    res.send('ok')
+  })
   const s = await serve(app)
   t.equal((await hit(s.url + '/')).status, 200)
   const r = await hit(s.url + '/')

@@ -8,7 +8,7 @@ t.test('@fastify/rate-limit with a GrudgeStore: max per timeWindow as a debt met
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
   const f = Fastify()
-  await f.register(rateLimit, { max: 3, timeWindow: 3000, store: grudgeStore({ clock, ticker }) as never })
+  await f.register(rateLimit, { max: 3, timeWindow: 3000, store: grudgeStore({ clock, ticker }) })
   f.get('/', async () => 'ok')
   const codes: number[] = []
   for (let i = 0; i < 4; i++) codes.push((await f.inject('/')).statusCode)
@@ -25,7 +25,10 @@ t.test('@fastify/rate-limit with a GrudgeStore: max per timeWindow as a debt met
 t.test('GrudgeStore directly: incr, read, child', async (t) => {
   const clock = new FakeClock(0)
   const s = new GrudgeStore(undefined, { clock, ticker: new FakeTicker() })
-  const incr = (k: string) => new Promise<{ current: number; ttl: number }>((resolve, reject) => s.incr(k, (e, r) => (e ? reject(e) : resolve(r!)), 10_000, 5))
+  const incr = (k: string) =>
+    new Promise<{ current: number; ttl: number }>((resolve, reject) =>
+      s.incr(k, (e, r) => (e ? reject(e) : resolve(r!)), 10_000, 5),
+    )
   t.same(await incr('a'), { current: 1, ttl: 2000 })
   t.same(await incr('a'), { current: 2, ttl: 4000 })
   for (let i = 0; i < 3; i++) await incr('a')

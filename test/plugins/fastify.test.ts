@@ -12,33 +12,42 @@ function app(opts: Record<string, unknown> = {}, fastifyOpts: Record<string, unk
   return { f, clock, ticker, register: () => f.register(grudge, { clock, ticker, ...opts }) }
 }
 
-t.test('debt meter: burst admitted, then 429 with Retry-After, RateLimit fields and body that agree with the real wait', async (t) => {
-  const { f, clock, register } = app({ limit: { rate: 2, burst: 5 } })
-  await register()
-  f.get('/a', async () => 'ok')
-  for (let i = 0; i < 5; i++) {
-    const r = await f.inject('/a')
-    t.equal(r.statusCode, 200)
-    t.equal(r.headers['ratelimit-policy'], '"default";q=5;w=3') // burst 5 restored in 5/2 = 2.5 s → 3
-    t.equal(r.headers['ratelimit'], `"default";r=${4 - i};t=${Math.ceil((i + 1) / 2)}`)
-    t.notOk('retry-after' in r.headers)
-  }
-  // debt 5, drains at 2/s; the next request (cost 1) fits after 0.5 s → 1 s
-  clock.advance(0) // no time
-  const denied = await f.inject('/a')
-  t.equal(denied.statusCode, 429)
-  t.equal(denied.headers['retry-after'], '1')
-  t.equal(denied.headers['ratelimit'], '"default";r=0;t=1')
-  t.match(denied.json(), { statusCode: 429, error: 'Too Many Requests', message: /retry in 1 seconds/ })
-  clock.advance(499)
-  t.equal((await f.inject('/a')).statusCode, 429, 'still denied 1 ms before the debt has drained enough')
-  clock.advance(1)
-  t.equal((await f.inject('/a')).statusCode, 200, 'admitted exactly when the debt has drained enough')
-  await f.close()
-})
+t.test(
+  'debt meter: burst admitted, then 429 with Retry-After, RateLimit fields and body that agree with the real wait',
+  async (t) => {
+    const { f, clock, register } = app({ limit: { rate: 2, burst: 5 } })
+    await register()
+    f.get('/a', async () => 'ok')
+    for (let i = 0; i < 5; i++) {
+      const r = await f.inject('/a')
+      t.equal(r.statusCode, 200)
+      t.equal(r.headers['ratelimit-policy'], '"default";q=5;w=3') // burst 5 restored in 5/2 = 2.5 s → 3
+      t.equal(r.headers['ratelimit'], `"default";r=${4 - i};t=${Math.ceil((i + 1) / 2)}`)
+      t.notOk('retry-after' in r.headers)
+    }
+    // debt 5, drains at 2/s; the next request (cost 1) fits after 0.5 s → 1 s
+    clock.advance(0) // no time
+    const denied = await f.inject('/a')
+    t.equal(denied.statusCode, 429)
+    t.equal(denied.headers['retry-after'], '1')
+    t.equal(denied.headers['ratelimit'], '"default";r=0;t=1')
+    t.match(denied.json(), { statusCode: 429, error: 'Too Many Requests', message: /retry in 1 seconds/ })
+    clock.advance(499)
+    t.equal((await f.inject('/a')).statusCode, 429, 'still denied 1 ms before the debt has drained enough')
+    clock.advance(1)
+    t.equal((await f.inject('/a')).statusCode, 200, 'admitted exactly when the debt has drained enough')
+    await f.close()
+  },
+)
 
 t.test('Retry-After is whole seconds of the real wait for a larger cost, not the window and not ms', async (t) => {
-  const { f, clock, register } = app({ limit: { rate: 0.5, burst: 10, cost: (req: { headers: Record<string, unknown> }) => Number(req.headers['x-cost'] ?? 1) } })
+  const { f, clock, register } = app({
+    limit: {
+      rate: 0.5,
+      burst: 10,
+      cost: (req: { headers: Record<string, unknown> }) => Number(req.headers['x-cost'] ?? 1),
+    },
+  })
   await register()
   f.get('/a', async () => 'ok')
   t.equal((await f.inject({ url: '/a', headers: { 'x-cost': '10' } })).statusCode, 200)
@@ -75,7 +84,8 @@ t.test('legacyHeaders adds X-RateLimit-*, headers:false sends none; a 0 is sent 
   await b.f.inject('/')
   const r3 = await b.f.inject('/')
   t.equal(r3.statusCode, 429)
-  for (const h of ['ratelimit', 'ratelimit-policy', 'retry-after', 'x-ratelimit-limit']) t.notOk(h in r3.headers, `no ${h}`)
+  for (const h of ['ratelimit', 'ratelimit-policy', 'retry-after', 'x-ratelimit-limit'])
+    t.notOk(h in r3.headers, `no ${h}`)
   await b.f.close()
 })
 
@@ -91,49 +101,81 @@ t.test('bad options throw a coded error naming the option at registration', asyn
   ]
   for (const [opts, re] of cases) {
     const f = Fastify()
-    await t.rejects(async () => { await f.register(grudge, opts as never) }, { code: 'ERR_GRUDGE_OPTION_INVALID', message: re })
+    await t.rejects(
+      async () => {
+        await f.register(grudge, opts as never)
+      },
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: re },
+    )
   }
   const f = Fastify()
-  await t.rejects(async () => { await f.register(grudge, { limit: { rate: 1, burst: 5 }, generations: 3, periodMs: 1000 }) }, { code: 'ERR_GRUDGE_ROTATOR_AMNESTY' })
+  await t.rejects(
+    async () => {
+      await f.register(grudge, { limit: { rate: 1, burst: 5 }, generations: 3, periodMs: 1000 })
+    },
+    { code: 'ERR_GRUDGE_ROTATOR_AMNESTY' },
+  )
   // a bad per-route option throws when the route is added
   const g = Fastify()
   await g.register(grudge, { limit: { rate: 1, burst: 5 } })
-  t.throws(() => g.get('/x', { config: { grudge: { limit: { rate: 0, burst: 1 } } } }, async () => 'x'), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /config\.grudge\.limit\.rate/ })
+  t.throws(() => g.get('/x', { config: { grudge: { limit: { rate: 0, burst: 1 } } } }, async () => 'x'), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /config\.grudge\.limit\.rate/,
+  })
 })
 
-t.test('routes declared before the plugin are not limited; config.grudge false opts out; per-route overrides', async (t) => {
-  const { f, clock, ticker } = app()
-  f.get('/before', async () => 'b')
-  await f.register(grudge, { clock, ticker, limit: { rate: 1, burst: 1 } })
-  f.get('/after', async () => 'a')
-  f.get('/off', { config: { grudge: false } }, async () => 'off')
-  f.get('/big', { config: { grudge: { limit: { rate: 1, burst: 3 } } } }, async () => 'big')
-  for (let i = 0; i < 3; i++) t.equal((await f.inject('/before')).statusCode, 200)
-  t.equal((await f.inject('/after')).statusCode, 200)
-  t.equal((await f.inject('/after')).statusCode, 429)
-  for (let i = 0; i < 3; i++) t.equal((await f.inject('/off')).statusCode, 200)
-  for (let i = 0; i < 3; i++) t.equal((await f.inject('/big')).statusCode, 200)
-  t.equal((await f.inject('/big')).statusCode, 429)
-  await f.close()
-})
+t.test(
+  'routes declared before the plugin are not limited; config.grudge false opts out; per-route overrides',
+  async (t) => {
+    const { f, clock, ticker } = app()
+    f.get('/before', async () => 'b')
+    await f.register(grudge, { clock, ticker, limit: { rate: 1, burst: 1 } })
+    f.get('/after', async () => 'a')
+    f.get('/off', { config: { grudge: false } }, async () => 'off')
+    f.get('/big', { config: { grudge: { limit: { rate: 1, burst: 3 } } } }, async () => 'big')
+    for (let i = 0; i < 3; i++) t.equal((await f.inject('/before')).statusCode, 200)
+    t.equal((await f.inject('/after')).statusCode, 200)
+    t.equal((await f.inject('/after')).statusCode, 429)
+    for (let i = 0; i < 3; i++) t.equal((await f.inject('/off')).statusCode, 200)
+    for (let i = 0; i < 3; i++) t.equal((await f.inject('/big')).statusCode, 200)
+    t.equal((await f.inject('/big')).statusCode, 429)
+    await f.close()
+  },
+)
 
 t.test('request.grudge carries the decision for handlers', async (t) => {
   const { f, register } = app({ limit: { rate: 1, burst: 3 } })
   await register()
-  f.get('/', async (req) => ({ limit: req.grudge?.limit, remaining: req.grudge?.remaining, policy: req.grudge?.policy ?? null, key: req.grudge?.key }))
-  t.same((await f.inject({ url: '/', remoteAddress: '10.0.0.1' })).json(), { limit: 3, remaining: 2, policy: null, key: 'ip:10.0.0.1' })
+  f.get('/', async (req) => ({
+    limit: req.grudge?.limit,
+    remaining: req.grudge?.remaining,
+    policy: req.grudge?.policy ?? null,
+    key: req.grudge?.key,
+  }))
+  t.same((await f.inject({ url: '/', remoteAddress: '10.0.0.1' })).json(), {
+    limit: 3,
+    remaining: 2,
+    policy: null,
+    key: 'ip:10.0.0.1',
+  })
   await f.close()
 })
 
 t.test('a key function that throws or rejects goes to the error path (500) and nothing is skipped', async (t) => {
-  const { f, register } = app({ limit: { rate: 1, burst: 1 }, key: (req: { headers: Record<string, unknown> }) => {
-    if (req.headers['x-bad'] === 'sync') throw new Error('boom')
-    if (req.headers['x-bad'] === 'async') return Promise.reject(new Error('later'))
-    return 'k'
-  } })
+  const { f, register } = app({
+    limit: { rate: 1, burst: 1 },
+    key: (req: { headers: Record<string, unknown> }) => {
+      if (req.headers['x-bad'] === 'sync') throw new Error('boom')
+      if (req.headers['x-bad'] === 'async') return Promise.reject(new Error('later'))
+      return 'k'
+    },
+  })
   await register()
   let ran = 0
-  f.get('/', async () => { ran++; return 'ok' })
+  f.get('/', async () => {
+    ran++
+    return 'ok'
+  })
   t.equal((await f.inject({ url: '/', headers: { 'x-bad': 'sync' } })).statusCode, 500)
   t.equal((await f.inject({ url: '/', headers: { 'x-bad': 'async' } })).statusCode, 500)
   t.equal(ran, 0, 'the handler never ran')
@@ -147,8 +189,15 @@ t.test('X-Forwarded-For is ignored unless the proxy is trusted; ports, ::ffff: a
     const { f, register } = app({ limit: { rate: 1, burst: 1 } })
     await register()
     f.get('/', async () => 'ok')
-    t.equal((await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '1.1.1.1' } })).statusCode, 200)
-    t.equal((await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '2.2.2.2' } })).statusCode, 429, 'XFF does not create a new key')
+    t.equal(
+      (await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '1.1.1.1' } })).statusCode,
+      200,
+    )
+    t.equal(
+      (await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '2.2.2.2' } })).statusCode,
+      429,
+      'XFF does not create a new key',
+    )
     await f.close()
   }
   {
@@ -158,8 +207,16 @@ t.test('X-Forwarded-For is ignored unless the proxy is trusted; ports, ::ffff: a
     const a = await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '1.2.3.4:5678' } })
     t.equal(a.statusCode, 200)
     t.equal(a.body, 'ip:1.2.3.4')
-    t.equal((await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '1.2.3.4' } })).statusCode, 429, '1.2.3.4:5678 and 1.2.3.4 are one key')
-    t.equal((await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '5.6.7.8' } })).statusCode, 200, 'a trusted XFF names the client')
+    t.equal(
+      (await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '1.2.3.4' } })).statusCode,
+      429,
+      '1.2.3.4:5678 and 1.2.3.4 are one key',
+    )
+    t.equal(
+      (await f.inject({ url: '/', remoteAddress: '9.9.9.9', headers: { 'x-forwarded-for': '5.6.7.8' } })).statusCode,
+      200,
+      'a trusted XFF names the client',
+    )
     await f.close()
   }
   {
@@ -170,7 +227,11 @@ t.test('X-Forwarded-For is ignored unless the proxy is trusted; ports, ::ffff: a
     t.equal((await f.inject({ url: '/', remoteAddress: '2001:db8:aa:bb:ffff:1:2:3' })).statusCode, 429, 'same /64')
     t.equal((await f.inject({ url: '/', remoteAddress: '2001:db8:aa:bc::1' })).statusCode, 200, 'another /64')
     t.equal((await f.inject({ url: '/', remoteAddress: '::ffff:1.2.3.4' })).statusCode, 200)
-    t.equal((await f.inject({ url: '/', remoteAddress: '1.2.3.4' })).statusCode, 429, '::ffff:1.2.3.4 and 1.2.3.4 share a key')
+    t.equal(
+      (await f.inject({ url: '/', remoteAddress: '1.2.3.4' })).statusCode,
+      429,
+      '::ffff:1.2.3.4 and 1.2.3.4 share a key',
+    )
     await f.close()
   }
 })
@@ -181,7 +242,11 @@ t.test('tenant key falls back to the IP; route key shares one pattern across URL
   f.get('/users/:id', async (req) => req.grudge?.key)
   const a = await f.inject({ url: '/users/1', headers: { 'x-tenant-id': 'acme' } })
   t.equal(a.statusCode, 200)
-  t.equal((await f.inject({ url: '/users/2', headers: { 'x-tenant-id': 'acme' } })).statusCode, 429, '/users/1 and /users/2 share')
+  t.equal(
+    (await f.inject({ url: '/users/2', headers: { 'x-tenant-id': 'acme' } })).statusCode,
+    429,
+    '/users/1 and /users/2 share',
+  )
   t.equal((await f.inject({ url: '/users/2', headers: { 'x-tenant-id': 'other' } })).statusCode, 200)
   const anon = await f.inject({ url: '/users/3', remoteAddress: '7.7.7.7' })
   t.match(anon.body, /ip:7\.7\.7\.7/, 'missing tenant falls back to the IP key')
@@ -196,11 +261,14 @@ t.test('two registrations in nested scopes: the inner one limits its routes, eac
   await f.register(grudge, { clock, ticker, limit: { rate: 1, burst: 5 } })
   f.get('/outer', async () => 'o')
   let inner: { stats(): { requests: number } } | undefined
-  await f.register(async (child) => {
-    await child.register(grudge, { clock, ticker, limit: { rate: 1, burst: 2 } })
-    child.get('/inner', async () => 'i')
-    inner = child.grudge
-  }, { prefix: '/c' })
+  await f.register(
+    async (child) => {
+      await child.register(grudge, { clock, ticker, limit: { rate: 1, burst: 2 } })
+      child.get('/inner', async () => 'i')
+      inner = child.grudge
+    },
+    { prefix: '/c' },
+  )
   for (let i = 0; i < 2; i++) t.equal((await f.inject('/c/inner')).statusCode, 200)
   t.equal((await f.inject('/c/inner')).statusCode, 429, 'burst 2 of the inner registration, counted once per request')
   t.equal(inner!.stats().requests, 3)
@@ -241,13 +309,16 @@ t.test("a key's limit holds across a 365-day window", async (t) => {
 })
 
 t.test('store failure: fail-open admits without fake figures, fail-closed answers 503 with Retry-After', async (t) => {
-  const failing = (mode: 'open' | 'closed'): StoreFactory => () => ({
-    tryConsume: () => new Promise((resolve) => setImmediate(() => resolve({ admitted: mode === 'open', score: NaN, failure: mode }))),
-    add: async () => 0,
-    read: async () => 0,
-    sizeBytes: () => 0,
-    close: () => undefined,
-  })
+  const failing =
+    (mode: 'open' | 'closed'): StoreFactory =>
+    () => ({
+      tryConsume: () =>
+        new Promise((resolve) => setImmediate(() => resolve({ admitted: mode === 'open', score: NaN, failure: mode }))),
+      add: async () => 0,
+      read: async () => 0,
+      sizeBytes: () => 0,
+      close: () => undefined,
+    })
   {
     const { f, register } = app({ limit: { rate: 1, burst: 1 }, store: failing('open') })
     await register()
@@ -270,7 +341,9 @@ t.test('store failure: fail-open admits without fake figures, fail-closed answer
 })
 
 t.test('abuse score blocks with 403 until decay brings it below the threshold', async (t) => {
-  const { f, clock, register } = app({ abuse: { weights: { 401: 1, success: -0.1 }, threshold: 3, halfLifeMs: 60_000 } })
+  const { f, clock, register } = app({
+    abuse: { weights: { 401: 1, success: -0.1 }, threshold: 3, halfLifeMs: 60_000 },
+  })
   await register()
   f.get('/login', async (_req, reply) => reply.code(401).send('no'))
   for (let i = 0; i < 3; i++) t.equal((await f.inject('/login')).statusCode, 401)
@@ -286,7 +359,10 @@ t.test('abuse score blocks with 403 until decay brings it below the threshold', 
 
 t.test('fairness: failing responses raise the score; throttled with 503 when the draw is below it', async (t) => {
   let u = 0.5
-  const { f, register } = app({ fairness: { failureDelta: 0.3, successDelta: 0.1, lambdaPerSecond: 0.01 }, random: () => u })
+  const { f, register } = app({
+    fairness: { failureDelta: 0.3, successDelta: 0.1, lambdaPerSecond: 0.01 },
+    random: () => u,
+  })
   await register()
   f.get('/', async (_req, reply) => reply.code(500).send('down'))
   t.equal((await f.inject('/')).statusCode, 500) // score 0.3
@@ -303,12 +379,37 @@ t.test('fairness: failing responses raise the score; throttled with 503 when the
 t.test('bloom route option: absent items never reach the handler', async (t) => {
   const set = new Set(['1', '2'])
   let closed = 0
-  const registry = { mightContain: (name: string, item: string) => name === 'users' && set.has(item), get: (name: string) => (name === 'users' ? set : undefined), close: () => void closed++ }
+  const registry = {
+    mightContain: (name: string, item: string) => name === 'users' && set.has(item),
+    get: (name: string) => (name === 'users' ? set : undefined),
+    close: () => void closed++,
+  }
   const { f, register } = app({ bloomRegistry: registry })
   await register()
   let queries = 0
-  f.get('/users/:id', { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id } } } }, async () => { queries++; return 'user' })
-  f.get('/u2/:id', { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id, onAbsent: (_req, reply) => reply.code(410).send({ gone: true }) } } } }, async () => 'user')
+  f.get(
+    '/users/:id',
+    { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id } } } },
+    async () => {
+      queries++
+      return 'user'
+    },
+  )
+  f.get(
+    '/u2/:id',
+    {
+      config: {
+        grudge: {
+          bloom: {
+            filter: 'users',
+            item: (req) => (req.params as { id: string }).id,
+            onAbsent: (_req, reply) => reply.code(410).send({ gone: true }),
+          },
+        },
+      },
+    },
+    async () => 'user',
+  )
   t.equal((await f.inject('/users/1')).statusCode, 200)
   t.equal((await f.inject('/users/99')).statusCode, 404)
   t.equal(queries, 1)
@@ -326,7 +427,10 @@ t.test('allowList and skip bypass limiting; onExceeded and errorResponseBuilder 
     allowList: ['127.0.0.9'],
     skip: (req: { url: string }) => req.url === '/health',
     onExceeded: (_req: unknown, key: string) => exceeded.push(key),
-    errorResponseBuilder: (_req: unknown, c: { retryAfterSeconds: number; policy: unknown }) => ({ wait: c.retryAfterSeconds, policy: c.policy }),
+    errorResponseBuilder: (_req: unknown, c: { retryAfterSeconds: number; policy: unknown }) => ({
+      wait: c.retryAfterSeconds,
+      policy: c.policy,
+    }),
   })
   await register()
   f.get('/', async () => 'ok')

@@ -17,7 +17,8 @@ t.test('src/ imports no fastify, express, node:http or plugins/', async (t) => {
   }
   walk(root)
   t.ok(files.length > 10)
-  const bad = /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"](fastify[^'"]*|express[^'"]*|node:http|http|node:https|https|[./]+\/plugins\/[^'"]*)['"]/
+  const bad =
+    /(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"](fastify[^'"]*|express[^'"]*|node:http|http|node:https|https|[./]+\/plugins\/[^'"]*)['"]/
   for (const f of files) {
     const m = bad.exec(readFileSync(f, 'utf8'))
     t.equal(m?.[1], undefined, f)
