@@ -269,7 +269,7 @@ export function deriveKey<Req, Res>(
     out.push(v)
   }
   if (!async) return joinKeyParts(out as string[])
-  return Promise.all(out.map((v) => Promise.resolve(v))).then((vs) => joinKeyParts(vs.map((v) => checkKey(v))))
+  return Promise.all(out.map((v) => Promise.resolve(v))).then(joinKeyParts)
 }
 
 function checkKey(v: unknown): string {
@@ -285,7 +285,7 @@ function onePart<Req, Res>(
 ): string | Promise<string> {
   if (typeof p === 'function') {
     const v = p(req)
-    if (v instanceof Promise) return v.then(checkKey)
+    if (v instanceof Promise) return v.then((x) => 'fn:' + checkKey(x))
     return 'fn:' + checkKey(v)
   }
   if (p === 'ip') return 'ip:' + normalizeIp(view.ip(req) ?? '', r.ipv6Subnet)

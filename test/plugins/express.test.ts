@@ -18,7 +18,14 @@ async function serve(app: express.Express): Promise<{ url: string; close: () => 
     const s = app.listen(0, '127.0.0.1', () => resolve(s))
   })
   const { port } = server.address() as AddressInfo
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(() => resolve())) }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve())
+        server.closeAllConnections() // undici keeps connections alive; do not wait for their timeout
+      }),
+  }
 }
 
 async function hit(url: string, headers: Record<string, string> = {}): Promise<Hit> {
@@ -242,3 +249,93 @@ t.test('handler, onExceeded, skip and allowList in Express', async (t) => {
   await s.close()
   await mw.close()
 })
+
+t.test(
+  'Express edge cases: async allow list and key, cost errors, bloom-only middleware, async store, errors to next',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const base = localStore()
+    const asyncStore = (spec: Parameters<typeof base>[0]) => {
+      const s = base(spec)
+      return {
+        ...s,
+        tryConsume: async (k: string, c: number, l: number) => s.tryConsume(k, c, l),
+        add: async (k: string, d: number) => s.add(k, d),
+        read: async (k: string) => s.read(k),
+      }
+    }
+    const app = express()
+    const mw = grudge({
+      clock,
+      ticker,
+      store: asyncStore,
+      limit: {
+        rate: 1,
+        burst: 2,
+        cost: (req) => {
+          if (req.headers['x-cost'] === 'boom') throw new Error('cost boom')
+          return Number(req.headers['x-cost'] ?? 1)
+        },
+      },
+      abuse: { score: (_req, res) => (res.statusCode === 418 ? 1 : 0), threshold: 2.5 },
+      key: ['ip', async (req) => String(req.headers['x-user'] ?? 'anon')],
+      allowList: async (_req, key) => {
+        if (key.includes('fn:throw')) throw new Error('allow boom')
+        return key.includes('fn:vip')
+      },
+    })
+    const bloomOnly = grudge({
+      bloom: {
+        registry: { mightContain: (_n, item) => item !== 'no' },
+        filter: 'f',
+        item: (req) => {
+          if (req.query.id === 'throw') throw new Error('item boom')
+          return typeof req.query.id === 'string' ? req.query.id : ''
+        },
+        onAbsent: (_req, res) => {
+          res.status(410).send('gone')
+        },
+      },
+    })
+    app.get('/b', bloomOnly, (_req, res) => {
+      res.send('present')
+    })
+    app.use(mw)
+    app.get('/', (req, res) => {
+      res.status(418).send(req.grudge?.key ?? 'allowed')
+    })
+    app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
+      res.status(500).send('error: ' + err.message)
+    })
+    const s = await serve(app)
+    t.equal((await hit(s.url + '/b?id=yes')).body, 'present')
+    t.equal((await hit(s.url + '/b?id=no')).status, 410)
+    t.equal((await hit(s.url + '/b?id=throw')).body, 'error: item boom')
+    const a = await hit(s.url + '/', { 'x-user': 'alice' })
+    t.equal(a.body, '12:ip:127.0.0.18:fn:alice')
+    t.equal((await hit(s.url + '/', { 'x-user': 'alice', 'x-cost': '2' })).status, 429)
+    t.equal((await hit(s.url + '/', { 'x-user': 'bob', 'x-cost': 'boom' })).body, 'error: cost boom')
+    t.equal((await hit(s.url + '/', { 'x-user': 'throw' })).body, 'error: allow boom')
+    t.equal((await hit(s.url + '/', { 'x-user': 'vip' })).body, 'allowed')
+    t.equal((await hit(s.url + '/', { 'x-user': 'carol' })).status, 418)
+    t.equal((await hit(s.url + '/', { 'x-user': 'carol' })).status, 418)
+    t.equal((await hit(s.url + '/', { 'x-user': 'carol' })).status, 429, 'burst 2 spent (async store)')
+    clock.advance(10_000)
+    t.equal((await hit(s.url + '/', { 'x-user': 'carol' })).status, 418)
+    const blocked = await hit(s.url + '/', { 'x-user': 'carol' })
+    t.equal(blocked.status, 403, 'the custom abuse score (three 418s) blocked the key')
+    t.match(JSON.parse(blocked.body).message, /Blocked/)
+    t.equal((await mw.prometheus()).includes('grudge_requests'), true)
+    await s.close()
+    await mw.close()
+    await bloomOnly.close()
+    t.throws(() => grudge({ bloom: { registry: {} as never, filter: 'f', item: () => 'x' } }), {
+      message: /bloom\.registry/,
+    })
+    t.throws(() => grudge({ bloom: { registry: { mightContain: () => true }, filter: 'f', item: 1 as never } }), {
+      message: /bloom\.item/,
+    })
+    t.throws(() => grudge({ warn: 1 as never }), { message: /warn/ })
+  },
+)

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { request } from 'undici'
 import grudge from '../../plugins/fastify.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import type { StoreFactory } from '../../src/limit/store.js'
+import { localStore, type StoreFactory } from '../../src/limit/store.js'
 
 function app(opts: Record<string, unknown> = {}, fastifyOpts: Record<string, unknown> = {}) {
   const clock = new FakeClock(1_000_000)
@@ -487,5 +487,163 @@ t.test('real server on loopback, hit with undici', async (t) => {
   t.same(codes, [200, 200, 429])
   t.equal(last['retry-after'], '1')
   t.equal(last['ratelimit'], '"default";r=0;t=1')
+  await f.close()
+})
+
+t.test('async key parts, async allow list, cost functions and their errors', async (t) => {
+  const { f, register } = app({
+    limit: {
+      rate: 1,
+      burst: 2,
+      cost: (req: { headers: Record<string, unknown> }) => {
+        if (req.headers['x-cost'] === 'boom') throw new Error('cost boom')
+        return Number(req.headers['x-cost'] ?? 1)
+      },
+    },
+    key: [
+      'ip',
+      async (req: { headers: Record<string, unknown> }) =>
+        typeof req.headers['x-user'] === 'string' ? req.headers['x-user'] : 'anon',
+    ],
+    allowList: async (_req: unknown, key: string) => {
+      if (key.includes('fn:throw')) throw new Error('allow boom')
+      return key.includes('fn:vip')
+    },
+  })
+  await register()
+  f.get('/', async (req) => req.grudge?.key ?? 'allowed')
+  const a = await f.inject({ url: '/', headers: { 'x-user': 'alice' } })
+  t.equal(a.statusCode, 200)
+  t.equal(a.body, '12:ip:127.0.0.18:fn:alice', 'length-prefixed parts')
+  t.equal((await f.inject({ url: '/', headers: { 'x-user': 'alice', 'x-cost': '2' } })).statusCode, 429)
+  t.equal(
+    (await f.inject({ url: '/', headers: { 'x-user': 'bob', 'x-cost': '3' } })).statusCode,
+    500,
+    'a cost above the burst is an error, not a silent admit',
+  )
+  t.equal((await f.inject({ url: '/', headers: { 'x-user': 'bob', 'x-cost': 'boom' } })).statusCode, 500)
+  t.equal((await f.inject({ url: '/', headers: { 'x-user': 'throw' } })).statusCode, 500)
+  for (let i = 0; i < 4; i++) t.equal((await f.inject({ url: '/', headers: { 'x-user': 'vip' } })).body, 'allowed')
+  await f.close()
+})
+
+t.test('asynchronous store: decisions arrive as Promises and still limit; outcomes recorded', async (t) => {
+  const base = localStore()
+  const asyncStore: StoreFactory = (spec) => {
+    const s = base(spec)
+    return {
+      ...s,
+      tryConsume: async (k, c, l) => s.tryConsume(k, c, l),
+      read: async (k) => s.read(k),
+      add: async (k, d) => s.add(k, d),
+    }
+  }
+  const { f, register } = app({
+    store: asyncStore,
+    limit: { rate: 1, burst: 2 },
+    abuse: {
+      score: (_req: unknown, reply: { statusCode: number }) => (reply.statusCode === 418 ? 5 : 0),
+      threshold: 5,
+    },
+    fairness: { isFailure: () => false },
+    random: () => 0.99,
+  })
+  await register()
+  f.get('/', async (_req, reply) => reply.code(418).send('teapot'))
+  t.equal((await f.inject('/')).statusCode, 418)
+  const blocked = await f.inject('/')
+  t.equal(blocked.statusCode, 403, 'the custom abuse score blocked the key')
+  t.match(blocked.json().message, /Blocked, retry in/)
+  await f.close()
+})
+
+t.test('errorResponseBuilder or onExceeded that throws goes to the error path', async (t) => {
+  const { f, register } = app({
+    limit: { rate: 1, burst: 1 },
+    errorResponseBuilder: () => {
+      throw new Error('builder')
+    },
+  })
+  await register()
+  f.get('/', async () => 'ok')
+  await f.inject('/')
+  t.equal((await f.inject('/')).statusCode, 500)
+  await f.close()
+})
+
+t.test('fastify.grudge.hook(overrides) limits a not-found handler of your own; bloom edge cases', async (t) => {
+  const registry = { mightContain: async (_n: string, item: string) => item === 'yes' }
+  const { f, register } = app({ limit: { rate: 1, burst: 5 }, bloomRegistry: registry })
+  await register()
+  f.setNotFoundHandler({ preHandler: f.grudge.hook({ limit: { rate: 1, burst: 1 } }) }, async (_req, reply) =>
+    reply.code(404).send('custom 404'),
+  )
+  f.get(
+    '/b/:id',
+    {
+      config: {
+        grudge: {
+          bloom: {
+            filter: 'x',
+            item: (req) => {
+              const id = (req.params as { id: string }).id
+              if (id === 'throw') throw new Error('item boom')
+              return id
+            },
+            onAbsent: () => ({ absent: true }),
+          },
+        },
+      },
+    },
+    async () => 'present',
+  )
+  t.equal((await f.inject('/nope')).body, 'custom 404')
+  t.equal((await f.inject('/nope')).statusCode, 429)
+  t.equal((await f.inject('/b/yes')).body, 'present')
+  t.same((await f.inject('/b/no')).json(), { absent: true }, 'onAbsent may return the body')
+  t.equal((await f.inject('/b/throw')).statusCode, 500)
+  t.equal(f.grudge.bloom('x'), undefined, 'a registry without get()')
+  await f.close()
+  const g = Fastify()
+  await g.register(grudge, { limit: { rate: 1, burst: 1 } })
+  t.throws(() => g.get('/x', { config: { grudge: { bloom: { filter: 'x', item: () => 'a' } } } }, async () => 'x'), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /bloomRegistry/,
+  })
+  t.throws(() => g.grudge.bloom('x'), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  await t.rejects(
+    async () => {
+      await Fastify().register(grudge, { bloom: { filter: 'x', item: () => 'a' } } as never)
+    },
+    { message: /route option/ },
+  )
+  await t.rejects(
+    async () => {
+      await Fastify().register(grudge, { bloomRegistry: {} as never })
+    },
+    { message: /bloomRegistry/ },
+  )
+})
+
+t.test('one sizing warning through the Fastify logger', async (t) => {
+  const lines: string[] = []
+  const clock = new FakeClock(0)
+  const f = Fastify({ logger: { level: 'warn', stream: { write: (l: string) => void lines.push(l) } } })
+  await f.register(grudge, {
+    clock,
+    ticker: new FakeTicker(),
+    limit: { rate: 1, burst: 1 },
+    levels: 1,
+    cellsPerLevel: 16,
+    targetFalsePositiveRate: 0.5,
+  })
+  f.get('/', async () => 'ok')
+  for (let i = 0; i < 40; i++) await f.inject({ url: '/', remoteAddress: `10.0.0.${i}` })
+  const s = f.grudge.stats()
+  t.ok(s.falsePositiveRate > 0.5)
+  f.grudge.stats()
+  const warnings = lines.filter((l) => l.includes('false-positive'))
+  t.equal(warnings.length, 1)
+  t.match(warnings[0], /suggested cellsPerLevel/)
   await f.close()
 })
