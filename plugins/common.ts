@@ -241,13 +241,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
 }
 
 /** A store that holds nothing, for validating options without allocating sketches. */
-const NULL_STORE = {
-  tryConsume: () => ({ admitted: true, score: 0 }),
-  add: () => 0,
-  read: () => 0,
-  sizeBytes: () => 0,
-  close: () => undefined,
-}
+const zero = (): number => 0
+const NULL_STORE = { tryConsume: () => ({ admitted: true, score: 0 }), add: zero, read: zero, sizeBytes: zero, close: () => undefined }
 
 /**
  * The request's key from the configured parts. Sync unless a key function returns a
