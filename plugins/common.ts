@@ -242,7 +242,13 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
 
 /** A store that holds nothing, for validating options without allocating sketches. */
 const zero = (): number => 0
-const NULL_STORE = { tryConsume: () => ({ admitted: true, score: 0 }), add: zero, read: zero, sizeBytes: zero, close: () => undefined }
+const NULL_STORE = {
+  tryConsume: () => ({ admitted: true, score: 0 }),
+  add: zero,
+  read: zero,
+  sizeBytes: zero,
+  close: () => undefined,
+}
 
 /**
  * The request's key from the configured parts. Sync unless a key function returns a
