@@ -21,6 +21,8 @@ import type { SketchOptions } from '../src/limit/options.js'
 import { Limiter } from '../src/limit/limiter.js'
 import type { Telemetry } from '../src/limit/telemetry.js'
 import type { BloomLookup } from '../src/limit/bloom-gate.js'
+import { BloomFilterRegistry, type RegisterBloomOptions } from '../src/bloom/registry.js'
+import type { Ticker } from '../src/clock.js'
 
 /** A key part: a built-in name or a function of the request. */
 export type KeySpec<Req> = KeyPartName | ((req: Req) => string | Promise<string>)
@@ -346,12 +348,54 @@ export function outcomeOf<Req, Res>(
   return { failed, abuseDelta }
 }
 
-/** Options of the Bloom registry an adapter consults for the `bloom` route option. */
+/** A Bloom registry an adapter consults for the `bloom` option (a `BloomFilterRegistry` is one). */
 export interface BloomRegistryLike extends BloomLookup {
   /** Checkpoint and release; called on server close. */
   close?(): void | Promise<void>
   /** The named filter (for `fastify.grudge.bloom(name)`). */
   get?(name: string): unknown
+}
+
+/**
+ * A registry described by configuration: the adapter builds a `BloomFilterRegistry`,
+ * `init(dir)`s it, `register`s each filter (loading its checkpoint when there is one) and
+ * closes it (a last checkpoint) when the server closes.
+ */
+export interface BloomRegistryConfig {
+  /** Directory of the checkpoints (created if missing). */
+  dir: string
+  /** Filters by name: `{ capacity, errorRate, policy?, shardCount?, ... }` (see `RegisterBloomOptions`). */
+  filters: Readonly<Record<string, RegisterBloomOptions>>
+  /** Ticker of the checkpoint timers (tests pass a FakeTicker). */
+  ticker?: Ticker
+  /** Receives background checkpoint errors. */
+  onError?: (err: Error) => void
+}
+
+/**
+ * The registry an adapter uses: the object itself when it has `mightContain`, else a
+ * `BloomFilterRegistry` built from a {@link BloomRegistryConfig}.
+ * @param v a registry or its configuration
+ * @param option option path for error messages
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for neither; the registry's own errors for a bad configuration
+ */
+export function openBloomRegistry(v: BloomRegistryLike | BloomRegistryConfig, option: string): BloomRegistryLike {
+  if (typeof v !== 'object' || v === null)
+    invalidOption(option, 'a registry with mightContain(name, item) or { dir, filters }', v)
+  if (typeof (v as BloomRegistryLike).mightContain === 'function') return v as BloomRegistryLike
+  const c = v as BloomRegistryConfig
+  if (typeof c.dir !== 'string' || typeof c.filters !== 'object' || c.filters === null) {
+    invalidOption(option, 'a registry with mightContain(name, item) or { dir, filters }', v)
+  }
+  const registry = new BloomFilterRegistry({ ticker: c.ticker, onError: c.onError })
+  registry.init(c.dir)
+  try {
+    for (const [name, o] of Object.entries(c.filters)) registry.register(name, o)
+  } catch (err) {
+    void registry.close()
+    throw err
+  }
+  return registry
 }
 
 export { delaySeconds }

@@ -22,6 +22,8 @@ import {
   type CommonOptions,
   type RequestView,
   type BloomRegistryLike,
+  type BloomRegistryConfig,
+  openBloomRegistry,
   type ResolvedCommon,
 } from './common.js'
 import type { Limiter } from '../src/limit/limiter.js'
@@ -36,9 +38,9 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
   handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => void
   /** Called with the one-time sizing warning; default `console.warn`. */
   warn?: (message: string) => void
-  /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). */
+  /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
   bloom?: {
-    registry: BloomRegistryLike
+    registry: BloomRegistryLike | BloomRegistryConfig
     filter: string
     item: (req: Request) => string | Promise<string>
     onAbsent?: (req: Request, res: Response) => void
@@ -165,8 +167,6 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
       invalidOption('bloom', 'an object { registry, filter, item }', bloom)
-    if (typeof bloom.registry?.mightContain !== 'function')
-      invalidOption('bloom.registry', 'an object with mightContain(name, item)', bloom.registry)
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
     gate = new BloomGate(bloom)
   }
@@ -176,6 +176,8 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
     targetFalsePositiveRate,
     warn: warn ?? ((m) => console.warn(m)),
   })
+  // opened after every option is checked, so that a bad option leaves no registry open
+  const registry = bloom === undefined ? undefined : openBloomRegistry(bloom.registry, 'bloom.registry')
   const limiter = r.makeLimiter(name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
 
@@ -184,7 +186,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
     const b = bloom!
     Promise.resolve()
       .then(() => b.item(req))
-      .then((item) => gate.check(b.registry, item))
+      .then((item) => gate.check(registry!, item))
       .then((present) => {
         telemetry.policy('bloom', present)
         if (present) return next()
@@ -210,7 +212,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   middleware.prometheus = () => prometheusText(telemetry.stats())
   middleware.close = async () => {
     await limiter.close()
-    await bloom?.registry.close?.()
+    await registry?.close?.()
   }
   return middleware
 }

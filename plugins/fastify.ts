@@ -40,6 +40,8 @@ import {
   type RequestView,
   type ResolvedCommon,
   type BloomRegistryLike,
+  type BloomRegistryConfig,
+  openBloomRegistry,
 } from './common.js'
 import { prometheusText } from './prometheus.js'
 
@@ -61,8 +63,8 @@ export interface GrudgeRouteOptions extends CommonOptions<FastifyRequest, Fastif
 
 /** Options of the Fastify plugin. */
 export interface GrudgeFastifyOptions extends GrudgeRouteOptions {
-  /** Bloom filter registry for the `bloom` route option (e.g. a `BloomFilterRegistry`); closed on server close. */
-  bloomRegistry?: BloomRegistryLike
+  /** Bloom filters for the `bloom` route option: a registry (e.g. a `BloomFilterRegistry`) or `{ dir, filters: { name: { capacity, errorRate, policy? } } }` to build one; closed (checkpointed) on server close. */
+  bloomRegistry?: BloomRegistryLike | BloomRegistryConfig
   /** Limit the not-found handler too (sets one that answers 404); default false. */
   notFound?: boolean
 }
@@ -205,16 +207,12 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   // register() passes these in the options object; they are not ours
   delete (options as Record<string, unknown>).prefix
   delete (options as Record<string, unknown>).logLevel
-  const { bloomRegistry, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...common } = options
-  if (
-    bloomRegistry !== undefined &&
-    (typeof bloomRegistry !== 'object' || bloomRegistry === null || typeof bloomRegistry.mightContain !== 'function')
-  ) {
-    invalidOption('bloomRegistry', 'an object with mightContain(name, item)', bloomRegistry)
-  }
+  const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...common } = options
   if (defaultBloom !== undefined)
     invalidOption('bloom', 'a route option (config.grudge.bloom), not a plugin option', defaultBloom)
   const resolved = resolveCommon<FastifyRequest, FastifyReply>(common)
+  // opened last, so that a bad option above leaves no registry open
+  const bloomRegistry = bloomOption === undefined ? undefined : openBloomRegistry(bloomOption, 'bloomRegistry')
   const owner = Symbol('grudge.instance')
   const telemetry = new Telemetry({
     clock: common.clock ?? systemClock,

@@ -1,6 +1,9 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import { request } from 'undici'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import grudge from '../../plugins/fastify.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { localStore, type StoreFactory } from '../../src/limit/store.js'
@@ -647,3 +650,41 @@ t.test('one sizing warning through the Fastify logger', async (t) => {
   t.match(warnings[0], /suggested cellsPerLevel/)
   await f.close()
 })
+
+t.test(
+  'bloomRegistry from configuration: a BloomFilterRegistry built, reachable, checkpointed on close and reloaded',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'grudge-fastify-bloom-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const build = async () => {
+      const f = Fastify()
+      await f.register(grudge, {
+        clock: new FakeClock(0),
+        ticker: new FakeTicker(),
+        bloomRegistry: { dir, ticker: new FakeTicker(), filters: { users: { capacity: 1000, errorRate: 0.01 } } },
+      })
+      let queries = 0
+      f.get(
+        '/users/:id',
+        { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id } } } },
+        async () => {
+          queries++
+          return 'user'
+        },
+      )
+      return { f, queries: () => queries }
+    }
+    const a = await build()
+    const users = a.f.grudge.bloom('users') as { add(item: string): unknown }
+    users.add('42')
+    t.equal((await a.f.inject('/users/42')).statusCode, 200)
+    t.equal((await a.f.inject('/users/7')).statusCode, 404)
+    t.equal(a.queries(), 1, 'the handler ran only for the present id')
+    await a.f.close()
+    t.ok(existsSync(join(dir, 'users.bloom')), 'checkpoint written on close')
+    const b = await build()
+    t.equal((await b.f.inject('/users/42')).statusCode, 200, 'reloaded from the checkpoint')
+    t.equal((await b.f.inject('/users/7')).statusCode, 404)
+    await b.f.close()
+  },
+)
