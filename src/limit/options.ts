@@ -9,7 +9,7 @@ export interface SketchOptions {
   levels?: number
   /** M, cells per level: integer in [16, 2^24]. Default 2048 (4 × 2048 × 16 B = 128 KiB per generation). */
   cellsPerLevel?: number
-  /** N, generations of each Rotator: integer in [2, 16]. Default 3. */
+  /** N, generations of each Rotator: integer in [2, 16]. Default 2 (each admitted request writes every generation, so fewer is faster; a misjudgement lasts at most N × periodMs). */
   generations?: number
   /**
    * Rotation period in ms. Default: per policy, the shortest period that never forgives
@@ -57,7 +57,7 @@ export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''):
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
   const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
   const cellsPerLevel = int(prefix + 'cellsPerLevel', src.cellsPerLevel, 16, 1 << 24, 2048)
-  const generations = int(prefix + 'generations', src.generations, 2, 16, 3)
+  const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
   let periodMs: number | undefined
   if (src.periodMs !== undefined) {
     if (typeof src.periodMs !== 'number' || !Number.isFinite(src.periodMs) || src.periodMs <= 0) {
