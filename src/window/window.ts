@@ -196,13 +196,22 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * @param nowMs time in ms (default `clock.now()`); below the latest time seen it counts
    * as that time
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time;
-   * whatever the family's `add` throws (e.g. `ERR_GRUDGE_KEY_INVALID`)
+   * whatever the family's `add` throws (e.g. `ERR_GRUDGE_KEY_INVALID`), after time has
+   * moved and any roll was reported
    */
   update(item: Parameters<S['add']>[0], nowMs?: number): void {
     this.advance(nowMs === undefined ? this.clock.now() : nowMs)
     const s = (this.cur ?? this.open()) as unknown as Adder
-    s.add(item)
-    if (this.rollPending) this.finish()
+    if (!this.rollPending) {
+      s.add(item)
+      return
+    }
+    // a rejected item must not hold the roll back: the next move would overwrite it
+    try {
+      s.add(item)
+    } finally {
+      this.finish()
+    }
   }
 
   /**
