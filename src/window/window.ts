@@ -79,6 +79,12 @@ interface ItemEstimator {
 
 /** Largest `keep`. */
 export const WINDOW_MAX_KEEP = 2 ** 20
+/**
+ * Largest |time| in ms that moves a window: 8.64e15, the ECMAScript Date range. Within it
+ * every slot key and K − keep are exact integers (8.64e15 + 2^20 < 2^53); beyond it the
+ * newest slot would not even be live.
+ */
+const MAX_TIME_MS = 8.64e15
 const VERSION = 1
 const PARAMS_BYTES = 28
 
@@ -193,10 +199,12 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * Add `item` to the slot of `nowMs` (opening it if needed), after dropping every
    * expired slot. No allocation except when a slot opens.
    * @param item passed to the family's `add` (a string or bytes for the built-ins)
-   * @param nowMs time in ms (default `clock.now()`); below the latest time seen it counts
-   * as that time
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time;
-   * whatever the family's `add` throws (e.g. `ERR_GRUDGE_KEY_INVALID`), after time has
+   * @param nowMs time in ms, within ±8.64e15 (default `clock.now()`); below the latest
+   * time seen it counts as that time
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `nowMs` for a time beyond
+   * ±8.64e15 ms (the Date range; nothing changes); whatever the family's `add` throws
+   * (e.g. `ERR_GRUDGE_KEY_INVALID`), after time has
    * moved and any roll was reported
    */
   update(item: Parameters<S['add']>[0], nowMs?: number): void {
@@ -217,7 +225,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
   /**
    * Add every item of `items` to one slot, reading the time once for the whole batch.
    * @param items any iterable of items
-   * @param nowMs time in ms (default `clock.now()`, read once)
+   * @param nowMs time in ms, within ±8.64e15 (default `clock.now()`, read once)
    * @throws as {@link Window.update}; items before a rejected one stay added
    */
   updateMany(items: Iterable<Parameters<S['add']>[0]>, nowMs?: number): void {
@@ -232,8 +240,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
 
   /**
    * Move time to `nowMs` and drop every expired slot, inserting nothing.
-   * @param nowMs time in ms (default `clock.now()`)
+   * @param nowMs time in ms, within ±8.64e15 (default `clock.now()`)
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity time
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `nowMs` beyond ±8.64e15 ms
    */
   tick(nowMs?: number): void {
     this.advance(nowMs === undefined ? this.clock.now() : nowMs)
@@ -422,8 +431,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const slotFamily = f.params[12]
     if (f.params[13] !== 0 || f.params[14] !== 0 || f.params[15] !== 0) invalidField('reserved', '0', 'non-zero bytes')
     const lastNow = pv.getFloat64(16, true)
-    if (!Number.isFinite(lastNow) && lastNow !== -Infinity)
-      invalidField('lastSeenMs', 'a finite number or −Infinity', lastNow)
+    if (!(Math.abs(lastNow) <= MAX_TIME_MS) && lastNow !== -Infinity)
+      invalidField('lastSeenMs', 'a number in [−8.64e15, 8.64e15] or −Infinity', lastNow)
     const count = pv.getUint32(24, true)
     if (count > keep) invalidField('slotCount', `at most keep (${keep})`, count)
     if (lastNow === -Infinity && count !== 0) invalidField('slotCount', '0 before any time was seen', count)
@@ -500,6 +509,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
   /** Move the latest time to `now` if later; drop expired slots when the key changes. */
   private advance(now: number): void {
     if (typeof now !== 'number' || !Number.isFinite(now)) badTime(now)
+    if (Math.abs(now) > MAX_TIME_MS) invalidOption('nowMs', 'a time in [−8.64e15, 8.64e15] ms', now)
     if (now <= this.lastNow) return
     this.lastNow = now
     const key = Math.floor(now / this.everyMs)
