@@ -6,6 +6,7 @@ import { HyperLogLog } from './hyperloglog.js'
 import {
   checkMergeableFamily,
   hasWholeEstimate,
+  sameBytes,
   type Mergeable,
   type MergeableFamily,
   type MergeMethod,
@@ -405,8 +406,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
 
   /**
    * Read a window back from {@link Window.serialize}'s frame. Every field is checked: the
-   * frame itself, everyMs, keep, the latest time, the slot count, each embedded frame
-   * (family, checksum…), each slot key (an integer, strictly decreasing, live as of the
+   * frame itself, everyMs, keep, the latest time, the slot count, the header seed (the
+   * template's), each embedded frame (family, checksum…), the template (empty, for
+   * families with `emptyLike`), each slot key (an integer, strictly decreasing, live as of the
    * latest time) and each slot's compatibility with the template.
    * @param bytes the frame
    * @param options see {@link WindowDeserializeOptions}
@@ -459,7 +461,12 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
       if (frame.length < 5 || frame[4] !== slotFamily) invalidField(what, `a frame of family ${slotFamily}`, frame[4])
       return frame
     }
-    const template = family.deserialize(take('template'))
+    const templateFrame = take('template')
+    const template = family.deserialize(templateFrame)
+    if (!sameBytes(f.seed, templateFrame.subarray(12, 28))) invalidField('seed', "the template's seed", 'other bytes')
+    // only checkable where the family can build an empty copy to compare with
+    if (typeof template.emptyLike === 'function' && !sameBytes(template.emptyLike().serialize(), templateFrame))
+      invalidField('template', 'an empty sketch', 'a sketch with items')
     const curKey = Math.floor(lastNow / everyMs)
     const keys: number[] = []
     const sketches: S[] = []
