@@ -227,9 +227,13 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * Add every item of `items` to one slot, reading the time once for the whole batch.
    * @param items any iterable of items
    * @param nowMs time in ms, within ±8.64e15 (default `clock.now()`, read once)
-   * @throws as {@link Window.update}; items before a rejected one stay added
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `items` when it is not
+   * iterable (nothing changes); otherwise as {@link Window.update}; items before a
+   * rejected one stay added
    */
   updateMany(items: Iterable<Parameters<S['add']>[0]>, nowMs?: number): void {
+    if (typeof (items as { [Symbol.iterator]?: unknown } | null)?.[Symbol.iterator] !== 'function')
+      invalidOption('items', 'an iterable of items', items)
     this.advance(nowMs === undefined ? this.clock.now() : nowMs)
     const s = (this.cur ?? this.open()) as unknown as Adder
     try {
