@@ -527,8 +527,12 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     if (key === this.curKey) return
     const floor = key - this.keep
     let dropped = 0
-    // one pass over the ring drops everything expired, however many slots elapsed
-    for (let i = 0; i < this.keep && dropped < this.held; i++) {
+    // held keys are in (K − keep, K], so only the cells of keys (K − keep, newK − keep] can
+    // expire: at most keep cells however many slots elapsed, and only as many as elapsed
+    // otherwise (scanning the whole ring made each roll O(keep): 2.4 ms at keep 2^20)
+    const n = Math.min(this.keep, key - this.curKey)
+    for (let j = 1; j <= n && dropped < this.held; j++) {
+      const i = mod(this.curKey - this.keep + j, this.keep)
       if (this.ring[i] !== undefined && this.ringKeys[i] <= floor) {
         this.ring[i] = undefined
         dropped++
