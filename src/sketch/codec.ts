@@ -1,5 +1,5 @@
 import { systemClock, wallClockMs, type Clock } from '../clock.js'
-import { GrudgeError, invalidOption } from '../errors.js'
+import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { HASHER_IDS, hasherFromId, type Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, exponential, linear, none, type Decay } from './decay.js'
@@ -89,11 +89,32 @@ export interface DecodedSketch {
 
 const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
 
+/**
+ * The clock's time in ms for an operation that stamps times into cells or frames
+ * (serialize, deserialize, merge, replica deltas, rotation bookkeeping). Unlike the hot
+ * paths, which treat a NaN or ±Infinity reading as "decay nothing, stamp nothing", these
+ * would freeze a cell (a time of +Infinity is never in the past again) or write a frame
+ * no reader accepts, so they refuse the reading before changing anything.
+ * @param clock the clock to read
+ * @param what who reads it, for the message
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when `clock.now()` is not a finite number
+ */
+export function finiteNow(clock: Clock, what: string): number {
+  const t = clock.now()
+  if (typeof t !== 'number' || !Number.isFinite(t)) {
+    throw new GrudgeRangeError(
+      'ERR_GRUDGE_VALUE_NOT_FINITE',
+      `${what}: expected clock.now() to be a finite number (ms), received ${describeValue(t)}`,
+    )
+  }
+  return t
+}
+
 /** Writer-side time stamps: wall-clock ms and clock now ms. */
 export function writerStamp(clock: Clock, options: SerializeOptions | undefined): [number, number] {
   const wall = options?.wallMs ?? wallClockMs()
   if (typeof wall !== 'number' || !Number.isFinite(wall)) invalidOption('wallMs', 'a finite number (ms)', wall)
-  return [wall, clock.now()]
+  return [wall, finiteNow(clock, 'serialize')]
 }
 
 /** Reader-side clock and wall-clock ms, validated. */
@@ -389,7 +410,7 @@ export function decodeSketch(
     invalidField('params length', `${SHAPE_PARAMS_BYTES}`, frame.params.length)
   const shape = readShape(new DataView(frame.params.buffer, frame.params.byteOffset, frame.params.byteLength), 0)
   const n = shape.levels * shape.cellsPerLevel
-  const now = clock.now()
+  const now = finiteNow(clock, 'deserialize')
   const shift = clockShift(shape, now, wall)
   let cells: DecodedCells
   if (isSparse) {
@@ -558,7 +579,7 @@ export function decodeRotator(
   if (!isSparse && end !== generations * per) {
     invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, end)
   }
-  const now = clock.now()
+  const now = finiteNow(clock, 'deserialize')
   const shift = clockShift(shape, now, wall)
   const gens: GenerationCells[] = []
   let off = 0

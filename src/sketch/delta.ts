@@ -4,6 +4,7 @@ import type { Hasher } from '../hash/hasher.js'
 import {
   decodeSketch,
   encodeSketch,
+  finiteNow,
   type DeserializeOptions,
   type SerializeOptions,
   type SketchShape,
@@ -120,8 +121,8 @@ export function takeDeltaOf(
   touched: Float64Array,
 ): SketchDelta {
   const n = scores.length
+  const now = finiteNow(owner.clock, 'takeDelta')
   const base = baselineOf(owner, n)
-  const now = owner.clock.now()
   const out = new Float64Array(n)
   const times = new Float64Array(n)
   const bs = base.scores
@@ -164,9 +165,9 @@ export function applyDeltaOf(
       `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`,
     )
   }
+  const now = finiteNow(owner.clock, 'applyDelta')
+  const srcNow = finiteNow(delta.clock, "applyDelta (the delta's clock)")
   const base = baselineOf(owner, scores.length)
-  const now = owner.clock.now()
-  const srcNow = delta.clock.now()
   addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
 }
 

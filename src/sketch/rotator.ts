@@ -4,6 +4,7 @@ import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type See
 import {
   decodeRotator,
   encodeRotator,
+  finiteNow,
   type DecodedRotator,
   type DeserializeOptions,
   type SerializeOptions,
@@ -136,7 +137,7 @@ export class RotatorDelta {
         generations: this.deltas.length,
         periodMs: this.periodMs,
         rotations: this.rotations,
-        lastRotationAtMs: d0.clock.now(),
+        lastRotationAtMs: finiteNow(d0.clock, 'serialize'),
       },
       this.masterSeed,
       this.deltas.map((d) => ({ seed: d.hasher.seed, scores: d.scores, touched: d.touched })),
@@ -205,7 +206,7 @@ export class Rotator {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option (generations,
    * periodMs, ticker, seed, or any sketch option); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
-   * the smallest valid period)
+   * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
   constructor(config: RotatorConfig) {
     if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
@@ -239,7 +240,7 @@ export class Rotator {
         )
       }
     }
-    this.lastRotationAtMs = this.clock.now()
+    this.lastRotationAtMs = finiteNow(this.clock, 'Rotator')
     this.handle = ticker.every(periodMs, () => this.rotate())
   }
 
@@ -263,7 +264,7 @@ export class Rotator {
   rotate(): void {
     this.assertOpen()
     this.advance(1)
-    this.lastRotationAtMs = this.clock.now()
+    this.stampRotation()
   }
 
   /**
@@ -278,7 +279,17 @@ export class Rotator {
     if (!Number.isSafeInteger(rotations) || rotations < 0) invalidOption('rotations', 'a safe integer ≥ 0', rotations)
     if (rotations <= this.completed) return
     this.advance(rotations - this.completed)
-    this.lastRotationAtMs = this.clock.now()
+    this.stampRotation()
+  }
+
+  /**
+   * Record the time of a rotation. A NaN or ±Infinity clock reading keeps the previous
+   * time (rotation runs from a timer, so it must not throw; a non-finite time would make
+   * the rotator's frame unreadable).
+   */
+  private stampRotation(): void {
+    const t = this.clock.now()
+    if (Number.isFinite(t)) this.lastRotationAtMs = t
   }
 
   /** Complete `k` ≥ 1 rotations at once. */
@@ -427,7 +438,7 @@ export class Rotator {
     rotator.gens = gens
     rotator.completed = d.fields.rotations
     rotator.lastRotationAtMs = d.fields.lastRotationAtMs
-    const missed = Math.floor((d.clock.now() - d.fields.lastRotationAtMs) / d.fields.periodMs)
+    const missed = Math.floor((finiteNow(d.clock, 'deserialize') - d.fields.lastRotationAtMs) / d.fields.periodMs)
     if (missed > 0) {
       rotator.advance(missed)
       rotator.lastRotationAtMs += missed * d.fields.periodMs

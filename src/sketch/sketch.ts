@@ -4,7 +4,7 @@ import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
-import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions } from './codec.js'
+import { decodeSketch, encodeSketch, finiteNow, type DeserializeOptions, type SerializeOptions } from './codec.js'
 import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
 import { addCells, assertMergeable, incompatibility } from './merge.js'
 
@@ -376,6 +376,7 @@ export class Sketch {
    * shape, seed, the writer's wall-clock and clock times, and every cell. Size
    * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
    * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   serialize(options?: SerializeOptions): Uint8Array {
     return encodeSketch(this, this.clock, this.scores, this.touched, false, options)
@@ -392,6 +393,7 @@ export class Sketch {
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `_MAGIC`, `_CHECKSUM`, `_FAMILY`,
    * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the reader's clock reads NaN or ±Infinity
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
     const d = decodeSketch(bytes, false, options)
@@ -416,6 +418,7 @@ export class Sketch {
    * `other`'s current debt to this sketch at the merge instant (`spec/rotator.md`).
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `other === this`;
    * `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming the first difference
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when either clock reads NaN or ±Infinity (nothing changes)
    */
   merge(other: Sketch): void {
     if (!(other instanceof Sketch)) {
@@ -425,7 +428,9 @@ export class Sketch {
       )
     }
     assertMergeable('sketch', this, other)
-    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
+    const now = finiteNow(this.clock, 'merge')
+    const otherNow = finiteNow(other.clock, "merge (the other sketch's clock)")
+    addCells(this, this.scores, this.touched, now, other.scores, other.touched, otherNow, false)
   }
 
   /**
@@ -435,6 +440,7 @@ export class Sketch {
    * syncs never double count (algebra in `spec/rotator.md`). O(L·M); costs nothing on
    * the update path (the first call allocates a 16·L·M-byte baseline).
    * @returns the delta; ship it with `delta.serialize()`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   takeDelta(): SketchDelta {
     return takeDeltaOf(this, this.scores, this.touched)
@@ -446,6 +452,7 @@ export class Sketch {
    * @param delta a {@link SketchDelta} or the bytes of `delta.serialize()`
    * @param options for bytes: `clock` (default this sketch's clock), `wallMs`
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when this sketch's or the delta's clock reads NaN or ±Infinity (nothing changes)
    */
   applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
     const d =
