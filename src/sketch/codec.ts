@@ -282,7 +282,7 @@ function readSparse(
   if (!Number.isFinite(at)) invalidField(`${what} sparse time`, 'a finite number (ms)', at)
   if (off + sparseBytes(count) > end)
     invalidField('payload length', `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`, end)
-  const bound = shape.hi - shape.lo
+  const bound = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: values stay finite
   const scores = new Float64Array(n)
   const touched = new Float64Array(n)
   const time = at > shape.writerNowMs ? shape.writerNowMs + shift : at + shift
@@ -315,7 +315,7 @@ export function clockShift(shape: DecodedShape, readerNow: number, readerWall: n
 
 /**
  * Read and check one cell block at `off` and map its times onto the reader's clock.
- * Scores must be finite and in [lo, hi] (for deltas: |score| ≤ hi − lo); times finite.
+ * Scores must be finite and in [lo, hi] (for deltas: |score| ≤ min(hi − lo, MAX_VALUE)); times finite.
  * A time after the writer's now counts as touched at serialization (age 0), so no cell
  * lands in the reader's future. Cells with score 0 get time 0 (never touched).
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad cell
@@ -331,8 +331,9 @@ export function readCells(
   const n = shape.levels * shape.cellsPerLevel
   const scores = getF64(bytes, off, n)
   const touched = getF64(bytes, off + n * 8, n)
-  const lo = delta ? -(shape.hi - shape.lo) : shape.lo
-  const hi = delta ? shape.hi - shape.lo : shape.hi
+  const span = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: deltas stay finite
+  const lo = delta ? -span : shape.lo
+  const hi = delta ? span : shape.hi
   const downtimeAt = shape.writerNowMs + shift // reader time of the serialization instant, minus downtime
   for (let p = 0; p < n; p++) {
     const s = scores[p]

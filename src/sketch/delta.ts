@@ -36,7 +36,7 @@ export class SketchDelta implements SketchShape {
   readonly hasher: Hasher
   /** Clock the cell times refer to. */
   readonly clock: Clock
-  /** Delta per cell, level-major (may be negative; |value| ≤ hi − lo). */
+  /** Delta per cell, level-major (may be negative; finite, |value| ≤ min(hi − lo, Number.MAX_VALUE)). */
   readonly scores: Float64Array
   /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one instant for the whole delta); 0 for zero cells. */
   readonly touched: Float64Array
@@ -130,7 +130,11 @@ export function takeDeltaOf(
   for (let p = 0; p < n; p++) {
     const v = decayCellTo(owner, scores, touched, p, now)
     const b = decayCellTo(owner, bs, bt, p, now)
-    const d = v - b
+    let d = v - b
+    // with bounds near ±MAX_VALUE the difference can overflow: keep deltas finite, or a
+    // later decay computes Infinity × 0 = NaN into the receiving cell
+    if (d > Number.MAX_VALUE) d = Number.MAX_VALUE
+    else if (d < -Number.MAX_VALUE) d = -Number.MAX_VALUE
     if (d !== 0) {
       out[p] = d
       times[p] = now
