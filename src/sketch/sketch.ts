@@ -235,7 +235,7 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? this.mean(acc) : acc
   }
 
   /**
@@ -334,6 +334,23 @@ export class Sketch {
     }
   }
 
+  /**
+   * The mean of the located cells given their sum. Cells near ±Number.MAX_VALUE can sum to
+   * ±Infinity although their mean is in [lo, hi]; then the cells (already decayed and
+   * written back) are summed again divided by L first.
+   */
+  private mean(sum: number): number {
+    const L = this.levels
+    const m = sum / L
+    if (m - m === 0) return m
+    const scores = this.scores
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    let acc = 0
+    for (let i = 0, base = 0; i < L; i++, base += M) acc += scores[base + idx[i]] / L
+    return acc
+  }
+
   /** Decay the located cells to now (written back) and return their aggregate. */
   private aggregate(now: number): number {
     const scores = this.scores
@@ -365,7 +382,7 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? this.mean(acc) : acc
   }
 
   // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
