@@ -53,8 +53,9 @@ export interface RotatorConfig {
  * @param hi the upper bound of a debt, finite and > 0
  * @param ratePerSecond the linear drain in units per second, finite and > 0
  * @param generations N, an integer ≥ 2
- * @returns the period in ms (an integer)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad argument
+ * @returns the period in ms (an integer, finite)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad argument (hi also when
+ * hi / rate × 1000 overflows float64, e.g. hi = Number.MAX_VALUE)
  */
 export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
   if (typeof hi !== 'number' || !(Number.isFinite(hi) && hi > 0)) invalidOption('hi', 'a finite number > 0', hi)
@@ -62,7 +63,15 @@ export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: 
     invalidOption('ratePerSecond', 'a finite number > 0 (per second)', ratePerSecond)
   }
   if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
-  return Math.ceil(minPeriodMs(hi, ratePerSecond, generations))
+  const period = Math.ceil(minPeriodMs(hi, ratePerSecond, generations))
+  if (!Number.isFinite(period)) {
+    invalidOption(
+      'hi',
+      `a debt that drains in a finite number of ms at ${ratePerSecond}/s (hi / rate × 1000 overflows)`,
+      hi,
+    )
+  }
+  return period
 }
 
 function minPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
