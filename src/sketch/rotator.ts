@@ -12,6 +12,7 @@ import {
 } from './codec.js'
 import { SketchDelta } from './delta.js'
 import { incompatibility } from './merge.js'
+import { invalidField } from '../format/frame.js'
 import { Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
 
 /** Options of {@link Rotator}. */
@@ -417,7 +418,8 @@ export class Rotator {
    * @param bytes the frame
    * @param options `clock` (default system clock), `ticker` (default unref'd setInterval),
    * `wallMs` (default `Date.now()`)
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`; `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
+   * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
    * period fails the amnesty guard
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions & { ticker?: Ticker }): Rotator {
@@ -449,6 +451,14 @@ export class Rotator {
     rotator.lastRotationAtMs = d.fields.lastRotationAtMs
     const missed = Math.floor((finiteNow(d.clock, 'deserialize') - d.fields.lastRotationAtMs) / d.fields.periodMs)
     if (missed > 0) {
+      if (!Number.isSafeInteger(d.fields.rotations + missed)) {
+        rotator.close()
+        invalidField(
+          'rotations after the downtime',
+          `a safe integer (${d.fields.rotations} + the rotations missed at periodMs ${d.fields.periodMs}; check the writer wall-clock ms)`,
+          d.fields.rotations + missed,
+        )
+      }
       rotator.advance(missed)
       rotator.lastRotationAtMs += missed * d.fields.periodMs
     }
