@@ -492,3 +492,24 @@ t.test('linear decay drains negative scores toward 0 on update, never past it', 
     t.equal(s.query('k'), row.expected, `t=${row.nowMs} ms, update ${row.delta}`)
   }
 })
+
+t.test(
+  'linear decay never crosses 0 in any operation, positive or negative scores (review: updateAndQuery was untested)',
+  async (t) => {
+    // linear(1): a score of ±2 idle for 5 s drains to 0, not to ∓3; then the delta is added.
+    const ops: [string, (s: Sketch) => number][] = [
+      ['updateAndQuery', (s) => s.updateAndQuery('k', 1)],
+      ['update + query', (s) => (s.update('k', 1), s.query('k'))],
+      ['tryUpdate + query', (s) => (s.tryUpdate('k', 1, 10), s.query('k'))],
+    ]
+    for (const [name, op] of ops) {
+      for (const start of [2, -2]) {
+        const clock = new FakeClock()
+        const s = new Sketch({ levels: 3, cellsPerLevel: 64, decay: linear(1), lo: -10, hi: 10, seed: 9, clock })
+        s.update('k', start)
+        clock.set(5000)
+        t.equal(op(s), 1, `${name} from ${start}: drained to 0 then +1`)
+      }
+    }
+  },
+)
