@@ -513,3 +513,18 @@ t.test(
     }
   },
 )
+
+t.test(
+  'a clock gone backwards: updateAndQuery neither grows a score nor moves a time back (review: untested there)',
+  async (t) => {
+    for (const decay of [exponential(0.1), linear(1)]) {
+      const clock = new FakeClock(10_000)
+      const s = new Sketch({ levels: 3, cellsPerLevel: 64, decay, hi: 100, seed: 9, clock })
+      s.update('k', 10)
+      clock.set(5_000) // 5 s back
+      t.equal(s.updateAndQuery('k', 0), 10, `${decay.kind}: no growth going back`)
+      clock.set(11_000) // 1 s after the last real stamp, not 6 s after the backwards reading
+      t.equal(s.updateAndQuery('k', 0), applyDecay(10, decay, 1000), `${decay.kind}: only 10 s → 11 s decays`)
+    }
+  },
+)
