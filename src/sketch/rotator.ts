@@ -23,7 +23,7 @@ export interface RotatorConfig {
    * seed.
    */
   sketch: SketchConfig
-  /** N, the number of generations: integer ≥ 2. Default 2. */
+  /** N, the number of generations: integer in [2, 65535] (65535: the binary frame's limit). Default 2. */
   generations?: number
   /**
    * Rotation period in ms: positive finite. A misjudgement lasts at most generations ×
@@ -223,7 +223,9 @@ export class Rotator {
     if (typeof config.sketch !== 'object' || config.sketch === null)
       invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
     const generations = config.generations ?? 2
-    if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
+    if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
+      invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
+    }
     const periodMs = config.periodMs
     if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
       invalidOption('periodMs', 'a finite number > 0 (ms)', periodMs)
