@@ -224,6 +224,10 @@ export class Sketch {
           }
         }
         touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
       }
       s += delta
       if (s < lo) s = lo
@@ -326,6 +330,10 @@ export class Sketch {
           }
         }
         touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
       }
       s += delta
       if (s < lo) s = lo
@@ -374,6 +382,10 @@ export class Sketch {
           }
           scores[p] = s
         }
+        touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
         touched[p] = now
       }
       if (agg === AGG_MIN) {
