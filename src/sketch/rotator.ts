@@ -31,7 +31,11 @@ export interface RotatorConfig {
    * (generations − 1) × periodMs ≥ hi / rate × 1000 (see {@link suggestPeriodMs}).
    */
   periodMs: number
-  /** Runs the rotation every periodMs; default an unref'd `setInterval`. Tests pass a FakeTicker. */
+  /**
+   * Runs the rotation every periodMs; default an unref'd `setInterval` (for periodMs above
+   * its 2^31 − 1 ms limit it ticks at a fraction of the period and rotates once periodMs
+   * has passed on the clock). Tests pass a FakeTicker.
+   */
   ticker?: Ticker
   /** Time source in ms, shared by every generation; default monotonic. */
   clock?: Clock
@@ -74,6 +78,9 @@ export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: 
   }
   return period
 }
+
+/** The longest delay setInterval supports, ms; the default ticker clamps to it. */
+const MAX_TIMER_MS = 0x7fffffff
 
 function minPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
   return ((hi / ratePerSecond) * 1000) / (generations - 1)
@@ -253,7 +260,17 @@ export class Rotator {
       }
     }
     this.lastRotationAtMs = finiteNow(this.clock, 'Rotator')
-    this.handle = ticker.every(periodMs, () => this.rotate())
+    if (ticker === systemTicker && periodMs > MAX_TIMER_MS) {
+      // setInterval cannot wait longer than 2^31 − 1 ms (the default ticker clamps to it),
+      // which would rotate early and forgive debt: tick k times per period instead and
+      // rotate once periodMs has passed on the clock (half a tick of slack for timer jitter)
+      const tickMs = periodMs / Math.ceil(periodMs / MAX_TIMER_MS)
+      this.handle = ticker.every(tickMs, () => {
+        if (!(this.clock.now() - this.lastRotationAtMs < periodMs - tickMs / 2)) this.rotate()
+      })
+    } else {
+      this.handle = ticker.every(periodMs, () => this.rotate())
+    }
   }
 
   /** A new generation for generation index `g`: its seed derived from the master seed, or random. */
