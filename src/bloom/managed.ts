@@ -31,7 +31,8 @@ export interface ExpectedBloom {
  */
 export function expectedBloom(capacity: number, errorRate: number, config: BloomHashOptions): ExpectedBloom {
   if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
-  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1)) invalidOption('errorRate', 'a number in (0, 1)', errorRate)
+  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
+    invalidOption('errorRate', 'a number in (0, 1)', errorRate)
   const bits = optimalSize(capacity, errorRate)
   const explicit = config.seed !== undefined || config.hasher !== undefined
   const hasher = explicit ? pickHasher(config) : null
@@ -63,7 +64,9 @@ export function checkLoaded(f: BloomFilter, want: ExpectedBloom, where: string):
 /** Whether an error means "this file is bad" (as opposed to an I/O failure). */
 export function isBadCheckpointError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code
-  return typeof code === 'string' && (code.startsWith('ERR_GRUDGE_FORMAT_') || code === 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH')
+  return (
+    typeof code === 'string' && (code.startsWith('ERR_GRUDGE_FORMAT_') || code === 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH')
+  )
 }
 
 /**
@@ -119,8 +122,10 @@ export class ManagedBloomFilter extends CheckpointRunner {
    * a read failure `ERR_GRUDGE_BLOOM_IO`
    */
   constructor(config: ManagedBloomFilterConfig) {
-    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object { capacity, errorRate, path }', config)
-    if (typeof config.path !== 'string' || config.path === '') invalidOption('path', 'a non-empty file path', config.path)
+    if (typeof config !== 'object' || config === null)
+      invalidOption('config', 'an object { capacity, errorRate, path }', config)
+    if (typeof config.path !== 'string' || config.path === '')
+      invalidOption('path', 'a non-empty file path', config.path)
     const opts = parsePersistOptions(config)
     const want = expectedBloom(config.capacity, config.errorRate, config)
     removeStaleTemps(config.path)

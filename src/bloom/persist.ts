@@ -43,11 +43,19 @@ export function parsePolicy(policy: Partial<PersistPolicy> | undefined, name = '
   if (typeof interval !== 'number' || !(interval >= 1)) {
     invalidOption(`${name}.checkpointIntervalMs`, 'a number of ms ≥ 1, or Infinity', interval)
   }
-  if (typeof threshold !== 'number' || !(threshold >= 1) || (threshold !== Infinity && !Number.isSafeInteger(threshold))) {
+  if (
+    typeof threshold !== 'number' ||
+    !(threshold >= 1) ||
+    (threshold !== Infinity && !Number.isSafeInteger(threshold))
+  ) {
     invalidOption(`${name}.checkpointInsertThreshold`, 'a positive integer, or Infinity', threshold)
   }
   if (typeof onShutdown !== 'boolean') invalidOption(`${name}.checkpointOnShutdown`, 'a boolean', onShutdown)
-  return Object.freeze({ checkpointIntervalMs: interval, checkpointInsertThreshold: threshold, checkpointOnShutdown: onShutdown })
+  return Object.freeze({
+    checkpointIntervalMs: interval,
+    checkpointInsertThreshold: threshold,
+    checkpointOnShutdown: onShutdown,
+  })
 }
 
 /** Options common to {@link ManagedBloomFilter} and {@link ShardedBloomFilter} about persistence. */
@@ -96,7 +104,8 @@ export function parsePersistOptions(o: PersistOptions): ParsedPersistOptions {
   const onBad = o.onBadCheckpoint ?? 'throw'
   if (onBad !== 'throw' && onBad !== 'start-empty') invalidOption('onBadCheckpoint', "'throw' or 'start-empty'", onBad)
   const chunk = o.writeChunkBytes ?? 1 << 20
-  if (!Number.isInteger(chunk) || chunk < 4096 || chunk > 2 ** 30) invalidOption('writeChunkBytes', 'an integer in [4096, 2^30]', chunk)
+  if (!Number.isInteger(chunk) || chunk < 4096 || chunk > 2 ** 30)
+    invalidOption('writeChunkBytes', 'an integer in [4096, 2^30]', chunk)
   return { policy, ticker, onError, onBadCheckpoint: onBad, writeChunkBytes: chunk }
 }
 
@@ -153,7 +162,9 @@ export abstract class CheckpointRunner {
    */
   checkpoint(): Promise<number> {
     if (this.closed) {
-      return Promise.reject(new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', 'checkpoint: expected an open filter, received a closed one'))
+      return Promise.reject(
+        new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', 'checkpoint: expected an open filter, received a closed one'),
+      )
     }
     return this.enqueue()
   }
@@ -192,7 +203,8 @@ export abstract class CheckpointRunner {
 
   /** Refuse an insert after close. */
   protected assertOpen(what: string): void {
-    if (this.closed) throw new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', `${what}: expected an open filter, received a closed one`)
+    if (this.closed)
+      throw new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', `${what}: expected an open filter, received a closed one`)
   }
 
   private onTick(): void {

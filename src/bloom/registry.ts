@@ -89,10 +89,16 @@ export class BloomFilterRegistry {
    */
   init(dir: string): void {
     if (this.state === 'open') {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', `init: expected an uninitialized registry, received one open on "${this.dir}"`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        `init: expected an uninitialized registry, received one open on "${this.dir}"`,
+      )
     }
     if (this.state === 'closing' && this.filters.size > 0) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', 'init: expected close() to have finished, received a registry still closing')
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        'init: expected close() to have finished, received a registry still closing',
+      )
     }
     if (typeof dir !== 'string' || dir === '') invalidOption('dir', 'a non-empty directory path', dir)
     ensureDir(dir)
@@ -117,9 +123,13 @@ export class BloomFilterRegistry {
     const dir = this.openDir('register')
     checkBloomName(name)
     if (this.filters.has(name)) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_NAME_TAKEN', `register: expected a new name, received "${name}" (already registered)`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_NAME_TAKEN',
+        `register: expected a new name, received "${name}" (already registered)`,
+      )
     }
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object { capacity, errorRate }', options)
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { capacity, errorRate }', options)
     const common: PersistOptions & BloomHashOptions = {
       policy: options.policy,
       ticker: this.options.ticker,
@@ -131,7 +141,12 @@ export class BloomFilterRegistry {
     }
     const f: PersistentBloomFilter =
       options.shardCount === undefined
-        ? new ManagedBloomFilter({ ...common, capacity: options.capacity, errorRate: options.errorRate, path: join(dir, `${name}.bloom`) })
+        ? new ManagedBloomFilter({
+            ...common,
+            capacity: options.capacity,
+            errorRate: options.errorRate,
+            path: join(dir, `${name}.bloom`),
+          })
         : new ShardedBloomFilter({
             ...common,
             capacity: options.capacity,
@@ -151,7 +166,10 @@ export class BloomFilterRegistry {
     this.openDir('get')
     const f = this.filters.get(name)
     if (f === undefined) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_NAME_UNKNOWN', `get: expected a registered name, received ${describeValue(name)}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_NAME_UNKNOWN',
+        `get: expected a registered name, received ${describeValue(name)}`,
+      )
     }
     return f
   }
@@ -219,7 +237,10 @@ export class BloomFilterRegistry {
   private openDir(what: string): string {
     if (this.state !== 'open' || this.dir === null) {
       const why = this.state === 'new' ? 'before init()' : 'after close()'
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', `${what}: expected an initialized registry, received a call ${why}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        `${what}: expected an initialized registry, received a call ${why}`,
+      )
     }
     return this.dir
   }

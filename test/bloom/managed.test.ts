@@ -51,7 +51,13 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
   t.same(ticker.periods(), [5000], 'one timer at the interval')
   const steps: Array<{ action: () => void | Promise<void>; expected: number; what: string }> = [
     { action: () => ticker.tick(), expected: 0, what: 'idle tick writes nothing' },
-    { action: () => { for (let i = 0; i < 4; i++) f.add(`a${i}`) }, expected: 0, what: '4 inserts: under the threshold' },
+    {
+      action: () => {
+        for (let i = 0; i < 4; i++) f.add(`a${i}`)
+      },
+      expected: 0,
+      what: '4 inserts: under the threshold',
+    },
     { action: () => void f.add('a4'), expected: 1, what: 'the 5th insert triggers a checkpoint' },
     { action: () => ticker.tick(), expected: 1, what: 'tick with nothing unsaved writes nothing' },
     { action: () => void f.add('b0'), expected: 1, what: 'one insert, no tick yet' },
@@ -64,7 +70,11 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
     await f.settled()
     t.equal(f.checkpointCount, s.expected, s.what)
   }
-  t.equal(BloomFilter.deserialize(readFileSync(path)).addedCount, 6, 'the duplicate add is counted but not written on its own')
+  t.equal(
+    BloomFilter.deserialize(readFileSync(path)).addedCount,
+    6,
+    'the duplicate add is counted but not written on its own',
+  )
   f.add('c0')
   const closing = f.close()
   t.equal(f.close(), closing, 'close is idempotent')
@@ -84,7 +94,14 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
 
 t.test('inserts made during a checkpoint stay unsaved for the next one', async (t) => {
   const path = join(t.testdir(), 'd.bloom')
-  const f = new ManagedBloomFilter({ capacity: 100_000, errorRate: 0.01, path, policy: manual, writeChunkBytes: 4096, seed: 2 })
+  const f = new ManagedBloomFilter({
+    capacity: 100_000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    writeChunkBytes: 4096,
+    seed: 2,
+  })
   for (let i = 0; i < 100; i++) f.add(`k${i}`)
   const p = f.checkpoint()
   await new Promise((r) => setImmediate(r)) // the snapshot was taken in a microtask before this
@@ -114,7 +131,11 @@ t.test('policy options are parsed once and bad values named', async (t) => {
     ['errorRate', { errorRate: 2 }],
   ]
   for (const [name, over] of rows) {
-    t.throws(() => new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, ...over } as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name.replace('.', '\\.')}"`) }, name)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, ...over } as never),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name.replace('.', '\\.')}"`) },
+      name,
+    )
   }
   t.ok(Object.isFrozen(new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, policy: manual }).policy))
 })
@@ -136,19 +157,34 @@ t.test('mismatched parameters or a corrupt file: coded error and the file untouc
     ['hasher', { hasher: sipHash(5) }],
   ]
   for (const [what, over] of rows) {
-    t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH' }, what)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }),
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH' },
+      what,
+    )
     t.ok(untouched(), `file untouched after ${what}`)
   }
   const corrupt = new Uint8Array(original)
   corrupt[corrupt.length - 10] ^= 0x40
   writeFileSync(path, corrupt)
-  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /m\.bloom/ })
+  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /m\.bloom/,
+  })
   t.ok(readFileSync(path).equals(Buffer.from(corrupt)), 'corrupt file untouched')
   writeFileSync(path, original.subarray(0, 50))
-  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
+  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_TRUNCATED',
+  })
 
   // explicit opt-in: start empty and move the bad file aside, never delete it
-  const g = new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, onBadCheckpoint: 'start-empty' })
+  const g = new ManagedBloomFilter({
+    capacity: 1000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(g.addedCount, 0)
   t.notOk(existsSync(path), 'the bad file is no longer at the path')
   t.ok(g.movedAside !== null && /m\.bloom\.bad-\d+$/.test(g.movedAside), `moved to ${g.movedAside}`)
@@ -156,7 +192,13 @@ t.test('mismatched parameters or a corrupt file: coded error and the file untouc
   await g.close()
   // mismatch under start-empty moves aside too
   writeFileSync(path, original)
-  const h = new ManagedBloomFilter({ capacity: 5000, errorRate: 0.01, path, policy: manual, onBadCheckpoint: 'start-empty' })
+  const h = new ManagedBloomFilter({
+    capacity: 5000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(h.addedCount, 0)
   t.ok(h.movedAside !== null && readFileSync(h.movedAside).equals(original))
   t.equal(readdirSync(dir).filter((n) => n.includes('.bad-')).length, 2, 'both bad files kept')

@@ -34,7 +34,11 @@ t.test('a checkpoint rewrites only the dirty shards', async (t) => {
   t.equal(f.dirtyCount, 2)
   t.equal(await f.checkpoint(), 2)
   const after = Array.from({ length: 8 }, (_, s) => inode(s))
-  t.same(after.map((ino, s) => ino !== before[s]), [false, true, false, false, false, false, true, false], 'only shards 1 and 6 were replaced')
+  t.same(
+    after.map((ino, s) => ino !== before[s]),
+    [false, true, false, false, false, false, true, false],
+    'only shards 1 and 6 were replaced',
+  )
   t.equal(await f.checkpoint(), 0, 'nothing dirty: nothing written')
   await f.close()
 
@@ -53,7 +57,10 @@ t.test('a directory written with other parameters is refused', async (t) => {
   for (let i = 0; i < 100; i++) f.add(`m${i}`)
   await f.checkpoint()
   await f.close()
-  const snapshot = () => readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n)).toString('hex')])
+  const snapshot = () =>
+    readdirSync(dir)
+      .sort()
+      .map((n) => [n, readFileSync(join(dir, n)).toString('hex')])
   const before = snapshot()
   const rows: Array<[string, object]> = [
     ['shardCount', { shardCount: 16 }],
@@ -80,10 +87,16 @@ t.test('a directory written with other parameters is refused', async (t) => {
   await o.checkpoint()
   await o.close()
   renameSync(join(orphan, MANIFEST_FILE), join(root, 'saved-manifest'))
-  t.throws(() => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /manifest/ })
+  t.throws(
+    () => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }),
+    { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /manifest/ },
+  )
   renameSync(join(root, 'saved-manifest'), join(orphan, MANIFEST_FILE))
   writeFileSync(join(orphan, shardFileName(7)), 'stray')
-  t.throws(() => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /shard files/ })
+  t.throws(
+    () => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }),
+    { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /shard files/ },
+  )
 })
 
 t.test('a corrupt shard or manifest: coded error, or the shard moved aside on request', async (t) => {
@@ -96,9 +109,19 @@ t.test('a corrupt shard or manifest: coded error, or the shard moved aside on re
   const bytes = readFileSync(shard2)
   bytes[bytes.length - 7] ^= 1
   writeFileSync(shard2, bytes)
-  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /shard-00002/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /shard-00002/,
+  })
   t.ok(readFileSync(shard2).equals(bytes), 'untouched')
-  const g = new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual, onBadCheckpoint: 'start-empty' })
+  const g = new ShardedBloomFilter({
+    capacity: 400,
+    errorRate: 0.01,
+    dir,
+    shardCount: 4,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(g.movedAside.length, 1)
   t.ok(readFileSync(g.movedAside[0]).equals(bytes), 'moved aside intact')
   t.ok(g.mightContain(itemIn(g, 0)), 'other shards loaded')
@@ -108,14 +131,21 @@ t.test('a corrupt shard or manifest: coded error, or the shard moved aside on re
   const m = readFileSync(manifest)
   m[20] ^= 0xff
   writeFileSync(manifest, m)
-  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /manifest/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /manifest/,
+  })
 })
 
 t.test('policy across shards: threshold counts all shards, timer, close', async (t) => {
   const dir = join(t.testdir(), 'p')
   const ticker = new FakeTicker()
   const f = new ShardedBloomFilter({
-    capacity: 1000, errorRate: 0.01, dir, shardCount: 4, ticker,
+    capacity: 1000,
+    errorRate: 0.01,
+    dir,
+    shardCount: 4,
+    ticker,
     policy: { checkpointIntervalMs: 1000, checkpointInsertThreshold: 10, checkpointOnShutdown: true },
   })
   for (let i = 0; i < 9; i++) f.add(`t${i}`)
@@ -133,8 +163,14 @@ t.test('policy across shards: threshold counts all shards, timer, close', async 
   t.equal(f.checkpointCount, 2, 'flushed on close')
   t.equal(ticker.size, 0)
   t.throws(() => f.add('x'), { code: 'ERR_GRUDGE_BLOOM_CLOSED' })
-  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir, shardCount: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /shardCount/ })
-  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir: '', shardCount: 2 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"dir"/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir, shardCount: 0 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /shardCount/,
+  })
+  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir: '', shardCount: 2 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"dir"/,
+  })
 })
 
 t.test('sharded accuracy at capacity and uniform shard choice', async (t) => {
