@@ -36,7 +36,7 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
     let buf = ''
     let seen = 0
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       buf += d.toString()
       let nl: number
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -86,7 +86,7 @@ t.test("the checkpoint timer is unref'd: a process with an open filter exits by 
   })
   const child = spawn(process.execPath, [bundle, join(dir, 'idle.bloom')], { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   // if the 60 000 ms timer held the loop, this would only end by tap's timeout
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
   t.equal(code, 0)

@@ -188,7 +188,7 @@ t.test('sharded accuracy at capacity and uniform shard choice', async (t) => {
   // shardOf: 16 shards over 160 000 random hashes; χ² with 15 dof, 99.9th percentile = 37.7
   let s = 99
   const next = () => (s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x9e3779b9) | 0)
-  const counts = new Array(16).fill(0)
+  const counts = new Array<number>(16).fill(0)
   for (let i = 0; i < 160_000; i++) counts[shardOf(next(), next(), 16)]++
   const chi = counts.reduce((a, c) => a + (c - 10_000) ** 2 / 10_000, 0)
   t.ok(chi < 37.7, `χ² = ${chi.toFixed(1)}`)
