@@ -5,7 +5,7 @@ import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
 
-/** Format version of the Bloom frame (family {@link FAMILY}.bloom) written by this release. */
+/** Format version of the Bloom frame (family 3, `FAMILY.bloom`) written by this release. */
 export const BLOOM_FORMAT_VERSION = 1
 /** Size in bytes of the Bloom frame's params block. */
 export const BLOOM_PARAMS_BYTES = 24
@@ -343,7 +343,18 @@ export class BloomFilter {
    * The frame's fixed parts (everything except the payload), for writers that stream
    * the payload themselves (checkpoints).
    */
-  frameHeader(): { family: number; version: number; flags: number; seed: Uint8Array; params: Uint8Array } {
+  frameHeader(): {
+    /** Frame family id: 3 (Bloom). */
+    family: number
+    /** Format version: {@link BLOOM_FORMAT_VERSION}. */
+    version: number
+    /** Frame flags: 0. */
+    flags: number
+    /** The hasher's 16 seed bytes (the hasher's own array, not a copy). */
+    seed: Uint8Array
+    /** The 24-byte params block (bits, hashes, hasher id, addedCount). */
+    params: Uint8Array
+  } {
     return {
       family: FAMILY.bloom,
       version: BLOOM_FORMAT_VERSION,

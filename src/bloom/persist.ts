@@ -117,6 +117,7 @@ export function parsePersistOptions(o: PersistOptions): ParsedPersistOptions {
 export abstract class CheckpointRunner {
   /** The frozen persist policy. */
   readonly policy: Readonly<PersistPolicy>
+  /** Receives the errors of background checkpoints (see {@link PersistOptions.onError}). */
   protected readonly onError: (err: Error) => void
   private chain: Promise<unknown> = Promise.resolve()
   private queued = 0

@@ -17,7 +17,7 @@ import {
 import { expectedBloom, isBadCheckpointError, loadCheckpoint, type ExpectedBloom } from './managed.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 
-/** Format version of the shard-directory manifest (family {@link FAMILY}.shardedBloomManifest). */
+/** Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`). */
 export const MANIFEST_FORMAT_VERSION = 1
 /** File name of the manifest inside a shard directory. */
 export const MANIFEST_FILE = 'manifest.grudge'
