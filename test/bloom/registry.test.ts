@@ -84,3 +84,20 @@ t.test('the module-level default registry', async (t) => {
   t.ok(bloomRegistry.mightContain('seen', 'k'))
   await bloomRegistry.close()
 })
+
+t.test('names that share a file elsewhere are refused: case variants and Windows device names', async (t) => {
+  for (const bad of ['nul', 'NUL', 'con.log', 'Aux', 'prn', 'com1', 'LPT9.x']) {
+    t.throws(() => checkBloomName(bad), { code: 'ERR_GRUDGE_BLOOM_NAME_INVALID' }, bad)
+  }
+  for (const good of ['null', 'console', 'com', 'lpt10', 'auxiliary', 'my-nul'])
+    t.doesNotThrow(() => checkBloomName(good), good)
+  const r = new BloomFilterRegistry()
+  r.init(t.testdir())
+  const opts = { capacity: 10, errorRate: 0.1, policy: { checkpointIntervalMs: Infinity } }
+  r.register('users', opts)
+  // on macOS and Windows users.bloom and Users.bloom are one file: two writers, lost members
+  t.throws(() => r.register('Users', opts), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN', message: /"users"/ })
+  t.throws(() => r.register('USERS', { ...opts, shardCount: 2 }), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN' })
+  t.same(r.names(), ['users'])
+  await r.close()
+})
