@@ -1,7 +1,8 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { wallClockMs } from '../clock.js'
 import { HASHER_IDS } from '../hash/hasher.js'
-import { BloomFilter, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
+import { BloomFilter, MAX_HASHES, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
+import { MAX_BITS } from './positions.js'
 import { moveAside, readFileOrNull, removeStaleTemps, writeFrameAtomic } from './checkpoint-file.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
@@ -26,19 +27,28 @@ export interface ExpectedBloom {
 }
 
 /**
- * The geometry and hashing a config asks for.
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity, errorRate, hasher or seed
+ * The geometry and hashing a config asks for: the bits and hashes `new BloomFilter(…)`
+ * would choose (k capped at 1024).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity (or one needing
+ * more than 2^36 bits), errorRate, hasher or seed
  */
 export function expectedBloom(capacity: number, errorRate: number, config: BloomHashOptions): ExpectedBloom {
   if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
   if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
     invalidOption('errorRate', 'a number in (0, 1)', errorRate)
   const bits = optimalSize(capacity, errorRate)
+  // the same limits as `new BloomFilter(…)`, or a filter could not reload its own checkpoint
+  if (bits > MAX_BITS)
+    invalidOption(
+      'capacity',
+      `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
+      capacity,
+    )
   const explicit = config.seed !== undefined || config.hasher !== undefined
   const hasher = explicit ? pickHasher(config) : null
   return {
     bits,
-    hashes: optimalHashCount(bits, capacity),
+    hashes: Math.min(optimalHashCount(bits, capacity), MAX_HASHES),
     hasherId: hasher?.id ?? HASHER_IDS.murmur3,
     seed: hasher === null ? null : hasher.seed,
   }
