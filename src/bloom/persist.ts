@@ -16,7 +16,8 @@ export interface PersistPolicy {
   /**
    * Checkpoint as soon as this many unsaved inserts (inserts that set at least one new
    * bit) have accumulated. A positive integer, or `Infinity` to never checkpoint by count.
-   * Default 100 000.
+   * Default 100 000. After such a checkpoint fails, the next try by count waits for another
+   * `checkpointInsertThreshold` inserts (a failing disk is not retried on every insert).
    */
   checkpointInsertThreshold: number
   /** Checkpoint on `close()` when something is unsaved. Default true. */
@@ -127,6 +128,12 @@ export abstract class CheckpointRunner {
   /** True from the moment `close()` is called: inserts are refused from then on. */
   protected closed = false
   private completed = 0
+  /**
+   * Unsaved inserts at which the next threshold checkpoint starts: the policy's threshold,
+   * moved one threshold further after a background checkpoint fails, so a failing disk is
+   * retried every `checkpointInsertThreshold` inserts (and timer ticks), not on every insert.
+   */
+  private thresholdAt: number
 
   /**
    * Start the interval timer (unless the interval is Infinity).
@@ -135,6 +142,7 @@ export abstract class CheckpointRunner {
   constructor(opts: ParsedPersistOptions) {
     this.policy = opts.policy
     this.onError = opts.onError
+    this.thresholdAt = opts.policy.checkpointInsertThreshold
     if (opts.policy.checkpointIntervalMs !== Infinity) {
       this.timer = opts.ticker.every(opts.policy.checkpointIntervalMs, () => this.onTick())
     }
@@ -199,7 +207,7 @@ export abstract class CheckpointRunner {
 
   /** Call after an insert that set a new bit: starts a checkpoint at the threshold. */
   protected noteUnsaved(unsaved: number): void {
-    if (unsaved >= this.policy.checkpointInsertThreshold) this.auto()
+    if (unsaved >= this.thresholdAt) this.auto()
   }
 
   /** Refuse an insert after close. */
@@ -218,7 +226,10 @@ export abstract class CheckpointRunner {
     this.autoQueued = true
     this.enqueue().then(
       () => {},
-      (err: Error) => this.onError(err),
+      (err: Error) => {
+        this.thresholdAt = this.unsavedCount + this.policy.checkpointInsertThreshold
+        this.onError(err)
+      },
     )
   }
 
@@ -228,6 +239,7 @@ export abstract class CheckpointRunner {
       this.autoQueued = false
       if (this.unsavedCount === 0) return 0
       const n = await this.writeUnsaved()
+      this.thresholdAt = this.policy.checkpointInsertThreshold
       if (n > 0) this.completed++
       return n
     })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
@@ -225,4 +225,36 @@ t.test('stale temp files are removed on open; write failures are coded and keep 
   await t.rejects(g.checkpoint(), { code: 'ERR_GRUDGE_BLOOM_IO' })
   t.equal(g.unsavedCount, 1, 'still unsaved')
   await g.close()
+})
+
+t.test('a failing background checkpoint is retried every threshold inserts, not on every insert', async (t) => {
+  const dir = t.testdir()
+  const errors: Error[] = []
+  const f = new ManagedBloomFilter({
+    capacity: 1000,
+    errorRate: 0.01,
+    seed: 9,
+    path: join(dir, 'later', 'r.bloom'),
+    policy: { checkpointIntervalMs: Infinity, checkpointInsertThreshold: 5, checkpointOnShutdown: false },
+    onError: (e) => errors.push(e),
+  })
+  // one insert per request, each awaited: a retry per insert would write (and fail) 26 times
+  for (let i = 0; i < 30; i++) {
+    if (!t.ok(f.add(`r${i}`))) t.bailout()
+    await f.settled()
+  }
+  t.equal(errors.length, 6, 'tried at 5, 10, 15, 20, 25 and 30 unsaved inserts')
+  t.equal(f.unsavedCount, 30)
+  mkdirSync(join(dir, 'later'))
+  for (let i = 30; i < 35; i++) {
+    f.add(`r${i}`)
+    await f.settled()
+  }
+  t.equal(errors.length, 6)
+  t.equal(f.checkpointCount, 1, 'the next retry succeeds')
+  t.equal(f.unsavedCount, 0)
+  for (let i = 35; i < 40; i++) f.add(`r${i}`)
+  await f.settled()
+  t.equal(f.checkpointCount, 2, 'after a success the threshold is the policy one again')
+  await f.close()
 })
