@@ -258,3 +258,25 @@ t.test('a failing background checkpoint is retried every threshold inserts, not 
   t.equal(f.checkpointCount, 2, 'after a success the threshold is the policy one again')
   await f.close()
 })
+
+t.test('each mismatched field is named: same bits but other hashes, other hasher, other seed', async (t) => {
+  const dir = t.testdir()
+  const path = join(dir, 'f.bloom')
+  // 1000 items at 0.01: 9586 bits and 7 hashes; files that differ in exactly one field
+  const rows: Array<[string, BloomFilter, object]> = [
+    ['hashes', BloomFilter.withSize({ bits: 9586, hashes: 6, seed: 5 }), { seed: 5 }],
+    ['hasher id', BloomFilter.withSize({ bits: 9586, hashes: 7, hasher: sipHash(5) }), { seed: 5 }],
+    ['seed', BloomFilter.withSize({ bits: 9586, hashes: 7, seed: 6 }), { seed: 5 }],
+    ['bits', BloomFilter.withSize({ bits: 9587, hashes: 7, seed: 5 }), { seed: 5 }],
+  ]
+  for (const [field, file, over] of rows) {
+    const bytes = file.serialize()
+    writeFileSync(path, bytes)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }),
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(`: ${field} expected`) },
+      field,
+    )
+    t.ok(readFileSync(path).equals(bytes), `file untouched after a ${field} mismatch`)
+  }
+})
