@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { ShardedBloomFilter, shardOf, shardFileName, MANIFEST_FILE } from '../../src/bloom/sharded.js'
 import { optimalSize } from '../../src/bloom/sizing.js'
 import { FakeTicker } from '../../src/testing/index.js'
+import { sipHash } from '../../src/hash/hasher.js'
+import { FAMILY, writeFrame } from '../../src/format/frame.js'
 
 const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
 
@@ -68,11 +70,12 @@ t.test('a directory written with other parameters is refused', async (t) => {
     ['bits per shard', { capacity: 16000 }],
     ['bits per shard', { errorRate: 0.001 }],
     ['seed', { seed: 3 }],
+    ['hasher id', { hasher: sipHash(2) }],
   ]
   for (const [field, over] of rows) {
     t.throws(
       () => new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual, ...over }),
-      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(field) },
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(`^shard directory "[^"]*": ${field} expected`) },
       field,
     )
   }
@@ -194,4 +197,39 @@ t.test('sharded accuracy at capacity and uniform shard choice', async (t) => {
   t.ok(chi < 37.7, `χ² = ${chi.toFixed(1)}`)
   t.equal(shardOf(-1, 0, 1), 0)
   t.equal(shardOf(0x7fffffff, 0x12345678, 65536) < 65536, true)
+})
+
+t.test('a manifest with the same shard geometry but another hash count is refused', async (t) => {
+  const dir = t.testdir()
+  // 8 shards of 1000 items at 0.01: 9586 bits and 7 hashes each; this manifest says 6
+  const params = new Uint8Array(24)
+  const dv = new DataView(params.buffer)
+  dv.setUint32(0, 8, true)
+  dv.setUint32(4, 6, true)
+  dv.setUint32(8, 9586, true)
+  params[16] = 1 // murmur3
+  const seed = new Uint8Array(16).fill(4)
+  const bytes = writeFrame({
+    family: FAMILY.shardedBloomManifest,
+    version: 1,
+    flags: 0,
+    seed,
+    params,
+    payload: new Uint8Array(0),
+  })
+  writeFileSync(join(dir, MANIFEST_FILE), bytes)
+  t.throws(() => new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual }), {
+    code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH',
+    message: /hashes expected 7, received 6/,
+  })
+  t.ok(readFileSync(join(dir, MANIFEST_FILE)).equals(bytes), 'manifest untouched')
+  // the same manifest with 7 hashes opens, adopting its seed
+  dv.setUint32(4, 7, true)
+  writeFileSync(
+    join(dir, MANIFEST_FILE),
+    writeFrame({ family: FAMILY.shardedBloomManifest, version: 1, flags: 0, seed, params, payload: new Uint8Array(0) }),
+  )
+  const f = new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual })
+  t.same([...f.shards[0].seed], [...seed])
+  await f.close()
 })
