@@ -126,7 +126,9 @@ t.test('a corrupt shard or manifest: coded error, or the shard moved aside on re
     onBadCheckpoint: 'start-empty',
   })
   t.equal(g.movedAside.length, 1)
+  t.match(g.movedAside[0], /shard-00002\.bloom\.bad-\d+$/)
   t.ok(readFileSync(g.movedAside[0]).equals(bytes), 'moved aside intact')
+  t.notOk(existsSync(shard2), 'no longer at the shard path, so no checkpoint can overwrite it')
   t.ok(g.mightContain(itemIn(g, 0)), 'other shards loaded')
   t.equal(g.shards[2].addedCount, 0, 'the bad shard starts empty')
   await g.close()
