@@ -12,6 +12,20 @@ export const BLOOM_PARAMS_BYTES = 24
 /** Largest number of hash functions accepted: 1024. */
 export const MAX_HASHES = 1024
 
+/** The fixed parts of a Bloom frame (all but the payload), from {@link BloomFilter.frameHeader}. */
+export interface BloomFrameHeader {
+  /** Frame family id: 3 (Bloom). */
+  family: number
+  /** Format version: {@link BLOOM_FORMAT_VERSION}. */
+  version: number
+  /** Frame flags: 0. */
+  flags: number
+  /** The hasher's 16 seed bytes (the hasher's own array, not a copy). */
+  seed: Uint8Array
+  /** The 24-byte params block: bits u64, hashes u32, hasher id u8, 3 zero bytes, addedCount u64. */
+  params: Uint8Array
+}
+
 /** Options shared by both ways of building a {@link BloomFilter}. */
 export interface BloomHashOptions {
   /**
@@ -343,18 +357,7 @@ export class BloomFilter {
    * The frame's fixed parts (everything except the payload), for writers that stream
    * the payload themselves (checkpoints).
    */
-  frameHeader(): {
-    /** Frame family id: 3 (Bloom). */
-    family: number
-    /** Format version: {@link BLOOM_FORMAT_VERSION}. */
-    version: number
-    /** Frame flags: 0. */
-    flags: number
-    /** The hasher's 16 seed bytes (the hasher's own array, not a copy). */
-    seed: Uint8Array
-    /** The 24-byte params block (bits, hashes, hasher id, addedCount). */
-    params: Uint8Array
-  } {
+  frameHeader(): BloomFrameHeader {
     return {
       family: FAMILY.bloom,
       version: BLOOM_FORMAT_VERSION,
