@@ -113,7 +113,9 @@ export function addCells(
       const before = dstScores[p]
       if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
         const takenAt = dstNow - age
-        const emptyFrom = dstTouched[p] + Math.abs(before) / linearRatePerMs
+        // a never-touched cell (score 0, time 0) has been empty forever, whatever the clock's origin
+        const emptyFrom =
+          before === 0 && dstTouched[p] === 0 ? -Infinity : dstTouched[p] + Math.abs(before) / linearRatePerMs
         const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
         if (drainMs > 0) v = applyDecay(v, decay, drainMs)
       } else {

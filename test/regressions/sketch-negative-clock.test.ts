@@ -44,3 +44,19 @@ t.test('a broken clock reading still stamps nothing on a fresh cell', async (t) 
   const frame = s.serialize({ wallMs: 0 })
   t.equal(Sketch.deserialize(frame, { clock: new FakeClock(), wallMs: 0 }).query('k'), 10, 'and the frame reads back')
 })
+
+t.test(
+  'linear applyDelta into a never-touched cell drains the time in transit under negative clock readings',
+  async (t) => {
+    const clock = new FakeClock(-10_000)
+    const config = { levels: 3, cellsPerLevel: 64, decay: linear(1), hi: 100, seed: 1, clock }
+    const src = new Sketch(config)
+    src.update('k', 10)
+    const d = src.takeDelta()
+    clock.advance(1000)
+    const dst = new Sketch(config)
+    dst.applyDelta(d)
+    t.equal(dst.query('k'), 9, 'debt 10 taken 1 s ago at 1/s reads 9, as on the source')
+    t.equal(src.query('k'), 9)
+  },
+)
