@@ -691,3 +691,22 @@ t.test(
     await b.f.close()
   },
 )
+
+t.test('fairness default outcome: a response slower than slowMs counts as a failure', async (t) => {
+  const { f, clock, register } = app({
+    fairness: { failureDelta: 0.5, lambdaPerSecond: 0.001, slowMs: 2000 },
+    random: () => 0.7,
+  })
+  await register()
+  f.get('/slow', async () => {
+    clock.advance(2500) // the handler takes 2.5 s on the limiter's clock
+    return 'late'
+  })
+  f.get('/fast', async () => 'ok')
+  t.equal((await f.inject('/fast')).statusCode, 200)
+  t.equal((await f.inject('/slow')).statusCode, 200) // score 0.5
+  t.equal((await f.inject('/fast')).statusCode, 200, '0.7 ≥ 0.5: admitted')
+  t.equal((await f.inject('/slow')).statusCode, 200) // score ≈ 0.99
+  t.equal((await f.inject('/fast')).statusCode, 503, 'two slow responses: throttled')
+  await f.close()
+})
