@@ -482,6 +482,7 @@ t.test('real server on loopback, hit with undici', async (t) => {
   await register()
   f.get('/', async () => 'ok')
   const addr = await f.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => f.close()) // closed even if an assertion throws
   const codes: number[] = []
   let last: Record<string, unknown> = {}
   for (let i = 0; i < 3; i++) {
