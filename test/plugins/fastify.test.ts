@@ -393,9 +393,9 @@ t.test('bloom route option: absent items never reach the handler', async (t) => 
   f.get(
     '/users/:id',
     { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id } } } },
-    async () => {
+    async (req) => {
       queries++
-      return 'user'
+      return req.grudge?.bloom('users') === set ? 'user' : 'no registry on the request'
     },
   )
   f.get(
@@ -413,7 +413,9 @@ t.test('bloom route option: absent items never reach the handler', async (t) => 
     },
     async () => 'user',
   )
-  t.equal((await f.inject('/users/1')).statusCode, 200)
+  const found = await f.inject('/users/1')
+  t.equal(found.statusCode, 200)
+  t.equal(found.body, 'user', 'req.grudge.bloom(name) on a route with only a Bloom check')
   t.equal((await f.inject('/users/99')).statusCode, 404)
   t.equal(queries, 1)
   t.equal((await f.inject('/u2/99')).statusCode, 410)
