@@ -713,3 +713,33 @@ t.test('fairness default outcome: a response slower than slowMs counts as a fail
   t.equal((await f.inject('/fast')).statusCode, 503, 'two slow responses: throttled')
   await f.close()
 })
+
+t.test('two registrations in sibling scopes: each limits only its own routes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const f = Fastify()
+  const scopes: { stats(): { requests: number } }[] = []
+  for (const [prefix, burst] of [
+    ['/a', 1],
+    ['/b', 3],
+  ] as const) {
+    await f.register(
+      async (child) => {
+        await child.register(grudge, { clock, ticker, limit: { rate: 1, burst } })
+        child.get('/x', async () => prefix)
+        scopes.push(child.grudge)
+      },
+      { prefix },
+    )
+  }
+  t.equal((await f.inject('/a/x')).statusCode, 200)
+  t.equal((await f.inject('/a/x')).statusCode, 429)
+  for (let i = 0; i < 3; i++) t.equal((await f.inject('/b/x')).statusCode, 200)
+  t.equal((await f.inject('/b/x')).statusCode, 429)
+  t.same(
+    scopes.map((s) => s.stats().requests),
+    [2, 4],
+    'each registration counted only its own requests',
+  )
+  await f.close()
+})
