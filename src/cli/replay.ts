@@ -6,6 +6,7 @@ import { accessRecord, parseAccessLine, type AccessRecord } from './access-log.j
 import { AuthLogParser, authRecord, type AuthRecord } from './auth-log.js'
 import { ExactDistinct, type DistinctCounter } from './distinct.js'
 import { ExactReference } from './reference.js'
+import { formatDuration } from './units.js'
 
 /** Log formats the replay reads. */
 export type LogFormat = 'access' | 'auth'
@@ -123,6 +124,7 @@ export interface ReplayReport {
     /** The largest step back in time, ms. */
     maxBackwardsMs: number
   }
+  /** Earliest and latest time read (ms since the epoch and ISO 8601). */
   span: { startMs: number; endMs: number; durationMs: number; start: string; end: string }
   config: ReplayConfig
   totals: { requests: number; admitted: number; rejected: number }
@@ -271,7 +273,7 @@ export class Replay {
   private eventWeights = { failed: 0, invalid: 0, accepted: 0 }
   private keyCode = 0
   private started = false
-  private nowMs = 0
+  private nowMs = -Infinity
   private startMs = 0
   private nextRotationMs = 0
   private rotations = 0
@@ -420,11 +422,9 @@ export class Replay {
     if (!this.started) {
       this.started = true
       this.startMs = t
-      this.nowMs = t
       this.maxSeenMs = t
-      this.nextRotationMs = t + this.config.periodMs
-      this.clock.set(t)
     }
+    if (t < this.startMs) this.startMs = t
     if (t < this.maxSeenMs) {
       this.outOfOrder++
       if (this.maxSeenMs - t > this.maxBackwardsMs) this.maxBackwardsMs = this.maxSeenMs - t
@@ -452,8 +452,13 @@ export class Replay {
 
   private advance(t: number): void {
     if (t <= this.nowMs) return
+    const first = this.nowMs === -Infinity
     this.nowMs = t
     this.clock.set(t)
+    if (first) {
+      this.nextRotationMs = t + this.config.periodMs
+      return
+    }
     if (t >= this.nextRotationMs) {
       // after a gap of N periods every generation is stale: N rotations are enough
       const periods = Math.floor((t - this.nextRotationMs) / this.config.periodMs) + 1
@@ -515,7 +520,7 @@ export class Replay {
   finish(): ReplayReport {
     this.drain(Infinity)
     const c = this.config
-    const endMs = this.started ? this.nowMs : 0
+    const endMs = this.started ? this.maxSeenMs : 0
     const startMs = this.started ? this.startMs : 0
     const top = [...this.throttled]
       .sort((a, b) => b[1].rejected - a[1].rejected || a[1].startedMs - b[1].startedMs || (a[0] < b[0] ? -1 : 1))
@@ -550,7 +555,7 @@ export class Replay {
     if (c.ratePerSecond !== null) policies.push(`rate ${c.ratePerSecond}/s burst ${c.burst}`)
     if (c.abuse !== null) {
       const w = Object.entries(c.abuse).map(([k, v]) => `${k}=${v}`).join(',')
-      policies.push(`abuse ${w} threshold ${c.threshold} half-life ${c.halfLifeMs} ms`)
+      policies.push(`abuse ${w} threshold ${c.threshold} half-life ${formatDuration(c.halfLifeMs)}`)
     }
     return {
       input: {
