@@ -15,9 +15,14 @@ export interface LineSink {
  */
 export async function* maybeGunzip(source: AsyncIterable<Buffer | string>, onRaw?: (bytes: number) => void): AsyncGenerator<Buffer> {
   const it = source[Symbol.asyncIterator]()
-  const first = await it.next()
-  if (first.done) return
-  const head = typeof first.value === 'string' ? Buffer.from(first.value) : first.value
+  // the magic needs two bytes: a first chunk of one byte (possible on a pipe) waits for more
+  let head = Buffer.alloc(0)
+  while (head.length < 2) {
+    const n = await it.next()
+    if (n.done) break
+    head = Buffer.concat([head, typeof n.value === 'string' ? Buffer.from(n.value) : n.value])
+  }
+  if (head.length === 0) return
   async function* raw(): AsyncGenerator<Buffer> {
     onRaw?.(head.length)
     yield head
