@@ -18,7 +18,7 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (cmd.command === 'suggest') {
-    const s = suggestShape(cmd.hotKeys, cmd.fp, cmd.memoryBytes, cmd.generations)
+    const s = suggestShape(cmd.hotKeys, cmd.fp, cmd.memoryBytes, cmd.generations, cmd.maxLevels)
     if (cmd.json) {
       process.stdout.write(JSON.stringify(s, null, 2) + '\n')
     } else {

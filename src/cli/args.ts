@@ -6,7 +6,7 @@ import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 /** Usage text of the `grudge` command. */
 export const USAGE = `usage:
   grudge replay [options] [file|-]    replay an access or sshd auth log (.gz read too; stdin when no file or -)
-  grudge suggest --hot-keys H --fp P [--memory 8MB] [--generations 2]
+  grudge suggest --hot-keys H --fp P [--memory 8MB] [--generations 2] [--max-levels 8]
                                       size a sketch for H hot keys and a false-positive rate P
 
 replay options:
@@ -32,7 +32,7 @@ durations: 250ms, 30s, 10m, 1h, 1d (a bare number is ms); sizes: 512KB, 8MB, 1GB
 /** A parsed command line. */
 export type Command =
   | { command: 'replay'; file: string | undefined; options: ReplayOptions; json: boolean; html: string | undefined }
-  | { command: 'suggest'; hotKeys: number; fp: number; memoryBytes: number | undefined; generations: number; json: boolean }
+  | { command: 'suggest'; hotKeys: number; fp: number; memoryBytes: number | undefined; generations: number; maxLevels: number; json: boolean }
   | { command: 'help' }
 
 function number(option: string, text: string | undefined): number | undefined {
@@ -58,6 +58,7 @@ export function parseCommand(argv: string[]): Command {
         fp: { type: 'string' },
         memory: { type: 'string' },
         generations: { type: 'string' },
+        'max-levels': { type: 'string' },
         json: { type: 'boolean' },
       },
       strict: true,
@@ -73,6 +74,7 @@ export function parseCommand(argv: string[]): Command {
       fp,
       memoryBytes: values.memory === undefined ? undefined : parseBytes('memory', values.memory),
       generations: number('generations', values.generations) ?? 2,
+      maxLevels: number('max-levels', values['max-levels']) ?? 8,
       json: values.json ?? false,
     }
   }

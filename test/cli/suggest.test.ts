@@ -16,7 +16,15 @@ t.test('without a budget: the target is met, and one cell fewer per level misses
   }
 })
 
-t.test('with a budget: the classic Bloom optimum k = (m/n) ln 2', async (t) => {
+t.test('with a budget: the fewest levels that reach the target', async (t) => {
+  const s = suggestShape(1000, 0.01, 8 * 1048576)
+  t.ok(s.meetsTarget && s.bytes <= 8 * 1048576)
+  const fewer = s.levels - 1
+  if (fewer >= 1) t.ok(falsePositiveRate(fewer, Math.floor((8 * 1048576) / (16 * 2 * fewer)), 1000) > 0.01, 'one level fewer misses it')
+  t.equal(suggestShape(1000, 1e-30, 8 * 1048576, 2, 3).levels, 3, 'capped at maxLevels')
+})
+
+t.test('with a budget too small: the classic Bloom optimum k = (m/n) ln 2', async (t) => {
   // A partitioned Bloom filter with m = 10 n cells: optimal k = 10 ln 2 ≈ 6.93 → 7, and a
   // false-positive rate ≈ 0.0082 (Bloom 1970; the m/n = 10, k = 7 entry of the usual tables is 0.00819).
   const H = 1000
