@@ -357,7 +357,7 @@ function mib(bytes: number): string {
 function machine(): string {
   const sh = (cmd: string) => {
     try {
-      return execSync(cmd, { encoding: 'utf8', shell: '/bin/sh' }).trim()
+      return execSync(cmd, { encoding: 'utf8', shell: '/bin/sh' }).trimEnd()
     } catch {
       return '(unavailable)'
     }
@@ -419,7 +419,10 @@ against an exact per-key GCRA; the others are per-key fixed windows of 60 s agai
 exact per-key fixed window. "Innocent" requests are those of well-behaved and churn keys
 that the reference admits; the heavy hitters' excess is what they send beyond what the
 reference admits. Memory is the growth of V8 heap plus ArrayBuffers after a full GC,
-measured with the limiter still alive. Throughput includes advancing the fake clock.
+measured with the limiter still alive. Throughput is one run, including advancing the fake
+clock, on a machine shared with other jobs: expect ±30% between runs. grudge's figure
+includes hashing each key under both generations' seeds and reading the score back
+(the in-process store's \`tryConsume\`).
 
 ${details}
 

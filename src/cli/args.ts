@@ -50,6 +50,7 @@ function number(option: string, text: string | undefined): number | undefined {
 export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
+  if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' }
   if (command === 'suggest') {
     const { values } = parseArgs({
       args: rest,
