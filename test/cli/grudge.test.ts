@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
-import { repoRoot } from './shared-data.js'
+import { repoRoot } from './fixtures/shared-data.js'
 
 // The `grudge` command end to end, as a child process (bin/grudge.ts through tsx).
 function grudge(args: string[], input?: Buffer | string) {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { escapeHtml, renderHtml } from '../../src/cli/html.js'
 import { Replay } from '../../src/cli/replay.js'
-import { missingDataReason, repoRoot, sharedData } from './shared-data.js'
+import { missingDataReason, repoRoot, sharedData } from './fixtures/shared-data.js'
 
 const clf = (ip: string, hhmmss: string, path = '/') => `${ip} - - [05/Jan/2026:${hhmmss} +0000] "GET ${path} HTTP/1.1" 200 1 "-" "x"`
 // Hand-made: rate 1/s, burst 3, one-minute bins.

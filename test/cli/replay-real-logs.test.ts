@@ -2,7 +2,7 @@ import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Replay } from '../../src/cli/replay.js'
-import { missingDataReason, sharedData } from './shared-data.js'
+import { missingDataReason, sharedData } from './fixtures/shared-data.js'
 
 // Replays of the two real logs of ../shared/data. Reference values: the data README
 // (10,000 lines, 1,753 distinct client addresses; 7,121 lines with 891 failed-login and
