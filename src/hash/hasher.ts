@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import { GrudgeError, describeValue } from '../errors.js'
 import { keyBytes, keyLength, keyView } from './key-bytes.js'
-import { murmur3x64_128Into, murmur3x86_32, out2Hi, out2Lo, outHi, outLo } from './murmur3.js'
-import { sipHash24Into, sipKey, sipOutHi, sipOutLo, type SipKey } from './siphash.js'
+import { mOut, murmur3x64_128Into, murmur3x86_32 } from './murmur3.js'
+import { sOut, sipHash24Into, sipKey, type SipKey } from './siphash.js'
 
 /**
  * A seed: 16 bytes, or a number / bigint (its low 128 bits, little-endian), or a 32-digit
@@ -119,13 +119,13 @@ export class Murmur3Hasher implements Hasher {
   }
   hashInto(bytes: Uint8Array, len: number): void {
     murmur3x64_128Into(bytes, len, this.seed32)
-    this.hashHi = outHi
-    this.hashLo = outLo
+    this.hashHi = mOut[0]
+    this.hashLo = mOut[1]
   }
   hash(key: string | Uint8Array): bigint {
     keyBytes(key)
     murmur3x64_128Into(keyView, keyLength, this.seed32)
-    return (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0)
+    return (BigInt(mOut[0] >>> 0) << 32n) | BigInt(mOut[1] >>> 0)
   }
   /** MurmurHash3_x86_32 of `key` (UTF-8 for strings), unsigned 32-bit. */
   hash32(key: string | Uint8Array): number {
@@ -137,8 +137,8 @@ export class Murmur3Hasher implements Hasher {
     keyBytes(key)
     murmur3x64_128Into(keyView, keyLength, this.seed32)
     return [
-      (BigInt(outHi >>> 0) << 32n) | BigInt(outLo >>> 0),
-      (BigInt(out2Hi >>> 0) << 32n) | BigInt(out2Lo >>> 0),
+      (BigInt(mOut[0] >>> 0) << 32n) | BigInt(mOut[1] >>> 0),
+      (BigInt(mOut[2] >>> 0) << 32n) | BigInt(mOut[3] >>> 0),
     ]
   }
 }
@@ -164,13 +164,13 @@ export class SipHasher implements Hasher {
   }
   hashInto(bytes: Uint8Array, len: number): void {
     sipHash24Into(bytes, len, this.key)
-    this.hashHi = sipOutHi
-    this.hashLo = sipOutLo
+    this.hashHi = sOut[0]
+    this.hashLo = sOut[1]
   }
   hash(key: string | Uint8Array): bigint {
     keyBytes(key)
     sipHash24Into(keyView, keyLength, this.key)
-    return (BigInt(sipOutHi >>> 0) << 32n) | BigInt(sipOutLo >>> 0)
+    return (BigInt(sOut[0] >>> 0) << 32n) | BigInt(sOut[1] >>> 0)
   }
 }
 

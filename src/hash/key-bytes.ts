@@ -47,8 +47,16 @@ export function keyBytes(key: string | Uint8Array): void {
 
 /** UTF-8 encode a short string in JS (cheaper than a call into C++ for a few bytes). */
 function encodeShort(s: string, n: number, out: Uint8Array): number {
-  let j = 0
-  for (let i = 0; i < n; i++) {
+  // ASCII prefix first: one compare and one store per char (most keys are ASCII)
+  let i = 0
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i)
+    if (c >= 0x80) break
+    out[i] = c
+  }
+  if (i === n) return n
+  let j = i
+  for (; i < n; i++) {
     let c = s.charCodeAt(i)
     if (c < 0x80) {
       out[j++] = c

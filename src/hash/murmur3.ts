@@ -8,13 +8,11 @@
  * verification values) and, differentially, against the `murmurhash3js-revisited` package.
  */
 
-/** High word of the last 64-bit result written by {@link murmur3x64_128Into}'s h1. */
-export let outHi = 0
-/** Low word of the last 64-bit result. */
-export let outLo = 0
-/** High/low words of h2 of the last x64_128 result. */
-export let out2Hi = 0
-export let out2Lo = 0
+/**
+ * The last {@link murmur3x64_128Into} result as int32 words: `[h1 high, h1 low, h2 high,
+ * h2 low]` (a typed array, so that writing it allocates nothing).
+ */
+export const mOut = new Int32Array(4)
 
 /**
  * MurmurHash3_x86_32 of `bytes[0..len)` with a 32-bit seed.
@@ -57,11 +55,11 @@ export function murmur3x86_32(bytes: Uint8Array, len: number, seed: number): num
   return h >>> 0
 }
 
-// Scratch results of mul64 (module-level so that no tuple is allocated).
-let mHi = 0
-let mLo = 0
+// Scratch result of mul64: a typed array, not module-level lets, because a store of a
+// non-Smi int32 into a module variable boxes it (a heap number per store).
+const M64 = new Int32Array(2)
 
-/** (aHi,aLo) × (bHi,bLo) mod 2^64 into (mHi, mLo). */
+/** (aHi,aLo) × (bHi,bLo) mod 2^64 into M64 = [hi, lo]. */
 function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
   const a0 = aLo & 0xffff
   const a1 = aLo >>> 16
@@ -72,22 +70,20 @@ function mul64(aHi: number, aLo: number, bHi: number, bLo: number): void {
   const p10 = a1 * b0
   const p11 = a1 * b1
   const mid = (p00 >>> 16) + (p01 & 0xffff) + (p10 & 0xffff)
-  mLo = ((mid << 16) | (p00 & 0xffff)) | 0
+  M64[1] = (mid << 16) | (p00 & 0xffff)
   const carry = p11 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16)
-  mHi = (carry + Math.imul(aHi, bLo) + Math.imul(aLo, bHi)) | 0
+  M64[0] = (carry + Math.imul(aHi, bLo) + Math.imul(aLo, bHi)) | 0
 }
 
-// fmix64 on (fHi, fLo)
-let fHi = 0
-let fLo = 0
-function fmix64(): void {
-  fLo ^= fHi >>> 1
-  mul64(fHi, fLo, 0xff51afd7 | 0, 0xed558ccd | 0)
-  fHi = mHi
-  fLo = mLo ^ (mHi >>> 1)
-  mul64(fHi, fLo, 0xc4ceb9fe | 0, 0x1a85ec53 | 0)
-  fHi = mHi
-  fLo = mLo ^ (mHi >>> 1)
+/** fmix64 of (hi, lo) into M64. */
+function fmix64(hi: number, lo: number): void {
+  lo ^= hi >>> 1
+  mul64(hi, lo, 0xff51afd7 | 0, 0xed558ccd | 0)
+  hi = M64[0]
+  lo = M64[1] ^ (hi >>> 1)
+  mul64(hi, lo, 0xc4ceb9fe | 0, 0x1a85ec53 | 0)
+  hi = M64[0]
+  M64[1] ^= hi >>> 1
 }
 
 const C1_HI = 0x87c37b91 | 0
@@ -102,8 +98,8 @@ function le32(b: Uint8Array, i: number): number {
 
 /**
  * MurmurHash3_x64_128 of `bytes[0..len)` with a 32-bit seed (zero-extended, as the
- * reference). Writes h1 to ({@link outHi}, {@link outLo}) and h2 to ({@link out2Hi},
- * {@link out2Lo}) as 32-bit words (read them with `>>> 0` for unsigned values). h1 and h2
+ * reference). Writes h1 to `mOut[0..1]` (high, low) and h2 to
+ * `mOut[2..3]` as 32-bit words (read them with `>>> 0` for unsigned values). h1 and h2
  * are the two u64 words of the reference output; its raw bytes are h1 then h2, each
  * little-endian.
  */
@@ -124,48 +120,48 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
     kHi = le32(bytes, i + 4)
     mul64(kHi, kLo, C1_HI, C1_LO)
     // rotl 31
-    kHi = (mHi << 31) | (mLo >>> 1)
-    kLo = (mLo << 31) | (mHi >>> 1)
+    kHi = (M64[0] << 31) | (M64[1] >>> 1)
+    kLo = (M64[1] << 31) | (M64[0] >>> 1)
     mul64(kHi, kLo, C2_HI, C2_LO)
-    h1Hi ^= mHi
-    h1Lo ^= mLo
+    h1Hi ^= M64[0]
+    h1Lo ^= M64[1]
     // h1 = rotl(h1, 27)
     t = (h1Hi << 27) | (h1Lo >>> 5)
     h1Lo = (h1Lo << 27) | (h1Hi >>> 5)
     h1Hi = t
     // h1 += h2
-    sum = (h1Lo >>> 0) + (h2Lo >>> 0)
-    h1Hi = (h1Hi + h2Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-    h1Lo = sum | 0
+    sum = (h1Lo + h2Lo) | 0
+    h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+    h1Lo = sum
     // h1 = h1 * 5 + 0x52dce729
     mul64(h1Hi, h1Lo, 0, 5)
-    sum = (mLo >>> 0) + 0x52dce729
-    h1Hi = (mHi + (sum > 0xffffffff ? 1 : 0)) | 0
-    h1Lo = sum | 0
+    sum = (M64[1] + 0x52dce729) | 0
+    h1Hi = (M64[0] + ((sum >>> 0) < 0x52dce729 ? 1 : 0)) | 0
+    h1Lo = sum
 
     // k2 = block[1]
     kLo = le32(bytes, i + 8)
     kHi = le32(bytes, i + 12)
     mul64(kHi, kLo, C2_HI, C2_LO)
     // rotl 33 = swap, then rotl 1
-    kHi = (mLo << 1) | (mHi >>> 31)
-    kLo = (mHi << 1) | (mLo >>> 31)
+    kHi = (M64[1] << 1) | (M64[0] >>> 31)
+    kLo = (M64[0] << 1) | (M64[1] >>> 31)
     mul64(kHi, kLo, C1_HI, C1_LO)
-    h2Hi ^= mHi
-    h2Lo ^= mLo
+    h2Hi ^= M64[0]
+    h2Lo ^= M64[1]
     // h2 = rotl(h2, 31)
     t = (h2Hi << 31) | (h2Lo >>> 1)
     h2Lo = (h2Lo << 31) | (h2Hi >>> 1)
     h2Hi = t
     // h2 += h1
-    sum = (h2Lo >>> 0) + (h1Lo >>> 0)
-    h2Hi = (h2Hi + h1Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-    h2Lo = sum | 0
+    sum = (h2Lo + h1Lo) | 0
+    h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+    h2Lo = sum
     // h2 = h2 * 5 + 0x38495ab5
     mul64(h2Hi, h2Lo, 0, 5)
-    sum = (mLo >>> 0) + 0x38495ab5
-    h2Hi = (mHi + (sum > 0xffffffff ? 1 : 0)) | 0
-    h2Lo = sum | 0
+    sum = (M64[1] + 0x38495ab5) | 0
+    h2Hi = (M64[0] + ((sum >>> 0) < 0x38495ab5 ? 1 : 0)) | 0
+    h2Lo = sum
   }
 
   const rem = len & 15
@@ -195,11 +191,11 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
         kLo ^= bytes[i + 8]
     }
     mul64(kHi, kLo, C2_HI, C2_LO)
-    kHi = (mLo << 1) | (mHi >>> 31)
-    kLo = (mHi << 1) | (mLo >>> 31)
+    kHi = (M64[1] << 1) | (M64[0] >>> 31)
+    kLo = (M64[0] << 1) | (M64[1] >>> 31)
     mul64(kHi, kLo, C1_HI, C1_LO)
-    h2Hi ^= mHi
-    h2Lo ^= mLo
+    h2Hi ^= M64[0]
+    h2Lo ^= M64[1]
   }
   if (rem > 0) {
     kHi = 0
@@ -230,40 +226,36 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
         kLo ^= bytes[i]
     }
     mul64(kHi, kLo, C1_HI, C1_LO)
-    kHi = (mHi << 31) | (mLo >>> 1)
-    kLo = (mLo << 31) | (mHi >>> 1)
+    kHi = (M64[0] << 31) | (M64[1] >>> 1)
+    kLo = (M64[1] << 31) | (M64[0] >>> 1)
     mul64(kHi, kLo, C2_HI, C2_LO)
-    h1Hi ^= mHi
-    h1Lo ^= mLo
+    h1Hi ^= M64[0]
+    h1Lo ^= M64[1]
   }
 
   // finalization (len < 2^32 so the high word of len is 0)
   h1Lo ^= len
   h2Lo ^= len
-  sum = (h1Lo >>> 0) + (h2Lo >>> 0)
-  h1Hi = (h1Hi + h2Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-  h1Lo = sum | 0
-  sum = (h2Lo >>> 0) + (h1Lo >>> 0)
-  h2Hi = (h2Hi + h1Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-  h2Lo = sum | 0
-  fHi = h1Hi
-  fLo = h1Lo
-  fmix64()
-  h1Hi = fHi
-  h1Lo = fLo
-  fHi = h2Hi
-  fLo = h2Lo
-  fmix64()
-  h2Hi = fHi
-  h2Lo = fLo
-  sum = (h1Lo >>> 0) + (h2Lo >>> 0)
-  h1Hi = (h1Hi + h2Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-  h1Lo = sum | 0
-  sum = (h2Lo >>> 0) + (h1Lo >>> 0)
-  h2Hi = (h2Hi + h1Hi + (sum > 0xffffffff ? 1 : 0)) | 0
-  h2Lo = sum | 0
-  outHi = h1Hi
-  outLo = h1Lo
-  out2Hi = h2Hi
-  out2Lo = h2Lo
+  sum = (h1Lo + h2Lo) | 0
+  h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+  h1Lo = sum
+  sum = (h2Lo + h1Lo) | 0
+  h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+  h2Lo = sum
+  fmix64(h1Hi, h1Lo)
+  h1Hi = M64[0]
+  h1Lo = M64[1]
+  fmix64(h2Hi, h2Lo)
+  h2Hi = M64[0]
+  h2Lo = M64[1]
+  sum = (h1Lo + h2Lo) | 0
+  h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+  h1Lo = sum
+  sum = (h2Lo + h1Lo) | 0
+  h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+  h2Lo = sum
+  mOut[0] = h1Hi
+  mOut[1] = h1Lo
+  mOut[2] = h2Hi
+  mOut[3] = h2Lo
 }

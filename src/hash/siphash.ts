@@ -8,10 +8,11 @@
  * against the `siphash` package.
  */
 
-/** High 32-bit word (int32) of the last {@link sipHash24Into} output. */
-export let sipOutHi = 0
-/** Low 32-bit word (int32) of the last {@link sipHash24Into} output. */
-export let sipOutLo = 0
+/**
+ * The last {@link sipHash24Into} output as int32 words `[high, low]` (a typed array, so
+ * that writing it allocates nothing).
+ */
+export const sOut = new Int32Array(2)
 
 /**
  * The 128-bit SipHash key as four int32 words: k0 = (k0Hi, k0Lo), k1 = (k1Hi, k1Lo), each
@@ -40,7 +41,7 @@ export function sipKey(key: Uint8Array): SipKey {
 
 /**
  * SipHash-2-4 of `bytes[0..len)` under `key`; the 64-bit output (the reference's 8 output
- * bytes read as a little-endian u64) is written to ({@link sipOutHi}, {@link sipOutLo}).
+ * bytes read as a little-endian u64) is written to `sOut` as `[high, low]` int32 words.
  */
 export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void {
   // v0 = k0 ^ "somepseu", v1 = k1 ^ "dorandom", v2 = k0 ^ "lygenera", v3 = k1 ^ "tedbytes"
@@ -52,7 +53,7 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
   let v2l = key.k0Lo ^ 0x6e657261
   let v3h = key.k1Hi ^ 0x74656462
   let v3l = key.k1Lo ^ 0x79746573
-  let s: number
+  let l: number
   let t: number
   let mh: number
   let ml: number
@@ -94,44 +95,77 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
     }
     v3h ^= mh
     v3l ^= ml
-    for (let r = 0; r < 2; r++) {
-      // SipRound
-      s = (v0l >>> 0) + (v1l >>> 0); v0h = (v0h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
-      t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t
-      v1h ^= v0h; v1l ^= v0l
-      t = v0h; v0h = v0l; v0l = t
-      s = (v2l >>> 0) + (v3l >>> 0); v2h = (v2h + v3h + (s > 0xffffffff ? 1 : 0)) | 0; v2l = s | 0
-      t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t
-      v3h ^= v2h; v3l ^= v2l
-      s = (v0l >>> 0) + (v3l >>> 0); v0h = (v0h + v3h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
-      t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t
-      v3h ^= v0h; v3l ^= v0l
-      s = (v2l >>> 0) + (v1l >>> 0); v2h = (v2h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v2l = s | 0
-      t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t
-      v1h ^= v2h; v1l ^= v2l
-      t = v2h; v2h = v2l; v2l = t
-    }
+    // SipRound
+    l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+    t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+    t = v0h; v0h = v0l; v0l = t
+    l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+    t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+    l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+    t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+    l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+    t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+    t = v2h; v2h = v2l; v2l = t
+    // SipRound
+    l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+    t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+    t = v0h; v0h = v0l; v0l = t
+    l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+    t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+    l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+    t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+    l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+    t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+    t = v2h; v2h = v2l; v2l = t
     v0h ^= mh
     v0l ^= ml
     if (last) break
   }
   v2l ^= 0xff
-  for (let r = 0; r < 4; r++) {
-    s = (v0l >>> 0) + (v1l >>> 0); v0h = (v0h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
-    t = (v1h << 13) | (v1l >>> 19); v1l = (v1l << 13) | (v1h >>> 19); v1h = t
-    v1h ^= v0h; v1l ^= v0l
-    t = v0h; v0h = v0l; v0l = t
-    s = (v2l >>> 0) + (v3l >>> 0); v2h = (v2h + v3h + (s > 0xffffffff ? 1 : 0)) | 0; v2l = s | 0
-    t = (v3h << 16) | (v3l >>> 16); v3l = (v3l << 16) | (v3h >>> 16); v3h = t
-    v3h ^= v2h; v3l ^= v2l
-    s = (v0l >>> 0) + (v3l >>> 0); v0h = (v0h + v3h + (s > 0xffffffff ? 1 : 0)) | 0; v0l = s | 0
-    t = (v3h << 21) | (v3l >>> 11); v3l = (v3l << 21) | (v3h >>> 11); v3h = t
-    v3h ^= v0h; v3l ^= v0l
-    s = (v2l >>> 0) + (v1l >>> 0); v2h = (v2h + v1h + (s > 0xffffffff ? 1 : 0)) | 0; v2l = s | 0
-    t = (v1h << 17) | (v1l >>> 15); v1l = (v1l << 17) | (v1h >>> 15); v1h = t
-    v1h ^= v2h; v1l ^= v2l
-    t = v2h; v2h = v2l; v2l = t
-  }
-  sipOutHi = v0h ^ v1h ^ v2h ^ v3h
-  sipOutLo = v0l ^ v1l ^ v2l ^ v3l
+  // SipRound
+  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+  t = v0h; v0h = v0l; v0l = t
+  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+  t = v2h; v2h = v2l; v2l = t
+  // SipRound
+  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+  t = v0h; v0h = v0l; v0l = t
+  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+  t = v2h; v2h = v2l; v2l = t
+  // SipRound
+  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+  t = v0h; v0h = v0l; v0l = t
+  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+  t = v2h; v2h = v2l; v2l = t
+  // SipRound
+  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
+  t = v0h; v0h = v0l; v0l = t
+  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
+  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
+  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
+  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
+  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
+  t = v2h; v2h = v2l; v2l = t
+  sOut[0] = v0h ^ v1h ^ v2h ^ v3h
+  sOut[1] = v0l ^ v1l ^ v2l ^ v3l
 }

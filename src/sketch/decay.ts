@@ -73,9 +73,9 @@ const NONE: Decay = Object.freeze({ kind: 'none' as const, ratePerSecond: 0 })
  */
 export function applyDecay(score: number, decay: Decay, elapsedMs: number): number {
   if (!(elapsedMs > 0)) return score
-  if (decay.kind === 'exponential') return score * Math.exp((-decay.ratePerSecond * elapsedMs) / 1000)
+  if (decay.kind === 'exponential') return score * Math.exp(-(decay.ratePerSecond / 1000) * elapsedMs)
   if (decay.kind === 'linear') {
-    const step = (decay.ratePerSecond * elapsedMs) / 1000
+    const step = (decay.ratePerSecond / 1000) * elapsedMs
     return score > 0 ? (score > step ? score - step : 0) : score < 0 ? (-score > step ? score + step : 0) : 0
   }
   return score
@@ -92,5 +92,8 @@ export function checkDecay(decay: unknown, option = 'decay'): Decay {
     invalidOption(option, 'exponential(λ), linear(rate) or none()', decay)
   }
   if (d.kind === 'none') return NONE
+  if (typeof d.ratePerSecond !== 'number' || !(Number.isFinite(d.ratePerSecond) && d.ratePerSecond > 0)) {
+    invalidOption(`${option}.ratePerSecond`, 'a finite number > 0', d.ratePerSecond)
+  }
   return d.kind === 'exponential' ? exponential(d.ratePerSecond) : linear(d.ratePerSecond)
 }

@@ -3,6 +3,10 @@ import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { checkDecay, type Decay } from './decay.js'
+import { GrudgeError } from '../errors.js'
+import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions } from './codec.js'
+import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
+import { addCells, assertMergeable, incompatibility } from './merge.js'
 
 /** How the L per-level scores of a key combine into one value. */
 export type Aggregator = 'min' | 'max' | 'mean'
@@ -94,6 +98,12 @@ export class Sketch {
   private readonly ratePerMs: number
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
+  /**
+   * `[lo, hi, ratePerMs]` for the hot paths. A typed array because a number read from a
+   * class field is a tagged value: merged with a computed score (the clamp) it would box
+   * every score into a heap number (measured: 64 B per update).
+   */
+  private readonly hot: Float64Array
 
   /**
    * @param config see {@link SketchConfig}
@@ -146,6 +156,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -155,20 +166,16 @@ export class Sketch {
 
   /**
    * Add `delta` to each of the key's L cells (after decaying each to now), clamped to
-   * [lo, hi].
+   * [lo, hi]. Allocates nothing.
    * @param key a string (UTF-8) or bytes; the empty key is valid
    * @param delta a finite number (may be negative)
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for NaN/±Infinity (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for a key of another type
    */
   update(key: string | Uint8Array, delta: number): void {
-    checkFinite('delta', delta)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    const now = this.clock.now()
-    const L = this.levels
-    const idx = this.idx
-    const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    this.addAll(delta, readClock(this.clock))
   }
 
   /**
@@ -179,59 +186,88 @@ export class Sketch {
    */
   query(key: string | Uint8Array): number {
     this.locate(key)
-    return this.aggregate(this.clock.now())
+    return this.aggregate(readClock(this.clock))
   }
 
   /**
-   * {@link Sketch.update} then {@link Sketch.query} in one pass.
+   * {@link Sketch.update} then {@link Sketch.query} in one pass over the cells.
    * @returns the aggregate after the update
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   updateAndQuery(key: string | Uint8Array, delta: number): number {
-    checkFinite('delta', delta)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    const now = this.clock.now()
-    const L = this.levels
+    const now = readClock(this.clock)
+    const scores = this.scores
+    const touched = this.touched
     const idx = this.idx
+    const L = this.levels
     const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
-    return this.aggregate(now)
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const kind = this.decayId
+    const rate = this.hot[2]
+    const agg = this.aggId
+    let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (see decayed()): a call here costs a heap number per level
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      }
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+      if (agg === AGG_MIN) {
+        if (s < acc) acc = s
+      } else if (agg === AGG_MAX) {
+        if (s > acc) acc = s
+      } else acc += s
+    }
+    return agg === AGG_MEAN ? acc / L : acc
   }
 
   /**
    * Atomic conditional consume: decay the key's cells to now and, if and only if
    * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
    * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
-   * burst of `limit`.
+   * burst of `limit`. The decay to now is written back whether or not the delta is applied.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number
    * @param limit a finite number
    * @returns whether the delta was applied
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   tryUpdate(key: string | Uint8Array, delta: number, limit: number): boolean {
-    checkFinite('delta', delta)
-    checkFinite('limit', limit)
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
-    const now = this.clock.now()
+    const now = readClock(this.clock)
     if (this.aggregate(now) + delta > limit) return false
-    const L = this.levels
-    const idx = this.idx
-    const M = this.cellsPerLevel
-    for (let i = 0; i < L; i++) this.addAt(i * M + idx[i], delta, now)
+    this.addAll(delta, now)
     return true
   }
 
   /**
-   * The key's aggregate with the per-level detail, for debugging.
+   * The key's aggregate with the per-level detail, for debugging (allocates).
    * @returns `{ value, scores, cells }` (see {@link SketchDetail})
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   queryDetailed(key: string | Uint8Array): SketchDetail {
     this.locate(key)
-    const value = this.aggregate(this.clock.now())
+    const value = this.aggregate(readClock(this.clock))
     const scores: number[] = []
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
@@ -241,7 +277,12 @@ export class Sketch {
     return { value, scores, cells }
   }
 
-  /** Hash the key and fill `idx` with its cell index in each level (Kirsch–Mitzenmacher). */
+  /**
+   * Hash the key and fill `idx` with its cell index in each level: Kirsch–Mitzenmacher
+   * `(h1 + i·h2) mod M` with h1 = low 32 bits, h2 = high 32 bits | 1 (spec/hashing.md).
+   * Computed incrementally as `c_0 = h1 mod M`, `c_{i+1} = (c_i + h2 mod M) mod M`, which
+   * is the same integer and avoids a float64 `%` per level.
+   */
   protected locate(key: string | Uint8Array): void {
     keyBytes(key)
     const hasher = this.hasher
@@ -250,7 +291,14 @@ export class Sketch {
     const h2 = (hasher.hashHi | 1) >>> 0
     const M = this.cellsPerLevel
     const idx = this.idx
-    for (let i = 0; i < this.levels; i++) idx[i] = (h1 + i * h2) % M
+    let c = h1 - Math.floor(h1 / M) * M
+    const step = h2 - Math.floor(h2 / M) * M
+    idx[0] = c
+    for (let i = 1; i < this.levels; i++) {
+      c += step
+      if (c >= M) c -= M
+      idx[i] = c
+    }
   }
 
   /** Decay the cell at absolute position p to `now` in place (a clock gone back decays nothing, and last-touched never moves back). */
@@ -259,13 +307,7 @@ export class Sketch {
     let s = this.scores[p]
     if (now > last) {
       if (s !== 0) {
-        const dt = now - last
-        if (this.decayId === DECAY_EXP) {
-          s *= Math.exp(-this.ratePerMs * dt)
-        } else if (this.decayId === DECAY_LIN) {
-          const step = this.ratePerMs * dt
-          s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-        }
+        s = this.decayed(s, now - last)
         this.scores[p] = s
       }
       this.touched[p] = now
@@ -273,29 +315,204 @@ export class Sketch {
     return s
   }
 
-  /** Decay cell p to now, add delta, clamp to [lo, hi]. */
-  private addAt(p: number, delta: number, now: number): void {
-    let s = this.decayCell(p, now) + delta
-    if (s < this.lo) s = this.lo
-    else if (s > this.hi) s = this.hi
-    this.scores[p] = s
+  /** A score after `dtMs` > 0 ms of this sketch's decay (see {@link applyDecay}). */
+  private decayed(s: number, dtMs: number): number {
+    const kind = this.decayId
+    if (kind === DECAY_EXP) return s * Math.exp(-this.ratePerMs * dtMs)
+    if (kind === DECAY_LIN) {
+      const step = this.ratePerMs * dtMs
+      return s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+    }
+    return s
   }
 
-  private aggregate(now: number): number {
+  /** For each of the located cells: decay to now, add delta, clamp to [lo, hi]. */
+  private addAll(delta: number, now: number): void {
+    const scores = this.scores
+    const touched = this.touched
+    const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const kind = this.decayId
+    const rate = this.hot[2]
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (see decayed()): a call here costs a heap number per level
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      }
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+    }
+  }
+
+  /** Decay the located cells to now (written back) and return their aggregate. */
+  private aggregate(now: number): number {
+    const scores = this.scores
+    const touched = this.touched
     const idx = this.idx
-    let acc = this.aggId === AGG_MIN ? Infinity : this.aggId === AGG_MAX ? -Infinity : 0
-    for (let i = 0; i < L; i++) {
-      const s = this.decayCell(i * M + idx[i], now)
-      if (this.aggId === AGG_MIN) {
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const agg = this.aggId
+    const kind = this.decayId
+    const rate = this.hot[2]
+    let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+          scores[p] = s
+        }
+        touched[p] = now
+      }
+      if (agg === AGG_MIN) {
         if (s < acc) acc = s
-      } else if (this.aggId === AGG_MAX) {
+      } else if (agg === AGG_MAX) {
         if (s > acc) acc = s
       } else acc += s
     }
-    return this.aggId === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? acc / L : acc
   }
+
+  // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
+  // codec.ts, merge.ts and delta.ts, so the hot path above stays untouched.
+
+  /**
+   * The sketch as a binary frame (family 1, version 1; byte table in `spec/format.md`):
+   * shape, seed, the writer's wall-clock and clock times, and every cell. Size
+   * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
+   * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   */
+  serialize(options?: SerializeOptions): Uint8Array {
+    return encodeSketch(this, this.clock, this.scores, this.touched, false, options)
+  }
+
+  /**
+   * Rebuild a sketch from {@link Sketch.serialize}'s frame. Cell times are mapped onto the
+   * reader's clock so that every cell has aged by the time since serialization plus the
+   * downtime `max(0, wallMs − writer's wallMs)` (`spec/rotator.md`, "Time across processes"):
+   * scores keep decaying across a restart. Every field is checked first; nothing
+   * half-loaded is returned. The delta baseline of the result is zero (see
+   * {@link Sketch.markSynced}).
+   * @param bytes the frame
+   * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `_MAGIC`, `_CHECKSUM`, `_FAMILY`,
+   * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match)
+   */
+  static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
+    const d = decodeSketch(bytes, false, options)
+    const sketch = new Sketch(d.config)
+    sketch.scores.set(d.cells.scores)
+    sketch.touched.set(d.cells.touched)
+    return sketch
+  }
+
+  /**
+   * Whether {@link Sketch.merge} would accept `other`: a Sketch with the same levels, cells
+   * per level, decay (kind and rate), lo, hi, aggregator, hasher and seed.
+   */
+  isCompatible(other: Sketch): boolean {
+    return other instanceof Sketch && incompatibility(this, other) === undefined
+  }
+
+  /**
+   * Add `other`'s scores into this sketch: every cell of both decayed to now (each on its
+   * own clock), `other`'s added, clamped to [lo, hi]; `other` is not changed. Exact for
+   * exponential and no decay while no cell reaches a bound; for linear decay it charges
+   * `other`'s current debt to this sketch at the merge instant (`spec/rotator.md`).
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `other === this`;
+   * `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming the first difference
+   */
+  merge(other: Sketch): void {
+    if (!(other instanceof Sketch)) {
+      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'sketch: expected a Sketch to merge, received another value')
+    }
+    assertMergeable('sketch', this, other)
+    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
+  }
+
+  /**
+   * What this replica added since its last sync: per cell `view − baseline` at now; then
+   * the baseline becomes the view. The baseline starts at zero and also absorbs every
+   * applied delta, so a delta never carries what came from other replicas and repeated
+   * syncs never double count (algebra in `spec/rotator.md`). O(L·M); costs nothing on
+   * the update path (the first call allocates a 16·L·M-byte baseline).
+   * @returns the delta; ship it with `delta.serialize()`
+   */
+  takeDelta(): SketchDelta {
+    return takeDeltaOf(this, this.scores, this.touched)
+  }
+
+  /**
+   * Add another replica's delta (object or serialized frame) into this sketch's view and
+   * its baseline. Never apply a replica's delta to itself.
+   * @param delta a {@link SketchDelta} or the bytes of `delta.serialize()`
+   * @param options for bytes: `clock` (default this sketch's clock), `wallMs`
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
+   */
+  applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
+    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
+    applyDeltaOf(this, this.scores, this.touched, d)
+  }
+
+  /**
+   * Set the delta baseline to the current view: everything held now counts as known to
+   * the fleet (call after loading a fleet snapshot, so it is not shipped back).
+   */
+  markSynced(): void {
+    markSyncedOf(this, this.scores, this.touched)
+  }
+
+  /**
+   * The seed and live cell arrays, for a containing structure's frame writer (the Rotator).
+   * @internal
+   */
+  cellsForFrame(): { seed: Uint8Array; scores: Float64Array; touched: Float64Array } {
+    return { seed: this.hasher.seed, scores: this.scores, touched: this.touched }
+  }
+
+  /**
+   * Copy cells decoded and checked by a frame reader into this sketch.
+   * @internal
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` when the lengths differ from L × M
+   */
+  loadCellsFromFrame(scores: Float64Array, touched: Float64Array): void {
+    const n = this.levels * this.cellsPerLevel
+    if (scores.length !== n || touched.length !== n) {
+      throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`)
+    }
+    this.scores.set(scores)
+    this.touched.set(touched)
+  }
+}
+
+/**
+ * The clock's time in ms, or −Infinity when it is NaN or ±Infinity: a time that compares
+ * below every last-touched time, so a broken clock decays nothing and stamps nothing
+ * (a NaN or infinite stamp would freeze or poison the cell for every key hashing to it).
+ */
+function readClock(clock: Clock): number {
+  const t = clock.now()
+  return t - t === 0 ? t : -Infinity
 }
 
 /**

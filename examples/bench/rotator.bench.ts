@@ -1,0 +1,63 @@
+// Rotator, serialization and replica deltas: ns/op (median of 7 runs) beside baselines
+// measured in the same run. Run: `npm run bench -- rotator`.
+import { Sketch, Rotator, SketchDelta, exponential } from '../../src/index.js'
+import { FakeTicker } from '../../src/testing/index.js'
+
+const RUNS = 7
+const KEYS = Array.from({ length: 4096 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[s.length >> 1]
+}
+
+/** ns per call of fn(i), i in [0, ops), median of RUNS runs. */
+function nsPerOp(ops: number, fn: (i: number) => void): number {
+  for (let i = 0; i < Math.min(ops, 20_000); i++) fn(i) // warm up
+  const out: number[] = []
+  for (let r = 0; r < RUNS; r++) {
+    ;(globalThis as { gc?: () => void }).gc?.()
+    const t0 = process.hrtime.bigint()
+    for (let i = 0; i < ops; i++) fn(i)
+    out.push(Number(process.hrtime.bigint() - t0) / ops)
+  }
+  return median(out)
+}
+
+const cfg = { levels: 4, cellsPerLevel: 4096, decay: exponential(0.01), hi: 1e9 }
+const plain = new Sketch(cfg)
+const synced = new Sketch(cfg)
+synced.takeDelta() // baseline allocated: delta tracking in use
+const rotator = new Rotator({ sketch: cfg, generations: 2, periodMs: 60_000, ticker: new FakeTicker() })
+
+const OPS = 400_000
+const base = nsPerOp(OPS, (i) => plain.update(KEYS[i & 4095], 1))
+const withDelta = nsPerOp(OPS, (i) => synced.update(KEYS[i & 4095], 1))
+const rot = nsPerOp(OPS, (i) => rotator.update(KEYS[i & 4095], 1))
+console.log(`Sketch.update (4×4096, baseline)          ${base.toFixed(1)} ns/op`)
+console.log(`Sketch.update after takeDelta()            ${withDelta.toFixed(1)} ns/op  (×${(withDelta / base).toFixed(2)} of baseline: the update path ignores deltas)`)
+console.log(`Rotator.update, 2 generations              ${rot.toFixed(1)} ns/op  (×${(rot / base).toFixed(2)} of one Sketch)`)
+
+const bytes = plain.serialize()
+const ser = nsPerOp(200, () => plain.serialize())
+const des = nsPerOp(200, () => Sketch.deserialize(bytes))
+const take = nsPerOp(200, () => synced.takeDelta())
+for (let i = 0; i < 4096; i++) synced.update(KEYS[i], 1) // a delta touching most cells
+const d = synced.takeDelta()
+const dBytes = d.serialize()
+const other = new Sketch({ ...cfg, hasher: synced.hasher })
+const few = new Sketch({ ...cfg, hasher: synced.hasher })
+few.takeDelta()
+for (let i = 0; i < 64; i++) few.update(KEYS[i], 1)
+const fewBytes = few.takeDelta().serialize()
+const apply = nsPerOp(200, () => other.applyDelta(d))
+const applyBytes = nsPerOp(200, () => other.applyDelta(SketchDelta.deserialize(dBytes)))
+const cells = cfg.levels * cfg.cellsPerLevel
+console.log(`frame size                                  ${bytes.length} bytes for ${cells} cells`)
+console.log(`Sketch.serialize                            ${(ser / 1000).toFixed(1)} µs  (${(ser / cells).toFixed(2)} ns/cell)`)
+console.log(`Sketch.deserialize (all checks)             ${(des / 1000).toFixed(1)} µs  (${(des / cells).toFixed(2)} ns/cell)`)
+console.log(`takeDelta                                   ${(take / 1000).toFixed(1)} µs  (${(take / cells).toFixed(2)} ns/cell)`)
+console.log(`applyDelta (object)                         ${(apply / 1000).toFixed(1)} µs  (${(apply / cells).toFixed(2)} ns/cell)`)
+console.log(`applyDelta (from bytes)                     ${(applyBytes / 1000).toFixed(1)} µs  (${(applyBytes / cells).toFixed(2)} ns/cell)`)
+console.log(`delta frame, 64 keys updated                ${fewBytes.length} bytes sparse (dense: ${dBytes.length})`)
+rotator.close()

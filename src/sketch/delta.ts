@@ -1,0 +1,154 @@
+import type { Clock } from '../clock.js'
+import { GrudgeError } from '../errors.js'
+import type { Hasher } from '../hash/hasher.js'
+import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions, type SketchShape } from './codec.js'
+import type { Decay } from './decay.js'
+import { addCells, decayCellTo, incompatibility } from './merge.js'
+import type { Aggregator } from './sketch.js'
+
+/**
+ * What one replica added to its sketch between two syncs: per cell, the replica's view
+ * minus its baseline (see `spec/rotator.md`, "Replica deltas"), decayed like a sketch
+ * cell. Taken with `Sketch.takeDelta()`, shipped with {@link SketchDelta.serialize} (a
+ * sketch-family frame with flag bit 0 set), applied with `Sketch.applyDelta()`.
+ */
+export class SketchDelta implements SketchShape {
+  /** L, number of levels. */
+  readonly levels: number
+  /** M, cells per level. */
+  readonly cellsPerLevel: number
+  /** Decay of the source sketch (the delta decays the same way until applied). */
+  readonly decay: Decay
+  /** Lower clamp bound of the source sketch. */
+  readonly lo: number
+  /** Upper clamp bound of the source sketch. */
+  readonly hi: number
+  /** Aggregator of the source sketch. */
+  readonly aggregator: Aggregator
+  /** Hasher (with seed) of the source sketch. */
+  readonly hasher: Hasher
+  /** Clock the cell times refer to. */
+  readonly clock: Clock
+  /** Delta per cell, level-major (may be negative; |value| ≤ hi − lo). */
+  readonly scores: Float64Array
+  /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one instant for the whole delta); 0 for zero cells. */
+  readonly touched: Float64Array
+
+  /** Built by `takeDelta` and {@link SketchDelta.deserialize}; not meant to be called directly. */
+  constructor(shape: SketchShape, clock: Clock, scores: Float64Array, touched: Float64Array) {
+    this.levels = shape.levels
+    this.cellsPerLevel = shape.cellsPerLevel
+    this.decay = shape.decay
+    this.lo = shape.lo
+    this.hi = shape.hi
+    this.aggregator = shape.aggregator
+    this.hasher = shape.hasher
+    this.clock = clock
+    this.scores = scores
+    this.touched = touched
+  }
+
+  /** Whether every cell is 0 (nothing to ship). */
+  isEmpty(): boolean {
+    const s = this.scores
+    for (let p = 0; p < s.length; p++) if (s[p] !== 0) return false
+    return true
+  }
+
+  /**
+   * The delta as a sketch-family frame with flag bit 0 (delta) set; layout in
+   * `spec/format.md`. Size 92 + 16·L·M bytes dense, or 108 + 12·K bytes sparse (K non-zero
+   * cells, flag bit 2), whichever is smaller.
+   * @param options `wallMs`: the writer's wall-clock ms to stamp (default `Date.now()`)
+   */
+  serialize(options?: SerializeOptions): Uint8Array {
+    return encodeSketch(this, this.clock, this.scores, this.touched, true, options)
+  }
+
+  /**
+   * Read a delta frame written by {@link SketchDelta.serialize}, mapping its times onto
+   * the reader's clock like `Sketch.deserialize`.
+   * @param bytes the frame
+   * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` for a damaged, foreign or full-state frame
+   */
+  static deserialize(bytes: Uint8Array, options?: DeserializeOptions): SketchDelta {
+    const d = decodeSketch(bytes, true, options)
+    const c = d.config
+    return new SketchDelta(
+      { levels: c.levels!, cellsPerLevel: c.cellsPerLevel!, decay: c.decay!, lo: c.lo!, hi: c.hi!, aggregator: c.aggregator!, hasher: c.hasher! },
+      c.clock,
+      d.cells.scores,
+      d.cells.touched,
+    )
+  }
+}
+
+/** Baseline cells per sketch: what the sketch's view held at its last sync. Absent = all zero. */
+const baselines = new WeakMap<object, { scores: Float64Array; touched: Float64Array }>()
+
+function baselineOf(owner: object, n: number): { scores: Float64Array; touched: Float64Array } {
+  let b = baselines.get(owner)
+  if (b === undefined) {
+    b = { scores: new Float64Array(n), touched: new Float64Array(n) }
+    baselines.set(owner, b)
+  }
+  return b
+}
+
+/**
+ * `view − baseline` per cell at now, then baseline := view. Allocates the delta (and the
+ * baseline on first use); O(L·M).
+ */
+export function takeDeltaOf(owner: SketchShape & { clock: Clock }, scores: Float64Array, touched: Float64Array): SketchDelta {
+  const n = scores.length
+  const base = baselineOf(owner, n)
+  const now = owner.clock.now()
+  const out = new Float64Array(n)
+  const times = new Float64Array(n)
+  const bs = base.scores
+  const bt = base.touched
+  for (let p = 0; p < n; p++) {
+    const v = decayCellTo(owner, scores, touched, p, now)
+    const b = decayCellTo(owner, bs, bt, p, now)
+    const d = v - b
+    if (d !== 0) {
+      out[p] = d
+      times[p] = now
+    }
+    bs[p] = v
+    bt[p] = touched[p]
+  }
+  return new SketchDelta(owner, owner.clock, out, times)
+}
+
+/**
+ * Add a delta into the view and into the baseline (so it is never shipped back).
+ * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs;
+ * `ERR_GRUDGE_OPTION_INVALID` when `delta` is not a SketchDelta
+ */
+export function applyDeltaOf(
+  owner: SketchShape & { clock: Clock },
+  scores: Float64Array,
+  touched: Float64Array,
+  delta: SketchDelta,
+): void {
+  if (!(delta instanceof SketchDelta)) {
+    throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', 'applyDelta: expected a SketchDelta or its serialized bytes, received another value')
+  }
+  const diff = incompatibility(owner, delta)
+  if (diff !== undefined) {
+    throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`)
+  }
+  const base = baselineOf(owner, scores.length)
+  const now = owner.clock.now()
+  const srcNow = delta.clock.now()
+  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
+}
+
+/** baseline := view: everything the sketch holds now counts as already known to the fleet. */
+export function markSyncedOf(owner: object, scores: Float64Array, touched: Float64Array): void {
+  const base = baselineOf(owner, scores.length)
+  base.scores.set(scores)
+  base.touched.set(touched)
+}

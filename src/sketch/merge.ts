@@ -1,0 +1,121 @@
+import { GrudgeError } from '../errors.js'
+import { applyDecay } from './decay.js'
+import type { SketchShape } from './codec.js'
+
+function hex(bytes: Uint8Array): string {
+  let s = ''
+  for (let i = 0; i < bytes.length; i++) s += bytes[i].toString(16).padStart(2, '0')
+  return s
+}
+
+/**
+ * The first difference that makes two shapes unmergeable, as "field: a vs b", or
+ * `undefined` when they are compatible: same levels, cells per level, decay kind and rate,
+ * lo, hi, aggregator, hasher and (unless `ignoreSeed`) seed. The format version is the
+ * same by construction: both live in this release.
+ */
+export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = false): string | undefined {
+  if (a.levels !== b.levels) return `levels: ${a.levels} vs ${b.levels}`
+  if (a.cellsPerLevel !== b.cellsPerLevel) return `cellsPerLevel: ${a.cellsPerLevel} vs ${b.cellsPerLevel}`
+  if (a.decay.kind !== b.decay.kind) return `decay: ${a.decay.kind} vs ${b.decay.kind}`
+  if (a.decay.ratePerSecond !== b.decay.ratePerSecond) return `decay rate: ${a.decay.ratePerSecond} vs ${b.decay.ratePerSecond} per second`
+  if (a.lo !== b.lo) return `lo: ${a.lo} vs ${b.lo}`
+  if (a.hi !== b.hi) return `hi: ${a.hi} vs ${b.hi}`
+  if (a.aggregator !== b.aggregator) return `aggregator: ${a.aggregator} vs ${b.aggregator}`
+  if (a.hasher.id !== b.hasher.id) return `hasher: ${a.hasher.name} vs ${b.hasher.name}`
+  if (ignoreSeed) return undefined
+  const sa = a.hasher.seed
+  const sb = b.hasher.seed
+  for (let i = 0; i < 16; i++) if (sa[i] !== sb[i]) return `seed: ${hex(sa)} vs ${hex(sb)}`
+  return undefined
+}
+
+/**
+ * Throw unless `a` and `b` are compatible and distinct.
+ * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `a === b`, `ERR_GRUDGE_MERGE_INCOMPATIBLE`
+ * naming the first difference
+ */
+export function assertMergeable(what: string, a: SketchShape, b: SketchShape): void {
+  if (a === b) throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', `${what}: expected another ${what}, received the same instance`)
+  const diff = incompatibility(a, b)
+  if (diff !== undefined) {
+    throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `${what}: expected the same configuration and seed, received different ${diff}`)
+  }
+}
+
+/**
+ * Decay cell `p` of (scores, touched) to `now` in place, as the Sketch does lazily: a
+ * clock gone back decays nothing and the time never moves back.
+ */
+export function decayCellTo(shape: SketchShape, scores: Float64Array, touched: Float64Array, p: number, now: number): number {
+  const last = touched[p]
+  let s = scores[p]
+  if (now > last) {
+    if (s !== 0) {
+      s = applyDecay(s, shape.decay, now - last)
+      scores[p] = s
+    }
+    touched[p] = now
+  }
+  return s
+}
+
+/**
+ * Add the cells of a source into a destination (decayed to `dstNow`), clamping to
+ * [lo, hi]; cells whose source score is 0 are skipped. This is `merge` and both halves of
+ * `applyDelta`.
+ *
+ * A source value v was taken `age = srcNow − srcTouched` ago. Merge (`inTransit` false):
+ * v decays over `age` like any cell, then is added at now. Delta (`inTransit` true, `age`
+ * is the time since `takeDelta`): exponential and no decay also decay v over `age` (exact:
+ * decay is linear in the score); linear decay, when v and the destination cell have the
+ * same sign, adds v as if at its own time to a single token bucket, so it drains only for
+ * the part of `age` during which the destination cell would have been empty (after
+ * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
+ * was not touched in between. The same amount is added to the `also` cells (a replica's
+ * baseline), so the view − baseline difference is unchanged. See `spec/rotator.md` § 4.
+ */
+export function addCells(
+  shape: SketchShape,
+  dstScores: Float64Array,
+  dstTouched: Float64Array,
+  dstNow: number,
+  srcScores: Float64Array,
+  srcTouched: Float64Array,
+  srcNow: number,
+  inTransit: boolean,
+  alsoScores?: Float64Array,
+  alsoTouched?: Float64Array,
+): void {
+  const lo = shape.lo
+  const hi = shape.hi
+  const decay = shape.decay
+  const linearRatePerMs = inTransit && decay.kind === 'linear' ? decay.ratePerSecond / 1000 : 0
+  for (let p = 0; p < srcScores.length; p++) {
+    let v = srcScores[p]
+    if (v === 0) continue
+    const age = srcNow - srcTouched[p]
+    if (age > 0) {
+      const before = dstScores[p]
+      if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
+        const takenAt = dstNow - age
+        const emptyFrom = dstTouched[p] + Math.abs(before) / linearRatePerMs
+        const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
+        if (drainMs > 0) v = applyDecay(v, decay, drainMs)
+      } else {
+        v = applyDecay(v, decay, age)
+      }
+      if (v === 0) continue
+    }
+    let s = decayCellTo(shape, dstScores, dstTouched, p, dstNow) + v
+    if (s < lo) s = lo
+    else if (s > hi) s = hi
+    dstScores[p] = s
+    if (alsoScores !== undefined && alsoTouched !== undefined) {
+      let b = decayCellTo(shape, alsoScores, alsoTouched, p, dstNow) + v
+      if (b < lo) b = lo
+      else if (b > hi) b = hi
+      alsoScores[p] = b
+    }
+  }
+}

@@ -1,0 +1,30 @@
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+// Zero allocation on the hot path (issue 2): 10^6 update / tryUpdate calls with pre-built
+// 16- and 40-byte string keys, murmur3 and SipHash, exponential decay with a moving clock.
+// One heap number per operation would be 16 MB per run, i.e. at least one scavenge of
+// the young generation; we require none, and a heap growth below 1 byte per operation.
+// Measured in a child process without coverage instrumentation (see alloc-child.ts).
+t.test('update and tryUpdate allocate nothing over 10^6 operations', async (t) => {
+  const env = { ...process.env }
+  delete env.NODE_V8_COVERAGE
+  const child = fileURLToPath(new URL('./alloc-child.ts', import.meta.url))
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', child], { env, encoding: 'utf8', timeout: 300_000 })
+  t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
+  const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
+    hasher: string
+    keyBytes: number
+    op: string
+    minorGcs: number
+    otherGcs: number
+    heapGrowthBytes: number
+  }>
+  t.equal(rows.length, 8, 'murmur3 and siphash × 16 and 40 bytes × update and tryUpdate')
+  for (const row of rows) {
+    const name = `${row.op} ${row.hasher} ${row.keyBytes}-byte keys`
+    t.equal(row.minorGcs, 0, `${name}: no scavenge`)
+    t.ok(row.heapGrowthBytes < 1_000_000, `${name}: heap grew ${row.heapGrowthBytes} B (< 1 B/op)`)
+  }
+})

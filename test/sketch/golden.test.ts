@@ -1,0 +1,130 @@
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import { Sketch, SketchDelta, Rotator, halfLife } from '../../src/sketch/index.js'
+import { murmur3, seedBytes } from '../../src/hash/index.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+// Frames written once by test/fixtures/make-golden.ts (format version 1). Every expected
+// value below is worked by hand from the operations listed in that script.
+const WALL = 1_750_000_000_000
+const load = (name: string): Uint8Array => new Uint8Array(readFileSync(new URL(`../fixtures/${name}`, import.meta.url)))
+const close = (t: { ok: (v: boolean, m: string) => unknown }, got: number, want: number, msg: string): void => {
+  t.ok(Math.abs(got - want) <= 1e-12 * Math.max(1, Math.abs(want)), `${msg}: ${got} ≈ ${want}`)
+}
+
+t.test('sketch-exponential-murmur3.v1.bin: header, config and decayed scores', async (t) => {
+  const bytes = load('sketch-exponential-murmur3.v1.bin')
+  t.equal(bytes.length, 36 + 52 + 2 * 64 * 16 + 4)
+  t.same([...bytes.subarray(0, 8)], [0x47, 0x52, 0x44, 0x47, 1, 1, 0, 0], 'magic GRDG, family 1, version 1, flags 0')
+  const s = Sketch.deserialize(bytes, { clock: new FakeClock(0), wallMs: WALL })
+  t.equal(s.levels, 2)
+  t.equal(s.cellsPerLevel, 64)
+  t.equal(s.decay.kind, 'exponential')
+  close(t, s.decay.ratePerSecond, Math.LN2 / 10, 'λ = ln 2 / 10 s')
+  t.equal(s.lo, 0)
+  t.equal(s.hi, 100)
+  t.equal(s.aggregator, 'min')
+  t.equal(s.hasher.name, 'murmur3')
+  t.same([...s.hasher.seed], [...seedBytes(42)])
+  // alice: 8 written at t=10 s, serialized at t=20 s: one half-life old → 4
+  close(t, s.query('alice'), 4, 'alice')
+  // bob: 3 written at t=15 s: half a half-life old → 3 / √2
+  close(t, s.query('bob'), 3 / Math.SQRT2, 'bob')
+  // after 10 s of downtime: one more half-life
+  const later = Sketch.deserialize(bytes, { clock: new FakeClock(123), wallMs: WALL + 10_000 })
+  close(t, later.query('alice'), 2, 'alice after 10 s down')
+  close(t, later.query('bob'), 1.5 / Math.SQRT2, 'bob after 10 s down')
+})
+
+t.test('sketch-linear-siphash.v1.bin: a debt drains across the restart', async (t) => {
+  const bytes = load('sketch-linear-siphash.v1.bin')
+  const clock = new FakeClock(50_000)
+  const s = Sketch.deserialize(bytes, { clock, wallMs: WALL + 1_000 })
+  t.equal(s.levels, 3)
+  t.equal(s.cellsPerLevel, 32)
+  t.same(s.decay, { kind: 'linear', ratePerSecond: 2 })
+  t.equal(s.lo, -5)
+  t.equal(s.hi, 10)
+  t.equal(s.aggregator, 'max')
+  t.equal(s.hasher.name, 'siphash')
+  t.equal(Buffer.from(s.hasher.seed).toString('hex'), '000102030405060708090a0b0c0d0e0f')
+  // alice: 10 admitted at t=1 s; 2 s to serialization + 1 s down = 3 s at 2/s → 10 − 6
+  t.equal(s.query('alice'), 4)
+  // carol: −4 at t=3 s (serialization), 1 s down → −4 + 2
+  t.equal(s.query('carol'), -2)
+  t.equal(s.tryUpdate('alice', 6, 10), true, '4 + 6 ≤ 10')
+  clock.advance(10_000)
+  t.equal(s.query('alice'), 0)
+  t.equal(s.query('carol'), 0)
+})
+
+t.test('rotator-none.v1.bin: generations, seeds and rotation phase across downtimes', async (t) => {
+  const bytes = load('rotator-none.v1.bin')
+  // last rotation at t=10 s, serialized at t=15 s (5 s into the period); generations
+  // 1: 5+2, 2: 5+2, 3: 2. Missed rotations = floor((5 s + downtime) / 10 s).
+  const rows = [
+    { downMs: 0, rotations: 1, k: 7 },
+    { downMs: 4_999, rotations: 1, k: 7 },
+    { downMs: 5_000, rotations: 2, k: 7 },
+    { downMs: 15_000, rotations: 3, k: 2 },
+    { downMs: 25_000, rotations: 4, k: 0 },
+    { downMs: 1e9, rotations: 100_001, k: 0 },
+  ]
+  for (const row of rows) {
+    const ticker = new FakeTicker()
+    const r = Rotator.deserialize(bytes, { clock: new FakeClock(0), ticker, wallMs: WALL + row.downMs })
+    t.equal(r.generations, 3)
+    t.equal(r.periodMs, 10_000)
+    t.equal(r.rotations, row.rotations, `down ${row.downMs} ms: rotations`)
+    t.equal(r.query('k'), row.k, `down ${row.downMs} ms: k`)
+    t.equal(ticker.size, 1, 'the restored rotator runs on the given ticker')
+    const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' }, generations: 3, periodMs: 10_000, seed: 7, ticker })
+    twin.rotateTo(row.rotations)
+    t.ok(r.isCompatible(twin), 'generation seeds are those derived from master seed 7')
+    r.close()
+    twin.close()
+  }
+})
+
+t.test('sketch-delta-exponential.v1.bin: a delta frame applies into a compatible sketch', async (t) => {
+  const bytes = load('sketch-delta-exponential.v1.bin')
+  t.equal(bytes[6] & 1, 1, 'flag bit 0: delta')
+  const d = SketchDelta.deserialize(bytes, { clock: new FakeClock(0), wallMs: WALL + 10_000 })
+  const clock = new FakeClock(0)
+  const s = new Sketch({ levels: 2, cellsPerLevel: 64, decay: halfLife(10_000), hi: 100, hasher: murmur3(42), clock })
+  s.applyDelta(d)
+  // +6 taken at serialization, 10 s (one half-life) in transit → 3
+  close(t, s.query('alice'), 3, 'alice')
+  t.equal(s.query('bob'), 0)
+  // on top of the golden sketch 1, without downtime: 4 + 6
+  const base = Sketch.deserialize(load('sketch-exponential-murmur3.v1.bin'), { clock, wallMs: WALL })
+  base.applyDelta(bytes, { wallMs: WALL })
+  close(t, base.query('alice'), 10, 'alice on sketch 1')
+  t.throws(() => Sketch.deserialize(bytes), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /delta/ }, 'a delta is not a full sketch')
+})
+
+t.test('sketch-delta-sparse-exponential.v1.bin: the same delta in the sparse encoding', async (t) => {
+  const bytes = load('sketch-delta-sparse-exponential.v1.bin')
+  t.equal(bytes[6], 1 | 4, 'flags: delta, sparse')
+  t.equal(bytes.length, 36 + 52 + 16 + 12 * 2 + 4, 'two non-zero cells (alice in each level)')
+  const clock = new FakeClock(0)
+  const s = new Sketch({ levels: 2, cellsPerLevel: 64, decay: halfLife(10_000), hi: 100, hasher: murmur3(42), clock })
+  s.applyDelta(bytes, { wallMs: WALL + 10_000 })
+  close(t, s.query('alice'), 3, 'alice: +6, one half-life in transit')
+  const dense = SketchDelta.deserialize(load('sketch-delta-exponential.v1.bin'), { clock, wallMs: WALL })
+  const sparse = SketchDelta.deserialize(bytes, { clock, wallMs: WALL })
+  t.same([...sparse.scores], [...dense.scores], 'both encodings hold the same cells')
+})
+
+t.test('rotator-delta-sparse.v1.bin: a rotator delta applies to every generation of a twin', async (t) => {
+  const bytes = load('rotator-delta-sparse.v1.bin')
+  t.equal(bytes[6], 1 | 2 | 4, 'flags: delta, seeded, sparse')
+  const ticker = new FakeTicker()
+  const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' }, generations: 3, periodMs: 10_000, seed: 7, clock: new FakeClock(0), ticker })
+  t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3, 'generations 0, 1, 2')
+  t.equal(twin.query('k'), 5)
+  twin.rotate()
+  twin.rotate()
+  t.equal(twin.query('k'), 5, 'generation 2 got it too')
+  twin.close()
+})
