@@ -41,6 +41,7 @@ export type GrudgeErrorCode = keyof typeof ERROR_CODES
 
 /** Shape shared by every grudge error: a standard Error with a stable `code`. */
 export interface CodedError extends Error {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
 }
 
@@ -49,7 +50,14 @@ export interface CodedError extends Error {
  * expected and what was received.
  */
 export class GrudgeError extends Error implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   * @param options `cause`: the underlying error, if any
+   */
   constructor(code: GrudgeErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = 'GrudgeError'
@@ -59,7 +67,13 @@ export class GrudgeError extends Error implements CodedError {
 
 /** A coded `RangeError`: a number outside its allowed range (NaN, ±Infinity, negative…). */
 export class GrudgeRangeError extends RangeError implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   */
   constructor(code: GrudgeErrorCode, message: string) {
     super(message)
     this.name = 'GrudgeRangeError'
@@ -69,7 +83,13 @@ export class GrudgeRangeError extends RangeError implements CodedError {
 
 /** A coded `TypeError`: a value of the wrong type (a key that is not a string or bytes…). */
 export class GrudgeTypeError extends TypeError implements CodedError {
+  /** Stable code from {@link ERROR_CODES}: match on it, never on the message. */
   readonly code: GrudgeErrorCode
+  /**
+   * An error carrying `code`, a stable key for callers to match on.
+   * @param code one of {@link ERROR_CODES}
+   * @param message what was expected and what was received
+   */
   constructor(code: GrudgeErrorCode, message: string) {
     super(message)
     this.name = 'GrudgeTypeError'
@@ -86,6 +106,7 @@ export function describeValue(value: unknown): string {
   if (value === null) return 'null'
   if (typeof value === 'object') return 'object'
   if (typeof value === 'function') return 'function'
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above; only primitives reach here
   return String(value)
 }
 

@@ -110,10 +110,16 @@ export function readFrame(bytes: Uint8Array, family: number, maxVersion: number)
   const N = dv.getUint32(28, true) + dv.getUint32(32, true) * 0x100000000
   const total = HEADER_BYTES + P + N + TRAILER_BYTES
   if (bytes.length < total) {
-    throw new GrudgeError('ERR_GRUDGE_FORMAT_TRUNCATED', `frame: header declares ${total} bytes, received ${bytes.length}`)
+    throw new GrudgeError(
+      'ERR_GRUDGE_FORMAT_TRUNCATED',
+      `frame: header declares ${total} bytes, received ${bytes.length}`,
+    )
   }
   if (bytes.length > total) {
-    throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `frame: header declares ${total} bytes, received ${bytes.length} (trailing bytes)`)
+    throw new GrudgeError(
+      'ERR_GRUDGE_FORMAT_INVALID',
+      `frame: header declares ${total} bytes, received ${bytes.length} (trailing bytes)`,
+    )
   }
   const stored = dv.getUint32(HEADER_BYTES + P + N, true)
   const actual = crc32c(bytes, 0, HEADER_BYTES + P + N)
@@ -145,5 +151,8 @@ export function readFrame(bytes: Uint8Array, family: number, maxVersion: number)
  * @throws {GrudgeError} always
  */
 export function invalidField(field: string, expected: string, received: unknown): never {
-  throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `frame field "${field}": expected ${expected}, received ${describeValue(received)}`)
+  throw new GrudgeError(
+    'ERR_GRUDGE_FORMAT_INVALID',
+    `frame field "${field}": expected ${expected}, received ${describeValue(received)}`,
+  )
 }

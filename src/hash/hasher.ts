@@ -110,6 +110,12 @@ export class Murmur3Hasher implements Hasher {
   readonly seed32: number
   hashHi = 0
   hashLo = 0
+  /**
+   * A hasher keyed by `seed`; {@link murmur3} and {@link sipHash} are the usual way in.
+   * @param seed the seed as 16 bytes, or a number / bigint / string expanded to 16 bytes by
+   *   {@link seedBytes}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a seed {@link seedBytes} rejects
+   */
   constructor(seed: SeedLike) {
     this.seed = seedBytes(seed)
     this.seed32 = (this.seed[0] | (this.seed[1] << 8) | (this.seed[2] << 16) | (this.seed[3] << 24)) >>> 0
@@ -155,6 +161,12 @@ export class SipHasher implements Hasher {
   private readonly key: SipKey
   hashHi = 0
   hashLo = 0
+  /**
+   * A hasher keyed by `seed`; {@link murmur3} and {@link sipHash} are the usual way in.
+   * @param seed the seed as 16 bytes, or a number / bigint / string expanded to 16 bytes by
+   *   {@link seedBytes}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a seed {@link seedBytes} rejects
+   */
   constructor(seed: SeedLike) {
     this.seed = seedBytes(seed)
     this.key = sipKey(this.seed)

@@ -7,7 +7,11 @@ import { invalidOption } from '../errors.js'
  */
 export class FakeClock implements Clock {
   private t: number
-  /** @param startMs initial time in ms (default 0) */
+  /**
+   * A clock standing at `startMs`.
+   * @param startMs initial time in ms (default 0, any finite number)
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a non-finite startMs
+   */
   constructor(startMs = 0) {
     if (!Number.isFinite(startMs)) invalidOption('startMs', 'a finite number', startMs)
     this.t = startMs

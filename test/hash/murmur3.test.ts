@@ -49,7 +49,11 @@ t.test('MurmurHash3_x86_32 reference vectors', async (t) => {
     ['a'.repeat(300), 0, 0x430c10f3],
   ]
   for (const [input, seed, expected] of rows) {
-    t.equal(murmur3(seed).hash32(input), expected, `${typeof input === 'string' ? JSON.stringify(input.slice(0, 20)) : `bytes(${input.length})`} seed ${seed}`)
+    t.equal(
+      murmur3(seed).hash32(input),
+      expected,
+      `${typeof input === 'string' ? JSON.stringify(input.slice(0, 20)) : `bytes(${input.length})`} seed ${seed}`,
+    )
   }
 })
 
@@ -126,7 +130,7 @@ t.test('SMHasher verification values', async (t) => {
 
 t.test('differential against murmurhash3js-revisited on random inputs of every length 0..300', async (t) => {
   let state = 0x12345678
-  const rnd = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24)
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24
   let mismatches = 0
   let checked = 0
   for (let len = 0; len <= 300; len++) {

@@ -25,7 +25,7 @@ t.test('SipHash-2-4 reference vectors', async (t) => {
 
 t.test('differential against the siphash package on random inputs of every length 0..300', async (t) => {
   let state = 0x9e3779b9
-  const rnd = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24)
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24
   let mismatches = 0
   let checked = 0
   for (let len = 0; len <= 300; len++) {

@@ -1,0 +1,207 @@
+import t from 'tap'
+import { execFileSync, spawnSync } from 'node:child_process'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// What users install is what is tested: build, `npm pack`, install the tarball into a fresh
+// project, then load every entry point through ESM `import` and CommonJS `require` in child
+// processes and use it a little. Offline: only grudge's runtime dependencies (crc-32,
+// ipaddr.js, fastify-plugin) are installed, from the npm cache.
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string
+  exports: Record<string, unknown>
+}
+
+// Entry points whose source has not landed yet. TEMPORARY (issue 9): the coordinator empties
+// this once plugins/fastify.ts and plugins/express.ts are merged.
+const NOT_YET_LANDED = new Set(['plugins/fastify.ts', 'plugins/express.ts'])
+
+interface Entry {
+  specifier: string
+  source: string
+  /** JS expression over `m` (the loaded module) that must be true */
+  check: string
+}
+const entries: Entry[] = [
+  {
+    specifier: 'grudge',
+    source: 'src/index.ts',
+    // SipHash-2-4 paper, Appendix A: key 00..0f, message 00..0e → a129ca6149be45e5.
+    // A fresh Sketch without decay returns exactly what was added to a lone key.
+    check: `typeof m.Sketch === 'function' && typeof m.GrudgeError === 'function' &&
+      m.ERROR_CODES.ERR_GRUDGE_OPTION_INVALID !== undefined &&
+      m.sipHash(Uint8Array.from({ length: 16 }, (_, i) => i)).hash(Uint8Array.from({ length: 15 }, (_, i) => i)) === 0xa129ca6149be45e5n &&
+      (() => { const s = new m.Sketch({ decay: m.none(), seed: 1 }); s.update('a', 5); return s.query('a') === 5 })() &&
+      (() => { try { new m.Sketch({ levels: -1 }); return false } catch (e) { return e instanceof m.GrudgeError && e.code === 'ERR_GRUDGE_OPTION_INVALID' } })()`,
+  },
+  {
+    specifier: 'grudge/testing',
+    source: 'src/testing/index.ts',
+    check: `(() => { const c = new m.FakeClock(10); c.advance(5); return c.now() === 15 })() && typeof m.FakeTicker === 'function'`,
+  },
+  { specifier: 'grudge/fastify', source: 'plugins/fastify.ts', check: `Object.keys(m).length > 0` },
+  { specifier: 'grudge/express', source: 'plugins/express.ts', check: `Object.keys(m).length > 0` },
+]
+
+t.test('the documented entry points are the ones in package.json exports', async (t) => {
+  t.same(
+    Object.keys(pkg.exports).filter((k) => k !== './package.json'),
+    ['.', './testing', './fastify', './express'],
+  )
+})
+
+const tmp = mkdtempSync(join(tmpdir(), 'grudge-pack-'))
+t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
+
+// Children run as a user's would: without tap's coverage and loader hooks (which would also
+// spend time recording coverage of npm and tsc themselves).
+const env = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^(NODE_OPTIONS|NODE_V8_COVERAGE|_TAPJS_|TAP)/.test(k)),
+)
+
+const run = (cmd: string, args: string[], cwd: string) =>
+  execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 })
+
+t.test('packed tarball', async (t) => {
+  run('npm', ['run', 'build'], root)
+  // --ignore-scripts: `prepare` would build a second time.
+  const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as {
+    filename: string
+    files: { path: string }[]
+  }[]
+  const files = packed[0].files.map((f) => f.path)
+  const tarball = join(tmp, packed[0].filename)
+
+  t.test('contains the builds and types, and no tests or examples', async (t) => {
+    const stray = files.filter((f) => /^(test|examples|scripts|src|plugins|coverage|\.tap)\//.test(f))
+    t.same(stray, [], 'no test/, examples/, scripts/ or TypeScript sources in the tarball')
+    for (const want of [
+      'package.json',
+      'dist/cjs/package.json',
+      'dist/esm/src/index.js',
+      'dist/esm/src/index.d.ts',
+      'dist/cjs/src/index.js',
+      'dist/cjs/src/index.d.ts',
+      'dist/esm/src/testing/index.js',
+      'dist/esm/src/testing/index.d.ts',
+      'dist/cjs/src/testing/index.js',
+      'dist/cjs/src/testing/index.d.ts',
+    ])
+      t.ok(files.includes(want), `tarball has ${want}`)
+    t.ok(
+      files.some((f) => f.startsWith('dist/esm/') && f.endsWith('.d.ts')) &&
+        files.some((f) => f.startsWith('dist/cjs/') && f.endsWith('.d.ts')),
+      'declarations for both builds',
+    )
+  })
+
+  const project = join(tmp, 'consumer')
+  mkdirSync(project)
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
+  const install = (mode: string) =>
+    spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', mode, tarball], {
+      cwd: project,
+      env,
+      encoding: 'utf8',
+      timeout: 120_000,
+    })
+  let r = install('--offline')
+  if (r.status !== 0) r = install('--prefer-offline')
+  t.equal(r.status, 0, `npm install of the tarball succeeds${r.status ? `:\n${r.stderr}` : ''}`)
+  if (r.status !== 0) return
+
+  // An adapter's users have its framework installed: link the ones the adapters' types
+  // refer to (a peer, not a dependency of grudge) from our node_modules into the project.
+  for (const peer of ['fastify', 'express', '@types/express']) {
+    const from = join(root, 'node_modules', peer)
+    const to = join(project, 'node_modules', peer)
+    if (existsSync(from) && !existsSync(to)) {
+      mkdirSync(dirname(to), { recursive: true })
+      symlinkSync(realpathSync(from), to, 'dir')
+    }
+  }
+
+  t.test('types resolve for ESM and CommonJS consumers (moduleResolution NodeNext)', async (t) => {
+    const landed = entries.filter((e) => existsSync(join(root, e.source)))
+    const body = (kw: 'import' | 'require') =>
+      landed
+        .map((e, i) =>
+          kw === 'import'
+            ? `import * as m${i} from ${JSON.stringify(e.specifier)}\nvoid m${i}\n`
+            : `import m${i} = require(${JSON.stringify(e.specifier)})\nvoid m${i}\n`,
+        )
+        .join('') +
+      `import { Sketch } from 'grudge'\nimport { FakeClock } from 'grudge/testing'\n` +
+      `const n: number = new Sketch({ clock: new FakeClock() }).query('k')\nvoid n\n`
+    writeFileSync(join(project, 'types-esm.mts'), body('import'))
+    writeFileSync(join(project, 'types-cjs.cts'), body('require'))
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          noEmit: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2022',
+          types: [],
+        },
+        files: ['types-esm.mts', 'types-cjs.cts'],
+      }),
+    )
+    const c = spawnSync(process.execPath, [tsc, '-p', project], {
+      cwd: project,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    })
+    t.equal(c.status, 0, `tsc accepts both consumers${c.status ? `:\n${c.stdout}${c.stderr}` : ''}`)
+  })
+
+  for (const e of entries) {
+    const present = existsSync(join(root, e.source))
+    if (!present && NOT_YET_LANDED.has(e.source)) {
+      t.test(
+        `${e.specifier}`,
+        { skip: `${e.source} does not exist on this branch yet (lands with its adapter issue)` },
+        () => {},
+      )
+      continue
+    }
+    t.test(e.specifier, async (t) => {
+      t.ok(present, `${e.source} exists`)
+      t.ok(files.includes(`dist/esm/${e.source.replace(/\.ts$/, '.js')}`), 'ESM build is packed')
+      t.ok(files.includes(`dist/cjs/${e.source.replace(/\.ts$/, '.js')}`), 'CommonJS build is packed')
+      const esm = join(project, `check-${e.specifier.replace(/\W/g, '_')}.mjs`)
+      writeFileSync(esm, `const m = await import(${JSON.stringify(e.specifier)})\nif (!(${e.check})) process.exit(3)\n`)
+      const cjs = join(project, `check-${e.specifier.replace(/\W/g, '_')}.cjs`)
+      writeFileSync(
+        cjs,
+        `const m = require(${JSON.stringify(e.specifier)})\nif (!(${e.check})) process.exit(3)\n` +
+          // CommonJS must get the CommonJS build, not the ESM one through require(esm).
+          `if (!require.resolve(${JSON.stringify(e.specifier)}).includes('/dist/cjs/')) process.exit(4)\n`,
+      )
+      for (const [label, file] of [
+        ['ESM import', esm],
+        ['CommonJS require', cjs],
+      ]) {
+        const c = spawnSync(process.execPath, [file], { cwd: project, env, encoding: 'utf8', timeout: 30_000 })
+        t.equal(c.status, 0, `${label} of ${e.specifier} loads and works${c.stderr ? `:\n${c.stderr}` : ''}`)
+      }
+    })
+  }
+})
