@@ -55,7 +55,10 @@ async function main(argv: string[]): Promise<number> {
   const linesPerSecond = elapsedMs > 0 ? (lines / elapsedMs) * 1000 : undefined
   if (cmd.html !== undefined) writeFileSync(cmd.html, renderHtml(report, source))
   if (cmd.json) process.stdout.write(JSON.stringify({ ...report, source, elapsedMs, linesPerSecond }, null, 2) + '\n')
-  else process.stdout.write(formatReport(report, source, linesPerSecond) + (cmd.html ? `\nHTML report: ${cmd.html}\n` : ''))
+  else
+    process.stdout.write(
+      formatReport(report, source, linesPerSecond) + (cmd.html ? `\nHTML report: ${cmd.html}\n` : ''),
+    )
   return 0
 }
 
@@ -64,7 +67,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (err: Error & { code?: string }) => {
-    process.stderr.write(`grudge: ${err.message}\n${err.code?.startsWith('ERR_PARSE_ARGS') || err.code === 'ERR_GRUDGE_OPTION_INVALID' ? '\n' + USAGE : ''}`)
+    process.stderr.write(
+      `grudge: ${err.message}\n${err.code?.startsWith('ERR_PARSE_ARGS') || err.code === 'ERR_GRUDGE_OPTION_INVALID' ? '\n' + USAGE : ''}`,
+    )
     process.exitCode = 2
   },
 )

@@ -64,7 +64,8 @@ const LIMITERS: { name: string; store: string; clock: string; note: string }[] =
   },
   {
     name: 'grudge (undersized: 4 × 32,768 cells)',
-    store: 'same, with 8 × fewer cells: the sketch drains at most cells × rate per level, here ≈ 0.9 × the offered load',
+    store:
+      'same, with 8 × fewer cells: the sketch drains at most cells × rate per level, here ≈ 0.9 × the offered load',
     clock: 'FakeClock + FakeTicker (injected)',
     note: 'shows what too small a sketch does: shared cells accumulate debt and innocent keys are refused',
   },
@@ -146,7 +147,7 @@ function traffic(): { keys: string[]; times: Float64Array; cls: Uint8Array } {
       : id < GOOD_KEYS + HEAVY_KEYS
         ? `203.0.113.${id - GOOD_KEYS}`
         : `100.${64 + (((id - GOOD_KEYS - HEAVY_KEYS) >> 16) & 63)}.${((id - GOOD_KEYS - HEAVY_KEYS) >> 8) & 255}.${(id - GOOD_KEYS - HEAVY_KEYS) & 255}`
-  const keys: string[] = new Array(at.length)
+  const keys = new Array<string>(at.length)
   const times = new Float64Array(at.length)
   const cls = new Uint8Array(at.length)
   for (let i = 0; i < order.length; i++) {
@@ -214,15 +215,17 @@ async function child(name: string): Promise<void> {
   const { keys, times, cls } = traffic()
   const n = keys.length
   const isGrudge = name.startsWith('grudge')
-  const reference = isGrudge ? exactGcra(keys, times, LIMIT / (WINDOW_MS / 1000), LIMIT) : exactFixedWindow(keys, times, LIMIT, WINDOW_MS)
+  const reference = isGrudge
+    ? exactGcra(keys, times, LIMIT / (WINDOW_MS / 1000), LIMIT)
+    : exactFixedWindow(keys, times, LIMIT, WINDOW_MS)
   const decided = new Uint8Array(n)
-  // Pin the traffic: V8 may otherwise collect \`keys\` after its last use, in the middle of the
+  // Pin the traffic: V8 may otherwise collect `keys` after its last use, in the middle of the
   // memory measurement.
   pinned.push(keys, times, cls, reference, decided)
-  let elapsedMs = 0
-  let cpuMs = 0
-  let clockMs = 0
-  let memoryBytes = 0
+  let elapsedMs: number
+  let cpuMs: number
+  let clockMs: number
+  let memoryBytes: number
   if (isGrudge) {
     const { localStore } = await import('../../src/limit/store.js')
     const { linear } = await import('../../src/sketch/decay.js')
@@ -234,7 +237,14 @@ async function child(name: string): Promise<void> {
     const before = memoryNow()
     const store: ScoreStoreLike = localStore()({
       name: 'bench',
-      sketch: { levels: 4, cellsPerLevel: name.includes('32,768') ? 32_768 : 262_144, decay: linear(LIMIT / (WINDOW_MS / 1000)), lo: 0, hi: short ? LIMIT : 10 * LIMIT, aggregator: 'min' },
+      sketch: {
+        levels: 4,
+        cellsPerLevel: name.includes('32,768') ? 32_768 : 262_144,
+        decay: linear(LIMIT / (WINDOW_MS / 1000)),
+        lo: 0,
+        hi: short ? LIMIT : 10 * LIMIT,
+        aggregator: 'min',
+      },
       generations: 2,
       periodMs,
       clock,
@@ -273,7 +283,13 @@ async function child(name: string): Promise<void> {
     if (name.startsWith('@fastify/rate-limit')) {
       const { createRequire } = await import('node:module')
       const require = createRequire(import.meta.url)
-      const LocalStore = require('@fastify/rate-limit/store/LocalStore.js')
+      const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (
+        continueExceeding: boolean,
+        exponentialBackoff: boolean,
+        cache: number,
+      ) => {
+        incr(key: string, cb: (err: unknown, r: { current: number }) => void, timeWindow: number, max: number): void
+      }
       const store = new LocalStore(false, false, name.includes('5,000') ? 5000 : 2_000_000)
       keep = store
       let admitted = false
@@ -294,10 +310,11 @@ async function child(name: string): Promise<void> {
       const { RateLimiterMemory } = await import('rate-limiter-flexible')
       const limiter = new RateLimiterMemory({ points: LIMIT, duration: WINDOW_MS / 1000 })
       keep = limiter
-      decide = (key) => limiter.consume(key).then(
-        () => true,
-        () => false,
-      )
+      decide = (key) =>
+        limiter.consume(key).then(
+          () => true,
+          () => false,
+        )
     }
     const cpu0 = process.cpuUsage()
     const t0 = performance.now()
@@ -359,7 +376,8 @@ function pct(a: number, b: number): string {
 }
 
 function excess(r: Row): string {
-  if (r.heavyExcessAdmitted < 0) return `0% (stricter: ${(-r.heavyExcessAdmitted).toLocaleString('en-US')} fewer admitted than the reference)`
+  if (r.heavyExcessAdmitted < 0)
+    return `0% (stricter: ${(-r.heavyExcessAdmitted).toLocaleString('en-US')} fewer admitted than the reference)`
   return `${pct(r.heavyExcessAdmitted, r.heavyExcess)} (${r.heavyExcessAdmitted.toLocaleString('en-US')} of ${r.heavyExcess.toLocaleString('en-US')})`
 }
 
@@ -388,14 +406,18 @@ function machine(): string {
   ].join('\n')
 }
 
-async function parent(): Promise<void> {
+function parent(): void {
   const rows: Row[] = []
   for (const l of LIMITERS) {
     process.stderr.write(`running ${l.name} …\n`)
-    const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--max-old-space-size=4096', fileURLToPath(import.meta.url), '--run', l.name], {
-      encoding: 'utf8',
-      maxBuffer: 1 << 24,
-    })
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--expose-gc', '--max-old-space-size=4096', fileURLToPath(import.meta.url), '--run', l.name],
+      {
+        encoding: 'utf8',
+        maxBuffer: 1 << 24,
+      },
+    )
     if (r.status !== 0) {
       process.stderr.write(r.stderr)
       throw new Error(`${l.name} failed with status ${r.status}`)
@@ -404,14 +426,19 @@ async function parent(): Promise<void> {
     rows.push(JSON.parse(last) as Row)
   }
   const table = [
-    '| limiter | innocent requests wrongly rejected | heavy hitters\' excess admitted | memory after the run | throughput (per CPU second) |',
+    "| limiter | innocent requests wrongly rejected | heavy hitters' excess admitted | memory after the run | throughput (per CPU second) |",
     '|---|---:|---:|---:|---:|',
     ...rows.map(
       (r) =>
         `| ${r.name} | ${pct(r.innocentWronglyRejected, r.innocentRequests)} (${r.innocentWronglyRejected.toLocaleString('en-US')}) | ${excess(r)} | ${mib(r.memoryBytes)} | ${Math.round((r.requests / r.cpuMs) * 1000).toLocaleString('en-US')} req/s |`,
     ),
   ].join('\n')
-  const details = rows.map((r) => `- **${r.name}**: ${r.store}; clock: ${r.clock}.${r.note ? ` ${r.note[0].toUpperCase()}${r.note.slice(1)}.` : ''}`).join('\n')
+  const details = rows
+    .map(
+      (r) =>
+        `- **${r.name}**: ${r.store}; clock: ${r.clock}.${r.note ? ` ${r.note[0].toUpperCase()}${r.note.slice(1)}.` : ''}`,
+    )
+    .join('\n')
   const md = `# Benchmarks
 
 ## grudge vs the in-memory stores of other Node.js rate limiters
@@ -461,4 +488,4 @@ npm run bench:compare   # tsx examples/bench/compare.ts: one child process per l
 }
 
 if (process.argv[2] === '--run') await child(process.argv[3])
-else await parent()
+else parent()

@@ -33,7 +33,16 @@ function clfTime(ms: number): string {
 
 function generate(n: number): Buffer[] {
   const rnd = mulberry32(42)
-  const paths = ['/', '/index.html', '/api/items', '/api/items/42', '/login', '/static/app.js', '/static/style.css', '/favicon.ico']
+  const paths = [
+    '/',
+    '/index.html',
+    '/api/items',
+    '/api/items/42',
+    '/login',
+    '/static/app.js',
+    '/static/style.css',
+    '/favicon.ico',
+  ]
   const statuses = [200, 200, 200, 200, 304, 404, 401, 500]
   const chunks: Buffer[] = []
   let buf: string[] = []
@@ -86,7 +95,9 @@ async function measure(name: string, run: () => Promise<void>): Promise<number> 
 
 const chunks = generate(LINES)
 const bytes = chunks.reduce((a, c) => a + c.length, 0)
-console.log(`replay bench: ${LINES.toLocaleString('en-US')} synthetic Combined-format lines (${(bytes / 1048576).toFixed(0)} MiB), ${KEYS.toLocaleString('en-US')} Zipf keys, median of ${RUNS} runs`)
+console.log(
+  `replay bench: ${LINES.toLocaleString('en-US')} synthetic Combined-format lines (${(bytes / 1048576).toFixed(0)} MiB), ${KEYS.toLocaleString('en-US')} Zipf keys, median of ${RUNS} runs`,
+)
 
 const split = await measure('baseline: bytes → lines', async () => {
   await feedLines(Readable.from(chunks), { line() {} })
@@ -103,12 +114,21 @@ const full = await measure('grudge replay (rate policy + exact reference)', asyn
   replay.close()
 })
 const abuse = await measure('grudge replay (rate + abuse + exact reference)', async () => {
-  const replay = new Replay({ format: 'access', ratePerSecond: 1, burst: 20, abuse: { '401': 3, '404': 1, '2xx': -0.5 } })
+  const replay = new Replay({
+    format: 'access',
+    ratePerSecond: 1,
+    burst: 20,
+    abuse: { '401': 3, '404': 1, '2xx': -0.5 },
+  })
   await feedLines(Readable.from(chunks), replay)
   replay.finish()
   replay.close()
 })
 console.log(`ratios: replay / split ${(split / full).toFixed(2)}×, replay / parse ${(parse / full).toFixed(2)}× slower`)
-console.log(`rejected ${report!.totals.rejected.toLocaleString('en-US')} of ${report!.totals.requests.toLocaleString('en-US')}, decisions differing from the reference ${report!.reference.decisionsDiffering}`)
+console.log(
+  `rejected ${report!.totals.rejected.toLocaleString('en-US')} of ${report!.totals.requests.toLocaleString('en-US')}, decisions differing from the reference ${report!.reference.decisionsDiffering}`,
+)
 const target = 300_000
-console.log(`target ≥ ${target.toLocaleString('en-US')} lines/s: ${full >= target ? 'met' : 'NOT met'} (rate policy ${Math.round(full).toLocaleString('en-US')}, rate + abuse ${Math.round(abuse).toLocaleString('en-US')})`)
+console.log(
+  `target ≥ ${target.toLocaleString('en-US')} lines/s: ${full >= target ? 'met' : 'NOT met'} (rate policy ${Math.round(full).toLocaleString('en-US')}, rate + abuse ${Math.round(abuse).toLocaleString('en-US')})`,
+)

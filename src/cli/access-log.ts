@@ -31,7 +31,18 @@ export function accessRecord(): AccessRecord {
 }
 
 const MONTHS: Record<string, number> = {
-  Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11,
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11,
 }
 
 /** The three-letter English month abbreviation at `s[i..i+3)` as 0–11, or −1. */
@@ -110,14 +121,18 @@ export function parseAccessLine(line: string, out: AccessRecord): boolean {
   if (lb < 0) return false
   const t = parseClfTime(line, lb + 2)
   if (t !== t) return false
-  if (line.charCodeAt(lb + 28) !== 93 /* ] */ || line.charCodeAt(lb + 29) !== 32 || line.charCodeAt(lb + 30) !== 34 /* " */) {
+  if (
+    line.charCodeAt(lb + 28) !== 93 /* ] */ ||
+    line.charCodeAt(lb + 29) !== 32 ||
+    line.charCodeAt(lb + 30) !== 34 /* " */
+  ) {
     return false
   }
   const reqStart = lb + 31
   // The request ends at the first `"` followed by ` ddd` (an escaped quote inside the request
   // is `\"` in Apache and `\x22` in nginx, neither followed by a space and a status).
   let q = reqStart - 1
-  let status = -1
+  let status: number
   for (;;) {
     q = line.indexOf('"', q + 1)
     if (q < 0) return false

@@ -32,7 +32,15 @@ durations: 250ms, 30s, 10m, 1h, 1d (a bare number is ms); sizes: 512KB, 8MB, 1GB
 /** A parsed command line. */
 export type Command =
   | { command: 'replay'; file: string | undefined; options: ReplayOptions; json: boolean; html: string | undefined }
-  | { command: 'suggest'; hotKeys: number; fp: number; memoryBytes: number | undefined; generations: number; maxLevels: number; json: boolean }
+  | {
+      command: 'suggest'
+      hotKeys: number
+      fp: number
+      memoryBytes: number | undefined
+      generations: number
+      maxLevels: number
+      json: boolean
+    }
   | { command: 'help' }
 
 function number(option: string, text: string | undefined): number | undefined {
@@ -49,7 +57,8 @@ function number(option: string, text: string | undefined): number | undefined {
  */
 export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return { command: 'help' }
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h')
+    return { command: 'help' }
   if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' }
   if (command === 'suggest') {
     const { values } = parseArgs({
@@ -117,7 +126,8 @@ export function parseCommand(argv: string[]): Command {
   if (values.cells !== undefined) options.cellsPerLevel = number('cells', values.cells)
   if (values.generations !== undefined) options.generations = number('generations', values.generations)
   if (values.period !== undefined) options.periodMs = parseDurationMs('period', values.period)
-  if (values['max-disorder'] !== undefined) options.maxDisorderMs = parseDurationMs('max-disorder', values['max-disorder'])
+  if (values['max-disorder'] !== undefined)
+    options.maxDisorderMs = parseDurationMs('max-disorder', values['max-disorder'])
   if (values.year !== undefined) options.year = number('year', values.year)
   if (values.top !== undefined) options.top = number('top', values.top)
   if (values.bin !== undefined) options.binMs = parseDurationMs('bin', values.bin)

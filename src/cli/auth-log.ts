@@ -147,8 +147,15 @@ export function parseIsoTime(s: string): number {
   const hh = digits(s, 11, 2)
   const mm = digits(s, 14, 2)
   const ss = digits(s, 17, 2)
-  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60) return NaN
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) {
+  if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > 31 || hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 60)
+    return NaN
+  if (
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58
+  ) {
     return NaN
   }
   let i = 19

@@ -13,7 +13,10 @@ export interface LineSink {
  * @param source raw chunks (a file or stdin stream)
  * @param onRaw called with the size of every raw (compressed) chunk read, for progress
  */
-export async function* maybeGunzip(source: AsyncIterable<Buffer | string>, onRaw?: (bytes: number) => void): AsyncGenerator<Buffer> {
+export async function* maybeGunzip(
+  source: AsyncIterable<Buffer | string>,
+  onRaw?: (bytes: number) => void,
+): AsyncGenerator<Buffer> {
   const it = source[Symbol.asyncIterator]()
   // the magic needs two bytes: a first chunk of one byte (possible on a pipe) waits for more
   let head = Buffer.alloc(0)
@@ -51,7 +54,11 @@ export async function* maybeGunzip(source: AsyncIterable<Buffer | string>, onRaw
  * @param onChunk called after each chunk with the number of lines so far
  * @returns the number of lines delivered
  */
-export async function feedLines(chunks: AsyncIterable<Buffer>, sink: LineSink, onChunk?: (lines: number) => void): Promise<number> {
+export async function feedLines(
+  chunks: AsyncIterable<Buffer>,
+  sink: LineSink,
+  onChunk?: (lines: number) => void,
+): Promise<number> {
   const decoder = new StringDecoder('utf8')
   let carry = ''
   let count = 0

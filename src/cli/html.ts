@@ -3,7 +3,9 @@ import { formatBytes, formatDuration, formatTime } from './units.js'
 
 /** Escape text for HTML content and attribute values. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;'))
+  return s.replace(/[&<>"']/g, (c) =>
+    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : c === '"' ? '&quot;' : '&#39;',
+  )
 }
 
 function num(n: number): string {
@@ -38,7 +40,9 @@ export function timelineSvg(r: ReplayReport): string {
   const bins = r.timeline.bins
   const binMs = r.timeline.binMs
   const parts: string[] = []
-  parts.push(`<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="requests admitted and rejected per ${escapeHtml(formatDuration(binMs))}">`)
+  parts.push(
+    `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${H}" width="${W}" height="${H}" role="img" aria-label="requests admitted and rejected per ${escapeHtml(formatDuration(binMs))}">`,
+  )
   if (bins.length === 0) {
     parts.push(`<text x="${W / 2}" y="${H / 2}" text-anchor="middle">no requests</text></svg>`)
     return parts.join('')
@@ -62,17 +66,23 @@ export function timelineSvg(r: ReplayReport): string {
     const label = new Date(t).toISOString().slice(5, 16).replace('T', ' ')
     parts.push(`<text class="tick" x="${f1(x(t))}" y="${H - PAD_B + 16}" text-anchor="middle">${label}</text>`)
   }
-  parts.push(`<text class="tick" x="${W - PAD_R}" y="${H - 6}" text-anchor="end">UTC, one bar per ${escapeHtml(formatDuration(binMs))}</text>`)
+  parts.push(
+    `<text class="tick" x="${W - PAD_R}" y="${H - 6}" text-anchor="end">UTC, one bar per ${escapeHtml(formatDuration(binMs))}</text>`,
+  )
   for (const b of bins) {
     const bx = f1(x(b.startMs))
     const tip = `${formatTime(b.startMs)}: ${num(b.admitted)} admitted, ${num(b.rejected)} rejected (reference: ${num(b.referenceRejected)} rejected)`
     if (b.admitted > 0) {
       const top = y(b.admitted)
-      parts.push(`<rect class="bar admitted" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(y(0) - top)}"><title>${escapeHtml(tip)}</title></rect>`)
+      parts.push(
+        `<rect class="bar admitted" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(y(0) - top)}"><title>${escapeHtml(tip)}</title></rect>`,
+      )
     }
     if (b.rejected > 0) {
       const top = y(b.admitted + b.rejected)
-      parts.push(`<rect class="bar rejected" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(y(b.admitted) - top)}"><title>${escapeHtml(tip)}</title></rect>`)
+      parts.push(
+        `<rect class="bar rejected" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(y(b.admitted) - top)}"><title>${escapeHtml(tip)}</title></rect>`,
+      )
     }
   }
   parts.push(`<line class="axis" x1="${PAD_L}" x2="${W - PAD_R}" y1="${y(0)}" y2="${y(0)}"/>`)
@@ -86,7 +96,9 @@ export function topKeysSvg(r: ReplayReport): string {
   const rowH = 24
   const labelW = 260
   const h = Math.max(1, top.length) * rowH + 8
-  const parts: string[] = [`<svg class="top-keys" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${h}" width="${W}" height="${h}" role="img" aria-label="most throttled keys">`]
+  const parts: string[] = [
+    `<svg class="top-keys" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${W} ${h}" width="${W}" height="${h}" role="img" aria-label="most throttled keys">`,
+  ]
   if (top.length === 0) {
     parts.push(`<text x="8" y="18">no key was throttled</text></svg>`)
     return parts.join('')
@@ -124,7 +136,12 @@ export function renderHtml(r: ReplayReport, source: string): string {
   const rows: [string, string][] = [
     ['input', `${source} (${i.format})`],
     ['lines read / parsed / unparseable', `${num(i.linesRead)} / ${num(i.linesParsed)} / ${num(i.linesUnparseable)}`],
-    ['time span', r.span.start ? `${formatTime(r.span.startMs)} → ${formatTime(r.span.endMs)} (${formatDuration(r.span.durationMs)})` : '—'],
+    [
+      'time span',
+      r.span.start
+        ? `${formatTime(r.span.startMs)} → ${formatTime(r.span.endMs)} (${formatDuration(r.span.durationMs)})`
+        : '—',
+    ],
     ['out of order (late)', `${num(i.outOfOrder)} (${num(i.late)})`],
     ['policy', `${r.sketch.policies.join('; ')}; key ${r.config.key}`],
     ['requests', num(t.requests)],
@@ -132,7 +149,10 @@ export function renderHtml(r: ReplayReport, source: string): string {
     ['rejected', num(t.rejected)],
     ['distinct keys', `${num(Math.round(r.distinctKeys.count))} (${r.distinctKeys.method})`],
     ['keys ever throttled', num(r.throttled.distinctKeys)],
-    ['sketch memory', `${formatBytes(r.sketch.sizeBytes)} (${r.sketch.generations} generations × ${r.sketch.levels} × ${num(r.sketch.cellsPerLevel)} cells)`],
+    [
+      'sketch memory',
+      `${formatBytes(r.sketch.sizeBytes)} (${r.sketch.generations} generations × ${r.sketch.levels} × ${num(r.sketch.cellsPerLevel)} cells)`,
+    ],
   ]
   const topRows = r.throttled.top
     .map(
@@ -141,7 +161,10 @@ export function renderHtml(r: ReplayReport, source: string): string {
     )
     .join('\n')
   const list = (keys: string[], count: number): string =>
-    count === 0 ? 'none' : keys.map((k) => `<code>${escapeHtml(k)}</code>`).join(', ') + (count > keys.length ? ` … (${num(count)} in all)` : '')
+    count === 0
+      ? 'none'
+      : keys.map((k) => `<code>${escapeHtml(k)}</code>`).join(', ') +
+        (count > keys.length ? ` … (${num(count)} in all)` : '')
   return `<!doctype html>
 <html lang="en">
 <head>

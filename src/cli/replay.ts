@@ -130,7 +130,15 @@ export interface ReplayReport {
   totals: { requests: number; admitted: number; rejected: number }
   distinctKeys: { count: number; method: 'exact' | 'hyperloglog'; relativeStandardError: number }
   throttled: { distinctKeys: number; top: ThrottledKey[] }
-  sketch: { policies: string[]; levels: number; cellsPerLevel: number; generations: number; periodMs: number; sizeBytes: number; rotations: number }
+  sketch: {
+    policies: string[]
+    levels: number
+    cellsPerLevel: number
+    generations: number
+    periodMs: number
+    sizeBytes: number
+    rotations: number
+  }
   reference: {
     admitted: number
     rejected: number
@@ -162,13 +170,21 @@ function positive(name: string, v: unknown, integer = false, min = 0): number {
  */
 export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat): ReplayConfig {
   const format = options.format ?? 'auto'
-  if (format !== 'auto' && format !== 'access' && format !== 'auth') invalidOption('format', "'auto', 'access' or 'auth'", format)
+  if (format !== 'auto' && format !== 'access' && format !== 'auth')
+    invalidOption('format', "'auto', 'access' or 'auth'", format)
   const effective = format === 'auto' ? detected : format
   const key = options.key ?? 'ip'
-  const allowed = effective === 'auth' ? AUTH_KEYS : effective === 'access' ? ACCESS_KEYS : [...ACCESS_KEYS, ...AUTH_KEYS]
+  const allowed =
+    effective === 'auth' ? AUTH_KEYS : effective === 'access' ? ACCESS_KEYS : [...ACCESS_KEYS, ...AUTH_KEYS]
   if (!allowed.includes(key)) invalidOption('key', allowed.join(' | '), key)
   const ratePerSecond =
-    options.ratePerSecond === null ? null : options.ratePerSecond === undefined ? (effective === 'auth' ? null : 1) : positive('rate', options.ratePerSecond)
+    options.ratePerSecond === null
+      ? null
+      : options.ratePerSecond === undefined
+        ? effective === 'auth'
+          ? null
+          : 1
+        : positive('rate', options.ratePerSecond)
   const burst = options.burst === undefined ? 20 : positive('burst', options.burst, false, 0.999999)
   let abuse: Record<string, number> | null
   if (options.abuse === undefined) abuse = effective === 'auth' ? { failed: 1, invalid: 1, accepted: -2 } : null
@@ -176,13 +192,16 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
   if (abuse !== null) {
     if (typeof abuse !== 'object') invalidOption('abuse', 'an object of weights', abuse)
     for (const [name, w] of Object.entries(abuse)) {
-      if (effective === 'auth' && !['failed', 'invalid', 'accepted'].includes(name)) invalidOption(`abuse.${name}`, 'failed | invalid | accepted', name)
-      if (effective === 'access' && !/^([1-5][0-9][0-9]|[1-5]xx|default)$/.test(name)) invalidOption(`abuse.${name}`, 'a status (404), a class (4xx) or default', name)
+      if (effective === 'auth' && !['failed', 'invalid', 'accepted'].includes(name))
+        invalidOption(`abuse.${name}`, 'failed | invalid | accepted', name)
+      if (effective === 'access' && !/^([1-5][0-9][0-9]|[1-5]xx|default)$/.test(name))
+        invalidOption(`abuse.${name}`, 'a status (404), a class (4xx) or default', name)
       if (typeof w !== 'number' || !Number.isFinite(w)) invalidOption(`abuse.${name}`, 'a finite number', w)
     }
     abuse = Object.freeze({ ...abuse })
   }
-  if (effective !== undefined && ratePerSecond === null && abuse === null) invalidOption('rate', 'a rate or abuse weights (both are off)', null)
+  if (effective !== undefined && ratePerSecond === null && abuse === null)
+    invalidOption('rate', 'a rate or abuse weights (both are off)', null)
   const threshold = options.threshold === undefined ? 5 : positive('threshold', options.threshold)
   const halfLifeMs = options.halfLifeMs === undefined ? 600_000 : positive('halfLifeMs', options.halfLifeMs)
   const levels = options.levels === undefined ? 4 : positive('levels', options.levels, true)
@@ -190,10 +209,13 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
   const generations = options.generations === undefined ? 2 : positive('generations', options.generations, true, 1)
   const drainMs = ratePerSecond === null ? 0 : (burst / ratePerSecond) * 1000
   const periodMs =
-    options.periodMs === undefined ? Math.max(60_000, drainMs, abuse === null ? 0 : 8 * halfLifeMs) : positive('period', options.periodMs)
+    options.periodMs === undefined
+      ? Math.max(60_000, drainMs, abuse === null ? 0 : 8 * halfLifeMs)
+      : positive('period', options.periodMs)
   const top = options.top === undefined ? 10 : positive('top', options.top, true)
   const binMs = options.binMs ?? 0
-  if (!Number.isInteger(binMs) || binMs < 0 || binMs % 60_000 !== 0) invalidOption('bin', 'a whole number of minutes (ms multiple of 60000), or 0 for auto', binMs)
+  if (!Number.isInteger(binMs) || binMs < 0 || binMs % 60_000 !== 0)
+    invalidOption('bin', 'a whole number of minutes (ms multiple of 60000), or 0 for auto', binMs)
   const year = options.year ?? new Date().getUTCFullYear()
   if (!Number.isInteger(year) || year < 1970 || year > 9999) invalidOption('year', 'an integer in [1970, 9999]', year)
   const maxDisorderMs = options.maxDisorderMs ?? 60_000
@@ -226,7 +248,15 @@ interface KeyStats {
   endedMs: number
 }
 
-const KEY_CODES: Record<KeyKind, number> = { ip: 0, ip24: 1, route: 2, 'ip+route': 3, 'ip+method': 4, user: 5, 'ip+user': 6 }
+const KEY_CODES: Record<KeyKind, number> = {
+  ip: 0,
+  ip24: 1,
+  route: 2,
+  'ip+route': 3,
+  'ip+method': 4,
+  user: 5,
+  'ip+user': 6,
+}
 
 /** The /24 of an IPv4 address, or the /64 of an IPv6 one (first four groups, not expanded). */
 export function subnetOf(ip: string): string {
@@ -347,7 +377,13 @@ export class Replay {
       }
       this.eventWeights = { failed: w.failed ?? 0, invalid: w.invalid ?? 0, accepted: w.accepted ?? 0 }
     }
-    this.reference = new ExactReference(c.ratePerSecond ?? 0, c.burst, c.abuse === null ? 0 : c.halfLifeMs, c.threshold, c.abuseHi)
+    this.reference = new ExactReference(
+      c.ratePerSecond ?? 0,
+      c.burst,
+      c.abuse === null ? 0 : c.halfLifeMs,
+      c.threshold,
+      c.abuseHi,
+    )
   }
 
   /**
@@ -406,7 +442,14 @@ export class Replay {
         this.ingest(r.timeMs, '', 0, 0)
         return
       }
-      const key = this.keyCode === 0 ? r.ip : this.keyCode === 1 ? subnetOf(r.ip) : this.keyCode === 5 ? r.user : r.ip + ' ' + r.user
+      const key =
+        this.keyCode === 0
+          ? r.ip
+          : this.keyCode === 1
+            ? subnetOf(r.ip)
+            : this.keyCode === 5
+              ? r.user
+              : r.ip + ' ' + r.user
       this.events += r.count
       this.ingest(r.timeMs, key, this.eventWeights[r.event as 'failed' | 'invalid' | 'accepted'], r.count)
     }
@@ -414,7 +457,8 @@ export class Replay {
 
   private bad(text: string): void {
     this.linesBad++
-    if (this.samples.length < 5) this.samples.push({ line: this.linesRead, text: text.length > 200 ? text.slice(0, 200) + '…' : text })
+    if (this.samples.length < 5)
+      this.samples.push({ line: this.linesRead, text: text.length > 200 ? text.slice(0, 200) + '…' : text })
   }
 
   /** Put one parsed line (count 0: a line with no request, which only moves time) in the reorder buffer; replay what is old enough. */
@@ -475,8 +519,9 @@ export class Replay {
     let ok = true
     const abuse = this.abuse
     if (abuse !== undefined && (abuse.read(key) as number) >= this.config.threshold) ok = false
-    if (ok && this.rate !== undefined) ok = (this.rate.tryConsume(key, 1, this.config.burst) as { admitted: boolean }).admitted
-    if (ok && abuse !== undefined && weight !== 0) abuse.add(key, weight)
+    if (ok && this.rate !== undefined)
+      ok = (this.rate.tryConsume(key, 1, this.config.burst) as { admitted: boolean }).admitted
+    if (ok && abuse !== undefined && weight !== 0) void abuse.add(key, weight) // in-process: a number, not a Promise
     const refOk = this.reference.decide(key, weight, now)
     const minute = Math.floor(now / 60_000)
     if (minute !== this.curMinute) {
@@ -554,7 +599,9 @@ export class Replay {
     const policies: string[] = []
     if (c.ratePerSecond !== null) policies.push(`rate ${c.ratePerSecond}/s burst ${c.burst}`)
     if (c.abuse !== null) {
-      const w = Object.entries(c.abuse).map(([k, v]) => `${k}=${v}`).join(',')
+      const w = Object.entries(c.abuse)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(',')
       policies.push(`abuse ${w} threshold ${c.threshold} half-life ${formatDuration(c.halfLifeMs)}`)
     }
     return {
@@ -578,7 +625,11 @@ export class Replay {
       },
       config: c,
       totals: { requests: this.admitted + this.rejected, admitted: this.admitted, rejected: this.rejected },
-      distinctKeys: { count: this.distinct.estimate(), method: this.distinct.method, relativeStandardError: this.distinct.relativeStandardError },
+      distinctKeys: {
+        count: this.distinct.estimate(),
+        method: this.distinct.method,
+        relativeStandardError: this.distinct.relativeStandardError,
+      },
       throttled: { distinctKeys: this.throttled.size, top },
       sketch: {
         policies,
@@ -605,8 +656,8 @@ export class Replay {
 
   /** Release the policies' stores. */
   close(): void {
-    this.rate?.close()
-    this.abuse?.close()
+    void this.rate?.close()
+    void this.abuse?.close()
   }
 }
 

@@ -42,11 +42,19 @@ const CELL_BYTES = 16
  * @param maxLevels the most levels to consider, integer in [1, 64] (default 8)
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming hot-keys, fp, memory, generations or max-levels
  */
-export function suggestShape(hotKeys: number, targetFalsePositive: number, memoryBytes?: number, generations = 2, maxLevels = 8): Suggestion {
+export function suggestShape(
+  hotKeys: number,
+  targetFalsePositive: number,
+  memoryBytes?: number,
+  generations = 2,
+  maxLevels = 8,
+): Suggestion {
   if (!(hotKeys > 0) || !Number.isFinite(hotKeys)) invalidOption('hot-keys', 'a finite number > 0', hotKeys)
-  if (!(targetFalsePositive > 0 && targetFalsePositive < 1)) invalidOption('fp', 'a probability in (0, 1)', targetFalsePositive)
+  if (!(targetFalsePositive > 0 && targetFalsePositive < 1))
+    invalidOption('fp', 'a probability in (0, 1)', targetFalsePositive)
   if (!Number.isInteger(generations) || generations < 1) invalidOption('generations', 'an integer ≥ 1', generations)
-  if (!Number.isInteger(maxLevels) || maxLevels < 1 || maxLevels > 64) invalidOption('max-levels', 'an integer in [1, 64]', maxLevels)
+  if (!Number.isInteger(maxLevels) || maxLevels < 1 || maxLevels > 64)
+    invalidOption('max-levels', 'an integer in [1, 64]', maxLevels)
   let best: Suggestion | undefined
   if (memoryBytes === undefined) {
     for (let L = 1; L <= maxLevels; L++) {
@@ -76,5 +84,13 @@ export function suggestShape(hotKeys: number, targetFalsePositive: number, memor
 function shape(levels: number, cellsPerLevel: number, hotKeys: number, generations: number, p: number): Suggestion {
   const fp = falsePositiveRate(levels, cellsPerLevel, hotKeys)
   const bytesPerSketch = levels * cellsPerLevel * CELL_BYTES
-  return { levels, cellsPerLevel, bytesPerSketch, bytes: bytesPerSketch * generations, generations, falsePositiveRate: fp, meetsTarget: fp <= p }
+  return {
+    levels,
+    cellsPerLevel,
+    bytesPerSketch,
+    bytes: bytesPerSketch * generations,
+    generations,
+    falsePositiveRate: fp,
+    meetsTarget: fp <= p,
+  }
 }

@@ -19,17 +19,29 @@ function num(n: number): string {
 export function formatReport(r: ReplayReport, source: string, linesPerSecond?: number): string {
   const out: string[] = []
   const i = r.input
-  out.push(`grudge replay: ${source} (${i.format === 'access' ? 'access log' : i.format === 'auth' ? 'sshd auth log' : 'format not recognised'})`)
+  out.push(
+    `grudge replay: ${source} (${i.format === 'access' ? 'access log' : i.format === 'auth' ? 'sshd auth log' : 'format not recognised'})`,
+  )
   out.push('')
   out.push(`  lines read        ${num(i.linesRead)}`)
   out.push(`  lines parsed      ${num(i.linesParsed)}`)
-  out.push(`  unparseable       ${num(i.linesUnparseable)}${i.linesUnparseable ? ` (first at line ${i.unparseableSamples[0].line})` : ''}`)
+  out.push(
+    `  unparseable       ${num(i.linesUnparseable)}${i.linesUnparseable ? ` (first at line ${i.unparseableSamples[0].line})` : ''}`,
+  )
   if (i.format === 'auth') out.push(`  login events      ${num(i.events)}`)
   if (i.outOfOrder > 0) {
-    out.push(`  out of order      ${num(i.outOfOrder)} lines put back in order (at most ${formatDuration(i.maxBackwardsMs)} back)`)
-    if (i.late > 0) out.push(`  late              ${num(i.late)} lines more than ${formatDuration(r.config.maxDisorderMs)} late, replayed at the time reached`)
+    out.push(
+      `  out of order      ${num(i.outOfOrder)} lines put back in order (at most ${formatDuration(i.maxBackwardsMs)} back)`,
+    )
+    if (i.late > 0)
+      out.push(
+        `  late              ${num(i.late)} lines more than ${formatDuration(r.config.maxDisorderMs)} late, replayed at the time reached`,
+      )
   }
-  if (r.span.start) out.push(`  time span         ${formatTime(r.span.startMs)} → ${formatTime(r.span.endMs)} (${formatDuration(r.span.durationMs)})`)
+  if (r.span.start)
+    out.push(
+      `  time span         ${formatTime(r.span.startMs)} → ${formatTime(r.span.endMs)} (${formatDuration(r.span.durationMs)})`,
+    )
   if (linesPerSecond !== undefined) out.push(`  replay speed      ${num(Math.round(linesPerSecond))} lines/s`)
   out.push('')
   out.push(`policy: ${r.sketch.policies.join('; ')}; key ${r.config.key}`)
@@ -39,9 +51,13 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
   out.push(`  admitted          ${num(t.admitted)} (${pct(t.admitted, t.requests)})`)
   out.push(`  rejected          ${num(t.rejected)} (${pct(t.rejected, t.requests)})`)
   const dk = r.distinctKeys
-  out.push(`  distinct keys     ${num(Math.round(dk.count))}${dk.method === 'hyperloglog' ? ` (HyperLogLog, ±${(dk.relativeStandardError * 100).toFixed(1)}%)` : ' (exact)'}`)
+  out.push(
+    `  distinct keys     ${num(Math.round(dk.count))}${dk.method === 'hyperloglog' ? ` (HyperLogLog, ±${(dk.relativeStandardError * 100).toFixed(1)}%)` : ' (exact)'}`,
+  )
   out.push(`  keys throttled    ${num(r.throttled.distinctKeys)}`)
-  out.push(`  sketch memory     ${formatBytes(r.sketch.sizeBytes)} (${r.sketch.policies.length} × ${r.sketch.generations} generations × ${r.sketch.levels} levels × ${num(r.sketch.cellsPerLevel)} cells × 16 B)`)
+  out.push(
+    `  sketch memory     ${formatBytes(r.sketch.sizeBytes)} (${r.sketch.policies.length} × ${r.sketch.generations} generations × ${r.sketch.levels} levels × ${num(r.sketch.cellsPerLevel)} cells × 16 B)`,
+  )
   out.push('')
   if (r.throttled.top.length > 0) {
     out.push(`most throttled keys (sketch; reference in brackets)`)
@@ -50,16 +66,26 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
     for (const k of r.throttled.top) {
       const key = k.key.length > w ? k.key.slice(0, w - 1) + '…' : k.key
       const rej = `${num(k.rejected)} [${num(k.referenceRejected)}]`
-      out.push(`  ${key.padEnd(w)}  ${rej.padStart(16)}  ${num(k.requests).padStart(7)}  ${formatTime(k.startedMs)} → ${formatTime(k.endedMs)}`)
+      out.push(
+        `  ${key.padEnd(w)}  ${rej.padStart(16)}  ${num(k.requests).padStart(7)}  ${formatTime(k.startedMs)} → ${formatTime(k.endedMs)}`,
+      )
     }
     out.push('')
   }
   const ref = r.reference
   out.push(`exact per-key reference on the same input`)
-  out.push(`  admitted          ${num(ref.admitted)}   rejected ${num(ref.rejected)}   keys throttled ${num(ref.distinctKeysThrottled)}`)
-  out.push(`  decisions differing from the sketch: ${num(ref.decisionsDiffering)} of ${num(t.requests)} (${pct(ref.decisionsDiffering, t.requests)})`)
-  out.push(`  throttled by the sketch only:    ${num(ref.onlySketchCount)}${ref.onlySketch.length ? '  ' + ref.onlySketch.slice(0, 5).join(', ') + (ref.onlySketchCount > 5 ? ', …' : '') : ''}`)
-  out.push(`  throttled by the reference only: ${num(ref.onlyReferenceCount)}${ref.onlyReference.length ? '  ' + ref.onlyReference.slice(0, 5).join(', ') + (ref.onlyReferenceCount > 5 ? ', …' : '') : ''}`)
+  out.push(
+    `  admitted          ${num(ref.admitted)}   rejected ${num(ref.rejected)}   keys throttled ${num(ref.distinctKeysThrottled)}`,
+  )
+  out.push(
+    `  decisions differing from the sketch: ${num(ref.decisionsDiffering)} of ${num(t.requests)} (${pct(ref.decisionsDiffering, t.requests)})`,
+  )
+  out.push(
+    `  throttled by the sketch only:    ${num(ref.onlySketchCount)}${ref.onlySketch.length ? '  ' + ref.onlySketch.slice(0, 5).join(', ') + (ref.onlySketchCount > 5 ? ', …' : '') : ''}`,
+  )
+  out.push(
+    `  throttled by the reference only: ${num(ref.onlyReferenceCount)}${ref.onlyReference.length ? '  ' + ref.onlyReference.slice(0, 5).join(', ') + (ref.onlyReferenceCount > 5 ? ', …' : '') : ''}`,
+  )
   if (i.linesUnparseable > 0) {
     out.push('')
     out.push('unparseable lines (first ones):')

@@ -15,7 +15,15 @@ export function parseDurationMs(option: string, text: string): number {
   return Number(m[1]) * DURATION_UNITS[(m[2] ?? 'ms').toLowerCase()]
 }
 
-const SIZE_UNITS: Record<string, number> = { b: 1, kb: 1024, kib: 1024, mb: 1024 ** 2, mib: 1024 ** 2, gb: 1024 ** 3, gib: 1024 ** 3 }
+const SIZE_UNITS: Record<string, number> = {
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+}
 
 /**
  * Parse a memory size: a number with `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB` (all
@@ -42,7 +50,8 @@ export function parseWeights(option: string, text: string): Record<string, numbe
     const eq = p.indexOf('=')
     if (eq <= 0) invalidOption(option, 'name=weight pairs separated by commas, e.g. 401=3,4xx=1,2xx=-0.5', text)
     const w = Number(p.slice(eq + 1))
-    if (p.slice(eq + 1).trim() === '' || !Number.isFinite(w)) invalidOption(`${option}.${p.slice(0, eq)}`, 'a finite number', p.slice(eq + 1))
+    if (p.slice(eq + 1).trim() === '' || !Number.isFinite(w))
+      invalidOption(`${option}.${p.slice(0, eq)}`, 'a finite number', p.slice(eq + 1))
     out[p.slice(0, eq).trim()] = w
   }
   if (Object.keys(out).length === 0) invalidOption(option, 'at least one name=weight pair', text)
@@ -63,11 +72,15 @@ export function formatDuration(ms: number): string {
   const s = Math.round(ms / 1000)
   if (s < 60) return `${s} s`
   if (s < 3600) return `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`
-  if (s < 86400) return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`
+  if (s < 86400)
+    return `${Math.floor(s / 3600)} h${Math.floor((s % 3600) / 60) ? ` ${Math.floor((s % 3600) / 60)} min` : ''}`
   return `${Math.floor(s / 86400)} d${Math.floor((s % 86400) / 3600) ? ` ${Math.floor((s % 86400) / 3600)} h` : ''}`
 }
 
 /** A UTC time as `2015-05-17 10:05:03Z`. */
 export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace(/\.000Z$/, 'Z')
+  return new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.000Z$/, 'Z')
 }

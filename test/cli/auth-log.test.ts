@@ -7,15 +7,57 @@ t.test('sshd login events', async (t) => {
   const p = new AuthLogParser(2026)
   const r = authRecord()
   const rows: [string, string, string, string, number][] = [
-    ['Mar 27 13:10:01 web sshd[1291]: Failed password for root from 203.0.113.9 port 52144 ssh2', 'failed', '203.0.113.9', 'root', 1],
-    ['Mar 27 13:10:02 web sshd[1291]: Failed password for invalid user admin from 203.0.113.9 port 52146 ssh2', 'failed', '203.0.113.9', 'admin', 1],
+    [
+      'Mar 27 13:10:01 web sshd[1291]: Failed password for root from 203.0.113.9 port 52144 ssh2',
+      'failed',
+      '203.0.113.9',
+      'root',
+      1,
+    ],
+    [
+      'Mar 27 13:10:02 web sshd[1291]: Failed password for invalid user admin from 203.0.113.9 port 52146 ssh2',
+      'failed',
+      '203.0.113.9',
+      'admin',
+      1,
+    ],
     ['Mar 27 13:10:03 web sshd[1291]: Invalid user oracle from 198.51.100.7', 'invalid', '198.51.100.7', 'oracle', 1],
     ['Mar 27 13:10:03 web sshd[1291]: Invalid user  from 198.51.100.7 port 4022', 'invalid', '198.51.100.7', '', 1],
-    ['Mar 27 13:10:04 web sshd[1291]: Failed password for invalid user  from 198.51.100.7 port 4022 ssh2', 'failed', '198.51.100.7', '', 1],
-    ['Mar 27 13:10:05 web sshd[1300]: Accepted publickey for ubuntu from 192.0.2.4 port 50022 ssh2: RSA SHA256:Kl8kPGZrTiz7g4FO1hyqHdsSBBb5Fge6NWOobN03XJg', 'accepted', '192.0.2.4', 'ubuntu', 1],
-    ['Mar 27 13:10:06 web sshd[1300]: Accepted password for deploy from 2001:db8::7 port 50022 ssh2', 'accepted', '2001:db8::7', 'deploy', 1],
-    ['Mar 27 13:10:07 web sshd[1291]: message repeated 5 times: [ Failed password for root from 203.0.113.9 port 52144 ssh2]', 'failed', '203.0.113.9', 'root', 5],
-    ['Mar 27 13:10:08 web sshd[1291]: message repeated 2 times: [ Invalid user x from 203.0.113.9]', 'invalid', '203.0.113.9', 'x', 2],
+    [
+      'Mar 27 13:10:04 web sshd[1291]: Failed password for invalid user  from 198.51.100.7 port 4022 ssh2',
+      'failed',
+      '198.51.100.7',
+      '',
+      1,
+    ],
+    [
+      'Mar 27 13:10:05 web sshd[1300]: Accepted publickey for ubuntu from 192.0.2.4 port 50022 ssh2: RSA SHA256:Kl8kPGZrTiz7g4FO1hyqHdsSBBb5Fge6NWOobN03XJg',
+      'accepted',
+      '192.0.2.4',
+      'ubuntu',
+      1,
+    ],
+    [
+      'Mar 27 13:10:06 web sshd[1300]: Accepted password for deploy from 2001:db8::7 port 50022 ssh2',
+      'accepted',
+      '2001:db8::7',
+      'deploy',
+      1,
+    ],
+    [
+      'Mar 27 13:10:07 web sshd[1291]: message repeated 5 times: [ Failed password for root from 203.0.113.9 port 52144 ssh2]',
+      'failed',
+      '203.0.113.9',
+      'root',
+      5,
+    ],
+    [
+      'Mar 27 13:10:08 web sshd[1291]: message repeated 2 times: [ Invalid user x from 203.0.113.9]',
+      'invalid',
+      '203.0.113.9',
+      'x',
+      2,
+    ],
   ]
   for (const [line, event, ip, user, count] of rows) {
     t.equal(p.parse(line, r), 'event', line)
@@ -62,7 +104,10 @@ t.test('BSD syslog has no year: December → January moves to the next year', as
 t.test('ISO 8601 syslog (rsyslog default on current Debian)', async (t) => {
   const p = new AuthLogParser(1999)
   const r = authRecord()
-  t.equal(p.parse('2024-03-27T13:06:56.250000+02:00 web sshd[12]: Failed password for root from 1.2.3.4 port 22 ssh2', r), 'event')
+  t.equal(
+    p.parse('2024-03-27T13:06:56.250000+02:00 web sshd[12]: Failed password for root from 1.2.3.4 port 22 ssh2', r),
+    'event',
+  )
   t.equal(r.timeMs, Date.parse('2024-03-27T11:06:56.250Z'))
   t.equal(parseIsoTime('2024-03-27T13:06:56Z'), Date.parse('2024-03-27T13:06:56Z'))
   t.ok(Number.isNaN(parseIsoTime('2024-02-30T13:06:56Z')))

@@ -35,7 +35,10 @@ t.test('gzip input (RFC 1952 magic 1f 8b) is decompressed, plain input passes th
   t.equal(lines.length, 1000)
   t.equal(lines[999], 'line 999')
   let raw = 0
-  await feedLines(maybeGunzip(Readable.from([gz]), (n) => (raw += n)), { line() {} })
+  await feedLines(
+    maybeGunzip(Readable.from([gz]), (n) => (raw += n)),
+    { line() {} },
+  )
   t.equal(raw, gz.length, 'progress counts compressed bytes')
   t.same(await collect([]), [], 'empty input')
 })

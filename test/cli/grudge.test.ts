@@ -28,14 +28,21 @@ writeFileSync(file, lines)
 writeFileSync(file + '.gz', gzipSync(lines))
 
 t.test('replay a file, a .gz file and stdin: the same JSON report', async (t) => {
-  const runs = [grudge(['replay', '--json', file]), grudge(['replay', '--json', file + '.gz']), grudge(['replay', '--json', '-'], lines)]
+  const runs = [
+    grudge(['replay', '--json', file]),
+    grudge(['replay', '--json', file + '.gz']),
+    grudge(['replay', '--json', '-'], lines),
+  ]
   for (const r of runs) {
     t.equal(r.code, 0, r.stderr)
     t.equal(r.stderr, '', 'no progress bar when stderr is not a TTY')
     const rep = JSON.parse(r.stdout)
     t.same(rep.totals, { requests: 26, admitted: 21, rejected: 5 })
     t.same([rep.input.linesRead, rep.input.linesUnparseable], [27, 1])
-    t.same(rep.throttled.top.map((k: { key: string }) => k.key), ['192.0.2.1'])
+    t.same(
+      rep.throttled.top.map((k: { key: string }) => k.key),
+      ['192.0.2.1'],
+    )
   }
   t.same(JSON.parse(runs[2].stdout).source, 'stdin')
 })

@@ -24,12 +24,17 @@ t.test('step table: silent for 1 s, then at most every 100 ms, erased at the end
     bar.update(s.bytes, s.bytes * 10)
     t.equal(out.writes.length, s.draws, `at ${s.nowMs} ms`)
   }
-  const m = /^\r\[(#+)(-+)\]  25% 2,500 lines 2,500 lines\/s\x1b\[K$/.exec(out.writes[0])
+  const ERASE_TO_EOL = '\u001b[K'
+  t.ok(out.writes[0].endsWith(ERASE_TO_EOL))
+  const m = /^\r\[(#+)(-+)\] {2}25% 2,500 lines 2,500 lines\/s$/.exec(out.writes[0].slice(0, -ERASE_TO_EOL.length))
   t.ok(m, out.writes[0])
   const full = m![1].length / (m![1].length + m![2].length)
   t.ok(Math.abs(full - 0.25) <= 0.5 / (m![1].length + m![2].length), `bar ${full} full at 25%`)
   t.match(out.writes[1], / 50% /)
-  t.ok(out.writes.every((w) => w.length <= 60 + 4), 'fits the terminal width')
+  t.ok(
+    out.writes.every((w) => w.length <= 60 + 4),
+    'fits the terminal width',
+  )
   bar.done()
   t.equal(out.writes.at(-1), '\r\x1b[K')
 })

@@ -13,7 +13,20 @@ if (sharedData === undefined) {
   t.pass('skipped: no shared data')
 } else {
   const dir = sharedData
-  const MONTHS: Record<string, number> = { Jan: 0, Feb: 1, Mar: 2, Apr: 3, May: 4, Jun: 5, Jul: 6, Aug: 7, Sep: 8, Oct: 9, Nov: 10, Dec: 11 }
+  const MONTHS: Record<string, number> = {
+    Jan: 0,
+    Feb: 1,
+    Mar: 2,
+    Apr: 3,
+    May: 4,
+    Jun: 5,
+    Jul: 6,
+    Aug: 7,
+    Sep: 8,
+    Oct: 9,
+    Nov: 10,
+    Dec: 11,
+  }
 
   t.test('access.log: counts, span and the debt meter against an exact token bucket', async (t) => {
     const text = readFileSync(join(dir, 'access.log'), 'utf8')
@@ -57,7 +70,10 @@ if (sharedData === undefined) {
     t.equal(rep.reference.distinctKeysThrottled, rejectedKeys.size)
     // the sketch (4 × 4096 cells, 1,753 keys) may differ only through collisions on all four
     // levels: allow 1% of requests
-    t.ok(rep.reference.decisionsDiffering <= 100, `sketch vs exact: ${rep.reference.decisionsDiffering} decisions differ`)
+    t.ok(
+      rep.reference.decisionsDiffering <= 100,
+      `sketch vs exact: ${rep.reference.decisionsDiffering} decisions differ`,
+    )
     t.ok(Math.abs(rep.totals.rejected - rejected) <= 100)
   })
 
@@ -71,7 +87,10 @@ if (sharedData === undefined) {
     let expected = 0
     const perIp = new Map<string, number>()
     for (const l of raw) {
-      const m = /sshd\[\d+\]: (?:message repeated (\d+) times: \[ )?(?:Failed \S+ for (?:invalid user )?.* from (\S+) port|Invalid user .* from ([^\s\]]+)|Accepted \S+ for .* from (\S+) port)/.exec(l)
+      const m =
+        /sshd\[\d+\]: (?:message repeated (\d+) times: \[ )?(?:Failed \S+ for (?:invalid user )?.* from (\S+) port|Invalid user .* from ([^\s\]]+)|Accepted \S+ for .* from (\S+) port)/.exec(
+          l,
+        )
       if (!m) continue
       const n = m[1] ? Number(m[1]) : 1
       expected += n
@@ -88,10 +107,19 @@ if (sharedData === undefined) {
     // the source with the most failures must be among the throttled, and a source with fewer
     // failures than the threshold (5) never is
     const worst = [...perIp].sort((a, b) => b[1] - a[1])[0][0]
-    t.ok(rep.throttled.top.some((k) => k.key === worst), `${worst} (most failures) is throttled`)
+    t.ok(
+      rep.throttled.top.some((k) => k.key === worst),
+      `${worst} (most failures) is throttled`,
+    )
     const light = [...perIp].filter(([, n]) => n < 5).map(([ip]) => ip)
     t.ok(light.length > 0)
-    t.notOk(rep.throttled.top.some((k) => light.includes(k.key)), 'no source with < 5 failures is throttled')
-    t.ok(rep.reference.decisionsDiffering <= rep.totals.requests * 0.01, `${rep.reference.decisionsDiffering} decisions differ`)
+    t.notOk(
+      rep.throttled.top.some((k) => light.includes(k.key)),
+      'no source with < 5 failures is throttled',
+    )
+    t.ok(
+      rep.reference.decisionsDiffering <= rep.totals.requests * 0.01,
+      `${rep.reference.decisionsDiffering} decisions differ`,
+    )
   })
 }

@@ -20,7 +20,11 @@ t.test('with a budget: the fewest levels that reach the target', async (t) => {
   const s = suggestShape(1000, 0.01, 8 * 1048576)
   t.ok(s.meetsTarget && s.bytes <= 8 * 1048576)
   const fewer = s.levels - 1
-  if (fewer >= 1) t.ok(falsePositiveRate(fewer, Math.floor((8 * 1048576) / (16 * 2 * fewer)), 1000) > 0.01, 'one level fewer misses it')
+  if (fewer >= 1)
+    t.ok(
+      falsePositiveRate(fewer, Math.floor((8 * 1048576) / (16 * 2 * fewer)), 1000) > 0.01,
+      'one level fewer misses it',
+    )
   t.equal(suggestShape(1000, 1e-30, 8 * 1048576, 2, 3).levels, 3, 'capped at maxLevels')
 })
 
