@@ -21,6 +21,7 @@ replay options:
   --levels L --cells M        sketch shape: L levels × M cells, 16 B a cell (default 4 × 4096)
   --generations N --period D  rotator generations (default 2) and period (default max(1m, burst/rate, 8 half-lives))
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
+  --seed S                    hashing seed (an integer) for a reproducible replay (default random)
   --year Y                    year of the first line of a syslog file without years (default this year)
   --top N                     most throttled keys listed (default 10)
   --bin D                     timeline bar width, whole minutes (default: auto, ≤ 1440 bars)
@@ -104,6 +105,7 @@ export function parseCommand(argv: string[]): Command {
       generations: { type: 'string' },
       period: { type: 'string' },
       'max-disorder': { type: 'string' },
+      seed: { type: 'string' },
       year: { type: 'string' },
       top: { type: 'string' },
       bin: { type: 'string' },
@@ -128,6 +130,7 @@ export function parseCommand(argv: string[]): Command {
   if (values.period !== undefined) options.periodMs = parseDurationMs('period', values.period)
   if (values['max-disorder'] !== undefined)
     options.maxDisorderMs = parseDurationMs('max-disorder', values['max-disorder'])
+  if (values.seed !== undefined) options.seed = number('seed', values.seed)
   if (values.year !== undefined) options.year = number('year', values.year)
   if (values.top !== undefined) options.top = number('top', values.top)
   if (values.bin !== undefined) options.binMs = parseDurationMs('bin', values.bin)

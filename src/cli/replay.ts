@@ -58,6 +58,8 @@ export interface ReplayOptions {
    * is replayed at the latest time already replayed and counted as late. Default 60000.
    */
   maxDisorderMs?: number
+  /** Master seed of the sketches' hashing (a safe integer ≥ 0), for a reproducible replay; default random. */
+  seed?: number
 }
 
 /** The complete, frozen configuration of a replay (see {@link ReplayOptions}). */
@@ -78,6 +80,7 @@ export interface ReplayConfig {
   readonly binMs: number
   readonly year: number
   readonly maxDisorderMs: number
+  readonly seed: number | undefined
 }
 
 /** A throttled key in the report. */
@@ -222,7 +225,10 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
   if (typeof maxDisorderMs !== 'number' || !Number.isFinite(maxDisorderMs) || maxDisorderMs < 0) {
     invalidOption('maxDisorderMs', 'a finite number ≥ 0 (ms)', maxDisorderMs)
   }
+  const seed = options.seed
+  if (seed !== undefined && (!Number.isSafeInteger(seed) || seed < 0)) invalidOption('seed', 'a safe integer ≥ 0', seed)
   return Object.freeze({
+    seed,
     format: effective ?? 'auto',
     maxDisorderMs,
     key,
@@ -350,7 +356,7 @@ export class Replay {
     this.keyCode = KEY_CODES[c.key]
     this.authParser = new AuthLogParser(c.year)
     const store = localStore()
-    const shape = { levels: c.levels, cellsPerLevel: c.cellsPerLevel, aggregator: 'min' as const, lo: 0 }
+    const shape = { levels: c.levels, cellsPerLevel: c.cellsPerLevel, aggregator: 'min' as const, lo: 0, seed: c.seed }
     if (c.ratePerSecond !== null) {
       this.rate = store({
         name: 'replay:rate',

@@ -193,6 +193,27 @@ t.test(
   },
 )
 
+t.test('a sketch too small shows up as keys throttled by the sketch only; a seed makes it reproducible', async (t) => {
+  // one heavy key (40 requests in one second, burst 20) and 50 light keys (2 requests each) in
+  // 1 level × 2 cells: at least 25 light keys share the heavy key's cell, so the sketch
+  // throttles light keys the exact reference never does
+  const lines = Array.from({ length: 40 }, () => clf('10.0.0.1', 0))
+  for (let k = 0; k < 50; k++) lines.push(clf(`10.0.1.${k}`, 0), clf(`10.0.1.${k}`, 0))
+  const options = { ratePerSecond: 1, burst: 20, levels: 1, cellsPerLevel: 2, seed: 42 }
+  const a = run(lines, options)
+  t.same(
+    [a.reference.rejected, a.reference.distinctKeysThrottled],
+    [20, 1],
+    'exact: only the heavy key, 20 over its burst',
+  )
+  t.ok(a.reference.onlySketchCount >= 20, `${a.reference.onlySketchCount} light keys throttled by the sketch only`)
+  t.equal(a.reference.onlyReferenceCount, 0, 'Min aggregator: the sketch only overestimates')
+  t.ok(a.reference.decisionsDiffering > 0)
+  const b = run(lines, options)
+  t.same([b.totals, b.reference.onlySketch], [a.totals, a.reference.onlySketch], 'same seed, same decisions')
+  t.throws(() => replayConfig({ seed: -1 }), { message: /"seed"/ })
+})
+
 t.test('options are checked at construction, naming the option', async (t) => {
   t.throws(() => replayConfig({ burst: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"burst"/ })
   t.throws(() => replayConfig({ key: 'nope' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"key"/ })
