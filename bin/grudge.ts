@@ -38,8 +38,9 @@ async function main(argv: string[]): Promise<number> {
   }
   const source = cmd.file ?? 'stdin'
   const replay = new Replay(cmd.options)
-  const input = cmd.file === undefined ? process.stdin : createReadStream(cmd.file, { highWaterMark: 1 << 20 })
+  // stat first: a missing file is reported before a stream exists to emit an unhandled error
   const totalBytes = cmd.file === undefined ? undefined : statSync(cmd.file).size
+  const input = cmd.file === undefined ? process.stdin : createReadStream(cmd.file, { highWaterMark: 1 << 20 })
   const bar = new ProgressBar(process.stderr, totalBytes, () => performance.now())
   let rawBytes = 0
   const t0 = performance.now()

@@ -28,6 +28,11 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
   out.push(
     `  unparseable       ${num(i.linesUnparseable)}${i.linesUnparseable ? ` (first at line ${i.unparseableSamples[0].line})` : ''}`,
   )
+  if (i.format === 'unknown' && i.linesRead > 0) {
+    out.push(
+      '  no line parsed as an access log (Common/Combined) or an sshd auth log; see --format and the samples below',
+    )
+  }
   if (i.format === 'auth') out.push(`  login events      ${num(i.events)}`)
   if (i.outOfOrder > 0) {
     out.push(

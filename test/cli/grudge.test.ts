@@ -69,6 +69,10 @@ t.test('bad options exit 2 naming the option, with the usage', async (t) => {
   t.match(b.stderr, /--nope/)
   const c = grudge(['frobnicate'])
   t.equal(c.code, 2)
+  const d = grudge(['replay', join(dir, 'missing.log')])
+  t.equal(d.code, 2)
+  t.match(d.stderr, /^grudge: ENOENT/)
+  t.notMatch(d.stderr, /Unhandled/)
 })
 
 t.test('suggest prints levels, cellsPerLevel and memory', async (t) => {
