@@ -259,3 +259,149 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
   mOut[2] = h2Hi
   mOut[3] = h2Lo
 }
+
+/**
+ * The last {@link murmur3x86_128Into} result as int32 words `[h1, h2, h3, h4]`; the
+ * reference's 16 output bytes are these four words, each little-endian.
+ */
+export const m86Out = new Int32Array(4)
+
+/**
+ * MurmurHash3_x86_128 of `bytes[0..len)` with a 32-bit seed (reference:
+ * aappleby/smhasher `MurmurHash3_x86_128`), into {@link m86Out}. All 32-bit arithmetic
+ * (`Math.imul`), so several times cheaper in JavaScript than x64_128, whose 64-bit
+ * multiplies must be emulated; not used by the sketches (their 64-bit hash is x64_128's
+ * h1, see spec/hashing.md) but checked against SMHasher's verification value and the
+ * `murmurhash3js-revisited` package, as a candidate for a faster 64-bit hash.
+ */
+export function murmur3x86_128Into(bytes: Uint8Array, len: number, seed: number): void {
+  let h1 = seed | 0
+  let h2 = h1
+  let h3 = h1
+  let h4 = h1
+  const nblocks = len - (len & 15)
+  let i = 0
+  let k1: number
+  let k2: number
+  let k3: number
+  let k4: number
+  for (; i < nblocks; i += 16) {
+    k1 = le32(bytes, i)
+    k2 = le32(bytes, i + 4)
+    k3 = le32(bytes, i + 8)
+    k4 = le32(bytes, i + 12)
+    k1 = Math.imul(k1, 0x239b961b)
+    k1 = (k1 << 15) | (k1 >>> 17)
+    h1 ^= Math.imul(k1, 0xab0e9789 | 0)
+    h1 = (h1 << 19) | (h1 >>> 13)
+    h1 = (h1 + h2) | 0
+    h1 = (Math.imul(h1, 5) + 0x561ccd1b) | 0
+    k2 = Math.imul(k2, 0xab0e9789 | 0)
+    k2 = (k2 << 16) | (k2 >>> 16)
+    h2 ^= Math.imul(k2, 0x38b34ae5)
+    h2 = (h2 << 17) | (h2 >>> 15)
+    h2 = (h2 + h3) | 0
+    h2 = (Math.imul(h2, 5) + 0x0bcaa747) | 0
+    k3 = Math.imul(k3, 0x38b34ae5)
+    k3 = (k3 << 17) | (k3 >>> 15)
+    h3 ^= Math.imul(k3, 0xa1e38b93 | 0)
+    h3 = (h3 << 15) | (h3 >>> 17)
+    h3 = (h3 + h4) | 0
+    h3 = (Math.imul(h3, 5) + (0x96cd1c35 | 0)) | 0
+    k4 = Math.imul(k4, 0xa1e38b93 | 0)
+    k4 = (k4 << 18) | (k4 >>> 14)
+    h4 ^= Math.imul(k4, 0x239b961b)
+    h4 = (h4 << 13) | (h4 >>> 19)
+    h4 = (h4 + h1) | 0
+    h4 = (Math.imul(h4, 5) + 0x32ac3b17) | 0
+  }
+  const rem = len & 15
+  k1 = 0
+  k2 = 0
+  k3 = 0
+  k4 = 0
+  switch (rem) {
+    case 15:
+      k4 ^= bytes[i + 14] << 16
+    // falls through
+    case 14:
+      k4 ^= bytes[i + 13] << 8
+    // falls through
+    case 13:
+      k4 ^= bytes[i + 12]
+      k4 = Math.imul(k4, 0xa1e38b93 | 0)
+      k4 = (k4 << 18) | (k4 >>> 14)
+      h4 ^= Math.imul(k4, 0x239b961b)
+    // falls through
+    case 12:
+      k3 ^= bytes[i + 11] << 24
+    // falls through
+    case 11:
+      k3 ^= bytes[i + 10] << 16
+    // falls through
+    case 10:
+      k3 ^= bytes[i + 9] << 8
+    // falls through
+    case 9:
+      k3 ^= bytes[i + 8]
+      k3 = Math.imul(k3, 0x38b34ae5)
+      k3 = (k3 << 17) | (k3 >>> 15)
+      h3 ^= Math.imul(k3, 0xa1e38b93 | 0)
+    // falls through
+    case 8:
+      k2 ^= bytes[i + 7] << 24
+    // falls through
+    case 7:
+      k2 ^= bytes[i + 6] << 16
+    // falls through
+    case 6:
+      k2 ^= bytes[i + 5] << 8
+    // falls through
+    case 5:
+      k2 ^= bytes[i + 4]
+      k2 = Math.imul(k2, 0xab0e9789 | 0)
+      k2 = (k2 << 16) | (k2 >>> 16)
+      h2 ^= Math.imul(k2, 0x38b34ae5)
+    // falls through
+    case 4:
+      k1 ^= bytes[i + 3] << 24
+    // falls through
+    case 3:
+      k1 ^= bytes[i + 2] << 16
+    // falls through
+    case 2:
+      k1 ^= bytes[i + 1] << 8
+    // falls through
+    case 1:
+      k1 ^= bytes[i]
+      k1 = Math.imul(k1, 0x239b961b)
+      k1 = (k1 << 15) | (k1 >>> 17)
+      h1 ^= Math.imul(k1, 0xab0e9789 | 0)
+  }
+  h1 ^= len
+  h2 ^= len
+  h3 ^= len
+  h4 ^= len
+  h1 = (h1 + h2 + h3 + h4) | 0
+  h2 = (h2 + h1) | 0
+  h3 = (h3 + h1) | 0
+  h4 = (h4 + h1) | 0
+  h1 = fmix32(h1)
+  h2 = fmix32(h2)
+  h3 = fmix32(h3)
+  h4 = fmix32(h4)
+  h1 = (h1 + h2 + h3 + h4) | 0
+  m86Out[0] = h1
+  m86Out[1] = h2 + h1
+  m86Out[2] = h3 + h1
+  m86Out[3] = h4 + h1
+}
+
+/** MurmurHash3's 32-bit finalizer (fmix32). */
+function fmix32(h: number): number {
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b | 0)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35 | 0)
+  return h ^ (h >>> 16)
+}

@@ -216,7 +216,7 @@ export class Sketch {
       let s = scores[p]
       if (now > touched[p]) {
         if (s !== 0) {
-          // decay inlined (see decayed()): a call here costs a heap number per level
+          // decay inlined (the arithmetic of decayed()): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - touched[p])
@@ -343,7 +343,7 @@ export class Sketch {
       let s = scores[p]
       if (now > touched[p]) {
         if (s !== 0) {
-          // decay inlined (see decayed()): a call here costs a heap number per level
+          // decay inlined (the arithmetic of decayed()): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - touched[p])

@@ -1,6 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { keyBytes, keyLength, keyView } from '../../src/hash/key-bytes.js'
+import { murmur3, sipHash } from '../../src/hash/hasher.js'
 
 t.test('keyBytes is Buffer.from(key, "utf8") for any string, lone surrogates included', async (t) => {
   const unit = fc.oneof(
@@ -32,5 +33,24 @@ t.test('bytes are used as they are; other key types throw ERR_GRUDGE_KEY_INVALID
   t.equal(keyLength, 3)
   for (const bad of [1, null, undefined, {}, ['a']]) {
     t.throws(() => keyBytes(bad as unknown as string), { name: 'GrudgeTypeError', code: 'ERR_GRUDGE_KEY_INVALID' })
+  }
+})
+
+t.test('hashers read only bytes[0..len): the scratch buffer is longer than the key', async (t) => {
+  // Typed arrays read undefined past their end and keep stale bytes past a shorter key:
+  // a hash that read beyond len would change with whatever the previous key left there.
+  for (const h of [murmur3(5), sipHash(5)]) {
+    for (const len of [0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 33]) {
+      const exact = Uint8Array.from({ length: len }, (_, i) => (i * 37 + 11) & 0xff)
+      const padded = new Uint8Array(len + 40).fill(0xee)
+      padded.set(exact)
+      h.hashInto(exact, len)
+      const a = [h.hashHi, h.hashLo]
+      h.hashInto(padded, len)
+      t.same([h.hashHi, h.hashLo], a, `${h.name}, ${len} bytes`)
+    }
+    keyBytes('a much longer key that leaves bytes behind in the scratch buffer')
+    const long = h.hash('ab')
+    t.equal(long, h.hash(Uint8Array.of(0x61, 0x62)), `${h.name}: a short key after a long one`)
   }
 })
