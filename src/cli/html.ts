@@ -147,7 +147,12 @@ export function renderHtml(r: ReplayReport, source: string): string {
     ['requests', num(t.requests)],
     ['admitted', num(t.admitted)],
     ['rejected', num(t.rejected)],
-    ['distinct keys', `${num(Math.round(r.distinctKeys.count))} (${r.distinctKeys.method})`],
+    [
+      'distinct keys',
+      r.distinctKeys.method === 'hyperloglog'
+        ? `${num(Math.round(r.distinctKeys.count))} (HyperLogLog; exact ${num(r.distinctKeys.exact)})`
+        : `${num(r.distinctKeys.count)} (exact)`,
+    ],
     ['keys ever throttled', num(r.throttled.distinctKeys)],
     [
       'sketch memory',

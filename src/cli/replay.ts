@@ -4,7 +4,7 @@ import { FakeClock, FakeTicker } from '../testing/index.js'
 import { invalidOption } from '../errors.js'
 import { accessRecord, parseAccessLine, type AccessRecord } from './access-log.js'
 import { AuthLogParser, authRecord, type AuthRecord } from './auth-log.js'
-import { ExactDistinct, type DistinctCounter } from './distinct.js'
+import { HyperLogLogDistinct, type DistinctCounter } from './distinct.js'
 import { ExactReference } from './reference.js'
 import { formatDuration } from './units.js'
 
@@ -131,7 +131,8 @@ export interface ReplayReport {
   span: { startMs: number; endMs: number; durationMs: number; start: string; end: string }
   config: ReplayConfig
   totals: { requests: number; admitted: number; rejected: number }
-  distinctKeys: { count: number; method: 'exact' | 'hyperloglog'; relativeStandardError: number }
+  /** Distinct keys: `count` by the counter (a HyperLogLog by default), `exact` from the reference's map. */
+  distinctKeys: { count: number; method: 'exact' | 'hyperloglog'; relativeStandardError: number; exact: number }
   throttled: { distinctKeys: number; top: ThrottledKey[] }
   sketch: {
     policies: string[]
@@ -338,13 +339,13 @@ export class Replay {
 
   /**
    * @param options see {@link ReplayOptions}
-   * @param distinct the distinct-key counter (default an exact Set)
+   * @param distinct the distinct-key counter (default a HyperLogLog of precision 14)
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option
    */
-  constructor(options: ReplayOptions = {}, distinct: DistinctCounter = new ExactDistinct()) {
+  constructor(options: ReplayOptions = {}, distinct?: DistinctCounter) {
     this.options = options
     this.config = replayConfig(options)
-    this.distinct = distinct
+    this.distinct = distinct ?? new HyperLogLogDistinct(14, this.config.seed)
     this.format = this.config.format === 'auto' ? 'unknown' : this.config.format
     this.detectParser = new AuthLogParser(this.config.year)
     if (this.format !== 'unknown') this.setup(this.format)
@@ -635,6 +636,7 @@ export class Replay {
         count: this.distinct.estimate(),
         method: this.distinct.method,
         relativeStandardError: this.distinct.relativeStandardError,
+        exact: this.reference?.size ?? 0,
       },
       throttled: { distinctKeys: this.throttled.size, top },
       sketch: {

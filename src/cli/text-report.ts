@@ -57,7 +57,11 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
   out.push(`  rejected          ${num(t.rejected)} (${pct(t.rejected, t.requests)})`)
   const dk = r.distinctKeys
   out.push(
-    `  distinct keys     ${num(Math.round(dk.count))}${dk.method === 'hyperloglog' ? ` (HyperLogLog, ±${(dk.relativeStandardError * 100).toFixed(1)}%)` : ' (exact)'}`,
+    `  distinct keys     ${num(Math.round(dk.count))}${
+      dk.method === 'hyperloglog'
+        ? ` (HyperLogLog, ±${(dk.relativeStandardError * 100).toFixed(1)}%; exact ${num(dk.exact)})`
+        : ' (exact)'
+    }`,
   )
   out.push(`  keys throttled    ${num(r.throttled.distinctKeys)}`)
   out.push(
