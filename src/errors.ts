@@ -27,6 +27,13 @@ export const ERROR_CODES = {
   ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
   ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
   // bloom (issue: Bloom filter, checkpoints, shards, registry)
+  ERR_GRUDGE_BLOOM_PARAMS_MISMATCH: 'A Bloom checkpoint or shard directory was written with other parameters than the ones asked for.',
+  ERR_GRUDGE_BLOOM_CLOSED: 'A persistent Bloom filter was closed and can no longer take inserts or checkpoints.',
+  ERR_GRUDGE_BLOOM_IO: 'Reading or writing a Bloom checkpoint file failed at the file-system level.',
+  ERR_GRUDGE_BLOOM_NAME_INVALID: 'A Bloom filter name is not a safe file name.',
+  ERR_GRUDGE_BLOOM_NAME_TAKEN: 'A Bloom filter name is already registered.',
+  ERR_GRUDGE_BLOOM_NAME_UNKNOWN: 'No Bloom filter is registered under that name.',
+  ERR_GRUDGE_BLOOM_REGISTRY_STATE: 'The Bloom registry was used before init(), initialized twice, or used after close().',
 
   // window (issue: Window, HyperLogLog, Count-Min)
 

@@ -1,0 +1,455 @@
+import { GrudgeError, describeValue, invalidOption } from '../errors.js'
+import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
+import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
+import { MAX_BITS, mulHi } from './positions.js'
+import { optimalHashCount, optimalSize } from './sizing.js'
+
+/** Format version of the Bloom frame (family {@link FAMILY}.bloom) written by this release. */
+export const BLOOM_FORMAT_VERSION = 1
+/** Size in bytes of the Bloom frame's params block. */
+export const BLOOM_PARAMS_BYTES = 24
+/** Largest number of hash functions accepted: 1024. */
+export const MAX_HASHES = 1024
+
+/** Options shared by both ways of building a {@link BloomFilter}. */
+export interface BloomHashOptions {
+  /**
+   * The hash function: `murmur3()` (default) or `sipHash()` (a keyed PRF; use it when
+   * items are chosen by an attacker). Its own seed is used unless `seed` is given.
+   */
+  hasher?: Hasher
+  /** Seed (16 bytes, number, bigint or 32 hex digits). Random (crypto) when absent. */
+  seed?: SeedLike
+}
+
+/** Options of `new BloomFilter(…)`: construction by accuracy. */
+export interface BloomFilterConfig extends BloomHashOptions {
+  /** Expected number of distinct items n: a positive safe integer. */
+  capacity: number
+  /** Target false-positive rate p at `capacity` items, in (0, 1). */
+  errorRate: number
+}
+
+/** Options of {@link BloomFilter.withSize}: construction by size. */
+export interface BloomFilterSize extends BloomHashOptions {
+  /** m, the number of bits: an integer in [1, 2^36]. */
+  bits: number
+  /** k, the number of hash functions (positions per item): an integer in [1, 1024]. */
+  hashes: number
+}
+
+const TWO32 = 0x100000000
+const INV16 = 1 / 65536
+const GEOMETRY = Symbol('geometry')
+interface Geometry {
+  bits: number
+  hashes: number
+  hasher: Hasher
+}
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
+
+/**
+ * A Bloom filter (Bloom 1970): m bits and k positions per item; `mightContain` never
+ * answers false for an added item and answers true for a non-member with probability
+ * about `(1 − e^(−k·n/m))^k`.
+ *
+ * Positions come from one 64-bit hash of the item (murmur3 by default, SipHash-2-4 on
+ * request) by 64-bit Kirsch–Mitzenmacher double hashing reduced by multiply-shift (see
+ * `positions.ts` and `spec/bloom.md`), so sizes above 2^31 and 2^32 bits work. Bits live
+ * in a Uint32Array: bit p is bit (p mod 32) of word floor(p / 32), which on the wire is
+ * bit (p mod 8) of byte floor(p / 8). Nothing is allocated per operation.
+ *
+ * Mergeable: {@link BloomFilter.union} ORs two filters of the same bits, hashes, hasher and
+ * seed. Serializable as a grudge frame of family 3 (`spec/bloom.md`).
+ */
+export class BloomFilter {
+  /** m, the number of bits. */
+  readonly bitCount: number
+  /** k, the number of positions per item. */
+  readonly hashCount: number
+  /** The seeded hash function. */
+  readonly hasher: Hasher
+  /** Bits, 32 per word (little-endian bit order within a word). */
+  private readonly words: Uint32Array
+  private added: number
+  private setBits: number
+
+  /**
+   * A filter sized for `capacity` items at false-positive rate `errorRate`:
+   * m = {@link optimalSize}(capacity, errorRate), k = {@link optimalHashCount}(m, capacity).
+   * @param config see {@link BloomFilterConfig}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option: capacity not a
+   * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or seed
+   */
+  constructor(config: BloomFilterConfig) {
+    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object { capacity, errorRate }', config)
+    let bits: number
+    let hashes: number
+    let hasher: Hasher
+    const internal = (config as unknown as { [GEOMETRY]?: Geometry })[GEOMETRY]
+    if (internal !== undefined) {
+      ;({ bits, hashes, hasher } = internal)
+    } else {
+      const { capacity, errorRate } = config
+      if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
+      if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1)) invalidOption('errorRate', 'a number in (0, 1)', errorRate)
+      bits = optimalSize(capacity, errorRate)
+      if (bits > MAX_BITS) invalidOption('capacity', `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`, capacity)
+      hashes = Math.min(optimalHashCount(bits, capacity), MAX_HASHES)
+      hasher = pickHasher(config)
+    }
+    this.bitCount = bits
+    this.hashCount = hashes
+    this.hasher = hasher
+    this.words = new Uint32Array(Math.ceil(bits / 32))
+    this.added = 0
+    this.setBits = 0
+  }
+
+  /**
+   * A filter of exactly `bits` bits and `hashes` positions per item.
+   * @param size see {@link BloomFilterSize}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bits not an integer in [1, 2^36],
+   * hashes not an integer in [1, 1024], a bad hasher or seed
+   */
+  static withSize(size: BloomFilterSize): BloomFilter {
+    if (typeof size !== 'object' || size === null) invalidOption('size', 'an object { bits, hashes }', size)
+    checkGeometry(size.bits, size.hashes)
+    return BloomFilter.build(size.bits, size.hashes, pickHasher(size))
+  }
+
+  /** Build from a checked geometry (withSize, clone, deserialize): one constructor, one hidden class. */
+  private static build(bits: number, hashes: number, hasher: Hasher): BloomFilter {
+    return new BloomFilter({ [GEOMETRY]: { bits, hashes, hasher } } as unknown as BloomFilterConfig)
+  }
+
+  /** The 16 seed bytes of the hasher (a copy). */
+  get seed(): Uint8Array {
+    return new Uint8Array(this.hasher.seed)
+  }
+
+  /** Number of `add` calls so far (duplicates included), plus those of unioned filters. */
+  get addedCount(): number {
+    return this.added
+  }
+
+  /** Number of bits set to 1. */
+  get setBitCount(): number {
+    return this.setBits
+  }
+
+  /** Memory held by the bits in bytes: 4 · ceil(m / 32). */
+  sizeBytes(): number {
+    return this.words.byteLength
+  }
+
+  /**
+   * Insert an item.
+   * @param item a string (hashed as its UTF-8 bytes) or a Uint8Array (hashed as is)
+   * @returns true when at least one bit went from 0 to 1 (the item was surely new)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for another type
+   */
+  add(item: string | Uint8Array): boolean {
+    keyBytes(item)
+    const hasher = this.hasher
+    hasher.hashInto(keyView, keyLength)
+    return this.addHashed(hasher.hashHi, hasher.hashLo)
+  }
+
+  /**
+   * Insert an item by its 64-bit hash under this filter's {@link BloomFilter.hasher}, for
+   * structures that hash once and route (sharded filters).
+   * @param hashHi high 32 bits of the hash (int32 or uint32)
+   * @param hashLo low 32 bits of the hash (int32 or uint32)
+   * @returns true when at least one bit went from 0 to 1
+   */
+  addHashed(hashHi: number, hashLo: number): boolean {
+    let xh = hashHi >>> 0
+    let xl = hashLo >>> 0
+    const bh = (xl | 1) >>> 0
+    const bl = (xh | 1) >>> 0
+    const m = this.bitCount
+    const k = this.hashCount
+    const words = this.words
+    let fresh = 0
+    for (let i = 0; i < k; i++) {
+      const pos = mulHi(xh, xl, m)
+      const w = Math.floor(pos * 0.03125)
+      const b = pos & 31
+      const old = words[w]
+      // branch-free: a mispredicted "was it set?" branch would serialize the cache misses
+      words[w] = old | (1 << b)
+      fresh += ((old >>> b) & 1) ^ 1
+      // 64-bit add of B with the carry, every word kept a uint32
+      xl = (xl + bl) >>> 0
+      xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
+    }
+    this.added++
+    this.setBits += fresh
+    return fresh > 0
+  }
+
+  /**
+   * Whether the item may have been added: false means surely not added; true means added
+   * or a false positive.
+   * @param item a string (UTF-8) or a Uint8Array
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for another type
+   */
+  mightContain(item: string | Uint8Array): boolean {
+    keyBytes(item)
+    const hasher = this.hasher
+    hasher.hashInto(keyView, keyLength)
+    return this.mightContainHashed(hasher.hashHi, hasher.hashLo)
+  }
+
+  /**
+   * {@link BloomFilter.mightContain} by the item's 64-bit hash under this filter's hasher.
+   * @param hashHi high 32 bits of the hash (int32 or uint32)
+   * @param hashLo low 32 bits of the hash (int32 or uint32)
+   */
+  mightContainHashed(hashHi: number, hashLo: number): boolean {
+    let xh = hashHi >>> 0
+    let xl = hashLo >>> 0
+    const bh = (xl | 1) >>> 0
+    const bl = (xh | 1) >>> 0
+    const m = this.bitCount
+    const k = this.hashCount
+    const words = this.words
+    for (let i = 0; i < k; i++) {
+      // mulHi inlined by hand: this is the hot loop
+      let c = Math.floor((xl & 0xffff) * m * INV16)
+      c = Math.floor(((xl >>> 16) * m + c) * INV16)
+      c = Math.floor(((xh & 0xffff) * m + c) * INV16)
+      const pos = Math.floor(((xh >>> 16) * m + c) * INV16)
+      if ((words[Math.floor(pos * 0.03125)] & (1 << (pos & 31))) === 0) return false
+      // 64-bit add of B with the carry, every word kept a uint32
+      xl = (xl + bl) >>> 0
+      xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
+    }
+    return true
+  }
+
+  /**
+   * Whether bit `index` is set (for inspection and tests).
+   * @param index an integer in [0, bitCount)
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for an index out of range
+   */
+  isBitSet(index: number): boolean {
+    if (!Number.isInteger(index) || index < 0 || index >= this.bitCount) {
+      invalidOption('index', `an integer in [0, ${this.bitCount})`, index)
+    }
+    return (this.words[Math.floor(index / 32)] & (1 << (index & 31))) !== 0
+  }
+
+  /** The fraction of bits set, X / m, in [0, 1]. */
+  fillRatio(): number {
+    return this.setBits / this.bitCount
+  }
+
+  /**
+   * The false-positive rate at the current fill: `(X / m)^k`, the chance that k positions
+   * of a non-member all hit set bits (Bloom 1970; exact in expectation given the fill).
+   * @returns a probability in [0, 1]
+   */
+  estimatedFalsePositiveRate(): number {
+    return Math.pow(this.setBits / this.bitCount, this.hashCount)
+  }
+
+  /**
+   * The number of distinct items inserted, estimated from the fill:
+   * `n̂ = −(m / k) · ln(1 − X / m)` (Swamidass & Baldi, "Mathematical correction for
+   * fingerprint similarity measures to improve chemical retrieval", J. Chem. Inf. Model.
+   * 2007). Duplicates are not counted; a saturated filter (X = m) gives `Infinity`.
+   * @returns a number ≥ 0 (not rounded), or Infinity
+   */
+  estimatedCardinality(): number {
+    const m = this.bitCount
+    if (this.setBits >= m) return Infinity
+    return (-m / this.hashCount) * Math.log1p(-this.setBits / m)
+  }
+
+  /**
+   * Whether `other` can be {@link BloomFilter.union}ed into this filter: same bits,
+   * hashes, hash function and seed (and both of this family).
+   */
+  isCompatible(other: unknown): boolean {
+    return other instanceof BloomFilter && incompatibility(this, other) === null
+  }
+
+  /**
+   * OR `other` into this filter, in place: afterwards it answers true for every item
+   * added to either. `addedCount` becomes the sum. Union is commutative, associative and
+   * idempotent on the bits.
+   * @returns this
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs,
+   * `ERR_GRUDGE_MERGE_SELF` when `other` is this filter
+   */
+  union(other: BloomFilter): this {
+    if (other === this) throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'union: expected another filter, received this filter itself')
+    if (!(other instanceof BloomFilter)) {
+      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `union: expected a BloomFilter, received ${describeValue(other)}`)
+    }
+    const why = incompatibility(this, other)
+    if (why !== null) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `union: ${why}`)
+    const a = this.words
+    const b = other.words
+    for (let i = 0; i < a.length; i++) a[i] |= b[i]
+    this.added += other.added
+    this.setBits = popcount(a)
+    return this
+  }
+
+  /** A deep copy (same hasher and seed). */
+  clone(): BloomFilter {
+    const f = BloomFilter.build(this.bitCount, this.hashCount, this.hasher.withSeed(this.hasher.seed))
+    f.words.set(this.words)
+    f.added = this.added
+    f.setBits = this.setBits
+    return f
+  }
+
+  /**
+   * The filter as a grudge frame of family 3, version 1 (`spec/bloom.md`): params
+   * `bits u64 | hashes u32 | hasher u8 | 3 × 0 | addedCount u64` (24 bytes, little-endian),
+   * the hasher seed, and ceil(m / 8) payload bytes with bit p at bit (p mod 8) of byte
+   * floor(p / 8); the unused high bits of the last byte are 0.
+   * @returns a new Uint8Array
+   */
+  serialize(): Uint8Array {
+    const n = Math.ceil(this.bitCount / 8)
+    const payload = new Uint8Array(n)
+    if (LITTLE_ENDIAN) {
+      payload.set(new Uint8Array(this.words.buffer, this.words.byteOffset, n))
+    } else {
+      for (let i = 0; i < n; i++) payload[i] = (this.words[i >>> 2] >>> ((i & 3) * 8)) & 0xff
+    }
+    return writeFrame({ ...this.frameHeader(), payload })
+  }
+
+  /**
+   * The frame's fixed parts (everything except the payload), for writers that stream
+   * the payload themselves (checkpoints).
+   */
+  frameHeader(): { family: number; version: number; flags: number; seed: Uint8Array; params: Uint8Array } {
+    return { family: FAMILY.bloom, version: BLOOM_FORMAT_VERSION, flags: 0, seed: this.hasher.seed, params: encodeParams(this) }
+  }
+
+  /**
+   * The payload bytes as a view (no copy) on little-endian hosts; a copy otherwise. The
+   * view changes as items are added. Length ceil(m / 8).
+   */
+  payloadView(): Uint8Array {
+    const n = Math.ceil(this.bitCount / 8)
+    if (LITTLE_ENDIAN) return new Uint8Array(this.words.buffer, this.words.byteOffset, n)
+    const payload = new Uint8Array(n)
+    for (let i = 0; i < n; i++) payload[i] = (this.words[i >>> 2] >>> ((i & 3) * 8)) & 0xff
+    return payload
+  }
+
+  /**
+   * Read a filter from a frame written by {@link BloomFilter.serialize}. Every field is
+   * checked; nothing half-loaded is returned.
+   * @param bytes the frame
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `ERR_GRUDGE_FORMAT_MAGIC`,
+   * `ERR_GRUDGE_FORMAT_CHECKSUM`, `ERR_GRUDGE_FORMAT_FAMILY`, `ERR_GRUDGE_FORMAT_VERSION`,
+   * `ERR_GRUDGE_FORMAT_INVALID` (bad params, payload length or bits set beyond m)
+   */
+  static deserialize(bytes: Uint8Array): BloomFilter {
+    const frame = readFrame(bytes, FAMILY.bloom, BLOOM_FORMAT_VERSION)
+    if (frame.flags !== 0) invalidField('flags', '0', frame.flags)
+    const p = frame.params
+    if (p.length !== BLOOM_PARAMS_BYTES) invalidField('params length', `${BLOOM_PARAMS_BYTES}`, p.length)
+    const dv = new DataView(p.buffer, p.byteOffset, p.byteLength)
+    const bits = dv.getUint32(0, true) + dv.getUint32(4, true) * TWO32
+    const hashes = dv.getUint32(8, true)
+    const hasherId = p[12]
+    if (p[13] !== 0 || p[14] !== 0 || p[15] !== 0) invalidField('reserved', '0', p[13] | p[14] | p[15])
+    const added = dv.getUint32(16, true) + dv.getUint32(20, true) * TWO32
+    if (!Number.isInteger(bits) || bits < 1 || bits > MAX_BITS) invalidField('bits', 'an integer in [1, 2^36]', bits)
+    if (hashes < 1 || hashes > MAX_HASHES) invalidField('hashes', 'an integer in [1, 1024]', hashes)
+    if (!Number.isSafeInteger(added)) invalidField('addedCount', 'a safe integer', added)
+    const hasher = hasherFromId(hasherId, frame.seed)
+    const n = Math.ceil(bits / 8)
+    if (frame.payload.length !== n) invalidField('payload length', `${n} bytes for ${bits} bits`, frame.payload.length)
+    const tail = bits % 8
+    if (tail !== 0 && frame.payload[n - 1] >>> tail !== 0) {
+      invalidField('payload', `bits beyond bit ${bits} clear`, frame.payload[n - 1])
+    }
+    const f = BloomFilter.build(bits, hashes, hasher)
+    if (LITTLE_ENDIAN) {
+      new Uint8Array(f.words.buffer, f.words.byteOffset, n).set(frame.payload)
+    } else {
+      const pl = frame.payload
+      for (let i = 0; i < n; i++) f.words[i >>> 2] |= pl[i] << ((i & 3) * 8)
+    }
+    f.added = added
+    f.setBits = popcount(f.words)
+    return f
+  }
+}
+
+/** Params block of the Bloom frame: bits u64 | hashes u32 | hasher u8 | 3 × 0 | addedCount u64. */
+function encodeParams(f: BloomFilter): Uint8Array {
+  const p = new Uint8Array(BLOOM_PARAMS_BYTES)
+  const dv = new DataView(p.buffer)
+  dv.setUint32(0, f.bitCount % TWO32, true)
+  dv.setUint32(4, Math.floor(f.bitCount / TWO32), true)
+  dv.setUint32(8, f.hashCount, true)
+  p[12] = f.hasher.id
+  dv.setUint32(16, f.addedCount % TWO32, true)
+  dv.setUint32(20, Math.floor(f.addedCount / TWO32), true)
+  return p
+}
+
+/** Why two filters cannot be unioned, or null. */
+function incompatibility(a: BloomFilter, b: BloomFilter): string | null {
+  if (a.bitCount !== b.bitCount) return `expected bits ${a.bitCount}, received ${b.bitCount}`
+  if (a.hashCount !== b.hashCount) return `expected hashes ${a.hashCount}, received ${b.hashCount}`
+  if (a.hasher.id !== b.hasher.id) return `expected hasher ${a.hasher.name}, received ${b.hasher.name}`
+  if (!sameBytes(a.hasher.seed, b.hasher.seed)) return 'expected the same seed, received another seed'
+  return null
+}
+
+/** Whether two byte arrays are equal. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/** Check bits and hashes of a by-size construction. */
+export function checkGeometry(bits: unknown, hashes: unknown): void {
+  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 1 || bits > MAX_BITS) {
+    invalidOption('bits', 'an integer in [1, 2^36]', bits)
+  }
+  if (typeof hashes !== 'number' || !Number.isInteger(hashes) || hashes < 1 || hashes > MAX_HASHES) {
+    invalidOption('hashes', 'an integer in [1, 1024]', hashes)
+  }
+}
+
+/** The hasher of a config: `hasher` (re-seeded by `seed` if both) or murmur3 under `seed` or a random seed. */
+export function pickHasher(config: BloomHashOptions): Hasher {
+  const h = config.hasher
+  if (h !== undefined && !(h instanceof Murmur3Hasher) && !(h instanceof SipHasher)) {
+    invalidOption('hasher', 'murmur3() or sipHash()', h)
+  }
+  if (h === undefined) return new Murmur3Hasher(config.seed ?? randomSeed())
+  // A private copy: hashInto writes hashHi/hashLo on the hasher, so sharing one instance
+  // between structures is safe only because every use reads them right after hashing.
+  return h.withSeed(config.seed ?? h.seed)
+}
+
+/** Number of set bits in the words (SWAR popcount). */
+function popcount(words: Uint32Array): number {
+  let total = 0
+  for (let i = 0; i < words.length; i++) {
+    let v = words[i]
+    if (v === 0) continue
+    v = v - ((v >>> 1) & 0x55555555)
+    v = (v & 0x33333333) + ((v >>> 2) & 0x33333333)
+    total += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)
+  }
+  return total
+}
+

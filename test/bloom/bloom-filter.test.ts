@@ -1,0 +1,266 @@
+import t from 'tap'
+import fc from 'fast-check'
+import { readFileSync } from 'node:fs'
+import { BloomFilter } from '../../src/bloom/bloom-filter.js'
+import { murmur3, sipHash } from '../../src/hash/hasher.js'
+import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
+
+t.test('construction by accuracy and by size', async (t) => {
+  const f = new BloomFilter({ capacity: 1000, errorRate: 0.01, seed: 1 })
+  t.equal(f.bitCount, 9586)
+  t.equal(f.hashCount, 7)
+  t.equal(f.sizeBytes(), Math.ceil(9586 / 32) * 4)
+  const g = BloomFilter.withSize({ bits: 77, hashes: 3, seed: 1 })
+  t.equal(g.bitCount, 77)
+  t.equal(g.hashCount, 3)
+  t.equal(g.hasher.name, 'murmur3', 'murmur3 by default')
+  const s = new BloomFilter({ capacity: 10, errorRate: 0.1, hasher: sipHash(3) })
+  t.equal(s.hasher.name, 'siphash')
+  t.same(s.seed, sipHash(3).seed)
+  const reseeded = new BloomFilter({ capacity: 10, errorRate: 0.1, hasher: sipHash(3), seed: 4 })
+  t.same(reseeded.seed, sipHash(4).seed, 'seed overrides the hasher seed')
+})
+
+t.test('invalid options throw a coded error naming the option', async (t) => {
+  const rows: Array<[string, () => unknown]> = [
+    ['capacity', () => new BloomFilter({ capacity: 0, errorRate: 0.1 })],
+    ['capacity', () => new BloomFilter({ capacity: 1.5, errorRate: 0.1 })],
+    ['capacity', () => new BloomFilter({ capacity: NaN, errorRate: 0.1 })],
+    ['capacity', () => new BloomFilter({ capacity: 1e12, errorRate: 1e-9 })],
+    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: 0 })],
+    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: 1 })],
+    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: NaN })],
+    ['bits', () => BloomFilter.withSize({ bits: 0, hashes: 1 })],
+    ['bits', () => BloomFilter.withSize({ bits: 2 ** 36 + 1, hashes: 1 })],
+    ['bits', () => BloomFilter.withSize({ bits: 10.5, hashes: 1 })],
+    ['hashes', () => BloomFilter.withSize({ bits: 10, hashes: 0 })],
+    ['hashes', () => BloomFilter.withSize({ bits: 10, hashes: 1025 })],
+    ['hasher', () => BloomFilter.withSize({ bits: 10, hashes: 1, hasher: {} as never })],
+    ['seed', () => BloomFilter.withSize({ bits: 10, hashes: 1, seed: -1 })],
+  ]
+  for (const [name, f] of rows) {
+    t.throws(f, { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name}"|seed`) }, name)
+  }
+})
+
+t.test('no false negatives, strings hash as their UTF-8 bytes (property)', async (t) => {
+  fc.assert(
+    fc.property(fc.array(fc.oneof(fc.string(), fc.uint8Array({ maxLength: 40 })), { maxLength: 60 }), fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 1, max: 12 }), (items, bits, hashes) => {
+      const f = BloomFilter.withSize({ bits, hashes, seed: 11 })
+      for (const it of items) f.add(it)
+      for (const it of items) {
+        if (!f.mightContain(it)) return false
+        if (typeof it === 'string' && !f.mightContain(Buffer.from(it, 'utf8'))) return false
+      }
+      return f.addedCount === items.length
+    }),
+    { seed: 424242, numRuns: 200 },
+  )
+  t.pass()
+})
+
+t.test('add reports a new item; counts, fill and key errors', async (t) => {
+  const f = BloomFilter.withSize({ bits: 1000, hashes: 4, seed: 2 })
+  t.equal(f.fillRatio(), 0)
+  t.equal(f.estimatedCardinality(), 0)
+  t.equal(f.estimatedFalsePositiveRate(), 0)
+  t.equal(f.mightContain('x'), false, 'empty filter contains nothing')
+  t.equal(f.add('x'), true)
+  t.equal(f.add('x'), false, 'a duplicate sets no new bit')
+  t.equal(f.addedCount, 2, 'addedCount counts add calls')
+  t.ok(f.setBitCount >= 1 && f.setBitCount <= 4)
+  t.equal(f.fillRatio(), f.setBitCount / 1000)
+  t.equal(f.estimatedFalsePositiveRate(), Math.pow(f.setBitCount / 1000, 4))
+  t.throws(() => f.add(42 as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
+  t.throws(() => f.mightContain(null as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
+  t.throws(() => f.isBitSet(1000), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  const full = BloomFilter.withSize({ bits: 8, hashes: 8, seed: 1 })
+  for (let i = 0; i < 200; i++) full.add(`i${i}`)
+  t.equal(full.fillRatio(), 1)
+  t.equal(full.estimatedCardinality(), Infinity, 'a saturated filter cannot estimate')
+  t.equal(full.estimatedFalsePositiveRate(), 1)
+})
+
+t.test('accuracy at capacity and at twice capacity (p = 0.01, fixed seed)', async (t) => {
+  const n = 20_000
+  const f = new BloomFilter({ capacity: n, errorRate: 0.01, seed: 20260101 })
+  for (let i = 0; i < n; i++) f.add(`member:${i}`)
+  const probes = 100_000
+  let fp = 0
+  for (let i = 0; i < probes; i++) if (f.mightContain(`outsider:${i}`)) fp++
+  const rate = fp / probes
+  // σ of the measured rate ≈ sqrt(0.01·0.99/1e5) ≈ 0.00031; the issue's band [0.5p, 1.5p] is ±16σ
+  t.ok(rate >= 0.005 && rate <= 0.015, `measured FP at capacity ${rate}`)
+  // Swamidass–Baldi estimate at capacity: its relative standard error here is well under 1%
+  t.ok(Math.abs(f.estimatedCardinality() / n - 1) < 0.03, `estimated cardinality ${f.estimatedCardinality()}`)
+  for (let i = n; i < 2 * n; i++) f.add(`member:${i}`)
+  let fp2 = 0
+  for (let i = 0; i < probes; i++) if (f.mightContain(`outsider:${i}`)) fp2++
+  const measured = fp2 / probes
+  const estimated = f.estimatedFalsePositiveRate()
+  t.ok(Math.abs(estimated - measured) / measured < 0.25, `at 2× capacity: estimated ${estimated}, measured ${measured}`)
+})
+
+t.test('union: members of both, commutative, associative over every order, refuses mismatches', async (t) => {
+  const mk = (seed: number, from: number) => {
+    const f = BloomFilter.withSize({ bits: 2000, hashes: 5, seed })
+    for (let i = from; i < from + 100; i++) f.add(`k${i}`)
+    return f
+  }
+  const a = mk(7, 0)
+  const b = mk(7, 100)
+  const c = mk(7, 200)
+  const u = a.clone().union(b)
+  for (let i = 0; i < 200; i++) t.ok(u.mightContain(`k${i}`)) || t.bailout()
+  t.equal(u.addedCount, 200)
+  t.same(u.serialize(), b.clone().union(a).serialize(), 'a∪b = b∪a')
+  const orders = [
+    [a, b, c], [a, c, b], [b, a, c], [b, c, a], [c, a, b], [c, b, a],
+  ]
+  const results = orders.map(([x, y, z]) => Buffer.from(x.clone().union(y).union(z).serialize()).toString('hex'))
+  t.equal(new Set(results).size, 1, 'every order gives the same frame')
+  const again = a.clone().union(a.clone())
+  t.same(readFrame(again.serialize(), FAMILY.bloom, 1).payload, readFrame(a.serialize(), FAMILY.bloom, 1).payload, 'idempotent on the bits')
+
+  t.ok(a.isCompatible(b))
+  const other: Array<[string, BloomFilter]> = [
+    ['bits', BloomFilter.withSize({ bits: 2001, hashes: 5, seed: 7 })],
+    ['hashes', BloomFilter.withSize({ bits: 2000, hashes: 6, seed: 7 })],
+    ['seed', BloomFilter.withSize({ bits: 2000, hashes: 5, seed: 8 })],
+    ['hasher', BloomFilter.withSize({ bits: 2000, hashes: 5, hasher: sipHash(7) })],
+  ]
+  for (const [what, o] of other) {
+    t.notOk(a.isCompatible(o), what)
+    t.throws(() => a.union(o), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: new RegExp(what) }, what)
+  }
+  t.throws(() => a.union(a), { code: 'ERR_GRUDGE_MERGE_SELF' })
+  t.throws(() => a.union({} as never), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
+})
+
+t.test('union laws over random item sets (property)', async (t) => {
+  const items = fc.array(fc.string({ maxLength: 12 }), { maxLength: 40 })
+  fc.assert(
+    fc.property(items, items, items, fc.integer({ min: 1, max: 700 }), (xs, ys, zs, bits) => {
+      const mk = (its: string[]) => {
+        const f = BloomFilter.withSize({ bits, hashes: 4, seed: 21 })
+        for (const it of its) f.add(it)
+        return f
+      }
+      const hex = (f: BloomFilter) => Buffer.from(f.serialize()).toString('hex')
+      const ab = mk(xs).union(mk(ys))
+      const commutes = hex(ab) === hex(mk(ys).union(mk(xs)))
+      const associates = hex(mk(xs).union(mk(ys)).union(mk(zs))) === hex(mk(xs).union(mk(ys).union(mk(zs))))
+      // the union holds exactly the bits of a filter that saw both sets
+      const direct = mk([...xs, ...ys])
+      let sameBits = true
+      for (let i = 0; i < bits; i++) if (ab.isBitSet(i) !== direct.isBitSet(i)) sameBits = false
+      return commutes && associates && sameBits && ab.setBitCount === direct.setBitCount && [...xs, ...ys].every((v) => ab.mightContain(v))
+    }),
+    { seed: 5150, numRuns: 150 },
+  )
+  t.pass()
+})
+
+t.test('serialize / deserialize round-trips every bit length exactly', async (t) => {
+  for (let bits = 1; bits <= 200; bits++) {
+    const f = BloomFilter.withSize({ bits, hashes: 3, seed: bits })
+    for (let i = 0; i < (bits % 17) + 1; i++) f.add(`v${i}`)
+    const bytes = f.serialize()
+    const g = BloomFilter.deserialize(bytes)
+    const same =
+      g.bitCount === bits && g.hashCount === 3 && g.addedCount === f.addedCount && g.setBitCount === f.setBitCount &&
+      Buffer.from(g.serialize()).equals(Buffer.from(bytes))
+    if (!same) t.fail(`bits = ${bits}`)
+    for (let i = 0; i < bits; i++) if (g.isBitSet(i) !== f.isBitSet(i)) t.fail(`bits = ${bits}, bit ${i}`)
+  }
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 20 }), fc.array(fc.string(), { maxLength: 50 }), (bits, hashes, items) => {
+      const f = BloomFilter.withSize({ bits, hashes, hasher: sipHash(bits) })
+      for (const it of items) f.add(it)
+      const g = BloomFilter.deserialize(f.serialize())
+      return g.hasher.name === 'siphash' && items.every((it) => g.mightContain(it)) && Buffer.from(g.serialize()).equals(Buffer.from(f.serialize()))
+    }),
+    { seed: 99, numRuns: 100 },
+  )
+  t.pass()
+})
+
+t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t) => {
+  const f = BloomFilter.withSize({ bits: 13, hashes: 2, seed: '000102030405060708090a0b0c0d0e0f' })
+  f.add('a')
+  f.add('b')
+  const bytes = f.serialize()
+  const frame = readFrame(bytes, FAMILY.bloom, 1)
+  t.equal(bytes[4], 3, 'family 3')
+  t.equal(bytes[5], 1, 'version 1')
+  t.same([...frame.seed], Array.from({ length: 16 }, (_, i) => i), 'the seed bytes')
+  const dv = new DataView(frame.params.buffer, frame.params.byteOffset, 24)
+  t.equal(frame.params.length, 24)
+  t.equal(dv.getUint32(0, true) + dv.getUint32(4, true) * 2 ** 32, 13, 'bits u64 at params 0')
+  t.equal(dv.getUint32(8, true), 2, 'hashes u32 at params 8')
+  t.equal(frame.params[12], 1, 'hasher id 1 = murmur3 at params 12')
+  t.equal(dv.getUint32(16, true), 2, 'addedCount u64 at params 16')
+  t.equal(frame.payload.length, 2, 'ceil(13 / 8) payload bytes')
+  for (let p = 0; p < 13; p++) {
+    t.equal(((frame.payload[p >> 3] >> (p & 7)) & 1) === 1, f.isBitSet(p), `bit ${p} at byte ${p >> 3} bit ${p & 7}`)
+  }
+  t.equal(frame.payload[1] >> 5, 0, 'bits beyond m are 0')
+})
+
+t.test('the golden v1 frame stays loadable', async (t) => {
+  // test/fixtures/bloom-v1.bin: withSize({ bits: 100, hashes: 3, seed: 1 }) after adding "alpha", "beta", "gamma"
+  const bytes = readFileSync(new URL('../fixtures/bloom-v1.bin', import.meta.url))
+  const f = BloomFilter.deserialize(bytes)
+  t.equal(f.bitCount, 100)
+  t.equal(f.hashCount, 3)
+  t.equal(f.addedCount, 3)
+  for (const k of ['alpha', 'beta', 'gamma']) t.ok(f.mightContain(k), k)
+  t.same(f.seed, murmur3(1).seed)
+  const g = BloomFilter.withSize({ bits: 100, hashes: 3, seed: 1 })
+  for (const k of ['alpha', 'beta', 'gamma']) g.add(k)
+  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes')
+})
+
+t.test('truncated and corrupted frames are refused with a coded error', async (t) => {
+  const f = BloomFilter.withSize({ bits: 61, hashes: 3, seed: 3 })
+  f.add('q')
+  const bytes = f.serialize()
+  for (let len = 0; len < bytes.length; len++) {
+    t.throws(() => BloomFilter.deserialize(bytes.subarray(0, len)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' }) || t.bailout(`len ${len}`)
+  }
+  let refused = 0
+  for (let i = 0; i < bytes.length * 8; i++) {
+    const c = new Uint8Array(bytes)
+    c[i >> 3] ^= 1 << (i & 7)
+    try {
+      BloomFilter.deserialize(c)
+    } catch (err) {
+      if (/^ERR_GRUDGE_FORMAT_/.test((err as { code: string }).code)) refused++
+    }
+  }
+  t.equal(refused, bytes.length * 8, 'every single-bit flip is refused')
+  t.throws(() => BloomFilter.deserialize(new Uint8Array([...bytes, 0])), { code: 'ERR_GRUDGE_FORMAT_INVALID' })
+  t.throws(() => BloomFilter.deserialize('x' as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+
+  // frames with a valid checksum but invalid fields
+  const good = readFrame(bytes, FAMILY.bloom, 1)
+  const remake = (edit: (p: Uint8Array, payload: Uint8Array) => void, over: Partial<{ family: number; version: number; flags: number }> = {}) => {
+    const params = new Uint8Array(good.params)
+    const payload = new Uint8Array(good.payload)
+    edit(params, payload)
+    return writeFrame({ family: FAMILY.bloom, version: 1, flags: 0, seed: good.seed, params, payload, ...over })
+  }
+  const rows: Array<[string, Uint8Array, string]> = [
+    ['bits 0', remake((p) => p.fill(0, 0, 8)), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['bits 2^37', remake((p) => { p.fill(0, 0, 8); p[4] = 32 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['hashes 0', remake((p) => p.fill(0, 8, 12)), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['unknown hasher', remake((p) => { p[12] = 9 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['reserved', remake((p) => { p[14] = 1 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['bit beyond m', remake((_p, pl) => { pl[7] |= 0x80 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['payload length', remake((p) => { p[0] = 70 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['flags', remake(() => {}, { flags: 1 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    ['family', remake(() => {}, { family: FAMILY.sketch }), 'ERR_GRUDGE_FORMAT_FAMILY'],
+    ['version', remake(() => {}, { version: 2 }), 'ERR_GRUDGE_FORMAT_VERSION'],
+  ]
+  for (const [what, frame, code] of rows) t.throws(() => BloomFilter.deserialize(frame), { code }, what)
+})
