@@ -35,8 +35,12 @@ const base = nsPerOp(OPS, (i) => plain.update(KEYS[i & 4095], 1))
 const withDelta = nsPerOp(OPS, (i) => synced.update(KEYS[i & 4095], 1))
 const rot = nsPerOp(OPS, (i) => rotator.update(KEYS[i & 4095], 1))
 console.log(`Sketch.update (4×4096, baseline)          ${base.toFixed(1)} ns/op`)
-console.log(`Sketch.update after takeDelta()            ${withDelta.toFixed(1)} ns/op  (×${(withDelta / base).toFixed(2)} of baseline: the update path ignores deltas)`)
-console.log(`Rotator.update, 2 generations              ${rot.toFixed(1)} ns/op  (×${(rot / base).toFixed(2)} of one Sketch)`)
+console.log(
+  `Sketch.update after takeDelta()            ${withDelta.toFixed(1)} ns/op  (×${(withDelta / base).toFixed(2)} of baseline: the update path ignores deltas)`,
+)
+console.log(
+  `Rotator.update, 2 generations              ${rot.toFixed(1)} ns/op  (×${(rot / base).toFixed(2)} of one Sketch)`,
+)
 
 const bytes = plain.serialize()
 const ser = nsPerOp(200, () => plain.serialize())
@@ -54,10 +58,20 @@ const apply = nsPerOp(200, () => other.applyDelta(d))
 const applyBytes = nsPerOp(200, () => other.applyDelta(SketchDelta.deserialize(dBytes)))
 const cells = cfg.levels * cfg.cellsPerLevel
 console.log(`frame size                                  ${bytes.length} bytes for ${cells} cells`)
-console.log(`Sketch.serialize                            ${(ser / 1000).toFixed(1)} µs  (${(ser / cells).toFixed(2)} ns/cell)`)
-console.log(`Sketch.deserialize (all checks)             ${(des / 1000).toFixed(1)} µs  (${(des / cells).toFixed(2)} ns/cell)`)
-console.log(`takeDelta                                   ${(take / 1000).toFixed(1)} µs  (${(take / cells).toFixed(2)} ns/cell)`)
-console.log(`applyDelta (object)                         ${(apply / 1000).toFixed(1)} µs  (${(apply / cells).toFixed(2)} ns/cell)`)
-console.log(`applyDelta (from bytes)                     ${(applyBytes / 1000).toFixed(1)} µs  (${(applyBytes / cells).toFixed(2)} ns/cell)`)
+console.log(
+  `Sketch.serialize                            ${(ser / 1000).toFixed(1)} µs  (${(ser / cells).toFixed(2)} ns/cell)`,
+)
+console.log(
+  `Sketch.deserialize (all checks)             ${(des / 1000).toFixed(1)} µs  (${(des / cells).toFixed(2)} ns/cell)`,
+)
+console.log(
+  `takeDelta                                   ${(take / 1000).toFixed(1)} µs  (${(take / cells).toFixed(2)} ns/cell)`,
+)
+console.log(
+  `applyDelta (object)                         ${(apply / 1000).toFixed(1)} µs  (${(apply / cells).toFixed(2)} ns/cell)`,
+)
+console.log(
+  `applyDelta (from bytes)                     ${(applyBytes / 1000).toFixed(1)} µs  (${(applyBytes / cells).toFixed(2)} ns/cell)`,
+)
 console.log(`delta frame, 64 keys updated                ${fewBytes.length} bytes sparse (dense: ${dBytes.length})`)
 rotator.close()

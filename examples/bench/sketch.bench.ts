@@ -36,7 +36,8 @@ const LAMBDA = 0.1 // per second
 let scavenges = 0
 new PerformanceObserver((list) => {
   for (const e of list.getEntries()) {
-    if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavenges++
+    if ((e as unknown as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR)
+      scavenges++
   }
 }).observe({ entryTypes: ['gc'] })
 
@@ -196,7 +197,9 @@ function timeRun(n: number, run: () => number): { cpu: number; wall: number } {
  * ns/op, the scavenges seen during its runs, and the median of its per-round ratio to the
  * first variant (the baseline of the comparison).
  */
-async function compare(variants: Array<{ n: number; run: () => number }>): Promise<Array<{ ns: number; wall: number; scav: number; ratio: number }>> {
+async function compare(
+  variants: Array<{ n: number; run: () => number }>,
+): Promise<Array<{ ns: number; wall: number; scav: number; ratio: number }>> {
   // warm-up, twice: the first call gets the loop optimized on the stack (OSR), the second
   // enters the optimized function itself, as the measured calls will
   for (let w = 0; w < 2; w++) for (const v of variants) sink += v.run()
@@ -224,13 +227,24 @@ async function compare(variants: Array<{ n: number; run: () => number }>): Promi
 
 const fmt = (x: number) => x.toFixed(1).padStart(8)
 function row(name: string, r: { ns: number; wall: number; scav: number }, extra = ''): void {
-  console.log(`${name.padEnd(40)}${fmt(r.ns)} ns/op (wall ${fmt(r.wall)})  scav ${String(r.scav).padStart(3)}  ${extra}`)
+  console.log(
+    `${name.padEnd(40)}${fmt(r.ns)} ns/op (wall ${fmt(r.wall)})  scav ${String(r.scav).padStart(3)}  ${extra}`,
+  )
 }
 
-console.log(`Sketch L=${LEVELS} M=${CELLS}, exponential(${LAMBDA}), keys drawn from ${DISTINCT} distinct, ${OPS} ops/run, median of ${RUNS} round-robin runs, node ${process.version}`)
-console.log('(ns/op = CPU time of this process per op; wall = wall-clock; ×floor and siphash/murmur3 = medians of per-round ratios; scav = young-generation GCs during the runs)')
+console.log(
+  `Sketch L=${LEVELS} M=${CELLS}, exponential(${LAMBDA}), keys drawn from ${DISTINCT} distinct, ${OPS} ops/run, median of ${RUNS} round-robin runs, node ${process.version}`,
+)
+console.log(
+  '(ns/op = CPU time of this process per op; wall = wall-clock; ×floor and siphash/murmur3 = medians of per-round ratios; scav = young-generation GCs during the runs)',
+)
 const started = Date.now()
-const OPS_BY_NAME = { update: runUpdate, query: runQuery, updateAndQuery: runUpdateAndQuery, tryUpdate: runTryUpdate } as const
+const OPS_BY_NAME = {
+  update: runUpdate,
+  query: runQuery,
+  updateAndQuery: runUpdateAndQuery,
+  tryUpdate: runTryUpdate,
+} as const
 for (const bytes of [16, 40]) {
   const keys = buildKeys(bytes)
   console.log(`\n${bytes}-byte keys`)
@@ -246,8 +260,22 @@ for (const bytes of [16, 40]) {
     for (let l = 0; l < LEVELS; l++) pos[k * LEVELS + l] = l * CELLS + cells[l]
   }
   ;(globalThis as { gc?: () => void }).gc?.() // collect the set-up garbage before measuring
-  const m3 = new Sketch({ levels: LEVELS, cellsPerLevel: CELLS, decay: exponential(LAMBDA), hasher: murmur3(1), hi: 1e9, clock: benchClock })
-  const sip = new Sketch({ levels: LEVELS, cellsPerLevel: CELLS, decay: exponential(LAMBDA), hasher: sipHash(1), hi: 1e9, clock: benchClock })
+  const m3 = new Sketch({
+    levels: LEVELS,
+    cellsPerLevel: CELLS,
+    decay: exponential(LAMBDA),
+    hasher: murmur3(1),
+    hi: 1e9,
+    clock: benchClock,
+  })
+  const sip = new Sketch({
+    levels: LEVELS,
+    cellsPerLevel: CELLS,
+    decay: exponential(LAMBDA),
+    hasher: sipHash(1),
+    hi: 1e9,
+    clock: benchClock,
+  })
   const verdicts: string[] = []
   for (const [op, run] of Object.entries(OPS_BY_NAME)) {
     const [floor, a, b, fk] = await compare([
@@ -270,7 +298,13 @@ for (const bytes of [16, 40]) {
       )
     }
   }
-  const sys = new Sketch({ levels: LEVELS, cellsPerLevel: CELLS, decay: exponential(LAMBDA), hasher: murmur3(1), hi: 1e9 })
+  const sys = new Sketch({
+    levels: LEVELS,
+    cellsPerLevel: CELLS,
+    decay: exponential(LAMBDA),
+    hasher: murmur3(1),
+    hi: 1e9,
+  })
   const m = new Map<string, number>()
   const cms = new CountMinSketch(CELLS, LEVELS)
   const [base, rs, rm, rc] = await compare([

@@ -123,10 +123,22 @@ for (const c of cases) {
 }
 const x = (a: Case, b: Case) => (ns(b) / ns(a)).toFixed(0)
 console.log('')
-console.log(`HyperLogLog add:      grudge ${ns(hllAdd).toFixed(0)} ns vs bloom-filters ${ns(bfHllAdd).toFixed(0)} ns (×${x(hllAdd, bfHllAdd)}); IPv4 keys ${ns(hllAddIp).toFixed(0)} ns`)
-console.log(`HyperLogLog estimate: grudge ${ns(hllEst).toFixed(0)} ns vs bloom-filters ${ns(bfHllEst).toFixed(0)} ns (×${x(hllEst, bfHllEst)})`)
-console.log(`Count-Min add:        grudge ${ns(cmsAdd).toFixed(0)} ns vs bloom-filters ${ns(bfCmsAdd).toFixed(0)} ns (×${x(cmsAdd, bfCmsAdd)})`)
-console.log(`Count-Min estimate:   grudge ${ns(cmsEst).toFixed(0)} ns vs bloom-filters ${ns(bfCmsEst).toFixed(0)} ns (×${x(cmsEst, bfCmsEst)})`)
-console.log(`Window update:        HyperLogLog ${ns(winUpd).toFixed(0)} ns, Count-Min ${ns(winCms).toFixed(0)} ns (target for add: ≤ 200 ns/op)`)
-console.log(`hash floor:           ${ns(hashOnly).toFixed(0)} ns of every add is key encoding + murmur3 (keys of ~25 chars)`)
+console.log(
+  `HyperLogLog add:      grudge ${ns(hllAdd).toFixed(0)} ns vs bloom-filters ${ns(bfHllAdd).toFixed(0)} ns (×${x(hllAdd, bfHllAdd)}); IPv4 keys ${ns(hllAddIp).toFixed(0)} ns`,
+)
+console.log(
+  `HyperLogLog estimate: grudge ${ns(hllEst).toFixed(0)} ns vs bloom-filters ${ns(bfHllEst).toFixed(0)} ns (×${x(hllEst, bfHllEst)})`,
+)
+console.log(
+  `Count-Min add:        grudge ${ns(cmsAdd).toFixed(0)} ns vs bloom-filters ${ns(bfCmsAdd).toFixed(0)} ns (×${x(cmsAdd, bfCmsAdd)})`,
+)
+console.log(
+  `Count-Min estimate:   grudge ${ns(cmsEst).toFixed(0)} ns vs bloom-filters ${ns(bfCmsEst).toFixed(0)} ns (×${x(cmsEst, bfCmsEst)})`,
+)
+console.log(
+  `Window update:        HyperLogLog ${ns(winUpd).toFixed(0)} ns, Count-Min ${ns(winCms).toFixed(0)} ns (target for add: ≤ 200 ns/op)`,
+)
+console.log(
+  `hash floor:           ${ns(hashOnly).toFixed(0)} ns of every add is key encoding + murmur3 (keys of ~25 chars)`,
+)
 if (sink === 42) console.log('')

@@ -7,7 +7,7 @@ import { crc32c } from './crc32c.js'
  * | offset | size | field |
  * |---|---|---|
  * | 0 | 4 | magic `GRDG` (47 52 44 47) |
- * | 4 | 1 | family id ({@link FAMILY}) |
+ * | 4 | 1 | family id (`FAMILY` below) |
  * | 5 | 1 | format version of the family (starts at 1) |
  * | 6 | 2 | flags, u16 LE (family-defined; unknown bits must be 0) |
  * | 8 | 4 | params length P, u32 LE |

@@ -131,12 +131,12 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
     h1Hi = t
     // h1 += h2
     sum = (h1Lo + h2Lo) | 0
-    h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+    h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
     h1Lo = sum
     // h1 = h1 * 5 + 0x52dce729
     mul64(h1Hi, h1Lo, 0, 5)
     sum = (M64[1] + 0x52dce729) | 0
-    h1Hi = (M64[0] + ((sum >>> 0) < 0x52dce729 ? 1 : 0)) | 0
+    h1Hi = (M64[0] + (sum >>> 0 < 0x52dce729 ? 1 : 0)) | 0
     h1Lo = sum
 
     // k2 = block[1]
@@ -155,12 +155,12 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
     h2Hi = t
     // h2 += h1
     sum = (h2Lo + h1Lo) | 0
-    h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+    h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
     h2Lo = sum
     // h2 = h2 * 5 + 0x38495ab5
     mul64(h2Hi, h2Lo, 0, 5)
     sum = (M64[1] + 0x38495ab5) | 0
-    h2Hi = (M64[0] + ((sum >>> 0) < 0x38495ab5 ? 1 : 0)) | 0
+    h2Hi = (M64[0] + (sum >>> 0 < 0x38495ab5 ? 1 : 0)) | 0
     h2Lo = sum
   }
 
@@ -237,10 +237,10 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
   h1Lo ^= len
   h2Lo ^= len
   sum = (h1Lo + h2Lo) | 0
-  h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+  h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
   h1Lo = sum
   sum = (h2Lo + h1Lo) | 0
-  h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+  h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
   h2Lo = sum
   fmix64(h1Hi, h1Lo)
   h1Hi = M64[0]
@@ -249,10 +249,10 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
   h2Hi = M64[0]
   h2Lo = M64[1]
   sum = (h1Lo + h2Lo) | 0
-  h1Hi = (h1Hi + h2Hi + ((sum >>> 0) < (h2Lo >>> 0) ? 1 : 0)) | 0
+  h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
   h1Lo = sum
   sum = (h2Lo + h1Lo) | 0
-  h2Hi = (h2Hi + h1Hi + ((sum >>> 0) < (h1Lo >>> 0) ? 1 : 0)) | 0
+  h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
   h2Lo = sum
   mOut[0] = h1Hi
   mOut[1] = h1Lo

@@ -96,76 +96,196 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
     v3h ^= mh
     v3l ^= ml
     // SipRound
-    l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-    t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-    t = v0h; v0h = v0l; v0l = t
-    l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-    t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-    l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-    t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-    l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-    t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-    t = v2h; v2h = v2l; v2l = t
+    l = (v0l + v1l) | 0
+    v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+    v0l = l
+    t = (v1h << 13) | (v1l >>> 19)
+    v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+    v1h = t ^ v0h
+    t = v0h
+    v0h = v0l
+    v0l = t
+    l = (v2l + v3l) | 0
+    v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+    v2l = l
+    t = (v3h << 16) | (v3l >>> 16)
+    v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+    v3h = t ^ v2h
+    l = (v0l + v3l) | 0
+    v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+    v0l = l
+    t = (v3h << 21) | (v3l >>> 11)
+    v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+    v3h = t ^ v0h
+    l = (v2l + v1l) | 0
+    v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+    v2l = l
+    t = (v1h << 17) | (v1l >>> 15)
+    v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+    v1h = t ^ v2h
+    t = v2h
+    v2h = v2l
+    v2l = t
     // SipRound
-    l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-    t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-    t = v0h; v0h = v0l; v0l = t
-    l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-    t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-    l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-    t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-    l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-    t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-    t = v2h; v2h = v2l; v2l = t
+    l = (v0l + v1l) | 0
+    v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+    v0l = l
+    t = (v1h << 13) | (v1l >>> 19)
+    v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+    v1h = t ^ v0h
+    t = v0h
+    v0h = v0l
+    v0l = t
+    l = (v2l + v3l) | 0
+    v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+    v2l = l
+    t = (v3h << 16) | (v3l >>> 16)
+    v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+    v3h = t ^ v2h
+    l = (v0l + v3l) | 0
+    v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+    v0l = l
+    t = (v3h << 21) | (v3l >>> 11)
+    v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+    v3h = t ^ v0h
+    l = (v2l + v1l) | 0
+    v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+    v2l = l
+    t = (v1h << 17) | (v1l >>> 15)
+    v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+    v1h = t ^ v2h
+    t = v2h
+    v2h = v2l
+    v2l = t
     v0h ^= mh
     v0l ^= ml
     if (last) break
   }
   v2l ^= 0xff
   // SipRound
-  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-  t = v0h; v0h = v0l; v0l = t
-  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-  t = v2h; v2h = v2l; v2l = t
+  l = (v0l + v1l) | 0
+  v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v1h << 13) | (v1l >>> 19)
+  v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+  v1h = t ^ v0h
+  t = v0h
+  v0h = v0l
+  v0l = t
+  l = (v2l + v3l) | 0
+  v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v3h << 16) | (v3l >>> 16)
+  v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+  v3h = t ^ v2h
+  l = (v0l + v3l) | 0
+  v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v3h << 21) | (v3l >>> 11)
+  v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+  v3h = t ^ v0h
+  l = (v2l + v1l) | 0
+  v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v1h << 17) | (v1l >>> 15)
+  v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+  v1h = t ^ v2h
+  t = v2h
+  v2h = v2l
+  v2l = t
   // SipRound
-  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-  t = v0h; v0h = v0l; v0l = t
-  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-  t = v2h; v2h = v2l; v2l = t
+  l = (v0l + v1l) | 0
+  v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v1h << 13) | (v1l >>> 19)
+  v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+  v1h = t ^ v0h
+  t = v0h
+  v0h = v0l
+  v0l = t
+  l = (v2l + v3l) | 0
+  v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v3h << 16) | (v3l >>> 16)
+  v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+  v3h = t ^ v2h
+  l = (v0l + v3l) | 0
+  v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v3h << 21) | (v3l >>> 11)
+  v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+  v3h = t ^ v0h
+  l = (v2l + v1l) | 0
+  v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v1h << 17) | (v1l >>> 15)
+  v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+  v1h = t ^ v2h
+  t = v2h
+  v2h = v2l
+  v2l = t
   // SipRound
-  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-  t = v0h; v0h = v0l; v0l = t
-  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-  t = v2h; v2h = v2l; v2l = t
+  l = (v0l + v1l) | 0
+  v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v1h << 13) | (v1l >>> 19)
+  v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+  v1h = t ^ v0h
+  t = v0h
+  v0h = v0l
+  v0l = t
+  l = (v2l + v3l) | 0
+  v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v3h << 16) | (v3l >>> 16)
+  v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+  v3h = t ^ v2h
+  l = (v0l + v3l) | 0
+  v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v3h << 21) | (v3l >>> 11)
+  v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+  v3h = t ^ v0h
+  l = (v2l + v1l) | 0
+  v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v1h << 17) | (v1l >>> 15)
+  v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+  v1h = t ^ v2h
+  t = v2h
+  v2h = v2l
+  v2l = t
   // SipRound
-  l = (v0l + v1l) | 0; v0h = (v0h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v1h << 13) | (v1l >>> 19); v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l; v1h = t ^ v0h
-  t = v0h; v0h = v0l; v0l = t
-  l = (v2l + v3l) | 0; v2h = (v2h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v3h << 16) | (v3l >>> 16); v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l; v3h = t ^ v2h
-  l = (v0l + v3l) | 0; v0h = (v0h + v3h + ((l >>> 0) < (v3l >>> 0) ? 1 : 0)) | 0; v0l = l
-  t = (v3h << 21) | (v3l >>> 11); v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l; v3h = t ^ v0h
-  l = (v2l + v1l) | 0; v2h = (v2h + v1h + ((l >>> 0) < (v1l >>> 0) ? 1 : 0)) | 0; v2l = l
-  t = (v1h << 17) | (v1l >>> 15); v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l; v1h = t ^ v2h
-  t = v2h; v2h = v2l; v2l = t
+  l = (v0l + v1l) | 0
+  v0h = (v0h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v1h << 13) | (v1l >>> 19)
+  v1l = ((v1l << 13) | (v1h >>> 19)) ^ v0l
+  v1h = t ^ v0h
+  t = v0h
+  v0h = v0l
+  v0l = t
+  l = (v2l + v3l) | 0
+  v2h = (v2h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v3h << 16) | (v3l >>> 16)
+  v3l = ((v3l << 16) | (v3h >>> 16)) ^ v2l
+  v3h = t ^ v2h
+  l = (v0l + v3l) | 0
+  v0h = (v0h + v3h + (l >>> 0 < v3l >>> 0 ? 1 : 0)) | 0
+  v0l = l
+  t = (v3h << 21) | (v3l >>> 11)
+  v3l = ((v3l << 21) | (v3h >>> 11)) ^ v0l
+  v3h = t ^ v0h
+  l = (v2l + v1l) | 0
+  v2h = (v2h + v1h + (l >>> 0 < v1l >>> 0 ? 1 : 0)) | 0
+  v2l = l
+  t = (v1h << 17) | (v1l >>> 15)
+  v1l = ((v1l << 17) | (v1h >>> 15)) ^ v2l
+  v1h = t ^ v2h
+  t = v2h
+  v2h = v2l
+  v2l = t
   sOut[0] = v0h ^ v1h ^ v2h ^ v3h
   sOut[1] = v0l ^ v1l ^ v2l ^ v3l
 }

@@ -98,7 +98,8 @@ export function writerStamp(clock: Clock, options: SerializeOptions | undefined)
 
 /** Reader-side clock and wall-clock ms, validated. */
 export function readerStamp(options: DeserializeOptions | undefined): { clock: Clock; wall: number } {
-  if (options !== undefined && (typeof options !== 'object' || options === null)) invalidOption('options', 'an object', options)
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    invalidOption('options', 'an object', options)
   const clock = options?.clock ?? systemClock
   if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
     invalidOption('clock', 'an object with now(): number', clock)
@@ -132,7 +133,8 @@ export function readShape(dv: DataView, off: number): DecodedShape {
   const cells = dv.getUint32(off + 4, true)
   if (levels < 1 || levels > 1 << 20) invalidField('levels', 'an integer in [1, 2^20]', levels)
   if (cells < 1) invalidField('cellsPerLevel', 'an integer ≥ 1', cells)
-  if (levels * cells > 0x7fffffff) invalidField('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
+  if (levels * cells > 0x7fffffff)
+    invalidField('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
   const decayId = dv.getUint8(off + 8)
   const aggId = dv.getUint8(off + 9)
   const hasherId = dv.getUint8(off + 10)
@@ -161,7 +163,17 @@ export function readShape(dv: DataView, off: number): DecodedShape {
   if (!(Number.isFinite(hi) && hi >= 0 && hi > lo)) invalidField('hi', `a finite number ≥ 0 and > lo (${lo})`, hi)
   if (!Number.isFinite(writerWallMs)) invalidField('writer wall-clock ms', 'a finite number', writerWallMs)
   if (!Number.isFinite(writerNowMs)) invalidField('writer clock ms', 'a finite number', writerNowMs)
-  return { levels, cellsPerLevel: cells, decay, lo, hi, aggregator: AGG_BY_ID[aggId], hasherId, writerWallMs, writerNowMs }
+  return {
+    levels,
+    cellsPerLevel: cells,
+    decay,
+    lo,
+    hi,
+    aggregator: AGG_BY_ID[aggId],
+    hasherId,
+    writerWallMs,
+    writerNowMs,
+  }
 }
 
 /** Copy `n` float64 values little-endian into `out` at byte offset `off`. */
@@ -230,7 +242,14 @@ function writeSparse(out: Uint8Array, off: number, scores: Float64Array, count: 
  * {@link readCells}; returns dense cells and the offset after the block.
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad field
  */
-function readSparse(bytes: Uint8Array, off: number, end: number, shape: DecodedShape, shift: number, what: string): { cells: DecodedCells; next: number } {
+function readSparse(
+  bytes: Uint8Array,
+  off: number,
+  end: number,
+  shape: DecodedShape,
+  shift: number,
+  what: string,
+): { cells: DecodedCells; next: number } {
   const n = shape.levels * shape.cellsPerLevel
   if (off + 16 > end) invalidField(`${what} sparse header`, `16 bytes at offset ${off}`, `${end - off} bytes`)
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
@@ -240,7 +259,8 @@ function readSparse(bytes: Uint8Array, off: number, end: number, shape: DecodedS
   if (count > n) invalidField(`${what} sparse count`, `at most levels × cellsPerLevel (${n})`, count)
   if (reserved !== 0) invalidField(`${what} sparse reserved`, '0', reserved)
   if (!Number.isFinite(at)) invalidField(`${what} sparse time`, 'a finite number (ms)', at)
-  if (off + sparseBytes(count) > end) invalidField('payload length', `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`, end)
+  if (off + sparseBytes(count) > end)
+    invalidField('payload length', `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`, end)
   const bound = shape.hi - shape.lo
   const scores = new Float64Array(n)
   const touched = new Float64Array(n)
@@ -250,8 +270,10 @@ function readSparse(bytes: Uint8Array, off: number, end: number, shape: DecodedS
   for (let k = 0; k < count; k++, o += 12) {
     const p = dv.getUint32(o, true)
     const v = dv.getFloat64(o + 4, true)
-    if (p <= prev || p >= n) invalidField(`${what} sparse index[${k}]`, `an index in (${prev}, ${n}) (strictly increasing)`, p)
-    if (!(v >= -bound && v <= bound) || v === 0) invalidField(`${what} sparse value[${k}]`, `a non-zero number in [${-bound}, ${bound}]`, v)
+    if (p <= prev || p >= n)
+      invalidField(`${what} sparse index[${k}]`, `an index in (${prev}, ${n}) (strictly increasing)`, p)
+    if (!(v >= -bound && v <= bound) || v === 0)
+      invalidField(`${what} sparse value[${k}]`, `a non-zero number in [${-bound}, ${bound}]`, v)
     scores[p] = v
     touched[p] = time
     prev = p
@@ -329,7 +351,14 @@ export function encodeSketch(
     payload = new Uint8Array(scores.byteLength * 2)
     writeCells(payload, 0, scores, touched)
   }
-  return writeFrame({ family: FAMILY.sketch, version: SKETCH_FORMAT_VERSION, flags, seed: shape.hasher.seed, params, payload })
+  return writeFrame({
+    family: FAMILY.sketch,
+    version: SKETCH_FORMAT_VERSION,
+    flags,
+    seed: shape.hasher.seed,
+    params,
+    payload,
+  })
 }
 
 /**
@@ -338,20 +367,26 @@ export function encodeSketch(
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (see `readFrame`), `ERR_GRUDGE_FORMAT_INVALID`
  * for a bad params field, flag, payload size or cell
  */
-export function decodeSketch(bytes: Uint8Array, wantDelta: boolean, options: DeserializeOptions | undefined): DecodedSketch {
+export function decodeSketch(
+  bytes: Uint8Array,
+  wantDelta: boolean,
+  options: DeserializeOptions | undefined,
+): DecodedSketch {
   const { clock, wall } = readerStamp(options)
   const frame = readFrame(bytes, FAMILY.sketch, SKETCH_FORMAT_VERSION)
-  if ((frame.flags & ~(FLAG_DELTA | FLAG_SPARSE)) !== 0) invalidField('flags', 'only bits 0 (delta) and 2 (sparse) may be set', frame.flags)
+  if ((frame.flags & ~(FLAG_DELTA | FLAG_SPARSE)) !== 0)
+    invalidField('flags', 'only bits 0 (delta) and 2 (sparse) may be set', frame.flags)
   const isDelta = (frame.flags & FLAG_DELTA) !== 0
   const isSparse = (frame.flags & FLAG_SPARSE) !== 0
   if (isSparse && !isDelta) invalidField('flags', 'bit 2 (sparse) only with bit 0 (delta)', frame.flags)
   if (isDelta !== wantDelta) {
     throw new GrudgeError(
       'ERR_GRUDGE_FORMAT_INVALID',
-      `frame field "flags": expected ${wantDelta ? 'a delta frame (bit 0 set)' : 'a full state (bit 0 clear)'}, received ${isDelta ? 'a delta frame (read it with the delta class\'s deserialize)' : 'a full state (read it with Sketch.deserialize)'}`,
+      `frame field "flags": expected ${wantDelta ? 'a delta frame (bit 0 set)' : 'a full state (bit 0 clear)'}, received ${isDelta ? "a delta frame (read it with the delta class's deserialize)" : 'a full state (read it with Sketch.deserialize)'}`,
     )
   }
-  if (frame.params.length !== SHAPE_PARAMS_BYTES) invalidField('params length', `${SHAPE_PARAMS_BYTES}`, frame.params.length)
+  if (frame.params.length !== SHAPE_PARAMS_BYTES)
+    invalidField('params length', `${SHAPE_PARAMS_BYTES}`, frame.params.length)
   const shape = readShape(new DataView(frame.params.buffer, frame.params.byteOffset, frame.params.byteLength), 0)
   const n = shape.levels * shape.cellsPerLevel
   const now = clock.now()
@@ -359,10 +394,12 @@ export function decodeSketch(bytes: Uint8Array, wantDelta: boolean, options: Des
   let cells: DecodedCells
   if (isSparse) {
     const r = readSparse(frame.payload, 0, frame.payload.length, shape, shift, 'cell')
-    if (r.next !== frame.payload.length) invalidField('payload length', `${r.next} (the sparse block)`, frame.payload.length)
+    if (r.next !== frame.payload.length)
+      invalidField('payload length', `${r.next} (the sparse block)`, frame.payload.length)
     cells = r.cells
   } else {
-    if (frame.payload.length !== n * 16) invalidField('payload length', `${n * 16} (16 × levels × cellsPerLevel)`, frame.payload.length)
+    if (frame.payload.length !== n * 16)
+      invalidField('payload length', `${n * 16} (16 × levels × cellsPerLevel)`, frame.payload.length)
     cells = readCells(frame.payload, 0, shape, isDelta, shift, 'cell')
   }
   const seed = new Uint8Array(frame.seed)
@@ -426,15 +463,18 @@ export function encodeRotator(
   dv.setFloat64(76, fields.lastRotationAtMs, true)
   const cellBytes = shape.levels * shape.cellsPerLevel * 16
   const sparse = delta ? gens.map((g) => sparseInfo(g.scores, g.touched)) : []
-  const useSparse = delta && sparse.every((x) => x !== undefined) && sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0) < gens.length * (16 + cellBytes)
+  const useSparse =
+    delta &&
+    sparse.every((x) => x !== undefined) &&
+    sparse.reduce((acc, x) => acc + 16 + sparseBytes(x.count), 0) < gens.length * (16 + cellBytes)
   let payload: Uint8Array
   if (useSparse) {
-    payload = new Uint8Array(sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0))
+    payload = new Uint8Array(sparse.reduce((acc, x) => acc + 16 + sparseBytes(x.count), 0))
     let off = 0
     for (let g = 0; g < gens.length; g++) {
       payload.set(gens[g].seed, off)
-      writeSparse(payload, off + 16, gens[g].scores, sparse[g]!.count, sparse[g]!.at)
-      off += 16 + sparseBytes(sparse[g]!.count)
+      writeSparse(payload, off + 16, gens[g].scores, sparse[g].count, sparse[g].at)
+      off += 16 + sparseBytes(sparse[g].count)
     }
   } else {
     payload = new Uint8Array(gens.length * (16 + cellBytes))
@@ -493,7 +533,8 @@ export function decodeRotator(
     )
   }
   const seeded = (frame.flags & FLAG_SEEDED) !== 0
-  if (frame.params.length !== ROTATOR_PARAMS_BYTES) invalidField('params length', `${ROTATOR_PARAMS_BYTES}`, frame.params.length)
+  if (frame.params.length !== ROTATOR_PARAMS_BYTES)
+    invalidField('params length', `${ROTATOR_PARAMS_BYTES}`, frame.params.length)
   const dv = new DataView(frame.params.buffer, frame.params.byteOffset, frame.params.byteLength)
   const shape = readShape(dv, 0)
   const generations = dv.getUint32(52, true)
@@ -508,7 +549,8 @@ export function decodeRotator(
   if (!Number.isFinite(lastRotationAtMs)) invalidField('last rotation ms', 'a finite number', lastRotationAtMs)
   const master = seeded ? new Uint8Array(frame.seed) : undefined
   if (!seeded) {
-    for (let i = 0; i < 16; i++) if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
+    for (let i = 0; i < 16; i++)
+      if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
   }
   const n = shape.levels * shape.cellsPerLevel
   const per = 16 + n * 16
@@ -526,7 +568,12 @@ export function decodeRotator(
     if (master !== undefined) {
       const want = deriveSeed(master, rotations + g)
       for (let i = 0; i < 16; i++) {
-        if (seed[i] !== want[i]) invalidField(`generation ${g} seed`, `the seed derived from the master seed for generation index ${rotations + g}`, 'another seed')
+        if (seed[i] !== want[i])
+          invalidField(
+            `generation ${g} seed`,
+            `the seed derived from the master seed for generation index ${rotations + g}`,
+            'another seed',
+          )
       }
     }
     let cells: DecodedCells
@@ -542,5 +589,12 @@ export function decodeRotator(
   }
   if (off !== end) invalidField('payload length', `${off} (the generations' blocks)`, end)
   const mappedLast = lastRotationAtMs > shape.writerNowMs ? shape.writerNowMs + shift : lastRotationAtMs + shift
-  return { shape, fields: { generations, periodMs, rotations, lastRotationAtMs: mappedLast }, masterSeed: master, gens, clock, delta: isDelta }
+  return {
+    shape,
+    fields: { generations, periodMs, rotations, lastRotationAtMs: mappedLast },
+    masterSeed: master,
+    gens,
+    clock,
+    delta: isDelta,
+  }
 }

@@ -1,7 +1,13 @@
 import type { Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
-import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions, type SketchShape } from './codec.js'
+import {
+  decodeSketch,
+  encodeSketch,
+  type DeserializeOptions,
+  type SerializeOptions,
+  type SketchShape,
+} from './codec.js'
 import type { Decay } from './decay.js'
 import { addCells, decayCellTo, incompatibility } from './merge.js'
 import type { Aggregator } from './sketch.js'
@@ -76,7 +82,15 @@ export class SketchDelta implements SketchShape {
     const d = decodeSketch(bytes, true, options)
     const c = d.config
     return new SketchDelta(
-      { levels: c.levels!, cellsPerLevel: c.cellsPerLevel!, decay: c.decay!, lo: c.lo!, hi: c.hi!, aggregator: c.aggregator!, hasher: c.hasher! },
+      {
+        levels: c.levels!,
+        cellsPerLevel: c.cellsPerLevel!,
+        decay: c.decay!,
+        lo: c.lo!,
+        hi: c.hi!,
+        aggregator: c.aggregator!,
+        hasher: c.hasher!,
+      },
       c.clock,
       d.cells.scores,
       d.cells.touched,
@@ -100,7 +114,11 @@ function baselineOf(owner: object, n: number): { scores: Float64Array; touched: 
  * `view − baseline` per cell at now, then baseline := view. Allocates the delta (and the
  * baseline on first use); O(L·M).
  */
-export function takeDeltaOf(owner: SketchShape & { clock: Clock }, scores: Float64Array, touched: Float64Array): SketchDelta {
+export function takeDeltaOf(
+  owner: SketchShape & { clock: Clock },
+  scores: Float64Array,
+  touched: Float64Array,
+): SketchDelta {
   const n = scores.length
   const base = baselineOf(owner, n)
   const now = owner.clock.now()
@@ -134,11 +152,17 @@ export function applyDeltaOf(
   delta: SketchDelta,
 ): void {
   if (!(delta instanceof SketchDelta)) {
-    throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', 'applyDelta: expected a SketchDelta or its serialized bytes, received another value')
+    throw new GrudgeError(
+      'ERR_GRUDGE_OPTION_INVALID',
+      'applyDelta: expected a SketchDelta or its serialized bytes, received another value',
+    )
   }
   const diff = incompatibility(owner, delta)
   if (diff !== undefined) {
-    throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`)
+    throw new GrudgeError(
+      'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`,
+    )
   }
   const base = baselineOf(owner, scores.length)
   const now = owner.clock.now()

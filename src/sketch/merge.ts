@@ -18,7 +18,8 @@ export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = fal
   if (a.levels !== b.levels) return `levels: ${a.levels} vs ${b.levels}`
   if (a.cellsPerLevel !== b.cellsPerLevel) return `cellsPerLevel: ${a.cellsPerLevel} vs ${b.cellsPerLevel}`
   if (a.decay.kind !== b.decay.kind) return `decay: ${a.decay.kind} vs ${b.decay.kind}`
-  if (a.decay.ratePerSecond !== b.decay.ratePerSecond) return `decay rate: ${a.decay.ratePerSecond} vs ${b.decay.ratePerSecond} per second`
+  if (a.decay.ratePerSecond !== b.decay.ratePerSecond)
+    return `decay rate: ${a.decay.ratePerSecond} vs ${b.decay.ratePerSecond} per second`
   if (a.lo !== b.lo) return `lo: ${a.lo} vs ${b.lo}`
   if (a.hi !== b.hi) return `hi: ${a.hi} vs ${b.hi}`
   if (a.aggregator !== b.aggregator) return `aggregator: ${a.aggregator} vs ${b.aggregator}`
@@ -36,10 +37,14 @@ export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = fal
  * naming the first difference
  */
 export function assertMergeable(what: string, a: SketchShape, b: SketchShape): void {
-  if (a === b) throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', `${what}: expected another ${what}, received the same instance`)
+  if (a === b)
+    throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', `${what}: expected another ${what}, received the same instance`)
   const diff = incompatibility(a, b)
   if (diff !== undefined) {
-    throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `${what}: expected the same configuration and seed, received different ${diff}`)
+    throw new GrudgeError(
+      'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      `${what}: expected the same configuration and seed, received different ${diff}`,
+    )
   }
 }
 
@@ -47,7 +52,13 @@ export function assertMergeable(what: string, a: SketchShape, b: SketchShape): v
  * Decay cell `p` of (scores, touched) to `now` in place, as the Sketch does lazily: a
  * clock gone back decays nothing and the time never moves back.
  */
-export function decayCellTo(shape: SketchShape, scores: Float64Array, touched: Float64Array, p: number, now: number): number {
+export function decayCellTo(
+  shape: SketchShape,
+  scores: Float64Array,
+  touched: Float64Array,
+  p: number,
+  now: number,
+): number {
   const last = touched[p]
   let s = scores[p]
   if (now > last) {

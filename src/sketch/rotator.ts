@@ -1,7 +1,14 @@
 import { systemClock, systemTicker, type Clock, type Ticker, type TickerHandle } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type SeedLike } from '../hash/hasher.js'
-import { decodeRotator, encodeRotator, type DecodedRotator, type DeserializeOptions, type SerializeOptions, type SketchShape } from './codec.js'
+import {
+  decodeRotator,
+  encodeRotator,
+  type DecodedRotator,
+  type DeserializeOptions,
+  type SerializeOptions,
+  type SketchShape,
+} from './codec.js'
 import { SketchDelta } from './delta.js'
 import { incompatibility } from './merge.js'
 import { Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
@@ -125,7 +132,12 @@ export class RotatorDelta {
     return encodeRotator(
       d0,
       d0.clock,
-      { generations: this.deltas.length, periodMs: this.periodMs, rotations: this.rotations, lastRotationAtMs: d0.clock.now() },
+      {
+        generations: this.deltas.length,
+        periodMs: this.periodMs,
+        rotations: this.rotations,
+        lastRotationAtMs: d0.clock.now(),
+      },
       this.masterSeed,
       this.deltas.map((d) => ({ seed: d.hasher.seed, scores: d.scores, touched: d.touched })),
       true,
@@ -147,7 +159,15 @@ export class RotatorDelta {
 
 function shapeOf(d: DecodedRotator, seed: Uint8Array): SketchShape {
   const s = d.shape
-  return { levels: s.levels, cellsPerLevel: s.cellsPerLevel, decay: s.decay, lo: s.lo, hi: s.hi, aggregator: s.aggregator, hasher: hasherFromId(s.hasherId, seed) }
+  return {
+    levels: s.levels,
+    cellsPerLevel: s.cellsPerLevel,
+    decay: s.decay,
+    lo: s.lo,
+    hi: s.hi,
+    aggregator: s.aggregator,
+    hasher: hasherFromId(s.hasherId, seed),
+  }
 }
 
 /**
@@ -189,7 +209,8 @@ export class Rotator {
    */
   constructor(config: RotatorConfig) {
     if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
-    if (typeof config.sketch !== 'object' || config.sketch === null) invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
+    if (typeof config.sketch !== 'object' || config.sketch === null)
+      invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
     const generations = config.generations ?? 2
     if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
     const periodMs = config.periodMs
@@ -353,7 +374,12 @@ export class Rotator {
     return encodeRotator(
       this.gens[0],
       this.clock,
-      { generations: this.generations, periodMs: this.periodMs, rotations: this.completed, lastRotationAtMs: this.lastRotationAtMs },
+      {
+        generations: this.generations,
+        periodMs: this.periodMs,
+        rotations: this.completed,
+        lastRotationAtMs: this.lastRotationAtMs,
+      },
       this.seed,
       this.gens.map((g) => g.cellsForFrame()),
       false,
@@ -383,7 +409,15 @@ export class Rotator {
     })
     const s = d.shape
     const rotator = new Rotator({
-      sketch: { levels: s.levels, cellsPerLevel: s.cellsPerLevel, decay: s.decay, lo: s.lo, hi: s.hi, aggregator: s.aggregator, hasher: hasherFromId(s.hasherId, randomSeed()) },
+      sketch: {
+        levels: s.levels,
+        cellsPerLevel: s.cellsPerLevel,
+        decay: s.decay,
+        lo: s.lo,
+        hi: s.hi,
+        aggregator: s.aggregator,
+        hasher: hasherFromId(s.hasherId, randomSeed()),
+      },
       generations: d.fields.generations,
       periodMs: d.fields.periodMs,
       clock: d.clock,
@@ -413,7 +447,8 @@ export class Rotator {
   private incompatibility(other: Rotator): string | undefined {
     if (this.generations !== other.generations) return `generations: ${this.generations} vs ${other.generations}`
     if (this.periodMs !== other.periodMs) return `periodMs: ${this.periodMs} vs ${other.periodMs}`
-    if (this.completed !== other.completed) return `rotations: ${this.completed} vs ${other.completed} (align with rotateTo)`
+    if (this.completed !== other.completed)
+      return `rotations: ${this.completed} vs ${other.completed} (align with rotateTo)`
     for (let i = 0; i < this.generations; i++) {
       const diff = incompatibility(this.gens[i], other.gens[i])
       if (diff !== undefined) return `generation ${i}: ${diff}`
@@ -428,11 +463,20 @@ export class Rotator {
    */
   merge(other: Rotator): void {
     this.assertOpen()
-    if (!(other instanceof Rotator)) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'rotator: expected a Rotator to merge, received another value')
-    if (other === this) throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'rotator: expected another rotator, received the same instance')
+    if (!(other instanceof Rotator))
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        'rotator: expected a Rotator to merge, received another value',
+      )
+    if (other === this)
+      throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'rotator: expected another rotator, received the same instance')
     other.assertOpen()
     const diff = this.incompatibility(other)
-    if (diff !== undefined) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `rotator: expected the same configuration, seeds and rotation count, received different ${diff}`)
+    if (diff !== undefined)
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        `rotator: expected the same configuration, seeds and rotation count, received different ${diff}`,
+      )
     for (let i = 0; i < this.generations; i++) this.gens[i].merge(other.gens[i])
   }
 
@@ -443,7 +487,12 @@ export class Rotator {
    */
   takeDelta(): RotatorDelta {
     this.assertOpen()
-    return new RotatorDelta(this.completed, this.periodMs, this.seed, this.gens.map((g) => g.takeDelta()))
+    return new RotatorDelta(
+      this.completed,
+      this.periodMs,
+      this.seed,
+      this.gens.map((g) => g.takeDelta()),
+    )
   }
 
   /**
@@ -459,11 +508,21 @@ export class Rotator {
    */
   applyDelta(delta: RotatorDelta | Uint8Array, options?: DeserializeOptions): number {
     this.assertOpen()
-    const d = delta instanceof Uint8Array ? RotatorDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
-    if (!(d instanceof RotatorDelta)) throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', 'applyDelta: expected a RotatorDelta or its bytes, received another value')
+    const d =
+      delta instanceof Uint8Array
+        ? RotatorDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
+        : delta
+    if (!(d instanceof RotatorDelta))
+      throw new GrudgeError(
+        'ERR_GRUDGE_OPTION_INVALID',
+        'applyDelta: expected a RotatorDelta or its bytes, received another value',
+      )
     const shapeDiff = incompatibility(this.gens[0], d.deltas[0], true)
     if (shapeDiff !== undefined) {
-      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `rotator delta: expected the same configuration, received different ${shapeDiff}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        `rotator delta: expected the same configuration, received different ${shapeDiff}`,
+      )
     }
     let applied = 0
     for (let i = 0; i < d.deltas.length; i++) {
@@ -485,6 +544,10 @@ export class Rotator {
   }
 
   private assertOpen(): void {
-    if (this.closed) throw new GrudgeError('ERR_GRUDGE_ROTATOR_CLOSED', 'rotator: expected an open rotator, received one that was closed')
+    if (this.closed)
+      throw new GrudgeError(
+        'ERR_GRUDGE_ROTATOR_CLOSED',
+        'rotator: expected an open rotator, received one that was closed',
+      )
   }
 }

@@ -1,7 +1,10 @@
 import { GrudgeRangeError, describeValue } from '../errors.js'
 
 function bad(name: string, expected: string, value: unknown): never {
-  throw new GrudgeRangeError('ERR_GRUDGE_SIZING_INVALID', `${name}: expected ${expected}, received ${describeValue(value)}`)
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_SIZING_INVALID',
+    `${name}: expected ${expected}, received ${describeValue(value)}`,
+  )
 }
 
 /**
@@ -35,7 +38,8 @@ export function falsePositiveRate(levels: number, cellsPerLevel: number, hotKeys
 export function suggestLevels(hotKeys: number, cellsPerLevel: number, targetFalsePositive: number): number {
   if (!(hotKeys > 0) || !Number.isFinite(hotKeys)) bad('hotKeys', 'a finite number > 0', hotKeys)
   if (!Number.isInteger(cellsPerLevel) || cellsPerLevel <= 1) bad('cellsPerLevel', 'an integer > 1', cellsPerLevel)
-  if (!(targetFalsePositive > 0 && targetFalsePositive < 1)) bad('targetFalsePositive', 'a number in (0, 1)', targetFalsePositive)
+  if (!(targetFalsePositive > 0 && targetFalsePositive < 1))
+    bad('targetFalsePositive', 'a number in (0, 1)', targetFalsePositive)
   const perLevel = -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
   if (perLevel >= 1) bad('hotKeys', `fewer hot keys than saturate ${cellsPerLevel} cells`, hotKeys)
   return Math.max(1, Math.ceil(Math.log(targetFalsePositive) / Math.log(perLevel)))

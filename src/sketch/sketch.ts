@@ -216,7 +216,7 @@ export class Sketch {
       let s = scores[p]
       if (now > touched[p]) {
         if (s !== 0) {
-          // decay inlined (the arithmetic of decayed()): no call per level on the hot path
+          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - touched[p])
@@ -301,31 +301,6 @@ export class Sketch {
     }
   }
 
-  /** Decay the cell at absolute position p to `now` in place (a clock gone back decays nothing, and last-touched never moves back). */
-  private decayCell(p: number, now: number): number {
-    const last = this.touched[p]
-    let s = this.scores[p]
-    if (now > last) {
-      if (s !== 0) {
-        s = this.decayed(s, now - last)
-        this.scores[p] = s
-      }
-      this.touched[p] = now
-    }
-    return s
-  }
-
-  /** A score after `dtMs` > 0 ms of this sketch's decay (see {@link applyDecay}). */
-  private decayed(s: number, dtMs: number): number {
-    const kind = this.decayId
-    if (kind === DECAY_EXP) return s * Math.exp(-this.ratePerMs * dtMs)
-    if (kind === DECAY_LIN) {
-      const step = this.ratePerMs * dtMs
-      return s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-    }
-    return s
-  }
-
   /** For each of the located cells: decay to now, add delta, clamp to [lo, hi]. */
   private addAll(delta: number, now: number): void {
     const scores = this.scores
@@ -343,7 +318,7 @@ export class Sketch {
       let s = scores[p]
       if (now > touched[p]) {
         if (s !== 0) {
-          // decay inlined (the arithmetic of decayed()): no call per level on the hot path
+          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - touched[p])
@@ -444,7 +419,10 @@ export class Sketch {
    */
   merge(other: Sketch): void {
     if (!(other instanceof Sketch)) {
-      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', 'sketch: expected a Sketch to merge, received another value')
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        'sketch: expected a Sketch to merge, received another value',
+      )
     }
     assertMergeable('sketch', this, other)
     addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
@@ -470,7 +448,10 @@ export class Sketch {
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
    */
   applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
-    const d = delta instanceof Uint8Array ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock }) : delta
+    const d =
+      delta instanceof Uint8Array
+        ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
+        : delta
     applyDeltaOf(this, this.scores, this.touched, d)
   }
 
@@ -498,7 +479,10 @@ export class Sketch {
   loadCellsFromFrame(scores: Float64Array, touched: Float64Array): void {
     const n = this.levels * this.cellsPerLevel
     if (scores.length !== n || touched.length !== n) {
-      throw new GrudgeError('ERR_GRUDGE_FORMAT_INVALID', `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_FORMAT_INVALID',
+        `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`,
+      )
     }
     this.scores.set(scores)
     this.touched.set(touched)
@@ -521,6 +505,9 @@ function readClock(clock: Clock): number {
  */
 export function checkFinite(name: string, value: number): void {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    throw new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', `${name}: expected a finite number, received ${describeValue(value)}`)
+    throw new GrudgeRangeError(
+      'ERR_GRUDGE_VALUE_NOT_FINITE',
+      `${name}: expected a finite number, received ${describeValue(value)}`,
+    )
   }
 }

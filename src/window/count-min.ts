@@ -1,7 +1,14 @@
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import { HASHER_IDS, Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
-import type { kmIndexes } from '../hash/indexes.js'
+import {
+  HASHER_IDS,
+  Murmur3Hasher,
+  SipHasher,
+  hasherFromId,
+  randomSeed,
+  type Hasher,
+  type SeedLike,
+} from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 
@@ -48,7 +55,10 @@ const COUNTER_BITS = 32
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 function badSizing(name: string, expected: string, value: unknown): never {
-  throw new GrudgeRangeError('ERR_GRUDGE_SIZING_INVALID', `${name}: expected ${expected}, received ${describeValue(value)}`)
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_SIZING_INVALID',
+    `${name}: expected ${expected}, received ${describeValue(value)}`,
+  )
 }
 
 /**
@@ -85,7 +95,7 @@ function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
 /**
  * Count-Min sketch (Cormode & Muthukrishnan 2005): d rows of w unsigned 32-bit counters.
  * An item maps to one counter per row (Kirsch–Mitzenmacher double hashing of one 64-bit
- * hash: exactly {@link kmIndexes}, `(h1 + i·h2) mod w`, computed incrementally as
+ * hash: exactly `kmIndexes` of src/hash/indexes.ts, `(h1 + i·h2) mod w`, computed incrementally as
  * `(h1 mod w) + i·(h2 mod w)` reduced by one subtraction per row, so two divisions per
  * item instead of d); `add` raises its d counters and `estimate` returns their
  * minimum, which is never below the item's true count (collisions only add) and, with
@@ -117,7 +127,8 @@ export class CountMinSketch implements Mergeable {
    * `conservative`, `seed` or `hasher`
    */
   constructor(options: CountMinOptions) {
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object with width and depth', options)
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object with width and depth', options)
     const { width, depth } = options
     if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > MAX_WIDTH) {
       invalidOption('width', 'an integer in [1, 2^28]', width)
@@ -144,9 +155,11 @@ export class CountMinSketch implements Mergeable {
    * (0, 1), or a width × depth above 2^28
    */
   static withAccuracy(options: CountMinAccuracy): CountMinSketch {
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object with epsilon and delta', options)
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object with epsilon and delta', options)
     const { epsilon, delta } = options
-    if (typeof epsilon !== 'number' || !(epsilon > 0 && epsilon < 1)) invalidOption('epsilon', 'a number in (0, 1)', epsilon)
+    if (typeof epsilon !== 'number' || !(epsilon > 0 && epsilon < 1))
+      invalidOption('epsilon', 'a number in (0, 1)', epsilon)
     if (typeof delta !== 'number' || !(delta > 0 && delta < 1)) invalidOption('delta', 'a number in (0, 1)', delta)
     return new CountMinSketch({
       width: countMinWidth(epsilon),
@@ -172,7 +185,8 @@ export class CountMinSketch implements Mergeable {
    */
   add(item: string | Uint8Array, count = 1): void {
     // fast path for counts that fit a u32; the full check only on the slow path
-    if ((count >>> 0) !== count && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0)) badCount(count)
+    if (count >>> 0 !== count && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0))
+      badCount(count)
     keyBytes(item)
     const h = this.hasher
     h.hashInto(keyView, keyLength)
@@ -272,7 +286,8 @@ export class CountMinSketch implements Mergeable {
     }
     if (other.width !== this.width) mergeIncompatible('width', this.width, other.width)
     if (other.depth !== this.depth) mergeIncompatible('depth', this.depth, other.depth)
-    if (other.conservative !== this.conservative) mergeIncompatible('conservative', this.conservative, other.conservative)
+    if (other.conservative !== this.conservative)
+      mergeIncompatible('conservative', this.conservative, other.conservative)
     if (other.hasher.id !== this.hasher.id) mergeIncompatible('hasher', this.hasher.name, other.hasher.name)
     if (!sameBytes(other.hasher.seed, this.hasher.seed)) mergeIncompatible('seed', this.hasher.seed, other.hasher.seed)
     const a = this.counters
@@ -287,7 +302,12 @@ export class CountMinSketch implements Mergeable {
 
   /** A new empty sketch with the same width, depth, update rule, hasher and seed. */
   emptyLike(): CountMinSketch {
-    return new CountMinSketch({ width: this.width, depth: this.depth, conservative: this.conservative, hasher: this.hasher })
+    return new CountMinSketch({
+      width: this.width,
+      depth: this.depth,
+      conservative: this.conservative,
+      hasher: this.hasher,
+    })
   }
 
   /**
@@ -342,7 +362,8 @@ export class CountMinSketch implements Mergeable {
     if (f.params[9] !== COUNTER_BITS) invalidField('counterBits', '32', f.params[9])
     if (f.params[10] !== 0 || f.params[11] !== 0) invalidField('reserved', '0', pv.getUint16(10, true))
     const n = width * depth
-    if (f.payload.length !== 8 + 4 * n) invalidField('payload', `${8 + 4 * n} bytes for ${width} × ${depth}`, f.payload.length)
+    if (f.payload.length !== 8 + 4 * n)
+      invalidField('payload', `${8 + 4 * n} bytes for ${width} × ${depth}`, f.payload.length)
     const dv = new DataView(f.payload.buffer, f.payload.byteOffset, f.payload.byteLength)
     const total = dv.getUint32(0, true) + dv.getUint32(4, true) * 0x100000000
     if (total > Number.MAX_SAFE_INTEGER) invalidField('total', 'at most 2^53 − 1', total)
@@ -368,7 +389,13 @@ export class CountMinSketch implements Mergeable {
 
 function badCount(count: unknown): never {
   if (typeof count === 'number' && !Number.isFinite(count)) {
-    throw new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', `count: expected a finite non-negative integer, received ${describeValue(count)}`)
+    throw new GrudgeRangeError(
+      'ERR_GRUDGE_VALUE_NOT_FINITE',
+      `count: expected a finite non-negative integer, received ${describeValue(count)}`,
+    )
   }
-  throw new GrudgeRangeError('ERR_GRUDGE_OPTION_INVALID', `count: expected a non-negative safe integer, received ${describeValue(count)}`)
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_OPTION_INVALID',
+    `count: expected a non-negative safe integer, received ${describeValue(count)}`,
+  )
 }

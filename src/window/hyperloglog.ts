@@ -1,6 +1,14 @@
 import { invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import { HASHER_IDS, Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import {
+  HASHER_IDS,
+  Murmur3Hasher,
+  SipHasher,
+  hasherFromId,
+  randomSeed,
+  type Hasher,
+  type SeedLike,
+} from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 
@@ -286,4 +294,3 @@ function tau(x: number): number {
   } while (z !== prev)
   return z / 3
 }
-

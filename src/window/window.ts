@@ -3,7 +3,13 @@ import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { CountMinSketch } from './count-min.js'
 import { HyperLogLog } from './hyperloglog.js'
-import { checkMergeableFamily, hasWholeEstimate, type Mergeable, type MergeableFamily, type MergeMethod } from './mergeable.js'
+import {
+  checkMergeableFamily,
+  hasWholeEstimate,
+  type Mergeable,
+  type MergeableFamily,
+  type MergeMethod,
+} from './mergeable.js'
 
 /** What {@link WindowOptions.onRoll} receives when the window moves into a new slot. */
 export interface RollEvent {
@@ -77,9 +83,12 @@ const VERSION = 1
 const PARAMS_BYTES = 28
 
 /** Families a window frame can name without `options.family`. */
-const BUILTIN_FAMILIES: ReadonlyMap<number, MergeableFamily<Mergeable, never>> = new Map<number, MergeableFamily<Mergeable, never>>([
-  [FAMILY.hyperloglog, HyperLogLog as unknown as MergeableFamily<Mergeable, never>],
-  [FAMILY.countMin, CountMinSketch as unknown as MergeableFamily<Mergeable, never>],
+const BUILTIN_FAMILIES: ReadonlyMap<number, MergeableFamily<Mergeable, never>> = new Map<
+  number,
+  MergeableFamily<Mergeable, never>
+>([
+  [FAMILY.hyperloglog, HyperLogLog],
+  [FAMILY.countMin, CountMinSketch],
 ])
 
 // Set by Window.deserialize just before it calls the constructor, so that the restored
@@ -153,7 +162,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const template = restoredTemplate as S | undefined
     restoredTemplate = undefined
     this.mergeMethod = checkMergeableFamily(family)
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object with everyMs and keep', options)
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object with everyMs and keep', options)
     const { everyMs, keep } = options
     if (typeof everyMs !== 'number' || !Number.isSafeInteger(everyMs) || everyMs < 1) {
       invalidOption('everyMs', 'a positive integer number of ms', everyMs)
@@ -168,7 +178,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     if (options.onRoll !== undefined && typeof options.onRoll !== 'function') {
       invalidOption('onRoll', 'a function or undefined', options.onRoll)
     }
-    this.family = family as MergeableFamily<S, never>
+    this.family = family
     this.everyMs = everyMs
     this.keep = keep
     this.clock = clock
@@ -232,10 +242,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
   merged(nowMs?: number): S {
     const floor = this.liveFloor(nowMs)
     const out = this.emptySketch()
-    const merge = out[this.mergeMethod] as (other: S) => unknown
     for (let i = 0; i < this.keep; i++) {
       const s = this.ring[i]
-      if (s !== undefined && this.ringKeys[i] > floor) merge.call(out, s)
+      if (s !== undefined && this.ringKeys[i] > floor) (out[this.mergeMethod] as (other: S) => unknown).call(out, s)
     }
     return out
   }
@@ -366,7 +375,14 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     params[12] = tpl[4]
     pv.setFloat64(16, this.lastNow, true)
     pv.setUint32(24, live.length, true)
-    return writeFrame({ family: FAMILY.window, version: VERSION, flags: 0, seed: tpl.subarray(12, 28), params, payload })
+    return writeFrame({
+      family: FAMILY.window,
+      version: VERSION,
+      flags: 0,
+      seed: tpl.subarray(12, 28),
+      params,
+      payload,
+    })
   }
 
   /**
@@ -381,7 +397,10 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * not built in and `options.family` is absent; `ERR_GRUDGE_OPTION_INVALID` /
    * `ERR_GRUDGE_UNSUPPORTED_OPERATION` for bad options
    */
-  static deserialize<S extends Mergeable = Mergeable>(bytes: Uint8Array, options: WindowDeserializeOptions<S> = {}): Window<S> {
+  static deserialize<S extends Mergeable = Mergeable>(
+    bytes: Uint8Array,
+    options: WindowDeserializeOptions<S> = {},
+  ): Window<S> {
     if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
     const f = readFrame(bytes, FAMILY.window, VERSION)
     if (f.flags !== 0) invalidField('flags', '0', f.flags)
@@ -394,7 +413,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const slotFamily = f.params[12]
     if (f.params[13] !== 0 || f.params[14] !== 0 || f.params[15] !== 0) invalidField('reserved', '0', 'non-zero bytes')
     const lastNow = pv.getFloat64(16, true)
-    if (!Number.isFinite(lastNow) && lastNow !== -Infinity) invalidField('lastSeenMs', 'a finite number or −Infinity', lastNow)
+    if (!Number.isFinite(lastNow) && lastNow !== -Infinity)
+      invalidField('lastSeenMs', 'a finite number or −Infinity', lastNow)
     const count = pv.getUint32(24, true)
     if (count > keep) invalidField('slotCount', `at most keep (${keep})`, count)
     if (lastNow === -Infinity && count !== 0) invalidField('slotCount', '0 before any time was seen', count)
@@ -412,7 +432,8 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const dv = new DataView(p.buffer, p.byteOffset, p.byteLength)
     let off = 0
     const take = (what: string): Uint8Array => {
-      if (off + 4 > p.length) invalidField(what, 'a u32 frame length within the payload', `${p.length - off} bytes left`)
+      if (off + 4 > p.length)
+        invalidField(what, 'a u32 frame length within the payload', `${p.length - off} bytes left`)
       const len = dv.getUint32(off, true)
       if (off + 4 + len > p.length) invalidField(what, `a frame of at most ${p.length - off - 4} bytes`, len)
       const frame = p.slice(off + 4, off + 4 + len)
@@ -425,14 +446,18 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     const keys: number[] = []
     const sketches: S[] = []
     for (let i = 0; i < count; i++) {
-      if (off + 8 > p.length) invalidField(`slots[${i}].key`, 'a f64 within the payload', `${p.length - off} bytes left`)
+      if (off + 8 > p.length)
+        invalidField(`slots[${i}].key`, 'a f64 within the payload', `${p.length - off} bytes left`)
       const key = dv.getFloat64(off, true)
       off += 8
       if (!Number.isSafeInteger(key)) invalidField(`slots[${i}].key`, 'a safe integer', key)
-      if (!(key <= curKey && key > curKey - keep)) invalidField(`slots[${i}].key`, `a key in (${curKey - keep}, ${curKey}]`, key)
-      if (i > 0 && !(key < keys[i - 1])) invalidField(`slots[${i}].key`, `a key below ${keys[i - 1]} (newest first)`, key)
+      if (!(key <= curKey && key > curKey - keep))
+        invalidField(`slots[${i}].key`, `a key in (${curKey - keep}, ${curKey}]`, key)
+      if (i > 0 && !(key < keys[i - 1]))
+        invalidField(`slots[${i}].key`, `a key below ${keys[i - 1]} (newest first)`, key)
       const sketch = family.deserialize(take(`slots[${i}]`))
-      if (!template.isCompatible(sketch)) invalidField(`slots[${i}]`, 'a sketch compatible with the template (same shape and seed)', 'another')
+      if (!template.isCompatible(sketch))
+        invalidField(`slots[${i}]`, 'a sketch compatible with the template (same shape and seed)', 'another')
       keys.push(key)
       sketches.push(sketch)
     }
@@ -511,7 +536,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
 
   private emptySketch(): S {
     return this.templateFrame === undefined
-      ? ((this.template.emptyLike as () => S).call(this.template))
+      ? (this.template.emptyLike as () => S).call(this.template)
       : this.family.deserialize(this.templateFrame)
   }
 
@@ -530,5 +555,8 @@ function mod(a: number, n: number): number {
 }
 
 function badTime(now: unknown): never {
-  throw new GrudgeRangeError('ERR_GRUDGE_VALUE_NOT_FINITE', `nowMs: expected a finite number of ms, received ${describeValue(now)}`)
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_VALUE_NOT_FINITE',
+    `nowMs: expected a finite number of ms, received ${describeValue(now)}`,
+  )
 }

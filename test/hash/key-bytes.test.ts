@@ -32,7 +32,7 @@ t.test('bytes are used as they are; other key types throw ERR_GRUDGE_KEY_INVALID
   t.equal(keyView, b)
   t.equal(keyLength, 3)
   for (const bad of [1, null, undefined, {}, ['a']]) {
-    t.throws(() => keyBytes(bad as unknown as string), { name: 'GrudgeTypeError', code: 'ERR_GRUDGE_KEY_INVALID' })
+    t.throws(() => keyBytes(bad as string), { name: 'GrudgeTypeError', code: 'ERR_GRUDGE_KEY_INVALID' })
   }
 })
 

@@ -168,7 +168,10 @@ t.test('MurmurHash3_x86_128 (candidate fast 64-bit hash): SMHasher Murmur3C and 
   let seedState = 12345
   for (let len = 0; len <= 300; len++) {
     for (let r = 0; r < 10; r++) {
-      const key = Uint8Array.from({ length: len }, () => (seedState = (Math.imul(seedState, 1103515245) + 12345) | 0) >>> 24)
+      const key = Uint8Array.from(
+        { length: len },
+        () => (seedState = (Math.imul(seedState, 1103515245) + 12345) | 0) >>> 24,
+      )
       const seed = (seedState = (Math.imul(seedState, 1103515245) + 12345) | 0) >>> 0
       murmur3x86_128Into(key, len, seed)
       const ours = [...m86Out].map((w) => (w >>> 0).toString(16).padStart(8, '0')).join('')

@@ -1,5 +1,14 @@
 import t from 'tap'
-import { Sketch, SketchDelta, Rotator, RotatorDelta, exponential, halfLife, linear, none } from '../../src/sketch/index.js'
+import {
+  Sketch,
+  SketchDelta,
+  Rotator,
+  RotatorDelta,
+  exponential,
+  halfLife,
+  linear,
+  none,
+} from '../../src/sketch/index.js'
 import { murmur3 } from '../../src/hash/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
@@ -33,7 +42,12 @@ function smallSketch(): Sketch {
 }
 
 /** Re-frame a valid frame after editing its params or payload (the CRC is recomputed, so only the field checks can catch it). */
-function edit(bytes: Uint8Array, family: number, fn: (p: { params: Uint8Array; payload: Uint8Array; dv: DataView; pv: DataView }) => void, parts: { flags?: number; version?: number; seed?: Uint8Array; family?: number } = {}): Uint8Array {
+function edit(
+  bytes: Uint8Array,
+  family: number,
+  fn: (p: { params: Uint8Array; payload: Uint8Array; dv: DataView; pv: DataView }) => void,
+  parts: { flags?: number; version?: number; seed?: Uint8Array; family?: number } = {},
+): Uint8Array {
   const f = readFrame(bytes, family, 1)
   const params = new Uint8Array(f.params)
   const payload = new Uint8Array(f.payload)
@@ -74,24 +88,42 @@ t.test('a Buffer at a non-zero offset of a larger pool reads like its bytes', as
   t.equal(r.query('b'), s.query('b'))
 })
 
-t.test('every truncation of a frame raises ERR_GRUDGE_FORMAT_TRUNCATED; a trailing byte ERR_GRUDGE_FORMAT_INVALID', async (t) => {
-  const bytes = smallSketch().serialize({ wallMs: WALL })
-  let ok = 0
-  for (let n = 0; n < bytes.length; n++) if (codeOf(() => Sketch.deserialize(bytes.subarray(0, n), { wallMs: WALL })) === 'ERR_GRUDGE_FORMAT_TRUNCATED') ok++
-  t.equal(ok, bytes.length, `all ${bytes.length} prefixes`)
-  const longer = new Uint8Array(bytes.length + 1)
-  longer.set(bytes)
-  t.equal(codeOf(() => Sketch.deserialize(longer)), 'ERR_GRUDGE_FORMAT_INVALID')
-})
+t.test(
+  'every truncation of a frame raises ERR_GRUDGE_FORMAT_TRUNCATED; a trailing byte ERR_GRUDGE_FORMAT_INVALID',
+  async (t) => {
+    const bytes = smallSketch().serialize({ wallMs: WALL })
+    let ok = 0
+    for (let n = 0; n < bytes.length; n++)
+      if (codeOf(() => Sketch.deserialize(bytes.subarray(0, n), { wallMs: WALL })) === 'ERR_GRUDGE_FORMAT_TRUNCATED')
+        ok++
+    t.equal(ok, bytes.length, `all ${bytes.length} prefixes`)
+    const longer = new Uint8Array(bytes.length + 1)
+    longer.set(bytes)
+    t.equal(
+      codeOf(() => Sketch.deserialize(longer)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    )
+  },
+)
 
 t.test('flipping any bit of a small frame raises a coded format error (never a half-loaded sketch)', async (t) => {
   for (const [name, bytes, read] of [
     ['sketch', smallSketch().serialize({ wallMs: WALL }), (b: Uint8Array) => Sketch.deserialize(b, { wallMs: WALL })],
-    ['delta', smallSketch().takeDelta().serialize({ wallMs: WALL }), (b: Uint8Array) => SketchDelta.deserialize(b, { wallMs: WALL })],
+    [
+      'delta',
+      smallSketch().takeDelta().serialize({ wallMs: WALL }),
+      (b: Uint8Array) => SketchDelta.deserialize(b, { wallMs: WALL }),
+    ],
     [
       'rotator',
       (() => {
-        const r = new Rotator({ sketch: { levels: 1, cellsPerLevel: 2 }, periodMs: 1000, seed: 9, ticker: new FakeTicker(), clock: new FakeClock(0) })
+        const r = new Rotator({
+          sketch: { levels: 1, cellsPerLevel: 2 },
+          periodMs: 1000,
+          seed: 9,
+          ticker: new FakeTicker(),
+          clock: new FakeClock(0),
+        })
         r.update('a', 1)
         return r.serialize({ wallMs: WALL })
       })(),
@@ -111,22 +143,59 @@ t.test('flipping any bit of a small frame raises a coded format error (never a h
       }
     }
     t.same(bad, [], `${name}: all ${bytes.length * 8} single-bit flips are refused with a format code`)
-    t.ok(seen.has('ERR_GRUDGE_FORMAT_CHECKSUM') && seen.has('ERR_GRUDGE_FORMAT_MAGIC') && seen.has('ERR_GRUDGE_FORMAT_TRUNCATED'), `${name}: codes seen ${[...seen].join(', ')}`)
+    t.ok(
+      seen.has('ERR_GRUDGE_FORMAT_CHECKSUM') &&
+        seen.has('ERR_GRUDGE_FORMAT_MAGIC') &&
+        seen.has('ERR_GRUDGE_FORMAT_TRUNCATED'),
+      `${name}: codes seen ${[...seen].join(', ')}`,
+    )
   }
 })
 
 t.test('unknown family or version, and the wrong reader', async (t) => {
   const bytes = smallSketch().serialize({ wallMs: WALL })
-  t.equal(codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { version: 2 }))), 'ERR_GRUDGE_FORMAT_VERSION')
-  t.equal(codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { version: 0 }))), 'ERR_GRUDGE_FORMAT_VERSION')
-  t.equal(codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { family: 99 }))), 'ERR_GRUDGE_FORMAT_FAMILY')
-  t.equal(codeOf(() => Rotator.deserialize(bytes)), 'ERR_GRUDGE_FORMAT_FAMILY', 'a sketch frame is not a rotator')
-  t.equal(codeOf(() => RotatorDelta.deserialize(bytes)), 'ERR_GRUDGE_FORMAT_FAMILY')
-  t.equal(codeOf(() => SketchDelta.deserialize(bytes)), 'ERR_GRUDGE_FORMAT_INVALID', 'a full frame is not a delta')
-  t.equal(codeOf(() => Sketch.deserialize('GRDG' as never)), 'ERR_GRUDGE_OPTION_INVALID')
-  t.equal(codeOf(() => Sketch.deserialize(bytes, { clock: {} as never })), 'ERR_GRUDGE_OPTION_INVALID')
-  t.equal(codeOf(() => Sketch.deserialize(bytes, { wallMs: NaN })), 'ERR_GRUDGE_OPTION_INVALID')
-  t.equal(codeOf(() => smallSketch().serialize({ wallMs: Infinity })), 'ERR_GRUDGE_OPTION_INVALID')
+  t.equal(
+    codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { version: 2 }))),
+    'ERR_GRUDGE_FORMAT_VERSION',
+  )
+  t.equal(
+    codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { version: 0 }))),
+    'ERR_GRUDGE_FORMAT_VERSION',
+  )
+  t.equal(
+    codeOf(() => Sketch.deserialize(edit(bytes, FAMILY.sketch, () => {}, { family: 99 }))),
+    'ERR_GRUDGE_FORMAT_FAMILY',
+  )
+  t.equal(
+    codeOf(() => Rotator.deserialize(bytes)),
+    'ERR_GRUDGE_FORMAT_FAMILY',
+    'a sketch frame is not a rotator',
+  )
+  t.equal(
+    codeOf(() => RotatorDelta.deserialize(bytes)),
+    'ERR_GRUDGE_FORMAT_FAMILY',
+  )
+  t.equal(
+    codeOf(() => SketchDelta.deserialize(bytes)),
+    'ERR_GRUDGE_FORMAT_INVALID',
+    'a full frame is not a delta',
+  )
+  t.equal(
+    codeOf(() => Sketch.deserialize('GRDG' as never)),
+    'ERR_GRUDGE_OPTION_INVALID',
+  )
+  t.equal(
+    codeOf(() => Sketch.deserialize(bytes, { clock: {} as never })),
+    'ERR_GRUDGE_OPTION_INVALID',
+  )
+  t.equal(
+    codeOf(() => Sketch.deserialize(bytes, { wallMs: NaN })),
+    'ERR_GRUDGE_OPTION_INVALID',
+  )
+  t.equal(
+    codeOf(() => smallSketch().serialize({ wallMs: Infinity })),
+    'ERR_GRUDGE_OPTION_INVALID',
+  )
 })
 
 t.test('every sketch params field and cell is checked (ERR_GRUDGE_FORMAT_INVALID naming it)', async (t) => {
@@ -137,7 +206,14 @@ t.test('every sketch params field and cell is checked (ERR_GRUDGE_FORMAT_INVALID
     ['levels 2 (size mismatch)', edit(bytes, F, ({ dv }) => dv.setUint32(0, 2, true)), /payload length/],
     ['cells 3 (size mismatch)', edit(bytes, F, ({ dv }) => dv.setUint32(4, 3, true)), /payload length/],
     ['cells 0', edit(bytes, F, ({ dv }) => dv.setUint32(4, 0, true)), /cellsPerLevel/],
-    ['L·M too big', edit(bytes, F, ({ dv }) => { dv.setUint32(0, 1 << 20); dv.setUint32(4, 1 << 20, true) }), /cellsPerLevel|levels/],
+    [
+      'L·M too big',
+      edit(bytes, F, ({ dv }) => {
+        dv.setUint32(0, 1 << 20)
+        dv.setUint32(4, 1 << 20, true)
+      }),
+      /cellsPerLevel|levels/,
+    ],
     ['decay id 3', edit(bytes, F, ({ dv }) => dv.setUint8(8, 3)), /decay id/],
     ['aggregator id 3', edit(bytes, F, ({ dv }) => dv.setUint8(9, 3)), /aggregator id/],
     ['hasher id 0', edit(bytes, F, ({ dv }) => dv.setUint8(10, 0)), /hasher id/],
@@ -150,7 +226,23 @@ t.test('every sketch params field and cell is checked (ERR_GRUDGE_FORMAT_INVALID
     ['hi Infinity', edit(bytes, F, ({ dv }) => dv.setFloat64(28, Infinity, true)), /"hi"/],
     ['writer wall NaN', edit(bytes, F, ({ dv }) => dv.setFloat64(36, NaN, true)), /wall-clock/],
     ['writer now Infinity', edit(bytes, F, ({ dv }) => dv.setFloat64(44, Infinity, true)), /writer clock/],
-    ['params 53 bytes', (() => { const f = readFrame(bytes, F, 1); const p = new Uint8Array(53); p.set(f.params); return writeFrame({ family: F, version: 1, flags: 0, seed: new Uint8Array(f.seed), params: p, payload: new Uint8Array(f.payload) }) })(), /params length/],
+    [
+      'params 53 bytes',
+      (() => {
+        const f = readFrame(bytes, F, 1)
+        const p = new Uint8Array(53)
+        p.set(f.params)
+        return writeFrame({
+          family: F,
+          version: 1,
+          flags: 0,
+          seed: new Uint8Array(f.seed),
+          params: p,
+          payload: new Uint8Array(f.payload),
+        })
+      })(),
+      /params length/,
+    ],
     ['unknown flag bit', edit(bytes, F, () => {}, { flags: 4 }), /flags/],
     ['score above hi', edit(bytes, F, ({ pv }) => pv.setFloat64(0, 51, true)), /score\[0\]/],
     ['score below lo', edit(bytes, F, ({ pv }) => pv.setFloat64(8, -0.5, true)), /score\[1\]/],
@@ -165,28 +257,75 @@ t.test('every sketch params field and cell is checked (ERR_GRUDGE_FORMAT_INVALID
 
 t.test('every rotator params field is checked; a failed load starts no ticker task', async (t) => {
   const ticker = new FakeTicker()
-  const r = new Rotator({ sketch: { levels: 1, cellsPerLevel: 2, decay: linear(1), hi: 5 }, periodMs: 5_000, seed: 9, ticker, clock: new FakeClock(0) })
+  const r = new Rotator({
+    sketch: { levels: 1, cellsPerLevel: 2, decay: linear(1), hi: 5 },
+    periodMs: 5_000,
+    seed: 9,
+    ticker,
+    clock: new FakeClock(0),
+  })
   r.update('a', 1)
   const bytes = r.serialize({ wallMs: WALL })
   r.close()
   const F = FAMILY.rotator
   const cases: [string, Uint8Array, string, RegExp][] = [
-    ['generations 1', edit(bytes, F, ({ dv }) => dv.setUint32(52, 1, true)), 'ERR_GRUDGE_FORMAT_INVALID', /generations/],
-    ['generations 3 (size mismatch)', edit(bytes, F, ({ dv }) => dv.setUint32(52, 3, true)), 'ERR_GRUDGE_FORMAT_INVALID', /payload length/],
+    [
+      'generations 1',
+      edit(bytes, F, ({ dv }) => dv.setUint32(52, 1, true)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /generations/,
+    ],
+    [
+      'generations 3 (size mismatch)',
+      edit(bytes, F, ({ dv }) => dv.setUint32(52, 3, true)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /payload length/,
+    ],
     ['reserved', edit(bytes, F, ({ dv }) => dv.setUint32(56, 1, true)), 'ERR_GRUDGE_FORMAT_INVALID', /reserved/],
     ['periodMs 0', edit(bytes, F, ({ dv }) => dv.setFloat64(60, 0, true)), 'ERR_GRUDGE_FORMAT_INVALID', /periodMs/],
-    ['rotations 1.5', edit(bytes, F, ({ dv }) => dv.setFloat64(68, 1.5, true)), 'ERR_GRUDGE_FORMAT_INVALID', /rotations/],
-    ['rotations 1 (seeds no longer derive)', edit(bytes, F, ({ dv }) => dv.setFloat64(68, 1, true)), 'ERR_GRUDGE_FORMAT_INVALID', /generation 0 seed/],
-    ['last rotation NaN', edit(bytes, F, ({ dv }) => dv.setFloat64(76, NaN, true)), 'ERR_GRUDGE_FORMAT_INVALID', /last rotation/],
-    ['another generation seed', edit(bytes, F, ({ payload }) => { payload[16 + 32] ^= 1 }), 'ERR_GRUDGE_FORMAT_INVALID', /generation 1 seed/],
+    [
+      'rotations 1.5',
+      edit(bytes, F, ({ dv }) => dv.setFloat64(68, 1.5, true)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /rotations/,
+    ],
+    [
+      'rotations 1 (seeds no longer derive)',
+      edit(bytes, F, ({ dv }) => dv.setFloat64(68, 1, true)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /generation 0 seed/,
+    ],
+    [
+      'last rotation NaN',
+      edit(bytes, F, ({ dv }) => dv.setFloat64(76, NaN, true)),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /last rotation/,
+    ],
+    [
+      'another generation seed',
+      edit(bytes, F, ({ payload }) => {
+        payload[16 + 32] ^= 1
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+      /generation 1 seed/,
+    ],
     ['seed field without flag', edit(bytes, F, () => {}, { flags: 0 }), 'ERR_GRUDGE_FORMAT_INVALID', /seed/],
     ['unknown flag', edit(bytes, F, () => {}, { flags: 2 | 4 }), 'ERR_GRUDGE_FORMAT_INVALID', /flags/],
     ['a delta frame', edit(bytes, F, () => {}, { flags: 2 | 1 }), 'ERR_GRUDGE_FORMAT_INVALID', /delta/],
-    ['a period that fails the amnesty guard', edit(bytes, F, ({ dv }) => dv.setFloat64(60, 4_999, true)), 'ERR_GRUDGE_ROTATOR_AMNESTY', /5000/],
+    [
+      'a period that fails the amnesty guard',
+      edit(bytes, F, ({ dv }) => dv.setFloat64(60, 4_999, true)),
+      'ERR_GRUDGE_ROTATOR_AMNESTY',
+      /5000/,
+    ],
   ]
   for (const [name, frame, code, message] of cases) {
     const tk = new FakeTicker()
-    t.throws(() => Rotator.deserialize(frame, { wallMs: WALL, ticker: tk, clock: new FakeClock(0) }), { code, message }, name)
+    t.throws(
+      () => Rotator.deserialize(frame, { wallMs: WALL, ticker: tk, clock: new FakeClock(0) }),
+      { code, message },
+      name,
+    )
     t.equal(tk.size, 0, `${name}: no ticker task left behind`)
   }
 })
@@ -211,8 +350,16 @@ t.test('time across processes: scores decay over the downtime, neither reset nor
   const debt = new Sketch({ decay: linear(1), hi: 10, clock: lw })
   debt.tryUpdate('ip', 10, 10)
   const lb = debt.serialize({ wallMs: WALL })
-  t.equal(Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 4_000 }).query('ip'), 6, 'linear: 10 − 4 s × 1/s')
-  t.equal(Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 60_000 }).query('ip'), 0, 'fully drained, not negative')
+  t.equal(
+    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 4_000 }).query('ip'),
+    6,
+    'linear: 10 − 4 s × 1/s',
+  )
+  t.equal(
+    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 60_000 }).query('ip'),
+    0,
+    'fully drained, not negative',
+  )
   t.equal(Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL }).query('ip'), 10, 'no downtime: unchanged')
 })
 
@@ -228,7 +375,13 @@ t.test('a cell touched after the writer clock went back counts as touched at ser
 t.test('Rotator round trip keeps generations, seeds, rotations and phase', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, decay: exponential(0.01) }, generations: 3, periodMs: 10_000, clock, ticker })
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 32, decay: exponential(0.01) },
+    generations: 3,
+    periodMs: 10_000,
+    clock,
+    ticker,
+  })
   r.update('a', 3)
   clock.set(10_000)
   ticker.tick()
@@ -241,7 +394,11 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
   t.equal(back.rotations, 1)
   t.equal(back.query('a'), r.query('a'))
   t.equal(back.query('b'), r.query('b'))
-  t.same(back.serialize({ wallMs: WALL }), r.serialize({ wallMs: WALL }), 'random generation seeds are stored and restored')
+  t.same(
+    back.serialize({ wallMs: WALL }),
+    r.serialize({ wallMs: WALL }),
+    'random generation seeds are stored and restored',
+  )
   clock.set(20_000)
   ticker.tick()
   tk.tick()
@@ -253,7 +410,15 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
 
 t.test('sparse delta frames: chosen when smaller, read back exactly, every field checked', async (t) => {
   const clock = new FakeClock(2_000)
-  const s = new Sketch({ levels: 2, cellsPerLevel: 16, decay: exponential(0.1), lo: -10, hi: 10, hasher: murmur3(8), clock })
+  const s = new Sketch({
+    levels: 2,
+    cellsPerLevel: 16,
+    decay: exponential(0.1),
+    lo: -10,
+    hi: 10,
+    hasher: murmur3(8),
+    clock,
+  })
   s.update('a', 3)
   s.update('b', -2)
   const d = s.takeDelta()
@@ -268,7 +433,13 @@ t.test('sparse delta frames: chosen when smaller, read back exactly, every field
   const dense = new Sketch({ levels: 1, cellsPerLevel: 1, hi: 10, hasher: murmur3(8), clock })
   dense.update('a', 1)
   t.equal(dense.takeDelta().serialize({ wallMs: WALL })[6] & 4, 0, 'one cell: dense (16 bytes) beats sparse (28)')
-  t.equal(codeOf(() => Sketch.deserialize(edit(smallSketch().serialize({ wallMs: WALL }), FAMILY.sketch, () => {}, { flags: 4 }))), 'ERR_GRUDGE_FORMAT_INVALID', 'sparse without delta')
+  t.equal(
+    codeOf(() =>
+      Sketch.deserialize(edit(smallSketch().serialize({ wallMs: WALL }), FAMILY.sketch, () => {}, { flags: 4 })),
+    ),
+    'ERR_GRUDGE_FORMAT_INVALID',
+    'sparse without delta',
+  )
 
   const F = FAMILY.sketch
   const at = (i: number): number => 16 + 12 * i // offset of entry i in the payload
@@ -279,13 +450,21 @@ t.test('sparse delta frames: chosen when smaller, read back exactly, every field
     ['reserved', edit(bytes, F, ({ pv }) => pv.setUint32(4, 1, true)), /sparse reserved/],
     ['time NaN', edit(bytes, F, ({ pv }) => pv.setFloat64(8, NaN, true)), /sparse time/],
     ['index out of range', edit(bytes, F, ({ pv }) => pv.setUint32(at(k - 1), 32, true)), /sparse index/],
-    ['indexes not increasing', edit(bytes, F, ({ pv }) => pv.setUint32(at(1), pv.getUint32(at(0), true), true)), /sparse index\[1\]/],
+    [
+      'indexes not increasing',
+      edit(bytes, F, ({ pv }) => pv.setUint32(at(1), pv.getUint32(at(0), true), true)),
+      /sparse index\[1\]/,
+    ],
     ['value 0', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, 0, true)), /sparse value\[0\]/],
     ['value beyond hi − lo', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, 20.5, true)), /sparse value\[0\]/],
     ['value NaN', edit(bytes, F, ({ pv }) => pv.setFloat64(at(0) + 4, NaN, true)), /sparse value\[0\]/],
   ]
   for (const [name, frame, message] of cases) {
-    t.throws(() => SketchDelta.deserialize(frame, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message }, name)
+    t.throws(
+      () => SketchDelta.deserialize(frame, { wallMs: WALL }),
+      { code: 'ERR_GRUDGE_FORMAT_INVALID', message },
+      name,
+    )
   }
   const bad: string[] = []
   for (let i = 0; i < bytes.length; i++) {
@@ -302,7 +481,14 @@ t.test('sparse delta frames: chosen when smaller, read back exactly, every field
 t.test('sparse rotator delta frames: round trip and checks', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 100 }, generations: 3, periodMs: 1_000, seed: 4, clock, ticker })
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 32, hi: 100 },
+    generations: 3,
+    periodMs: 1_000,
+    seed: 4,
+    clock,
+    ticker,
+  })
   r.update('x', 5)
   const d = r.takeDelta()
   const bytes = d.serialize({ wallMs: WALL })
@@ -310,24 +496,65 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
   t.equal(bytes.length, 36 + 84 + 3 * (16 + 16 + 12 * 2) + 4, 'per generation: seed, sparse header, 2 cells')
   const back = RotatorDelta.deserialize(bytes, { clock, wallMs: WALL })
   t.equal(back.rotations, 0)
-  t.same(back.deltas.map((x) => [...x.scores]), d.deltas.map((x) => [...x.scores]))
-  const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 100 }, generations: 3, periodMs: 1_000, seed: 4, clock, ticker })
+  t.same(
+    back.deltas.map((x) => [...x.scores]),
+    d.deltas.map((x) => [...x.scores]),
+  )
+  const twin = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 32, hi: 100 },
+    generations: 3,
+    periodMs: 1_000,
+    seed: 4,
+    clock,
+    ticker,
+  })
   t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3)
   t.equal(twin.query('x'), 5)
   const F = FAMILY.rotator
-  t.equal(codeOf(() => RotatorDelta.deserialize(edit(bytes, F, () => {}), { wallMs: WALL })), 'returned', 'an unchanged re-frame still reads')
+  t.equal(
+    codeOf(() =>
+      RotatorDelta.deserialize(
+        edit(bytes, F, () => {}),
+        { wallMs: WALL },
+      ),
+    ),
+    'returned',
+    'an unchanged re-frame still reads',
+  )
   const cut = (() => {
     const f = readFrame(bytes, F, 1)
-    return writeFrame({ family: F, version: 1, flags: f.flags, seed: new Uint8Array(f.seed), params: new Uint8Array(f.params), payload: new Uint8Array(f.payload.subarray(0, f.payload.length - 12)) })
+    return writeFrame({
+      family: F,
+      version: 1,
+      flags: f.flags,
+      seed: new Uint8Array(f.seed),
+      params: new Uint8Array(f.params),
+      payload: new Uint8Array(f.payload.subarray(0, f.payload.length - 12)),
+    })
   })()
-  t.throws(() => RotatorDelta.deserialize(cut, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ }, 'a generation block cut short')
+  t.throws(
+    () => RotatorDelta.deserialize(cut, { wallMs: WALL }),
+    { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ },
+    'a generation block cut short',
+  )
   const extra = (() => {
     const f = readFrame(bytes, F, 1)
     const p = new Uint8Array(f.payload.length + 3)
     p.set(f.payload)
-    return writeFrame({ family: F, version: 1, flags: f.flags, seed: new Uint8Array(f.seed), params: new Uint8Array(f.params), payload: p })
+    return writeFrame({
+      family: F,
+      version: 1,
+      flags: f.flags,
+      seed: new Uint8Array(f.seed),
+      params: new Uint8Array(f.params),
+      payload: p,
+    })
   })()
-  t.throws(() => RotatorDelta.deserialize(extra, { wallMs: WALL }), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ }, 'bytes after the last generation')
+  t.throws(
+    () => RotatorDelta.deserialize(extra, { wallMs: WALL }),
+    { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload length/ },
+    'bytes after the last generation',
+  )
   r.close()
   twin.close()
 })

@@ -32,7 +32,11 @@ t.test('linear moves toward 0 by rate·Δt and never crosses it', async (t) => {
 
 t.test('decay factories validate and freeze', async (t) => {
   for (const bad of [0, -1, NaN, Infinity]) {
-    t.throws(() => exponential(bad), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /lambdaPerSecond/ }, `exponential(${bad})`)
+    t.throws(
+      () => exponential(bad),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: /lambdaPerSecond/ },
+      `exponential(${bad})`,
+    )
     t.throws(() => linear(bad), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /ratePerSecond/ }, `linear(${bad})`)
     t.throws(() => halfLife(bad), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /halfLifeMs/ }, `halfLife(${bad})`)
   }
@@ -45,7 +49,8 @@ const lambda = fc.double({ min: 1e-3, max: 10, noNaN: true })
 const rate = fc.double({ min: 1e-3, max: 1000, noNaN: true })
 const dt = fc.double({ min: 0, max: 1e6, noNaN: true })
 const score = fc.double({ min: -1e6, max: 1e6, noNaN: true })
-const close = (a: number, b: number, rel: number, abs: number) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b)) + abs
+const close = (a: number, b: number, rel: number, abs: number) =>
+  Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b)) + abs
 
 t.test('decay composition law: decaying over t1 then t2 equals decaying over t1 + t2', async (t) => {
   fc.assert(
@@ -68,20 +73,26 @@ t.test('decay composition law: decaying over t1 then t2 equals decaying over t1 
 
 t.test('the same law holds for a sketch cell read in between (lazy decay)', async (t) => {
   fc.assert(
-    fc.property(fc.boolean(), fc.double({ min: 0.01, max: 5, noNaN: true }), fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 100_000 }), (exp, r, t1, t2) => {
-      const decay = exp ? exponential(r) : linear(r)
-      const c1 = new FakeClock(0)
-      const c2 = new FakeClock(0)
-      const a = new Sketch({ seed: 5, decay, hi: 1e6, lo: -1e6, clock: c1 })
-      const b = new Sketch({ seed: 5, decay, hi: 1e6, lo: -1e6, clock: c2 })
-      a.update('k', 1000)
-      b.update('k', 1000)
-      c1.advance(t1)
-      a.query('k') // writes the decayed score back
-      c1.advance(t2)
-      c2.advance(t1 + t2)
-      return close(a.query('k'), b.query('k'), 1e-12, 1e-9)
-    }),
+    fc.property(
+      fc.boolean(),
+      fc.double({ min: 0.01, max: 5, noNaN: true }),
+      fc.integer({ min: 0, max: 100_000 }),
+      fc.integer({ min: 0, max: 100_000 }),
+      (exp, r, t1, t2) => {
+        const decay = exp ? exponential(r) : linear(r)
+        const c1 = new FakeClock(0)
+        const c2 = new FakeClock(0)
+        const a = new Sketch({ seed: 5, decay, hi: 1e6, lo: -1e6, clock: c1 })
+        const b = new Sketch({ seed: 5, decay, hi: 1e6, lo: -1e6, clock: c2 })
+        a.update('k', 1000)
+        b.update('k', 1000)
+        c1.advance(t1)
+        a.query('k') // writes the decayed score back
+        c1.advance(t2)
+        c2.advance(t1 + t2)
+        return close(a.query('k'), b.query('k'), 1e-12, 1e-9)
+      },
+    ),
     { seed: 3, numRuns: 500 },
   )
   t.pass('500 cases, exponential and linear')

@@ -78,7 +78,13 @@ t.test('rotator-none.v1.bin: generations, seeds and rotation phase across downti
     t.equal(r.rotations, row.rotations, `down ${row.downMs} ms: rotations`)
     t.equal(r.query('k'), row.k, `down ${row.downMs} ms: k`)
     t.equal(ticker.size, 1, 'the restored rotator runs on the given ticker')
-    const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' }, generations: 3, periodMs: 10_000, seed: 7, ticker })
+    const twin = new Rotator({
+      sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' },
+      generations: 3,
+      periodMs: 10_000,
+      seed: 7,
+      ticker,
+    })
     twin.rotateTo(row.rotations)
     t.ok(r.isCompatible(twin), 'generation seeds are those derived from master seed 7')
     r.close()
@@ -100,7 +106,11 @@ t.test('sketch-delta-exponential.v1.bin: a delta frame applies into a compatible
   const base = Sketch.deserialize(load('sketch-exponential-murmur3.v1.bin'), { clock, wallMs: WALL })
   base.applyDelta(bytes, { wallMs: WALL })
   close(t, base.query('alice'), 10, 'alice on sketch 1')
-  t.throws(() => Sketch.deserialize(bytes), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /delta/ }, 'a delta is not a full sketch')
+  t.throws(
+    () => Sketch.deserialize(bytes),
+    { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /delta/ },
+    'a delta is not a full sketch',
+  )
 })
 
 t.test('sketch-delta-sparse-exponential.v1.bin: the same delta in the sparse encoding', async (t) => {
@@ -120,7 +130,14 @@ t.test('rotator-delta-sparse.v1.bin: a rotator delta applies to every generation
   const bytes = load('rotator-delta-sparse.v1.bin')
   t.equal(bytes[6], 1 | 2 | 4, 'flags: delta, seeded, sparse')
   const ticker = new FakeTicker()
-  const twin = new Rotator({ sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' }, generations: 3, periodMs: 10_000, seed: 7, clock: new FakeClock(0), ticker })
+  const twin = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' },
+    generations: 3,
+    periodMs: 10_000,
+    seed: 7,
+    clock: new FakeClock(0),
+    ticker,
+  })
   t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3, 'generations 0, 1, 2')
   t.equal(twin.query('k'), 5)
   twin.rotate()

@@ -7,7 +7,15 @@ import { FakeClock } from '../../src/testing/index.js'
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
 
 t.test('incompatible sketches are refused naming what differs; a sketch cannot merge itself', async (t) => {
-  const base: SketchConfig = { levels: 3, cellsPerLevel: 32, decay: exponential(0.1), lo: -1, hi: 50, aggregator: 'min', hasher: murmur3(5) }
+  const base: SketchConfig = {
+    levels: 3,
+    cellsPerLevel: 32,
+    decay: exponential(0.1),
+    lo: -1,
+    hi: 50,
+    aggregator: 'min',
+    hasher: murmur3(5),
+  }
   const a = new Sketch(base)
   const variants: [string, SketchConfig][] = [
     ['levels', { ...base, levels: 4 }],
@@ -23,7 +31,11 @@ t.test('incompatible sketches are refused naming what differs; a sketch cannot m
   for (const [field, config] of variants) {
     const b = new Sketch(config)
     t.notOk(a.isCompatible(b), `${field}: not compatible`)
-    t.throws(() => a.merge(b), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: new RegExp(`different ${field}:`) }, `${field}: merge refused`)
+    t.throws(
+      () => a.merge(b),
+      { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: new RegExp(`different ${field}:`) },
+      `${field}: merge refused`,
+    )
   }
   t.ok(a.isCompatible(new Sketch(base)), 'same config and seed')
   t.throws(() => a.merge(a), { code: 'ERR_GRUDGE_MERGE_SELF' })
@@ -32,12 +44,17 @@ t.test('incompatible sketches are refused naming what differs; a sketch cannot m
 
 /** Random update histories over a few keys, split between two sketches. */
 const history = fc.array(
-  fc.record({ key: fc.integer({ min: 0, max: 5 }), delta: fc.double({ min: 0, max: 100, noNaN: true }), dtMs: fc.integer({ min: 0, max: 5_000 }), side: fc.integer({ min: 0, max: 2 }) }),
+  fc.record({
+    key: fc.integer({ min: 0, max: 5 }),
+    delta: fc.double({ min: 0, max: 100, noNaN: true }),
+    dtMs: fc.integer({ min: 0, max: 5_000 }),
+    side: fc.integer({ min: 0, max: 2 }),
+  }),
   { maxLength: 40 },
 )
 
 for (const decay of [exponential(0.3), none()]) {
-  t.test(`${decay.kind} decay: merge equals one sketch that saw every update (linearity)`, async (t) => {
+  t.test(`${decay.kind} decay: merge equals one sketch that saw every update (linearity)`, async () => {
     fc.assert(
       fc.property(history, fc.integer({ min: 0, max: 10_000 }), (ops, tailMs) => {
         const clock = new FakeClock(1_000)
@@ -60,7 +77,7 @@ for (const decay of [exponential(0.3), none()]) {
   })
 }
 
-t.test('merge order does not matter (exponential, any permutation of three sources)', async (t) => {
+t.test('merge order does not matter (exponential, any permutation of three sources)', async () => {
   fc.assert(
     fc.property(history, (ops) => {
       const clock = new FakeClock(0)
@@ -71,7 +88,14 @@ t.test('merge order does not matter (exponential, any permutation of three sourc
         src[op.side].update(`k${op.key}`, op.delta)
       }
       const results: number[][] = []
-      for (const order of [[0, 1, 2], [0, 2, 1], [1, 0, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) {
+      for (const order of [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+      ]) {
         const acc = new Sketch(cfg)
         for (const i of order) acc.merge(src[i])
         results.push([0, 1, 2, 3, 4, 5].map((k) => acc.query(`k${k}`)))
@@ -104,7 +128,12 @@ t.test('at one instant, clamping at hi does not depend on merge order when every
   const clock = new FakeClock(0)
   const cfg = { levels: 1, cellsPerLevel: 1, hi: 10, hasher: murmur3(1), clock }
   const vals = [4, 5, 6]
-  for (const order of [[0, 1, 2], [1, 2, 0], [2, 0, 1], [2, 1, 0]]) {
+  for (const order of [
+    [0, 1, 2],
+    [1, 2, 0],
+    [2, 0, 1],
+    [2, 1, 0],
+  ]) {
     const src = vals.map((v) => {
       const s = new Sketch(cfg)
       s.update('k', v)
@@ -124,10 +153,10 @@ t.test('merge decays each side on its own clock', async (t) => {
   b.update('k', 8)
   cb.set(2_000) // two half-lives on b's clock
   a.merge(b)
-  t.ok(near(a.query('k'), 2), '8 → 2 on b\'s clock, added at a\'s now')
+  t.ok(near(a.query('k'), 2), "8 → 2 on b's clock, added at a's now")
 })
 
-t.test('linear decay: merge charges the source\'s current debt to the target at the merge instant', async (t) => {
+t.test("linear decay: merge charges the source's current debt to the target at the merge instant", async (t) => {
   // spec/rotator.md: merged(t) = max(0, a(t₀) + b(t₀) − rate·(t − t₀)) for t ≥ t₀ (one drain
   // over the sum, like a single token bucket), hence ≥ a(t) + b(t) drained separately.
   const clock = new FakeClock(0)

@@ -31,57 +31,79 @@ type Row =
   | { atMs: number; action: 'query'; expected: number }
   | { atMs: number; action: 'tick'; expectedRotations: number }
 
-t.test('acceptance timeline: rate 1/s, hi = burst = 10, period 15 s, 2 generations, against a token bucket', async (t) => {
-  // The rows are the issue's timeline; the expected numbers are worked by hand:
-  // t=5 s: 10 − 5·1 = 5; t=15 s: 9 taken at 14 s, drained 1 s → 8; t=30 s: 8 − 15 → 0.
-  const rows: Row[] = [
-    { atMs: 0, action: 'try', cost: 1, limit: 10, times: 10, expected: true },
-    { atMs: 0, action: 'try', cost: 1, limit: 10, times: 1, expected: false },
-    { atMs: 5_000, action: 'query', expected: 5 },
-    { atMs: 14_000, action: 'query', expected: 0 },
-    { atMs: 14_000, action: 'try', cost: 1, limit: 10, times: 9, expected: true },
-    { atMs: 15_000, action: 'tick', expectedRotations: 1 },
-    { atMs: 15_000, action: 'query', expected: 8 },
-    { atMs: 15_000, action: 'try', cost: 5, limit: 10, times: 1, expected: false },
-    { atMs: 30_000, action: 'tick', expectedRotations: 2 },
-    { atMs: 30_000, action: 'query', expected: 0 },
-    { atMs: 30_000, action: 'try', cost: 10, limit: 10, times: 1, expected: true },
-    { atMs: 31_000, action: 'query', expected: 9 },
-  ]
-  const clock = new FakeClock(0)
-  const ticker = new FakeTicker()
-  const r = new Rotator({ sketch: { decay: linear(1), hi: 10, levels: 4, cellsPerLevel: 256 }, generations: 2, periodMs: 15_000, clock, ticker })
-  const ref = new TokenBucket(1)
-  for (const row of rows) {
-    clock.set(row.atMs)
-    if (row.action === 'tick') {
-      ticker.tick()
-      t.equal(r.rotations, row.expectedRotations, `t=${row.atMs}: rotations`)
-    } else if (row.action === 'query') {
-      const got = r.query('k')
-      t.equal(got, row.expected, `t=${row.atMs}: query reads ${row.expected}`)
-      t.equal(got, ref.read(row.atMs), `t=${row.atMs}: query equals the token bucket`)
-    } else {
-      for (let i = 0; i < row.times; i++) {
-        const want = ref.tryConsume(row.atMs, row.cost, row.limit)
-        t.equal(want, row.expected, `t=${row.atMs}: reference tryConsume #${i + 1}`)
-        t.equal(r.tryUpdate('k', row.cost, row.limit), row.expected, `t=${row.atMs}: tryUpdate(k, ${row.cost}, ${row.limit}) #${i + 1}`)
+t.test(
+  'acceptance timeline: rate 1/s, hi = burst = 10, period 15 s, 2 generations, against a token bucket',
+  async (t) => {
+    // The rows are the issue's timeline; the expected numbers are worked by hand:
+    // t=5 s: 10 − 5·1 = 5; t=15 s: 9 taken at 14 s, drained 1 s → 8; t=30 s: 8 − 15 → 0.
+    const rows: Row[] = [
+      { atMs: 0, action: 'try', cost: 1, limit: 10, times: 10, expected: true },
+      { atMs: 0, action: 'try', cost: 1, limit: 10, times: 1, expected: false },
+      { atMs: 5_000, action: 'query', expected: 5 },
+      { atMs: 14_000, action: 'query', expected: 0 },
+      { atMs: 14_000, action: 'try', cost: 1, limit: 10, times: 9, expected: true },
+      { atMs: 15_000, action: 'tick', expectedRotations: 1 },
+      { atMs: 15_000, action: 'query', expected: 8 },
+      { atMs: 15_000, action: 'try', cost: 5, limit: 10, times: 1, expected: false },
+      { atMs: 30_000, action: 'tick', expectedRotations: 2 },
+      { atMs: 30_000, action: 'query', expected: 0 },
+      { atMs: 30_000, action: 'try', cost: 10, limit: 10, times: 1, expected: true },
+      { atMs: 31_000, action: 'query', expected: 9 },
+    ]
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const r = new Rotator({
+      sketch: { decay: linear(1), hi: 10, levels: 4, cellsPerLevel: 256 },
+      generations: 2,
+      periodMs: 15_000,
+      clock,
+      ticker,
+    })
+    const ref = new TokenBucket(1)
+    for (const row of rows) {
+      clock.set(row.atMs)
+      if (row.action === 'tick') {
+        ticker.tick()
+        t.equal(r.rotations, row.expectedRotations, `t=${row.atMs}: rotations`)
+      } else if (row.action === 'query') {
+        const got = r.query('k')
+        t.equal(got, row.expected, `t=${row.atMs}: query reads ${row.expected}`)
+        t.equal(got, ref.read(row.atMs), `t=${row.atMs}: query equals the token bucket`)
+      } else {
+        for (let i = 0; i < row.times; i++) {
+          const want = ref.tryConsume(row.atMs, row.cost, row.limit)
+          t.equal(want, row.expected, `t=${row.atMs}: reference tryConsume #${i + 1}`)
+          t.equal(
+            r.tryUpdate('k', row.cost, row.limit),
+            row.expected,
+            `t=${row.atMs}: tryUpdate(k, ${row.cost}, ${row.limit}) #${i + 1}`,
+          )
+        }
       }
+      t.ok(r.query('k') >= ref.read(row.atMs), `t=${row.atMs}: never lower than the token bucket`)
     }
-    t.ok(r.query('k') >= ref.read(row.atMs), `t=${row.atMs}: never lower than the token bucket`)
-  }
-  r.close()
-})
+    r.close()
+  },
+)
 
 t.test('amnesty guard: linear decay needs (N − 1)·periodMs ≥ hi / rate · 1000', async (t) => {
   const ticker = new FakeTicker()
   const sketch = { decay: linear(2), hi: 30 } // drains a full debt in 15 s
-  t.throws(() => new Rotator({ sketch, periodMs: 14_999, ticker }), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY', message: /expected ≥ 15000 ms/ })
-  t.throws(() => new Rotator({ sketch, generations: 4, periodMs: 4_999, ticker }), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY', message: /expected ≥ 5000 ms/ })
+  t.throws(() => new Rotator({ sketch, periodMs: 14_999, ticker }), {
+    code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    message: /expected ≥ 15000 ms/,
+  })
+  t.throws(() => new Rotator({ sketch, generations: 4, periodMs: 4_999, ticker }), {
+    code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    message: /expected ≥ 5000 ms/,
+  })
   t.doesNotThrow(() => new Rotator({ sketch, periodMs: 15_000, ticker }).close())
   t.doesNotThrow(() => new Rotator({ sketch, generations: 4, periodMs: 5_000, ticker }).close())
   // the default hi (MAX_VALUE) cannot drain in any finite period: the message says to bound it
-  t.throws(() => new Rotator({ sketch: { decay: linear(1) }, periodMs: 1e9, ticker }), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY', message: /set sketch\.hi/ })
+  t.throws(() => new Rotator({ sketch: { decay: linear(1) }, periodMs: 1e9, ticker }), {
+    code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    message: /set sketch\.hi/,
+  })
   // other decays are not guarded
   t.doesNotThrow(() => new Rotator({ sketch: { decay: exponential(0.001), hi: 10 }, periodMs: 1, ticker }).close())
   t.doesNotThrow(() => new Rotator({ sketch: { decay: none(), hi: 10 }, periodMs: 1, ticker }).close())
@@ -94,10 +116,19 @@ t.test('suggestPeriodMs(hi, rate, generations) = ceil(hi / rate · 1000 / (N −
   t.equal(suggestPeriodMs(10, 3, 2), 3_334) // 3333.33… rounded up
   t.equal(suggestPeriodMs(1, 1000, 3), 1) // 0.5 ms rounded up
   const ticker = new FakeTicker()
-  for (const [hi, rate, n] of [[10, 3, 2], [7, 0.3, 3], [100, 7, 5]] as const) {
+  for (const [hi, rate, n] of [
+    [10, 3, 2],
+    [7, 0.3, 3],
+    [100, 7, 5],
+  ] as const) {
     const p = suggestPeriodMs(hi, rate, n)
-    t.doesNotThrow(() => new Rotator({ sketch: { decay: linear(rate), hi }, generations: n, periodMs: p, ticker }).close(), `period ${p} passes`)
-    t.throws(() => new Rotator({ sketch: { decay: linear(rate), hi }, generations: n, periodMs: p - 1, ticker }), { code: 'ERR_GRUDGE_ROTATOR_AMNESTY' })
+    t.doesNotThrow(
+      () => new Rotator({ sketch: { decay: linear(rate), hi }, generations: n, periodMs: p, ticker }).close(),
+      `period ${p} passes`,
+    )
+    t.throws(() => new Rotator({ sketch: { decay: linear(rate), hi }, generations: n, periodMs: p - 1, ticker }), {
+      code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    })
   }
   t.throws(() => suggestPeriodMs(0, 1, 2), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"hi"/ })
   t.throws(() => suggestPeriodMs(10, NaN, 2), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"ratePerSecond"/ })
@@ -109,47 +140,68 @@ t.test('construction validates its options', async (t) => {
   const ticker = new FakeTicker()
   t.throws(() => new Rotator(null as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
   t.throws(() => new Rotator({ periodMs: 10 } as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"sketch"/ })
-  t.throws(() => new Rotator({ sketch: {}, generations: 1, periodMs: 10, ticker }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"generations"/ })
-  t.throws(() => new Rotator({ sketch: {}, periodMs: 0, ticker }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"periodMs"/ })
-  t.throws(() => new Rotator({ sketch: {}, periodMs: Infinity, ticker }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"periodMs"/ })
-  t.throws(() => new Rotator({ sketch: {}, periodMs: 10, ticker: {} as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"ticker"/ })
-  t.throws(() => new Rotator({ sketch: {}, periodMs: 10, ticker, seed: -1 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"seed"/ })
-  t.throws(() => new Rotator({ sketch: { levels: 0 }, periodMs: 10, ticker }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"levels"/ })
+  t.throws(() => new Rotator({ sketch: {}, generations: 1, periodMs: 10, ticker }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"generations"/,
+  })
+  t.throws(() => new Rotator({ sketch: {}, periodMs: 0, ticker }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"periodMs"/,
+  })
+  t.throws(() => new Rotator({ sketch: {}, periodMs: Infinity, ticker }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"periodMs"/,
+  })
+  t.throws(() => new Rotator({ sketch: {}, periodMs: 10, ticker: {} as never }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"ticker"/,
+  })
+  t.throws(() => new Rotator({ sketch: {}, periodMs: 10, ticker, seed: -1 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"seed"/,
+  })
+  t.throws(() => new Rotator({ sketch: { levels: 0 }, periodMs: 10, ticker }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"levels"/,
+  })
   t.equal(ticker.size, 0, 'a failed construction starts no ticker task')
 })
 
-t.test('close() is idempotent, cancels the ticker task, and any later use throws ERR_GRUDGE_ROTATOR_CLOSED', async (t) => {
-  const ticker = new FakeTicker()
-  const clock = new FakeClock(0)
-  const other = new Rotator({ sketch: {}, periodMs: 1000, ticker, clock, seed: 1 })
-  const r = new Rotator({ sketch: {}, periodMs: 1000, ticker, clock, seed: 1 })
-  t.equal(ticker.size, 2)
-  t.same(ticker.periods(), [1000, 1000], 'the ticker runs every periodMs')
-  r.close()
-  t.equal(ticker.size, 1, 'close cancels its task')
-  t.doesNotThrow(() => r.close(), 'a second close does nothing')
-  t.equal(ticker.size, 1)
-  ticker.tick()
-  t.equal(r.rotations, 0, 'a closed rotator is no longer rotated')
-  t.equal(other.rotations, 1)
-  const closed = { code: 'ERR_GRUDGE_ROTATOR_CLOSED' }
-  t.throws(() => r.update('k', 1), closed)
-  t.throws(() => r.query('k'), closed)
-  t.throws(() => r.updateAndQuery('k', 1), closed)
-  t.throws(() => r.tryUpdate('k', 1, 2), closed)
-  t.throws(() => r.queryDetailed('k'), closed)
-  t.throws(() => r.rotate(), closed)
-  t.throws(() => r.rotateTo(5), closed)
-  t.throws(() => r.serialize(), closed)
-  t.throws(() => r.takeDelta(), closed)
-  t.throws(() => r.applyDelta(other.takeDelta()), closed)
-  t.throws(() => r.markSynced(), closed)
-  t.throws(() => r.merge(other), closed)
-  t.throws(() => other.merge(r), closed, 'merging a closed rotator in is refused too')
-  other.close()
-})
+t.test(
+  'close() is idempotent, cancels the ticker task, and any later use throws ERR_GRUDGE_ROTATOR_CLOSED',
+  async (t) => {
+    const ticker = new FakeTicker()
+    const clock = new FakeClock(0)
+    const other = new Rotator({ sketch: {}, periodMs: 1000, ticker, clock, seed: 1 })
+    const r = new Rotator({ sketch: {}, periodMs: 1000, ticker, clock, seed: 1 })
+    t.equal(ticker.size, 2)
+    t.same(ticker.periods(), [1000, 1000], 'the ticker runs every periodMs')
+    r.close()
+    t.equal(ticker.size, 1, 'close cancels its task')
+    t.doesNotThrow(() => r.close(), 'a second close does nothing')
+    t.equal(ticker.size, 1)
+    ticker.tick()
+    t.equal(r.rotations, 0, 'a closed rotator is no longer rotated')
+    t.equal(other.rotations, 1)
+    const closed = { code: 'ERR_GRUDGE_ROTATOR_CLOSED' }
+    t.throws(() => r.update('k', 1), closed)
+    t.throws(() => r.query('k'), closed)
+    t.throws(() => r.updateAndQuery('k', 1), closed)
+    t.throws(() => r.tryUpdate('k', 1, 2), closed)
+    t.throws(() => r.queryDetailed('k'), closed)
+    t.throws(() => r.rotate(), closed)
+    t.throws(() => r.rotateTo(5), closed)
+    t.throws(() => r.serialize(), closed)
+    t.throws(() => r.takeDelta(), closed)
+    t.throws(() => r.applyDelta(other.takeDelta()), closed)
+    t.throws(() => r.markSynced(), closed)
+    t.throws(() => r.merge(other), closed)
+    t.throws(() => other.merge(r), closed, 'merging a closed rotator in is refused too')
+    other.close()
+  },
+)
 
-t.test('the default ticker is an unref\'d setInterval that close() clears', async (t) => {
+t.test("the default ticker is an unref'd setInterval that close() clears", async (t) => {
   const realSet = globalThis.setInterval
   const realClear = globalThis.clearInterval
   const started: NodeJS.Timeout[] = []
@@ -202,7 +254,13 @@ t.test('reads answer from the oldest generation, writes warm the others, a rotat
 t.test('tryUpdate decides on the oldest generation and writes the others only when it admits', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 64, hi: 100 }, generations: 2, periodMs: 1000, clock, ticker })
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 64, hi: 100 },
+    generations: 2,
+    periodMs: 1000,
+    clock,
+    ticker,
+  })
   t.equal(r.tryUpdate('k', 6, 10), true)
   t.equal(r.tryUpdate('k', 6, 10), false, '12 > 10 on the oldest')
   ticker.tick()
@@ -241,7 +299,8 @@ t.test('a master seed derives the generation seeds, so replicas share them', asy
 
 t.test('replicas driven by rotateTo(floor(sharedTimeMs / periodMs)) hold the same generations', async (t) => {
   const never = { every: () => ({ cancel() {} }) }
-  const mk = (): Rotator => new Rotator({ sketch: { levels: 2, cellsPerLevel: 32 }, generations: 3, periodMs: 10_000, seed: 99, ticker: never })
+  const mk = (): Rotator =>
+    new Rotator({ sketch: { levels: 2, cellsPerLevel: 32 }, generations: 3, periodMs: 10_000, seed: 99, ticker: never })
   const a = mk()
   const b = mk()
   const shared = 1_750_000_123_456 // e.g. Redis TIME in ms
@@ -254,4 +313,20 @@ t.test('replicas driven by rotateTo(floor(sharedTimeMs / periodMs)) hold the sam
   t.equal(b.query('k'), 1)
   a.close()
   b.close()
+})
+
+t.test('merge refuses a value that is not a Rotator, and the rotator itself', async (t) => {
+  const ticker = new FakeTicker()
+  const clock = new FakeClock(0)
+  const r = new Rotator({ sketch: { levels: 2, cellsPerLevel: 16 }, periodMs: 10_000, seed: 3, clock, ticker })
+  r.update('k', 2)
+  for (const bad of [{}, null, r.serialize()]) {
+    t.throws(() => r.merge(bad as never), {
+      code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      message: /rotator: expected a Rotator to merge, received another value/,
+    })
+  }
+  t.throws(() => r.merge(r), { code: 'ERR_GRUDGE_MERGE_SELF' })
+  t.equal(r.query('k'), 2, 'a refused merge changes nothing')
+  r.close()
 })

@@ -18,7 +18,12 @@ t.test('falsePositiveRate(4, 100000, 1000) ≈ 9.80e-9', async (t) => {
 })
 
 t.test('suggestLevels meets its target and is the fewest that does', async (t) => {
-  for (const [h, m, p] of [[1000, 100_000, 1e-8], [100, 1000, 1e-4], [50, 4096, 1e-6], [10_000, 1 << 20, 1e-9]]) {
+  for (const [h, m, p] of [
+    [1000, 100_000, 1e-8],
+    [100, 1000, 1e-4],
+    [50, 4096, 1e-6],
+    [10_000, 1 << 20, 1e-9],
+  ]) {
     const l = suggestLevels(h, m, p)
     t.ok(falsePositiveRate(l, m, h) <= p, `L=${l} meets ${p}`)
     if (l > 1) t.ok(falsePositiveRate(l - 1, m, h) > p, `L=${l - 1} does not`)
@@ -47,5 +52,6 @@ t.test('coded errors for arguments outside the domain', async (t) => {
     ['falsePositiveRate H < 0', () => falsePositiveRate(2, 1000, -1)],
     ['falsePositiveRate H NaN', () => falsePositiveRate(2, 1000, NaN)],
   ]
-  for (const [name, f] of bad) t.throws(f, { name: 'GrudgeRangeError', code: 'ERR_GRUDGE_SIZING_INVALID', message: /expected .*, received/ }, name)
+  for (const [name, f] of bad)
+    t.throws(f, { name: 'GrudgeRangeError', code: 'ERR_GRUDGE_SIZING_INVALID', message: /expected .*, received/ }, name)
 })

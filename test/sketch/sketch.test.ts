@@ -1,4 +1,5 @@
 import t from 'tap'
+import type { TAP } from 'tap'
 import fc from 'fast-check'
 import { Sketch, type SketchConfig } from '../../src/sketch/sketch.js'
 import { applyDecay, exponential, linear, none, type Decay } from '../../src/sketch/decay.js'
@@ -28,7 +29,7 @@ type Action =
 type Row = { nowMs: number; action: Action; expected: number | boolean | undefined; tol?: number }
 
 /** Run `{ nowMs, action, expected }` rows against one sketch driven by a FakeClock. */
-function runSteps(t: Pick<typeof import('tap').default, 'ok' | 'equal'>, config: SketchConfig, rows: Row[]): Sketch {
+function runSteps(t: Pick<TAP, 'ok' | 'equal'>, config: SketchConfig, rows: Row[]): Sketch {
   const clock = new FakeClock(0)
   const s = new Sketch({ seed: 1, ...config, clock })
   rows.forEach((row, i) => {
@@ -95,31 +96,34 @@ t.test('updateAndQuery returns the post-update aggregate; tryUpdate with a negat
   ])
 })
 
-t.test('clock going backwards: no growth, no reset, last-touched never moves back, no interval decayed twice', async (t) => {
-  const cfg: SketchConfig = { decay: linear(10), hi: 1000 }
-  runSteps(t, cfg, [
-    { nowMs: 0, action: { op: 'update', key: 'k', delta: 10 }, expected: undefined },
-    { nowMs: 200, action: { op: 'query', key: 'k' }, expected: 8 },
-    { nowMs: 100, action: { op: 'query', key: 'k' }, expected: 8 }, // back 100 ms: no growth, no reset
-    { nowMs: 100, action: { op: 'update', key: 'k', delta: 1 }, expected: undefined }, // applies, no decay
-    { nowMs: 150, action: { op: 'query', key: 'k' }, expected: 9 }, // still behind 200: nothing decays
-    { nowMs: 300, action: { op: 'query', key: 'k' }, expected: 8 }, // only 200→300 decays (not 100→300: 7)
-    { nowMs: -5000, action: tryK(1, 100), expected: true },
-    { nowMs: 400, action: { op: 'query', key: 'k' }, expected: 8 }, // 9 − 1 for 300→400
-  ])
-  const clock = new FakeClock(1000)
-  const s = new Probe({ seed: 3, decay: exponential(1), hi: 100, clock })
-  s.update('k', 50)
-  const cells = s.queryDetailed('k').cells
-  clock.set(10)
-  s.update('k', 1)
-  t.same(
-    cells.map((c, i) => s.touchedAt(i, c)),
-    cells.map(() => 1000),
-    'last-touched stays at 1000 after an update at 10',
-  )
-  t.equal(s.query('k'), 51, 'no decay while the clock is behind')
-})
+t.test(
+  'clock going backwards: no growth, no reset, last-touched never moves back, no interval decayed twice',
+  async (t) => {
+    const cfg: SketchConfig = { decay: linear(10), hi: 1000 }
+    runSteps(t, cfg, [
+      { nowMs: 0, action: { op: 'update', key: 'k', delta: 10 }, expected: undefined },
+      { nowMs: 200, action: { op: 'query', key: 'k' }, expected: 8 },
+      { nowMs: 100, action: { op: 'query', key: 'k' }, expected: 8 }, // back 100 ms: no growth, no reset
+      { nowMs: 100, action: { op: 'update', key: 'k', delta: 1 }, expected: undefined }, // applies, no decay
+      { nowMs: 150, action: { op: 'query', key: 'k' }, expected: 9 }, // still behind 200: nothing decays
+      { nowMs: 300, action: { op: 'query', key: 'k' }, expected: 8 }, // only 200→300 decays (not 100→300: 7)
+      { nowMs: -5000, action: tryK(1, 100), expected: true },
+      { nowMs: 400, action: { op: 'query', key: 'k' }, expected: 8 }, // 9 − 1 for 300→400
+    ])
+    const clock = new FakeClock(1000)
+    const s = new Probe({ seed: 3, decay: exponential(1), hi: 100, clock })
+    s.update('k', 50)
+    const cells = s.queryDetailed('k').cells
+    clock.set(10)
+    s.update('k', 1)
+    t.same(
+      cells.map((c, i) => s.touchedAt(i, c)),
+      cells.map(() => 1000),
+      'last-touched stays at 1000 after an update at 10',
+    )
+    t.equal(s.query('k'), 51, 'no decay while the clock is behind')
+  },
+)
 
 t.test('a NaN or infinite clock never poisons a cell', async (t) => {
   let now = 0
@@ -175,12 +179,20 @@ t.test('the empty key and 64 KiB keys are valid and hash as their UTF-8 bytes', 
   const ascii = 'x'.repeat(65536)
   const multi = 'é'.repeat(32768) // 64 KiB of UTF-8, 32 Ki UTF-16 units
   const astral = '🦎'.repeat(16384) // 4-byte sequences
-  for (const [name, key] of [['ascii', ascii], ['2-byte', multi], ['4-byte', astral]] as const) {
+  for (const [name, key] of [
+    ['ascii', ascii],
+    ['2-byte', multi],
+    ['4-byte', astral],
+  ] as const) {
     const bytes = Buffer.from(key, 'utf8')
     t.equal(bytes.length, 65536, `${name} key is 64 KiB`)
     s.update(key, 3)
     t.equal(s.query(key), 3, `${name} 64 KiB key`)
-    t.same(s.queryDetailed(bytes).cells, s.queryDetailed(key).cells, `${name}: string and its UTF-8 bytes hit the same cells`)
+    t.same(
+      s.queryDetailed(bytes).cells,
+      s.queryDetailed(key).cells,
+      `${name}: string and its UTF-8 bytes hit the same cells`,
+    )
   }
   t.equal(s.query('x'.repeat(65535)), 0, 'a key one byte shorter is another key')
 })
@@ -204,14 +216,18 @@ t.test('invalid config throws ERR_GRUDGE_OPTION_INVALID naming the option', asyn
     ['aggregator median', { aggregator: 'median' as 'min' }, 'aggregator'],
     ['hasher {}', { hasher: {} as ReturnType<typeof murmur3> }, 'hasher'],
     ['decay {kind: "cubic"}', { decay: { kind: 'cubic', ratePerSecond: 1 } as unknown as Decay }, 'decay'],
-    ['decay exponential rate -1', { decay: { kind: 'exponential', ratePerSecond: -1 } as Decay }, 'decay\\.ratePerSecond'],
-    ['decay linear rate NaN', { decay: { kind: 'linear', ratePerSecond: NaN } as Decay }, 'decay\\.ratePerSecond'],
+    ['decay exponential rate -1', { decay: { kind: 'exponential', ratePerSecond: -1 } }, 'decay\\.ratePerSecond'],
+    ['decay linear rate NaN', { decay: { kind: 'linear', ratePerSecond: NaN } }, 'decay\\.ratePerSecond'],
     ['seed 15 bytes', { seed: new Uint8Array(15) }, 'seed'],
     ['seed -1', { seed: -1 }, 'seed'],
     ['clock {}', { clock: {} as Clock }, 'clock'],
   ]
   for (const [name, cfg, option] of bad) {
-    t.throws(() => new Sketch(cfg), { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`option "${option}": expected .*, received`) }, name)
+    t.throws(
+      () => new Sketch(cfg),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`option "${option}": expected .*, received`) },
+      name,
+    )
   }
   t.throws(() => exponential(0), { code: 'ERR_GRUDGE_OPTION_INVALID' }, 'exponential(0)')
   t.throws(() => linear(Infinity), { code: 'ERR_GRUDGE_OPTION_INVALID' }, 'linear(Infinity)')
@@ -272,19 +288,46 @@ t.test('aggregators: min, max and mean of the per-level cells (independent model
   const hasher = murmur3(77)
   const cellsOf = (k: string) => specCells(hasher.hash(k), 3, 16)
   const model = new Map<string, number>()
-  for (const [i, k] of keys.entries()) cellsOf(k).forEach((c, lvl) => model.set(`${lvl}:${c}`, (model.get(`${lvl}:${c}`) ?? 0) + (i % 5)))
+  for (const [i, k] of keys.entries())
+    cellsOf(k).forEach((c, lvl) => model.set(`${lvl}:${c}`, (model.get(`${lvl}:${c}`) ?? 0) + (i % 5)))
   let distinct = 0
   for (const aggregator of ['min', 'max', 'mean'] as const) {
     const s = new Sketch({ hasher, levels: 3, cellsPerLevel: 16, aggregator, clock: new FakeClock(0) })
     keys.forEach((k, i) => s.update(k, i % 5))
     for (const k of keys) {
       const v = cellsOf(k).map((c, lvl) => model.get(`${lvl}:${c}`)!)
-      const expected = aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
+      const expected =
+        aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
       if (aggregator === 'min' && new Set(v).size > 1) distinct++
-      t.equal(s.query(k), expected, `${aggregator} of ${k}: [${v}]`)
+      t.equal(s.query(k), expected, `${aggregator} of ${k}: [${v.join(',')}]`)
     }
   }
   t.ok(distinct > 5, 'the keys do see different values per level')
+})
+
+t.test('updateAndQuery returns min, max or mean of the cells just written (independent model)', async (t) => {
+  // Same model as above, but checked after each write: the value returned is the
+  // aggregate of the key's L cells including this update, as query() would read it next.
+  const keys = Array.from({ length: 40 }, (_, i) => `k${i}`)
+  const hasher = murmur3(78)
+  const cellsOf = (k: string) => specCells(hasher.hash(k), 3, 16)
+  for (const aggregator of ['min', 'max', 'mean'] as const) {
+    const s = new Sketch({ hasher, levels: 3, cellsPerLevel: 16, aggregator, clock: new FakeClock(0) })
+    const model = new Map<string, number>()
+    let spread = 0
+    keys.forEach((k, i) => {
+      const v = cellsOf(k).map((c, lvl) => {
+        const next = (model.get(`${lvl}:${c}`) ?? 0) + (i % 5) + 1
+        model.set(`${lvl}:${c}`, next)
+        return next
+      })
+      if (new Set(v).size > 1) spread++
+      const expected =
+        aggregator === 'min' ? Math.min(...v) : aggregator === 'max' ? Math.max(...v) : (v[0] + v[1] + v[2]) / 3
+      t.equal(s.updateAndQuery(k, (i % 5) + 1), expected, `${aggregator} after writing ${k}: [${v.join(',')}]`)
+    })
+    t.ok(spread > 5, `${aggregator}: ${spread} writes saw different values per level`)
+  }
 })
 
 t.test('a fresh key reads 0 under every aggregator (never Math.min() = Infinity)', async (t) => {
@@ -350,7 +393,11 @@ t.test('determinism: the same seed, clock and operations give bit-identical cell
   )
   const a = new Sketch({ seed: 1 })
   const b = new Sketch({ seed: 2 })
-  t.not(JSON.stringify(a.queryDetailed('x').cells), JSON.stringify(b.queryDetailed('x').cells), 'another seed, other cells')
+  t.not(
+    JSON.stringify(a.queryDetailed('x').cells),
+    JSON.stringify(b.queryDetailed('x').cells),
+    'another seed, other cells',
+  )
   t.pass('200 random op sequences replayed bit-identically')
 })
 
@@ -359,7 +406,11 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
   fc.assert(
     fc.property(
       fc.array(
-        fc.record({ key: fc.integer({ min: 0, max: 40 }), delta: fc.double({ min: 0, max: 10, noNaN: true }), advanceMs: fc.integer({ min: 0, max: 3000 }) }),
+        fc.record({
+          key: fc.integer({ min: 0, max: 40 }),
+          delta: fc.double({ min: 0, max: 10, noNaN: true }),
+          advanceMs: fc.integer({ min: 0, max: 3000 }),
+        }),
         { maxLength: 120 },
       ),
       fc.integer({ min: 0, max: 2 }),
@@ -395,7 +446,49 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
 t.test('spec/hashing.md worked example: murmur3 "hell", seed 0 (h1 from apache/spark Murmur3_128Suite)', async (t) => {
   // H = 0x629942693e10f867 (reference), h1 = 1041299559, h2 = 1654211177 (odd)
   t.equal(murmur3(0).hash('hell'), 0x629942693e10f867n)
-  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells, [99559, 10736, 21913, 33090])
-  t.same(new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells, [103, 720, 313, 930])
-  t.same(new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed, new Uint8Array(16), 'seed replaces the hasher seed')
+  t.same(
+    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells,
+    [99559, 10736, 21913, 33090],
+  )
+  t.same(
+    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells,
+    [103, 720, 313, 930],
+  )
+  t.same(
+    new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed,
+    new Uint8Array(16),
+    'seed replaces the hasher seed',
+  )
+})
+
+t.test('loadCellsFromFrame refuses cell arrays whose length is not L × M', async (t) => {
+  const s = new Sketch({ levels: 2, cellsPerLevel: 4, clock: new FakeClock(0) })
+  t.throws(() => s.loadCellsFromFrame(new Float64Array(7), new Float64Array(8)), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /expected 8 scores and times, received 7 and 8/,
+  })
+  t.throws(() => s.loadCellsFromFrame(new Float64Array(8), new Float64Array(9)), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+  })
+  s.loadCellsFromFrame(Float64Array.from([1, 2, 3, 4, 5, 6, 7, 8]), new Float64Array(8))
+  const d = s.queryDetailed('k')
+  t.same(d.scores, [1 + d.cells[0], 5 + d.cells[1]], 'the right length loads, level-major (cell p = level·M + index)')
+})
+
+t.test('linear decay drains negative scores toward 0 on update, never past it', async (t) => {
+  // rate 4/s (spec: a linear score moves toward 0 by rate·Δt, stopping at 0), lo = −100.
+  const clock = new FakeClock(0)
+  const s = new Sketch({ levels: 2, cellsPerLevel: 64, lo: -100, hi: 100, decay: linear(4), hasher: murmur3(9), clock })
+  const rows: { nowMs: number; delta: number; expected: number }[] = [
+    { nowMs: 0, delta: -10, expected: -10 },
+    { nowMs: 1_000, delta: -1, expected: -7 }, // −10 + 4, then −1
+    { nowMs: 1_500, delta: 0, expected: -5 }, // −7 + 2
+    { nowMs: 10_000, delta: -1, expected: -1 }, // −5 drained to 0 (not +29), then −1
+    { nowMs: 10_250, delta: 3, expected: 3 }, // −1 + 1 = 0, then +3
+  ]
+  for (const row of rows) {
+    clock.set(row.nowMs)
+    s.update('k', row.delta)
+    t.equal(s.query('k'), row.expected, `t=${row.nowMs} ms, update ${row.delta}`)
+  }
 })

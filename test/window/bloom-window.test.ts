@@ -12,8 +12,7 @@ interface BloomLike extends Mergeable {
   union(other: BloomLike): unknown
 }
 const BloomFilter = (bloom as Record<string, unknown>).BloomFilter as
-  | (MergeableFamily<BloomLike, { capacity: number; errorRate: number; seed?: number }> & { name: string })
-  | undefined
+  (MergeableFamily<BloomLike, { capacity: number; errorRate: number; seed?: number }> & { name: string }) | undefined
 const skip = BloomFilter === undefined ? 'BloomFilter is not in this tree yet' : false
 
 t.test('a Window over Bloom filters (merged by union)', { skip }, async (t) => {
@@ -26,7 +25,10 @@ t.test('a Window over Bloom filters (merged by union)', { skip }, async (t) => {
   w.update('c', 2000)
   const m = w.merged(2000)
   t.ok(m.mightContain('b') && m.mightContain('c'), 'the live slots are in the union')
-  t.same(w.slots(2000).map((s) => s.key), [2, 1])
+  t.same(
+    w.slots(2000).map((s) => s.key),
+    [2, 1],
+  )
   t.throws(() => w.estimate(2000), { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: /merged/ })
   const back = Window.deserialize(w.serialize(), { family: BF })
   t.same(back.serialize(), w.serialize())

@@ -7,7 +7,10 @@ import { kmIndexes } from '../../src/hash/indexes.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 
 /** Rebuild a Count-Min frame with edits (valid checksum). */
-function reframe(c: CountMinSketch, edit: (f: { flags: number; params: Uint8Array; payload: Uint8Array }) => void): Uint8Array {
+function reframe(
+  c: CountMinSketch,
+  edit: (f: { flags: number; params: Uint8Array; payload: Uint8Array }) => void,
+): Uint8Array {
   const f = readFrame(c.serialize(), FAMILY.countMin, 1)
   const parts = { ...f, params: f.params.slice(), payload: f.payload.slice() }
   edit(parts)
@@ -28,8 +31,14 @@ t.test('sizing by accuracy: w = ceil(e/ε), d = ceil(ln(1/δ)) (Cormode & Muthuk
   for (const bad of [0, 1, -0.1, Number.NaN, '0.1']) {
     t.throws(() => countMinWidth(bad as number), { code: 'ERR_GRUDGE_SIZING_INVALID' })
     t.throws(() => countMinDepth(bad as number), { code: 'ERR_GRUDGE_SIZING_INVALID' })
-    t.throws(() => CountMinSketch.withAccuracy({ epsilon: bad as number, delta: 0.01 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"epsilon"/ })
-    t.throws(() => CountMinSketch.withAccuracy({ epsilon: 0.01, delta: bad as number }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"delta"/ })
+    t.throws(() => CountMinSketch.withAccuracy({ epsilon: bad as number, delta: 0.01 }), {
+      code: 'ERR_GRUDGE_OPTION_INVALID',
+      message: /"epsilon"/,
+    })
+    t.throws(() => CountMinSketch.withAccuracy({ epsilon: 0.01, delta: bad as number }), {
+      code: 'ERR_GRUDGE_OPTION_INVALID',
+      message: /"delta"/,
+    })
   }
 })
 
@@ -48,7 +57,11 @@ t.test('construction by size checks every option', async (t) => {
     [{ width: 10, depth: 3, hasher: 5 }, /"hasher"/],
   ]
   for (const [opts, re] of rows) {
-    t.throws(() => new CountMinSketch(opts as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: re }, JSON.stringify(opts))
+    t.throws(
+      () => new CountMinSketch(opts as never),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: re },
+      JSON.stringify(opts),
+    )
   }
   t.throws(() => new CountMinSketch(undefined as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
 })
@@ -207,8 +220,14 @@ t.test('merging incompatible sketches throws naming what differs', async (t) => 
     [new CountMinSketch({ width: 101, depth: 4, seed: 5 }), /width differs: expected 100, received 101/],
     [new CountMinSketch({ width: 100, depth: 3, seed: 5 }), /depth differs: expected 4, received 3/],
     [new CountMinSketch({ width: 100, depth: 4, seed: 6 }), /seed differs/],
-    [new CountMinSketch({ width: 100, depth: 4, seed: 5, conservative: true }), /conservative differs: expected false, received true/],
-    [new CountMinSketch({ width: 100, depth: 4, hasher: sipHash(5) }), /hasher differs: expected "murmur3", received "siphash"/],
+    [
+      new CountMinSketch({ width: 100, depth: 4, seed: 5, conservative: true }),
+      /conservative differs: expected false, received true/,
+    ],
+    [
+      new CountMinSketch({ width: 100, depth: 4, hasher: sipHash(5) }),
+      /hasher differs: expected "murmur3", received "siphash"/,
+    ],
     [new HyperLogLog({ precision: 4, seed: 5 }), /family differs: expected "CountMinSketch", received "HyperLogLog"/],
   ]
   for (const [other, re] of rows) {
@@ -233,7 +252,9 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   const flipped = bytes.slice()
   flipped[60] ^= 0x10
   t.throws(() => CountMinSketch.deserialize(flipped), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM' })
-  t.throws(() => CountMinSketch.deserialize(new HyperLogLog({ precision: 4, seed: 1 }).serialize()), { code: 'ERR_GRUDGE_FORMAT_FAMILY' })
+  t.throws(() => CountMinSketch.deserialize(new HyperLogLog({ precision: 4, seed: 1 }).serialize()), {
+    code: 'ERR_GRUDGE_FORMAT_FAMILY',
+  })
   const edits: Array<[string, (f: { flags: number; params: Uint8Array; payload: Uint8Array }) => void, RegExp]> = [
     ['unknown flag', (f) => (f.flags = 2), /flags/],
     ['width 0', (f) => f.params.set([0, 0, 0, 0], 0), /width/],
@@ -246,7 +267,11 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
     ['total above 2^53', (f) => f.payload.set([0, 0, 0, 0, 0, 0, 0x20, 0], 0), /total/],
   ]
   for (const [name, edit, re] of edits) {
-    t.throws(() => CountMinSketch.deserialize(reframe(c, edit)), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: re }, name)
+    t.throws(
+      () => CountMinSketch.deserialize(reframe(c, edit)),
+      { code: 'ERR_GRUDGE_FORMAT_INVALID', message: re },
+      name,
+    )
   }
 })
 
@@ -259,7 +284,12 @@ t.test('clear() empties the counters and the total', async (t) => {
 })
 
 t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec/window.md §3)', async (t) => {
-  for (const [width, depth] of [[2719, 7], [64, 5], [1, 3], [4096, 2]] as const) {
+  for (const [width, depth] of [
+    [2719, 7],
+    [64, 5],
+    [1, 3],
+    [4096, 2],
+  ] as const) {
     for (const conservative of [false, true]) {
       const c = new CountMinSketch({ width, depth, seed: 31, conservative })
       const item = `probe-${width}`
@@ -270,7 +300,11 @@ t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec
       const counters = new DataView(c.serialize().buffer, 36 + 12 + 8)
       const set: number[] = []
       for (let p = 0; p < width * depth; p++) if (counters.getUint32(4 * p, true) !== 0) set.push(p)
-      t.same(set, Array.from(idx, (j, i) => i * width + j), `${width} × ${depth}, conservative ${conservative}`)
+      t.same(
+        set,
+        Array.from(idx, (j, i) => i * width + j),
+        `${width} × ${depth}, conservative ${conservative}`,
+      )
       t.equal(c.estimate(item), 5)
     }
   }

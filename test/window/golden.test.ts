@@ -49,7 +49,11 @@ t.test('count-min-64x3.v1.bin: conservative, seed 42, a×3 b×2 c×1', async (t)
   const idx = new Uint32Array(3)
   const counters = new DataView(bytes.buffer, bytes.byteOffset + 36 + 12 + 8)
   const cells = new Map<number, number>()
-  for (const [x, n] of [['a', 3], ['b', 2], ['c', 1]] as const) {
+  for (const [x, n] of [
+    ['a', 3],
+    ['b', 2],
+    ['c', 1],
+  ] as const) {
     const v = h.hash(x)
     kmIndexes(Number(v >> 32n) | 0, Number(v & 0xffffffffn) | 0, 3, 64, idx)
     for (let r = 0; r < 3; r++) {
@@ -61,7 +65,10 @@ t.test('count-min-64x3.v1.bin: conservative, seed 42, a×3 b×2 c×1', async (t)
   let nonzero = 0
   for (let p = 0; p < 192; p++) if (counters.getUint32(4 * p, true) !== 0) nonzero++
   t.equal(nonzero, cells.size, 'no counter outside the items’ cells is set')
-  t.same(['a', 'b', 'c', 'd'].map((x) => c.estimate(x)), [3, 2, 1, 0])
+  t.same(
+    ['a', 'b', 'c', 'd'].map((x) => c.estimate(x)),
+    [3, 2, 1, 0],
+  )
   t.same(c.serialize(), bytes)
 })
 
@@ -71,12 +78,19 @@ t.test('window-hyperloglog.v1.bin: everyMs 1000, keep 3, a@0 b@1000 c@2500', asy
   t.equal(w.everyMs, 1000)
   t.equal(w.keep, 3)
   t.equal(w.lastSeenMs, 2500)
-  t.same(w.slots(2500).map((s) => s.key), [2, 1, 0])
+  t.same(
+    w.slots(2500).map((s) => s.key),
+    [2, 1, 0],
+  )
   t.same(
     w.slots(2500).map((s) => s.sketch.serialize().subarray(40, 56)),
     [['c'], ['b'], ['a']].map((items) => expectedRegisters(4, 42, items)),
   )
   t.same(w.merged(2500).serialize().subarray(40, 56), expectedRegisters(4, 42, ['a', 'b', 'c']))
   t.same(w.serialize(), bytes)
-  t.same(w.slots(3000).map((s) => s.key), [2, 1], 'slot 0 expires at 3000')
+  t.same(
+    w.slots(3000).map((s) => s.key),
+    [2, 1],
+    'slot 0 expires at 3000',
+  )
 })

@@ -28,7 +28,11 @@ t.test('relative standard error is 1.04/√m (Flajolet et al. 2007)', async (t) 
 
 t.test('precision must be an integer in [4, 18]; memory is 2^p bytes', async (t) => {
   for (const p of [3, 19, 14.5, Number.NaN, '14', -1, 0]) {
-    t.throws(() => new HyperLogLog({ precision: p as number }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ }, `precision ${String(p)}`)
+    t.throws(
+      () => new HyperLogLog({ precision: p as number }),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ },
+      `precision ${String(p)}`,
+    )
   }
   t.equal(new HyperLogLog({ precision: 4, seed: 1 }).sizeBytes(), 16)
   t.equal(new HyperLogLog({ precision: 18, seed: 1 }).sizeBytes(), 262144)
@@ -64,7 +68,7 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
       // 1 in 2^14 hashes has its 14 high-word remainder bits all zero
       let found = 0
       for (let i = 0; found < 3 && i < 400_000; i++) {
-        if (((hasher.hash(`l${i}`) & mask) >> 32n) === 0n) {
+        if ((hasher.hash(`l${i}`) & mask) >> 32n === 0n) {
           items.push(`l${i}`)
           found++
         }
@@ -82,7 +86,8 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
       h.add(item)
     }
     t.same(registers(h), expected, `p = ${p}: registers match the BigInt definition`)
-    if (p === 18) t.ok(registers(h).reduce((a, b) => Math.max(a, b), 0) > 32 - p, 'some register counted into the low word')
+    if (p === 18)
+      t.ok(registers(h).reduce((a, b) => Math.max(a, b), 0) > 32 - p, 'some register counted into the low word')
   }
 })
 
@@ -129,7 +134,10 @@ t.test('accuracy at p = 14 from 0 to 10^6 (Ertl improved estimator, no bias bump
       if (target === 0) t.equal(e, 0, `seed ${seed}: n = 0 estimates exactly 0`)
       else {
         errors[j].push((e - target) / target)
-        t.ok(Math.abs(e - target) / target <= 4 * sigma, `seed ${seed}: n = ${target}, estimate ${e.toFixed(1)} within 4σ`)
+        t.ok(
+          Math.abs(e - target) / target <= 4 * sigma,
+          `seed ${seed}: n = ${target}, estimate ${e.toFixed(1)} within 4σ`,
+        )
       }
     })
   }
@@ -172,7 +180,10 @@ t.test('merging incompatible sketches throws naming what differs', async (t) => 
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /precision differs: expected 12, received 11/,
   })
-  t.throws(() => base.merge(new HyperLogLog({ precision: 12, seed: 2 })), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /seed differs/ })
+  t.throws(() => base.merge(new HyperLogLog({ precision: 12, seed: 2 })), {
+    code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+    message: /seed differs/,
+  })
   t.throws(() => base.merge(new HyperLogLog({ precision: 12, hasher: sipHash(1) })), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /hasher differs: expected "murmur3", received "siphash"/,
@@ -212,13 +223,33 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   t.throws(() => HyperLogLog.deserialize(flipped), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM' })
   t.throws(() => HyperLogLog.deserialize(bytes.subarray(0, 20)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
   t.throws(() => HyperLogLog.deserialize(Uint8Array.of(1, 2, 3)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
-  t.throws(() => HyperLogLog.deserialize(new CountMinSketch({ width: 4, depth: 1, seed: 1 }).serialize()), { code: 'ERR_GRUDGE_FORMAT_FAMILY' })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8 + 1))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /registers\[3\]/ })
-  t.doesNotThrow(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8))), 'q + 1 is the largest register value')
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 19))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /precision/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[1] = 9))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /hasher/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[2] = 6))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /registerBits/ })
-  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 9))), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /payload/ })
+  t.throws(() => HyperLogLog.deserialize(new CountMinSketch({ width: 4, depth: 1, seed: 1 }).serialize()), {
+    code: 'ERR_GRUDGE_FORMAT_FAMILY',
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8 + 1))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /registers\[3\]/,
+  })
+  t.doesNotThrow(
+    () => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8))),
+    'q + 1 is the largest register value',
+  )
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 19))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /precision/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[1] = 9))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /hasher/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[2] = 6))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /registerBits/,
+  })
+  t.throws(() => HyperLogLog.deserialize(reframe(h, (pa) => (pa[0] = 9))), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /payload/,
+  })
 })
 
 // With no register at 0 or at q + 1, Ertl's σ and τ terms vanish and the estimator is the
@@ -243,4 +274,48 @@ t.test('without empty or saturated registers the estimate is α∞·m²/Σ2^−M
     // every register saturated (q + 1): the estimate is unbounded
     t.equal(HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate(), Infinity)
   }
+})
+
+t.test('saturated registers: estimate follows Ertl (2017) eq. 39–41 with τ summed as a series', async (t) => {
+  // The estimator written out from the paper, with σ and τ summed term by term with
+  // Math.pow (the implementation uses the incremental recurrences instead):
+  //   σ(x) = x + Σ_{k≥1} x^(2^k)·2^(k−1),  τ(x) = (1 − x − Σ_{k≥1} (1 − x^(2^−k))²·2^−k) / 3,
+  //   E = α∞·m² / (m·σ(C0/m) + Σ_{k=1..q} C_k·2^−k + m·τ(1 − C_{q+1}/m)·2^−q).
+  const sigmaRef = (x: number): number => {
+    let s = x
+    for (let k = 1; k < 64; k++) s += Math.pow(x, 2 ** k) * 2 ** (k - 1)
+    return s
+  }
+  const tauRef = (x: number): number => {
+    let s = 1 - x
+    for (let k = 1; k < 80; k++) s -= (1 - Math.pow(x, 2 ** -k)) ** 2 * 2 ** -k
+    return s / 3
+  }
+  const p = 4
+  const m = 2 ** p
+  const q = 64 - p
+  const reference = (regs: number[]): number => {
+    const c = new Array<number>(q + 2).fill(0)
+    for (const r of regs) c[r]++
+    let z = m * sigmaRef(c[0] / m) + m * tauRef(1 - c[q + 1] / m) * 2 ** -q
+    for (let k = 1; k <= q; k++) z += c[k] * 2 ** -k
+    return m ** 2 / (2 * Math.LN2) / z
+  }
+  const h = new HyperLogLog({ precision: p, seed: 1 })
+  const cases: [string, number[]][] = [
+    ['12 of 16 registers saturated (q + 1), 4 at q', [...Array<number>(12).fill(q + 1), ...Array<number>(4).fill(q)]],
+    ['half saturated, the rest spread', [...Array<number>(8).fill(q + 1), 0, 1, 5, 9, 20, 40, q - 1, q]],
+    ['one saturated register among small ones', [q + 1, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7]],
+  ]
+  for (const [name, regs] of cases) {
+    const e = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.set(regs))).estimate()
+    const want = reference(regs)
+    t.ok(Math.abs(e - want) <= 1e-12 * want, `${name}: ${e} ≈ ${want}`)
+  }
+  // The τ term is what keeps a near-full sketch finite: without it (τ = 0) the first case
+  // would read α∞·m² / (4·2^−q), a larger number.
+  const near = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.set(cases[0][1]))).estimate()
+  t.ok(near < m ** 2 / (2 * Math.LN2) / (4 * 2 ** -q), 'the saturated registers add to z (τ(1/4) > 0)')
+  const full = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate()
+  t.equal(full, Infinity, 'every register saturated: τ(0) = 0, z = 0, no finite estimate')
 })

@@ -37,7 +37,12 @@ t.test('the runtime check names the family and the missing method', async (t) =>
     return C
   }
   const rows: Array<[string, string, boolean, RegExp]> = [
-    ['NoMergeFamily', 'merge', false, /NoMergeFamily: expected a mergeable family with a merge\(other\) or union\(other\)/],
+    [
+      'NoMergeFamily',
+      'merge',
+      false,
+      /NoMergeFamily: expected a mergeable family with a merge\(other\) or union\(other\)/,
+    ],
     ['NoCompat', 'isCompatible', false, /NoCompat: .*isCompatible\(\)/],
     ['NoSerialize', 'serialize', false, /NoSerialize: .*serialize\(\)/],
     ['NoSize', 'sizeBytes', false, /NoSize: .*sizeBytes\(\)/],
@@ -45,7 +50,11 @@ t.test('the runtime check names the family and the missing method', async (t) =>
     ['NoDeserialize', '', true, /NoDeserialize: .*static deserialize/],
   ]
   for (const [name, drop, noStatic, re] of rows) {
-    t.throws(() => checkMergeableFamily(make(name, drop, noStatic)), { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: re }, name)
+    t.throws(
+      () => checkMergeableFamily(make(name, drop, noStatic)),
+      { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: re },
+      name,
+    )
   }
   t.equal(checkMergeableFamily(make('Complete', '')), 'merge')
   for (const bad of [undefined, null, 42, 'HyperLogLog', {}]) {
@@ -71,42 +80,57 @@ interface Fam {
   fold: (into: Mergeable, other: Mergeable) => void
 }
 const families: Fam[] = [
-  { name: 'HyperLogLog', empty: () => new HyperLogLog({ precision: 6, seed: 42 }), fold: (a, b) => (a as HyperLogLog).merge(b as HyperLogLog) },
-  { name: 'CountMinSketch', empty: () => new CountMinSketch({ width: 16, depth: 3, seed: 42 }), fold: (a, b) => (a as CountMinSketch).merge(b as CountMinSketch) },
+  {
+    name: 'HyperLogLog',
+    empty: () => new HyperLogLog({ precision: 6, seed: 42 }),
+    fold: (a, b) => (a as HyperLogLog).merge(b as HyperLogLog),
+  },
+  {
+    name: 'CountMinSketch',
+    empty: () => new CountMinSketch({ width: 16, depth: 3, seed: 42 }),
+    fold: (a, b) => (a as CountMinSketch).merge(b as CountMinSketch),
+  },
   {
     name: 'CountMinSketch (conservative)',
     empty: () => new CountMinSketch({ width: 16, depth: 3, seed: 42, conservative: true }),
     fold: (a, b) => (a as CountMinSketch).merge(b as CountMinSketch),
   },
-  { name: 'TinySet (union)', empty: () => new TinySet({ salt: 1 }), fold: (a, b) => (a as TinySet).union(b as TinySet) },
+  {
+    name: 'TinySet (union)',
+    empty: () => new TinySet({ salt: 1 }),
+    fold: (a, b) => (a as TinySet).union(b as TinySet),
+  },
 ]
 
 for (const fam of families) {
   t.test(`merge order independence over permutations of three sketches: ${fam.name}`, async (t) => {
     fc.assert(
-      fc.property(fc.array(fc.array(fc.string({ maxLength: 6 }), { maxLength: 60 }), { minLength: 3, maxLength: 3 }), (streams) => {
-        const build = () =>
-          streams.map((items) => {
-            const s = fam.empty()
-            for (const x of items) s.add(x)
-            return s
-          })
-        let reference: Uint8Array | undefined
-        for (const order of PERMUTATIONS) {
-          const parts = build()
-          const acc = fam.empty()
-          for (const i of order) fam.fold(acc, parts[i])
-          const bytes = acc.serialize()
-          if (reference === undefined) reference = bytes
-          else if (Buffer.compare(reference, bytes) !== 0) return false
-          // nested: parts[order[0]] ⊕ (parts[order[1]] ⊕ parts[order[2]])
-          const [x, y, z] = order.map((i) => parts[i])
-          fam.fold(y, z)
-          fam.fold(x, y)
-          if (Buffer.compare(reference, x.serialize()) !== 0) return false
-        }
-        return true
-      }),
+      fc.property(
+        fc.array(fc.array(fc.string({ maxLength: 6 }), { maxLength: 60 }), { minLength: 3, maxLength: 3 }),
+        (streams) => {
+          const build = () =>
+            streams.map((items) => {
+              const s = fam.empty()
+              for (const x of items) s.add(x)
+              return s
+            })
+          let reference: Uint8Array | undefined
+          for (const order of PERMUTATIONS) {
+            const parts = build()
+            const acc = fam.empty()
+            for (const i of order) fam.fold(acc, parts[i])
+            const bytes = acc.serialize()
+            if (reference === undefined) reference = bytes
+            else if (Buffer.compare(reference, bytes) !== 0) return false
+            // nested: parts[order[0]] ⊕ (parts[order[1]] ⊕ parts[order[2]])
+            const [x, y, z] = order.map((i) => parts[i])
+            fam.fold(y, z)
+            fam.fold(x, y)
+            if (Buffer.compare(reference, x.serialize()) !== 0) return false
+          }
+          return true
+        },
+      ),
       { seed: 4242, numRuns: 60 },
     )
     t.pass('all 6 orders and the nested form give identical frames')
@@ -115,18 +139,25 @@ for (const fam of families) {
 
 t.test('Window.merged() does not depend on the order slots were filled in', async (t) => {
   fc.assert(
-    fc.property(fc.array(fc.array(fc.string({ maxLength: 4 }), { maxLength: 30 }), { minLength: 3, maxLength: 3 }), (streams) => {
-      let reference: Uint8Array | undefined
-      for (const order of PERMUTATIONS) {
-        const w = new Window(CountMinSketch, { width: 16, depth: 2, seed: 7 }, { everyMs: 10, keep: 3, clock: new FakeClock() })
-        // the same items land in slots 0, 1, 2, but in a permuted assignment
-        order.forEach((streamIdx, slot) => w.updateMany(streams[streamIdx], slot * 10))
-        const bytes = w.merged(20).serialize()
-        if (reference === undefined) reference = bytes
-        else if (Buffer.compare(reference, bytes) !== 0) return false
-      }
-      return true
-    }),
+    fc.property(
+      fc.array(fc.array(fc.string({ maxLength: 4 }), { maxLength: 30 }), { minLength: 3, maxLength: 3 }),
+      (streams) => {
+        let reference: Uint8Array | undefined
+        for (const order of PERMUTATIONS) {
+          const w = new Window(
+            CountMinSketch,
+            { width: 16, depth: 2, seed: 7 },
+            { everyMs: 10, keep: 3, clock: new FakeClock() },
+          )
+          // the same items land in slots 0, 1, 2, but in a permuted assignment
+          order.forEach((streamIdx, slot) => w.updateMany(streams[streamIdx], slot * 10))
+          const bytes = w.merged(20).serialize()
+          if (reference === undefined) reference = bytes
+          else if (Buffer.compare(reference, bytes) !== 0) return false
+        }
+        return true
+      },
+    ),
     { seed: 77, numRuns: 40 },
   )
   t.pass('same merged frame for every assignment of streams to slots')

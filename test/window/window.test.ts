@@ -97,7 +97,11 @@ t.test('a slot is live while its key > current key − keep; tick drops without 
 
 t.test('catch-up after a long idle gap drops every expired slot at once', async (t) => {
   const events: RollEvent[] = []
-  const w = new Window(HyperLogLog, { precision: 8, seed: 2 }, { everyMs: 1000, keep: 3, clock: new FakeClock(), onRoll: (e) => events.push(e) })
+  const w = new Window(
+    HyperLogLog,
+    { precision: 8, seed: 2 },
+    { everyMs: 1000, keep: 3, clock: new FakeClock(), onRoll: (e) => events.push(e) },
+  )
   run(t, w, [
     { nowMs: 0, action: 'update', expected: [0] },
     { nowMs: 1000, action: 'update', expected: [1, 0] },
@@ -119,7 +123,11 @@ t.test('catch-up after a long idle gap drops every expired slot at once', async 
 
 t.test('onRoll fires once per move to a new key, never for the first time seen', async (t) => {
   const events: RollEvent[] = []
-  const w = new Window(HyperLogLog, { precision: 4, seed: 2 }, { everyMs: 10, keep: 2, clock: new FakeClock(), onRoll: (e) => events.push(e) })
+  const w = new Window(
+    HyperLogLog,
+    { precision: 4, seed: 2 },
+    { everyMs: 10, keep: 2, clock: new FakeClock(), onRoll: (e) => events.push(e) },
+  )
   w.update('a', 5)
   w.update('a', 9)
   w.tick(9)
@@ -127,10 +135,10 @@ t.test('onRoll fires once per move to a new key, never for the first time seen',
   w.updateMany(['b', 'c'], 10)
   w.tick(15)
   t.same(events, [{ key: 1, previousKey: 0, dropped: 0, slotCount: 2 }])
-  t.throws(
-    () => new Window(HyperLogLog, { precision: 4 }, { everyMs: 10, keep: 2, onRoll: 5 as never }),
-    { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"onRoll"/ },
-  )
+  t.throws(() => new Window(HyperLogLog, { precision: 4 }, { everyMs: 10, keep: 2, onRoll: 5 as never }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"onRoll"/,
+  })
 })
 
 t.test('updateMany reads the clock once for the whole batch', async (t) => {
@@ -139,11 +147,17 @@ t.test('updateMany reads the clock once for the whole batch', async (t) => {
   const w = new Window(HyperLogLog, { precision: 10, seed: 3 }, { everyMs: 1000, keep: 5, clock })
   w.updateMany(['a', 'b', 'c', 'd'])
   t.equal(reads, 1)
-  t.same(w.slots(1000).map((s) => s.key), [1])
+  t.same(
+    w.slots(1000).map((s) => s.key),
+    [1],
+  )
   t.ok(Math.abs(w.estimate(1000) - 4) < 0.01)
   w.update('e')
   t.equal(reads, 2)
-  t.same(w.slots(2000).map((s) => s.key), [2, 1])
+  t.same(
+    w.slots(2000).map((s) => s.key),
+    [2, 1],
+  )
 })
 
 t.test('the injected clock is read when nowMs is omitted', async (t) => {
@@ -152,9 +166,15 @@ t.test('the injected clock is read when nowMs is omitted', async (t) => {
   w.update('x')
   clock.advance(1000)
   w.update('y')
-  t.same(w.slots().map((s) => s.key), [11, 10])
+  t.same(
+    w.slots().map((s) => s.key),
+    [11, 10],
+  )
   clock.advance(1000)
-  t.same(w.slots().map((s) => s.key), [11])
+  t.same(
+    w.slots().map((s) => s.key),
+    [11],
+  )
   t.ok(Math.abs(w.estimate() - 1) < 0.01)
 })
 
@@ -190,7 +210,10 @@ t.test('window estimate: the distinct items of the live slots, never above all-t
     const truth = live * 1000 + 50
     const est = w.estimate(now)
     t.ok(Math.abs(est - truth) <= 3 * sigma * truth, `second ${s}: ${est.toFixed(0)} ≈ ${truth}`)
-    t.ok(est <= all.estimate() * (1 + 3 * sigma), `second ${s}: window ${est.toFixed(0)} ≤ all-time ${all.estimate().toFixed(0)} + 3σ`)
+    t.ok(
+      est <= all.estimate() * (1 + 3 * sigma),
+      `second ${s}: window ${est.toFixed(0)} ≤ all-time ${all.estimate().toFixed(0)} + 3σ`,
+    )
   }
 })
 
@@ -205,9 +228,16 @@ t.test('merged() is a fresh sketch: changing it changes nothing in the window', 
 })
 
 t.test('Count-Min windows: estimate() points to merged(); merged counts the live slots', async (t) => {
-  const w = new Window(CountMinSketch, { width: 256, depth: 4, seed: 1 }, { everyMs: 60_000, keep: 5, clock: new FakeClock() })
+  const w = new Window(
+    CountMinSketch,
+    { width: 256, depth: 4, seed: 1 },
+    { everyMs: 60_000, keep: 5, clock: new FakeClock() },
+  )
   for (let m = 0; m < 8; m++) w.updateMany(Array(m + 1).fill('rejected-ip'), m * 60_000)
-  t.throws(() => w.estimate(7 * 60_000), { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: /CountMinSketch.*merged/ })
+  t.throws(() => w.estimate(7 * 60_000), {
+    code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION',
+    message: /CountMinSketch.*merged/,
+  })
   const merged = w.merged(7 * 60_000)
   t.equal(merged.estimate('rejected-ip'), 4 + 5 + 6 + 7 + 8, 'the last 5 minutes only')
   t.equal(merged.totalCount, 30)
@@ -222,7 +252,10 @@ t.test('a family merging by union works the same (tiny test family)', async (t) 
   const m = w.merged(25)
   t.ok(m.has('b') && m.has('c'))
   t.equal(m.estimate(), w.estimate(25))
-  t.same(w.slots(25).map((s) => s.key), [2, 1])
+  t.same(
+    w.slots(25).map((s) => s.key),
+    [2, 1],
+  )
 })
 
 t.test('construction errors name the option or the family', async (t) => {
@@ -241,11 +274,14 @@ t.test('construction errors name the option or the family', async (t) => {
       return new NoMerge()
     }
   }
-  t.throws(() => new Window(NoMerge as never, {}, { everyMs: 1000, keep: 3 }), {
+  t.throws(() => new Window(NoMerge, {}, { everyMs: 1000, keep: 3 }), {
     code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION',
     message: /NoMerge.*merge\(other\) or union\(other\)/,
   })
-  t.throws(() => new Window({} as never, {}, { everyMs: 1000, keep: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"family"/ })
+  t.throws(() => new Window({} as never, {}, { everyMs: 1000, keep: 3 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"family"/,
+  })
   const opts: Array<[object, RegExp]> = [
     [{ keep: 3 }, /"everyMs"/],
     [{ everyMs: 0, keep: 3 }, /"everyMs"/],
@@ -261,10 +297,17 @@ t.test('construction errors name the option or the family', async (t) => {
     [{ everyMs: 1000, keep: 3, clock: {} }, /"clock"/],
   ]
   for (const [o, re] of opts) {
-    t.throws(() => new Window(HyperLogLog, { precision: 10 }, o as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: re }, JSON.stringify(o))
+    t.throws(
+      () => new Window(HyperLogLog, { precision: 10 }, o as never),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: re },
+      JSON.stringify(o),
+    )
   }
   t.throws(() => new Window(HyperLogLog, { precision: 10 }, undefined as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
-  t.throws(() => new Window(HyperLogLog, { precision: 99 }, { everyMs: 1000, keep: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ })
+  t.throws(() => new Window(HyperLogLog, { precision: 99 }, { everyMs: 1000, keep: 3 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"precision"/,
+  })
 })
 
 t.test('non-finite times are rejected with a coded error and change nothing', async (t) => {
@@ -310,9 +353,17 @@ t.test('serialize / deserialize: same slots, same answers, same future', async (
   t.equal(back.everyMs, 1000)
   t.equal(back.keep, 4)
   t.equal(back.lastSeenMs, w.lastSeenMs)
-  t.same(back.slots(3000).map((s) => s.key), w.slots(3000).map((s) => s.key))
+  t.same(
+    back.slots(3000).map((s) => s.key),
+    w.slots(3000).map((s) => s.key),
+  )
   t.equal(back.estimate(3000), w.estimate(3000))
-  for (const [item, now] of [['late', 1000], ['n1', 3100], ['n2', 3200], ['n3', 6000]] as const) {
+  for (const [item, now] of [
+    ['late', 1000],
+    ['n1', 3100],
+    ['n2', 3200],
+    ['n3', 6000],
+  ] as const) {
     w.update(item, now)
     back.update(item, now)
     t.same(back.serialize(), w.serialize(), `after update at ${now}`)
@@ -323,7 +374,11 @@ t.test('serialize / deserialize: same slots, same answers, same future', async (
   t.equal(e2.estimate(0), 0)
   t.equal(e2.lastSeenMs, -Infinity)
   // Count-Min window
-  const c = new Window(CountMinSketch, { width: 64, depth: 3, seed: 2, conservative: true }, { everyMs: 10, keep: 3, clock })
+  const c = new Window(
+    CountMinSketch,
+    { width: 64, depth: 3, seed: 2, conservative: true },
+    { everyMs: 10, keep: 3, clock },
+  )
   c.updateMany(['a', 'a', 'b'], 0)
   c.update('a', 15)
   const c2 = Window.deserialize<CountMinSketch>(c.serialize())
@@ -333,7 +388,9 @@ t.test('serialize / deserialize: same slots, same answers, same future', async (
 
 t.test('deserialize rejects garbage and every inconsistent field with a coded error', async (t) => {
   t.throws(() => Window.deserialize(Uint8Array.of(0x13, 0x37, 0x42)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
-  t.throws(() => Window.deserialize(new HyperLogLog({ precision: 4, seed: 1 }).serialize()), { code: 'ERR_GRUDGE_FORMAT_FAMILY' })
+  t.throws(() => Window.deserialize(new HyperLogLog({ precision: 4, seed: 1 }).serialize()), {
+    code: 'ERR_GRUDGE_FORMAT_FAMILY',
+  })
   t.throws(() => Window.deserialize('abc' as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
   const w = hll(1000, 3)
   w.update('a', 0)
@@ -362,16 +419,36 @@ t.test('deserialize rejects garbage and every inconsistent field with a coded er
     ['lastSeen NaN', edit((p) => p.setFloat64(16, Number.NaN, true)), /lastSeenMs/],
     ['slots before any time', edit((p) => p.setFloat64(16, -Infinity, true)), /slotCount/],
     ['slot expired as of lastSeen', edit((p) => p.setFloat64(16, 4000, true)), /slots\[\d\]\.key/],
-    ['slot key in the future', edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 9, true)), /slots\[0\]\.key/],
-    ['slot key not an integer', edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 1.5, true)), /slots\[0\]\.key/],
-    ['slot keys out of order', edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 0, true)), /slots\[1\]\.key/],
-    ['slot frame length too long', edit((_, pl) => new DataView(pl.buffer).setUint32(firstKey + 8, 1e6, true)), /slots\[0\]/],
+    [
+      'slot key in the future',
+      edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 9, true)),
+      /slots\[0\]\.key/,
+    ],
+    [
+      'slot key not an integer',
+      edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 1.5, true)),
+      /slots\[0\]\.key/,
+    ],
+    [
+      'slot keys out of order',
+      edit((_, pl) => new DataView(pl.buffer).setFloat64(firstKey, 0, true)),
+      /slots\[1\]\.key/,
+    ],
+    [
+      'slot frame length too long',
+      edit((_, pl) => new DataView(pl.buffer).setUint32(firstKey + 8, 1e6, true)),
+      /slots\[0\]/,
+    ],
     ['slot family id', edit((p) => p.setUint8(12, FAMILY.countMin)), /template/],
-    ['trailing payload', (() => {
-      const payload = new Uint8Array(f.payload.length + 1)
-      payload.set(f.payload)
-      return writeFrame({ ...f, payload })
-    })(), /payload/],
+    [
+      'trailing payload',
+      (() => {
+        const payload = new Uint8Array(f.payload.length + 1)
+        payload.set(f.payload)
+        return writeFrame({ ...f, payload })
+      })(),
+      /payload/,
+    ],
   ]
   for (const [name, bytes, re] of rows) {
     t.throws(() => Window.deserialize(bytes), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: re }, name)
@@ -388,7 +465,10 @@ t.test('deserialize rejects garbage and every inconsistent field with a coded er
   payload.set(other, 4 + tplLen + 12)
   const params = f.params.slice()
   new DataView(params.buffer).setUint32(24, 1, true)
-  t.throws(() => Window.deserialize(writeFrame({ ...f, params, payload })), { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /compatible with the template/ })
+  t.throws(() => Window.deserialize(writeFrame({ ...f, params, payload })), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+    message: /compatible with the template/,
+  })
 })
 
 t.test('a window of another family needs options.family to load', async (t) => {
@@ -408,8 +488,15 @@ t.test('a window of another family needs options.family to load', async (t) => {
 // ticks, queries at later times, serialize/deserialize round trips).
 t.test('Window matches a naive model of its rules (property)', async (t) => {
   const op = fc.oneof(
-    fc.record({ kind: fc.constant('update' as const), dt: fc.integer({ min: -3000, max: 5000 }), item: fc.constantFrom('a', 'b', 'c', 'd', 'e') }),
-    fc.record({ kind: fc.constant('tick' as const), dt: fc.oneof(fc.integer({ min: -100, max: 4000 }), fc.constant(1e9)) }),
+    fc.record({
+      kind: fc.constant('update' as const),
+      dt: fc.integer({ min: -3000, max: 5000 }),
+      item: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+    }),
+    fc.record({
+      kind: fc.constant('tick' as const),
+      dt: fc.oneof(fc.integer({ min: -100, max: 4000 }), fc.constant(1e9)),
+    }),
     fc.record({ kind: fc.constant('query' as const), dt: fc.integer({ min: -2000, max: 6000 }) }),
     fc.record({ kind: fc.constant('reload' as const) }),
   )
@@ -438,8 +525,14 @@ t.test('Window matches a naive model of its rules (property)', async (t) => {
           const k = Math.floor(now / everyMs)
           if (k === curKey) return
           let dropped = 0
-          for (const key of [...model.keys()]) if (key <= k - keep) (model.delete(key), dropped++)
-          if (curKey !== -Infinity) expected.push({ key: k, previousKey: curKey, dropped, slotCount: model.size + slotDelta })
+          for (const key of [...model.keys()]) {
+            if (key <= k - keep) {
+              model.delete(key)
+              dropped++
+            }
+          }
+          if (curKey !== -Infinity)
+            expected.push({ key: k, previousKey: curKey, dropped, slotCount: model.size + slotDelta })
           curKey = k
         }
         for (const o of ops) {
@@ -479,7 +572,11 @@ t.test('Window matches a naive model of its rules (property)', async (t) => {
 })
 
 t.test('estimateItem sums per-slot counts: ≥ truth, ≤ the merged estimate, pure', async (t) => {
-  const w = new Window(CountMinSketch, { width: 32, depth: 3, seed: 5 }, { everyMs: 1000, keep: 3, clock: new FakeClock() })
+  const w = new Window(
+    CountMinSketch,
+    { width: 32, depth: 3, seed: 5 },
+    { everyMs: 1000, keep: 3, clock: new FakeClock() },
+  )
   const truth = new Map<string, number>()
   // a crowded sketch so that collisions matter; slots 0..4, the window keeps 2, 3, 4
   for (let s = 0; s < 5; s++) {
@@ -496,12 +593,18 @@ t.test('estimateItem sums per-slot counts: ≥ truth, ≤ the merged estimate, p
     const e = w.estimateItem(k, 4999)
     const perSlot = w.slots(4999).reduce((acc, s) => acc + s.sketch.estimate(k), 0)
     t.equal(e, perSlot, `${k}: the sum of the live slots`)
-    t.ok(e >= (truth.get(k) ?? 0) && e <= merged.estimate(k), `${k}: ${truth.get(k) ?? 0} ≤ ${e} ≤ ${merged.estimate(k)}`)
+    t.ok(
+      e >= (truth.get(k) ?? 0) && e <= merged.estimate(k),
+      `${k}: ${truth.get(k) ?? 0} ≤ ${e} ≤ ${merged.estimate(k)}`,
+    )
     if (e < merged.estimate(k)) tighter++
   }
   t.ok(tighter > 0, `${tighter} of 60 items tighter than the merged sketch`)
   t.equal(w.estimateItem('k1', 10_000), 0, 'everything expired at a later time')
   t.equal(w.slotCount, 3, 'the query dropped nothing')
   const h = hll(1000, 2)
-  t.throws(() => h.estimateItem('a', 0), { code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION', message: /HyperLogLog; use estimate\(nowMs\)/ })
+  t.throws(() => h.estimateItem('a', 0), {
+    code: 'ERR_GRUDGE_UNSUPPORTED_OPERATION',
+    message: /HyperLogLog; use estimate\(nowMs\)/,
+  })
 })
