@@ -40,6 +40,12 @@ export const ERROR_CODES = {
   // adapters and policies (issue: Fastify plugin and Express middleware)
 
   // cluster (issue: Redis)
+  ERR_GRUDGE_CLUSTER_SEED_REQUIRED: 'A Redis-backed store was configured without the shared secret seed of the fleet.',
+  ERR_GRUDGE_CLUSTER_FINGERPRINT: 'Redis holds cells of this policy written with another seed, shape, decay, bounds, aggregator, generations, period or mode.',
+  ERR_GRUDGE_CLUSTER_CLIENT: 'The Redis client could not be created: the optional peer ioredis is missing or failed to load.',
+  ERR_GRUDGE_CLUSTER_UNAVAILABLE: 'Redis did not answer within timeoutMs where an answer was required (startup check).',
+  ERR_GRUDGE_CLUSTER_REPLY: 'Redis answered the grudge script with a reply of an unexpected shape.',
+  ERR_GRUDGE_CLUSTER_CLOSED: 'The Redis-backed store was closed and can no longer be used.',
 
 } as const
 

@@ -1,0 +1,82 @@
+import { GrudgeError } from '../errors.js'
+
+/**
+ * The part of an ioredis client grudge uses (duck-typed, so `ioredis` stays an optional
+ * peer and is never imported statically). `evalshaBuffer` is needed by sync mode only.
+ */
+export interface RedisLike {
+  /** `EVALSHA sha numKeys ...keys ...args`, resolving to the script's reply (strings decoded as UTF-8). */
+  evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** As {@link RedisLike.evalsha} with string replies as Buffers (binary cells); sync mode only. */
+  evalshaBuffer?(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** `SCRIPT LOAD source`, used after a NOSCRIPT reply. */
+  script(subcommand: 'LOAD', source: string): Promise<unknown>
+  /** Close the connection at once (called only on clients grudge created from a URL). */
+  disconnect?(): void
+  /** Close the connection after pending replies (not called by grudge). */
+  quit?(): Promise<unknown>
+}
+
+/** Options grudge sets on a client it creates from a URL (see spec/cluster.md). */
+export const OWNED_CLIENT_OPTIONS = Object.freeze({
+  /** A command issued while disconnected fails at once instead of waiting in a queue. */
+  enableOfflineQueue: false,
+  /** One retry of a command across a reconnect, then fail: the request path never waits for reconnects. */
+  maxRetriesPerRequest: 1,
+  /** Give up a connection attempt after 1 s (reconnects continue in the background). */
+  connectTimeout: 1000,
+  /** Reconnect forever with a capped backoff: 50 ms × attempt, at most 1 s. */
+  retryStrategy: (times: number): number => Math.min(times * 50, 1000),
+})
+
+/**
+ * Create an ioredis client for `url`, importing `ioredis` lazily.
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
+ */
+export async function connectUrl(url: string): Promise<RedisLike> {
+  let mod: { Redis?: unknown; default?: unknown }
+  try {
+    mod = await import('ioredis')
+  } catch (err) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_CLIENT',
+      `redis: expected the optional peer "ioredis" to be installed for a URL, received an import failure (${(err as Error).message})`,
+      { cause: err },
+    )
+  }
+  const Redis = (mod.Redis ?? mod.default) as new (
+    url: string,
+    options: object,
+  ) => RedisLike & {
+    on(event: string, fn: (...args: unknown[]) => void): void
+    off?(event: string, fn: (...args: unknown[]) => void): void
+  }
+  const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS })
+  // Connection errors surface per command (and as failure modes); without a listener
+  // ioredis would report each reconnect attempt as an unhandled 'error' event.
+  client.on('error', () => {})
+  // Without an offline queue, commands fail until the first connection is up: hand the
+  // client out once it is ready, or once connecting failed (then commands fail fast and
+  // the failure mode answers, while ioredis reconnects in the background).
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      client.off?.('ready', done)
+      client.off?.('error', done)
+      resolve()
+    }
+    client.on('ready', done)
+    client.on('error', done)
+  })
+  return client
+}
+
+/** Whether `value` looks like an ioredis client. */
+export function isRedisLike(value: unknown): value is RedisLike {
+  const v = value as RedisLike
+  return typeof v === 'object' && v !== null && typeof v.evalsha === 'function' && typeof v.script === 'function'
+}
+
+/** Whether a Redis error is NOSCRIPT (the script cache was flushed or the server restarted). */
+export function isNoScript(err: unknown): boolean {
+  return typeof (err as Error)?.message === 'string' && (err as Error).message.startsWith('NOSCRIPT')
+}

@@ -1,0 +1,258 @@
+import { GrudgeError, invalidOption } from '../errors.js'
+import type { Hasher } from '../hash/hasher.js'
+import { DECAY_IDS, type Decay } from '../sketch/decay.js'
+import { AGGREGATOR_IDS, Sketch, type Aggregator } from '../sketch/sketch.js'
+import type { StoreSpec } from '../limit/store.js'
+import { suggestPeriodMs } from '../sketch/rotator.js'
+import { connectUrl, isNoScript, type RedisLike } from './client.js'
+import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
+import type { ParsedRedisOptions } from './options.js'
+import { scriptSha } from './scripts.js'
+
+/** Redis's largest string, in bytes: one generation of L × M × 16 bytes must fit. */
+const MAX_STRING_BYTES = 512 * 1024 * 1024
+
+/** The client shared by every store a factory builds; an owned client is closed with the last store. */
+export class SharedClient {
+  private client: Promise<RedisLike> | undefined
+  private users = 0
+  constructor(private readonly source: RedisLike | string) {}
+
+  /** The client once known (after the first {@link SharedClient.get} resolved), to skip a promise hop. */
+  ready: RedisLike | undefined
+
+  /** The client (created on first use for a URL). */
+  get(): Promise<RedisLike> {
+    if (this.client === undefined) {
+      this.client = typeof this.source === 'string' ? connectUrl(this.source) : Promise.resolve(this.source)
+      this.client.then(
+        (c) => (this.ready = c),
+        () => {},
+      )
+      // a failed import must not become an unhandled rejection before the first request
+      this.client.catch(() => {})
+    }
+    return this.client
+  }
+
+  /** Count one more store using the client. */
+  acquire(): void {
+    this.users++
+  }
+
+  /** Release one user; the last one disconnects a client grudge created. */
+  async release(): Promise<void> {
+    this.users--
+    if (this.users > 0 || typeof this.source !== 'string' || this.client === undefined) return
+    const pending = this.client
+    this.client = undefined
+    this.ready = undefined
+    try {
+      const c = await pending
+      c.disconnect?.()
+    } catch {
+      // never connected: nothing to close
+    }
+  }
+}
+
+/** A validated policy shape for the fleet. */
+export interface FleetShape {
+  readonly levels: number
+  readonly cellsPerLevel: number
+  readonly decay: Decay
+  readonly lo: number
+  readonly hi: number
+  readonly aggregator: Aggregator
+  readonly base: Hasher
+  readonly generations: number
+  readonly periodMs: number
+  readonly fingerprint: string
+  /** The policy's constants as Lua literals, compiled into its scripts (see `ScriptConstants`). */
+  readonly scriptConstants: readonly string[]
+  readonly fpKey: string
+  readonly keyPrefix: string
+}
+
+/**
+ * Validate a policy's {@link StoreSpec} for the fleet and derive its fingerprint and keys.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option;
+ * `ERR_GRUDGE_ROTATOR_AMNESTY` when linear decay cannot drain hi within (N − 1) × periodMs
+ */
+export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
+  if (typeof spec !== 'object' || spec === null) invalidOption('spec', 'a StoreSpec object', spec)
+  if (typeof spec.name !== 'string' || spec.name.length === 0 || /[{}]/.test(spec.name)) {
+    invalidOption('spec.name', 'a non-empty string without { or }', spec.name)
+  }
+  const levels = spec.sketch?.levels ?? 4
+  const cells = spec.sketch?.cellsPerLevel ?? 1024
+  if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20)
+    invalidOption('levels', 'an integer in [1, 2^20]', levels)
+  if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000)
+    invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
+  if (levels * cells * 16 > MAX_STRING_BYTES) {
+    invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
+  }
+  const generations = spec.generations
+  if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
+  const periodMs = spec.periodMs
+  if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs < 1)
+    invalidOption('periodMs', 'a finite number ≥ 1 (ms)', periodMs)
+  // The Sketch constructor is the one validator of decay, bounds, aggregator and hasher.
+  const probe = new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, seed: o.secret, clock: undefined })
+  if (probe.decay.kind === 'linear') {
+    // the Rotator's amnesty guard holds for time-based generations too (spec/rotator.md)
+    const min = suggestPeriodMs(probe.hi, probe.decay.ratePerSecond, generations)
+    if (periodMs < min) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_ROTATOR_AMNESTY',
+        `option "periodMs": expected ≥ ${min} ms so that (generations − 1) × periodMs ≥ hi / rate × 1000 (hi = ${probe.hi}, rate = ${probe.decay.ratePerSecond}/s, generations = ${generations}), received ${periodMs}`,
+      )
+    }
+  }
+  const fp = fingerprint(
+    o.secret,
+    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs),
+  )
+  const keyPrefix = `${o.prefix}:{${spec.name}}:`
+  return Object.freeze({
+    levels,
+    cellsPerLevel: cells,
+    decay: probe.decay,
+    lo: probe.lo,
+    hi: probe.hi,
+    aggregator: probe.aggregator,
+    base: probe.hasher,
+    generations,
+    periodMs,
+    fingerprint: fp,
+    scriptConstants: Object.freeze([
+      `'${fp}'`,
+      luaNumber(periodMs),
+      String(generations),
+      String(levels),
+      String(cells),
+      String(AGGREGATOR_IDS[probe.aggregator]),
+      String(DECAY_IDS[probe.decay.kind]),
+      luaNumber(probe.decay.ratePerSecond / 1000),
+      luaNumber(probe.lo),
+      luaNumber(probe.hi),
+    ]),
+    fpKey: keyPrefix + 'fp',
+    keyPrefix,
+  })
+}
+
+/** A float64 as a Lua numeric literal that reads back as the same double (shortest round-trip form). */
+function luaNumber(x: number): string {
+  if (!Number.isFinite(x))
+    throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `script constant: expected a finite number, received ${x}`)
+  return Object.is(x, -0) ? '-0.0' : String(x)
+}
+
+/** Caches the per-generation hashers of one policy (a handful live at a time). */
+export class GenerationHashers {
+  private readonly cache = new Map<number, Hasher>()
+  constructor(
+    private readonly base: Hasher,
+    private readonly secret: Uint8Array,
+  ) {}
+  /** The hasher of generation `id` (see {@link generationHasher}). */
+  get(id: number): Hasher {
+    let h = this.cache.get(id)
+    if (h === undefined) {
+      if (this.cache.size > 16) {
+        for (const k of this.cache.keys()) if (k < id - 8) this.cache.delete(k)
+      }
+      h = generationHasher(this.base, this.secret, id)
+      this.cache.set(id, h)
+    }
+    return h
+  }
+}
+
+/** Thrown inside a race when Redis is slower than timeoutMs (never escapes to users). */
+export class RedisTimeout extends Error {
+  constructor(ms: number) {
+    super(`redis: expected an answer within ${ms} ms, received none`)
+  }
+}
+
+/**
+ * Run `task` but give up after `ms`: the returned promise rejects with {@link RedisTimeout}
+ * (the command itself may still run on the server later).
+ */
+export function withTimeout<T>(task: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new RedisTimeout(ms)), ms)
+    task.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (err: unknown) => {
+        clearTimeout(timer)
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- passes the command's own rejection through unchanged
+        reject(err)
+      },
+    )
+  })
+}
+
+/**
+ * EVALSHA, loading the script (SCRIPT LOAD) and retrying once on NOSCRIPT — after a
+ * SCRIPT FLUSH, a restart or a failover.
+ */
+export function evalScript(
+  client: RedisLike,
+  source: string,
+  sha: string,
+  keys: readonly string[],
+  args: (string | number | Buffer)[],
+  binary: boolean,
+): Promise<unknown> {
+  const run = () =>
+    binary && client.evalshaBuffer !== undefined
+      ? client.evalshaBuffer(sha, keys.length, ...keys, ...args)
+      : client.evalsha(sha, keys.length, ...keys, ...args)
+  return run().catch(async (err: unknown) => {
+    if (!isNoScript(err)) throw err
+    await client.script('LOAD', source)
+    return run()
+  })
+}
+
+/** The SHA of a script, computed once. */
+export const shaOf = (() => {
+  const cache = new Map<string, string>()
+  return (source: string): string => {
+    let s = cache.get(source)
+    if (s === undefined) cache.set(source, (s = scriptSha(source)))
+    return s
+  }
+})()
+
+/**
+ * The coded error for a fingerprint mismatch.
+ * @returns `ERR_GRUDGE_CLUSTER_FINGERPRINT` naming both fingerprints
+ */
+export function fingerprintError(shape: FleetShape, stored: unknown): GrudgeError {
+  return new GrudgeError(
+    'ERR_GRUDGE_CLUSTER_FINGERPRINT',
+    `${shape.fpKey}: expected fingerprint ${shape.fingerprint} (this instance's seed and policy shape), received ${String(stored)} stored by another instance: another seed, shape, decay, bounds, generations, period or mode`,
+  )
+}
+
+/**
+ * The coded error for a reply of an unexpected shape.
+ * @returns `ERR_GRUDGE_CLUSTER_REPLY`
+ */
+export function replyError(what: string, reply: unknown): GrudgeError {
+  let shown: string
+  try {
+    shown = JSON.stringify(reply)?.slice(0, 120) ?? String(reply)
+  } catch {
+    shown = String(reply)
+  }
+  return new GrudgeError('ERR_GRUDGE_CLUSTER_REPLY', `${what}: expected a grudge script reply, received ${shown}`)
+}

@@ -1,0 +1,91 @@
+import { SipHasher, type Hasher } from '../hash/hasher.js'
+import { generationSeed } from '../sketch/rotator.js'
+import type { DECAY_IDS } from '../sketch/decay.js'
+import type { AGGREGATOR_IDS } from '../sketch/sketch.js'
+import { type Sketch } from '../sketch/sketch.js'
+
+/**
+ * The hasher of generation `generationId` for a fleet sharing `secret`: the same function
+ * as `base` (murmur3 or SipHash) under `generationSeed(secret, generationId)` — the seed a
+ * Rotator with master seed `secret` gives its generation of that index (spec/rotator.md),
+ * so every instance places a key in the same cells of the same generation, and a collision
+ * under one generation is independent of the next.
+ * @param base the hash function to use (its own seed is ignored)
+ * @param secret the fleet's shared 16-byte secret
+ * @param generationId floor(serverTimeMs / periodMs) for the oldest live generation, a safe integer ≥ 0
+ */
+export function generationHasher(base: Hasher, secret: Uint8Array, generationId: number): Hasher {
+  return base.withSeed(generationSeed(secret, generationId))
+}
+
+/** What the fingerprint covers: everything that decides which cells a key uses and what they mean. */
+export interface FingerprintInput {
+  /** `'exact'` or `'sync'`: the two modes never share cells. */
+  mode: 'exact' | 'sync'
+  /** Name of the hash function (`'murmur3'` or `'siphash'`). */
+  hasher: string
+  /** L, levels. */
+  levels: number
+  /** M, cells per level. */
+  cellsPerLevel: number
+  /** Decay kind (`'none'`, `'exponential'`, `'linear'`). */
+  decayKind: keyof typeof DECAY_IDS
+  /** Decay rate per second (λ for exponential, units per second for linear, 0 for none). */
+  decayRatePerSecond: number
+  /** Lower clamp bound. */
+  lo: number
+  /** Upper clamp bound. */
+  hi: number
+  /** How levels combine. */
+  aggregator: keyof typeof AGGREGATOR_IDS
+  /** N, live generations. */
+  generations: number
+  /** Rotation period in ms. */
+  periodMs: number
+}
+
+/**
+ * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
+ * keyed by the shared secret over the canonical text
+ * `grudge-fleet/1|mode|hasher|L|M|decayKind:rate|lo|hi|aggregator|N|periodMs` (numbers in
+ * JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret;
+ * equal only when the secret and everything that places or reads a cell are equal.
+ */
+export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
+  const text = [
+    'grudge-fleet/1',
+    f.mode,
+    f.hasher,
+    f.levels,
+    f.cellsPerLevel,
+    `${f.decayKind}:${f.decayRatePerSecond}`,
+    f.lo,
+    f.hi,
+    f.aggregator,
+    f.generations,
+    f.periodMs,
+  ].join('|')
+  return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
+}
+
+/** Fingerprint input of a sketch (used by tests and the store). */
+export function sketchFingerprintInput(
+  s: Pick<Sketch, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'lo' | 'hi' | 'aggregator'>,
+  mode: 'exact' | 'sync',
+  generations: number,
+  periodMs: number,
+): FingerprintInput {
+  return {
+    mode,
+    hasher: s.hasher.name,
+    levels: s.levels,
+    cellsPerLevel: s.cellsPerLevel,
+    decayKind: s.decay.kind,
+    decayRatePerSecond: s.decay.ratePerSecond,
+    lo: s.lo,
+    hi: s.hi,
+    aggregator: s.aggregator,
+    generations,
+    periodMs,
+  }
+}

@@ -1,0 +1,145 @@
+import type { Clock, Ticker } from '../clock.js'
+import { GrudgeError, invalidOption } from '../errors.js'
+import { seedBytes, type SeedLike } from '../hash/hasher.js'
+import { isRedisLike, type RedisLike } from './client.js'
+
+/** What a store does when Redis does not answer in time (see {@link RedisStoreOptions.onStoreError}). */
+export type OnStoreError = 'open' | 'closed' | 'local'
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * An ioredis client (duck-typed: `evalsha`, `script`, and `evalshaBuffer` for sync mode)
+   * or a `redis://` / `rediss://` URL, for which grudge imports `ioredis` lazily and creates
+   * a client with `enableOfflineQueue: false`, `maxRetriesPerRequest: 1` (and closes it
+   * when every store built from this factory is closed). A client you pass should use
+   * `enableOfflineQueue: false` too; otherwise commands issued while disconnected wait in
+   * its queue and run late (grudge still answers within `timeoutMs`).
+   */
+  redis: RedisLike | string
+  /**
+   * `'exact'` (default): cells live in Redis, one round trip per decision, atomic.
+   * `'sync'`: each instance decides on its own cells (zero round trips on the request path)
+   * and merges with the fleet every `syncMs`.
+   */
+  mode?: 'exact' | 'sync'
+  /**
+   * The fleet's shared secret (16 bytes, 32 hex digits, a non-negative integer or bigint):
+   * every instance must use the same, so a key lands in the same cells everywhere. Treat it
+   * like a session key (an environment variable, not source code). Required: there is no
+   * random default, since a per-instance seed would silently split the fleet.
+   */
+  seed: SeedLike
+  /** Longest wait in ms for Redis on the request path (and for each sync): finite, > 0. Default 50. */
+  timeoutMs?: number
+  /**
+   * When Redis fails or is slower than `timeoutMs`: `'open'` (default) admits and marks the
+   * result `failure: 'open'`; `'closed'` denies with `failure: 'closed'`; `'local'` decides on
+   * an in-process Rotator of the same shape until Redis answers again. In sync mode the
+   * choice applies once the fleet view is stale (no successful sync for 3 × syncMs);
+   * until then, and always with `'local'`, the instance keeps deciding on its own cells.
+   */
+  onStoreError?: OnStoreError
+  /** Prefix of every Redis key: non-empty, without `{` or `}`. Default `'grudge'`. */
+  prefix?: string
+  /** Sync mode: period in ms between merges with the fleet, finite, ≥ 1. Default 100. */
+  syncMs?: number
+  /**
+   * After a failure, requests skip Redis (and follow `onStoreError` at once) for this many
+   * ms before one tries again: finite, ≥ 0. Default 250. 0 tries Redis on every request.
+   */
+  retryMs?: number
+  /**
+   * Time source in ms. Exact mode: when given, the script uses this time instead of Redis
+   * `TIME` (for tests and replays only: a fleet must use server time). Sync mode: the local
+   * clock of decay; rotation follows this clock too when given, else server time.
+   */
+  clock?: Clock
+  /** Sync mode: runs the periodic sync (default an unref'd setInterval); tests pass a FakeTicker. */
+  ticker?: Ticker
+  /** Called with each Redis error that a failure mode absorbed (for logs and metrics). */
+  onError?: (err: unknown) => void
+}
+
+/** The parsed, frozen options. */
+export interface ParsedRedisOptions {
+  readonly redis: RedisLike | string
+  readonly mode: 'exact' | 'sync'
+  readonly secret: Uint8Array
+  readonly timeoutMs: number
+  readonly onStoreError: OnStoreError
+  readonly prefix: string
+  readonly syncMs: number
+  readonly retryMs: number
+  readonly clock: Clock | undefined
+  readonly ticker: Ticker | undefined
+  readonly onError: ((err: unknown) => void) | undefined
+}
+
+/**
+ * Parse {@link RedisStoreOptions} once.
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SEED_REQUIRED` without a seed;
+ * `ERR_GRUDGE_OPTION_INVALID` naming any other bad option
+ */
+export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOptions {
+  if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+  const redis = options.redis
+  if (typeof redis === 'string') {
+    if (!/^rediss?:\/\//.test(redis)) invalidOption('redis', 'an ioredis client or a redis:// or rediss:// URL', redis)
+  } else if (!isRedisLike(redis)) {
+    invalidOption('redis', 'an ioredis client (with evalsha and script) or a redis:// URL', redis)
+  }
+  const mode = options.mode ?? 'exact'
+  if (mode !== 'exact' && mode !== 'sync') invalidOption('mode', "'exact' or 'sync'", mode)
+  if (mode === 'sync' && typeof redis !== 'string' && typeof redis.evalshaBuffer !== 'function') {
+    invalidOption('redis', 'a client with evalshaBuffer (ioredis) for sync mode', redis)
+  }
+  if (options.seed === undefined || options.seed === null || options.seed === '') {
+    throw new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_SEED_REQUIRED',
+      `option "seed": expected the fleet's shared secret (16 bytes or 32 hex digits, the same on every instance), received ${options.seed === '' ? 'an empty string' : String(options.seed)}`,
+    )
+  }
+  const secret = seedBytes(options.seed, 'seed')
+  const timeoutMs = options.timeoutMs ?? 50
+  if (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    invalidOption('timeoutMs', 'a finite number > 0 (ms)', timeoutMs)
+  }
+  const onStoreError = options.onStoreError ?? 'open'
+  if (onStoreError !== 'open' && onStoreError !== 'closed' && onStoreError !== 'local') {
+    invalidOption('onStoreError', "'open', 'closed' or 'local'", onStoreError)
+  }
+  const prefix = options.prefix ?? 'grudge'
+  if (typeof prefix !== 'string' || prefix.length === 0 || /[{}]/.test(prefix)) {
+    invalidOption('prefix', 'a non-empty string without { or }', prefix)
+  }
+  const syncMs = options.syncMs ?? 100
+  if (typeof syncMs !== 'number' || !Number.isFinite(syncMs) || syncMs < 1)
+    invalidOption('syncMs', 'a finite number ≥ 1 (ms)', syncMs)
+  const retryMs = options.retryMs ?? 250
+  if (typeof retryMs !== 'number' || !Number.isFinite(retryMs) || retryMs < 0)
+    invalidOption('retryMs', 'a finite number ≥ 0 (ms)', retryMs)
+  const clock = options.clock
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')) {
+    invalidOption('clock', 'an object with now(): number', clock)
+  }
+  const ticker = options.ticker
+  if (ticker !== undefined && (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function')) {
+    invalidOption('ticker', 'an object with every(periodMs, fn)', ticker)
+  }
+  const onError = options.onError
+  if (onError !== undefined && typeof onError !== 'function') invalidOption('onError', 'a function', onError)
+  return Object.freeze({
+    redis,
+    mode,
+    secret,
+    timeoutMs,
+    onStoreError,
+    prefix,
+    syncMs,
+    retryMs,
+    clock,
+    ticker,
+    onError,
+  })
+}

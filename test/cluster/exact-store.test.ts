@@ -1,0 +1,266 @@
+// Exact mode against a real Redis: the same decisions as the in-process Sketch, operation
+// by operation, on a fake clock (the store's `clock` option makes the script use that time
+// instead of Redis TIME), and memory that does not grow with the number of keys.
+import t from 'tap'
+import { FakeClock } from '../../src/testing/index.js'
+import { Sketch, type SketchConfig } from '../../src/sketch/sketch.js'
+import { exponential, linear, none } from '../../src/sketch/decay.js'
+import { murmur3, sipHash } from '../../src/hash/hasher.js'
+import { redisStore, generationHasher } from '../../src/cluster/index.js'
+import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+
+const STEPS = 600
+const SECRET = '000102030405060708090a0b0c0d0e0f'
+const SECRET_BYTES = Uint8Array.from({ length: 16 }, (_, i) => i)
+
+/** xorshift32: a fixed-seed sequence of operations, reproducible without our own output. */
+function rng(seed: number) {
+  let x = seed >>> 0 || 1
+  return () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return (x >>> 0) / 0x100000000
+  }
+}
+
+/**
+ * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
+ * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), reads and
+ * tryUpdate on the oldest, writes to all).
+ */
+class Model {
+  private readonly gens = new Map<number, Sketch>()
+  constructor(
+    private readonly cfg: SketchConfig,
+    private readonly N: number,
+    private readonly periodMs: number,
+    private readonly clock: FakeClock,
+  ) {}
+  private live(): Sketch[] {
+    const oldest = Math.floor(this.clock.now() / this.periodMs)
+    const out: Sketch[] = []
+    for (let k = oldest; k < oldest + this.N; k++) {
+      let s = this.gens.get(k)
+      if (s === undefined) {
+        s = new Sketch({ ...this.cfg, hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k), clock: this.clock })
+        this.gens.set(k, s)
+      }
+      out.push(s)
+    }
+    return out
+  }
+  tryConsume(key: string, cost: number, limit: number) {
+    const [oldest, ...rest] = this.live()
+    const admitted = oldest.tryUpdate(key, cost, limit)
+    if (admitted) for (const s of rest) s.update(key, cost)
+    return { admitted, score: oldest.query(key) }
+  }
+  add(key: string, delta: number) {
+    const [oldest, ...rest] = this.live()
+    for (const s of rest) s.update(key, delta)
+    return oldest.updateAndQuery(key, delta)
+  }
+  read(key: string) {
+    return this.live()[0].query(key)
+  }
+}
+
+const configs: Array<{ name: string; sketch: SketchConfig; exp?: boolean }> = [
+  {
+    name: 'debt meter: min, linear 5/s, [0, 20], murmur3',
+    sketch: { levels: 3, cellsPerLevel: 16, decay: linear(5), lo: 0, hi: 20, aggregator: 'min', hasher: murmur3() },
+  },
+  {
+    name: 'feedback: max, exponential 0.7/s, [-10, 10], siphash',
+    sketch: {
+      levels: 4,
+      cellsPerLevel: 8,
+      decay: exponential(0.7),
+      lo: -10,
+      hi: 10,
+      aggregator: 'max',
+      hasher: sipHash(),
+    },
+    exp: true,
+  },
+  {
+    name: 'counter: mean, no decay, [-5, 1e9], murmur3',
+    sketch: { levels: 2, cellsPerLevel: 5, decay: none(), lo: -5, hi: 1e9, aggregator: 'mean', hasher: murmur3() },
+  },
+]
+
+t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t) => {
+  const opts = await needRedis(t)
+  t.test('step tables', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    for (const [ci, c] of configs.entries()) {
+      const prefix = uniquePrefix(`exact-eq${ci}`)
+      const clock = new FakeClock(1_000_000)
+      const periodMs = 10_000
+      const N = 3
+      const store = redisStore({ redis: admin, seed: SECRET, prefix, clock, timeoutMs: 2000 })({
+        name: 'policy',
+        sketch: c.sketch,
+        generations: N,
+        periodMs,
+      }) as RedisExactStore
+      const model = new Model(c.sketch, N, periodMs, clock)
+      const next = rng(0x9e3779b9 + ci)
+      const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
+      let mismatches = 0
+      let admitted = 0
+      let denied = 0
+      for (let step = 0; step < STEPS; step++) {
+        const r = next()
+        // time mostly forward (crossing generations), sometimes back (the Sketch never moves last-touched back)
+        clock.advance(r < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * (c.sketch.lo === 0 ? 120 : 900)))
+        const key = keys[Math.floor(next() * keys.length)]
+        const op = next()
+        let got: unknown
+        let want: unknown
+        if (op < 0.6) {
+          const cost = 1 + Math.floor(next() * 4)
+          const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
+          got = await store.tryConsume(key, cost, limit)
+          want = model.tryConsume(key, cost, limit)
+          if ((want as { admitted: boolean }).admitted) admitted++
+          else denied++
+        } else if (op < 0.85) {
+          const delta = Math.round((next() * 6 - 2) * 100) / 100
+          got = await store.add(key, delta)
+          want = model.add(key, delta)
+        } else {
+          got = await store.read(key)
+          want = model.read(key)
+        }
+        const same = c.exp
+          ? JSON.stringify(round(got)) === JSON.stringify(round(want))
+          : JSON.stringify(got) === JSON.stringify(want)
+        if (!same) {
+          mismatches++
+          if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
+        }
+      }
+      t.equal(mismatches, 0, `${c.name}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
+      t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
+      await store.close()
+      await dropPrefix(admin, prefix)
+    }
+  })
+})
+
+/** Exponential decay runs on Redis's libm exp and V8's Math.exp: equal to 12 significant digits. */
+function round(v: unknown): unknown {
+  if (typeof v === 'number') return Number(v.toPrecision(12))
+  if (typeof v === 'object' && v !== null) return { ...v, score: round((v as { score: number }).score) }
+  return v
+}
+
+t.test('exact mode: Redis memory is constant in the number of keys', async (t) => {
+  const opts = await needRedis(t)
+  t.test('10^5 distinct keys', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-mem')
+    const L = 4
+    const M = 1024
+    const N = 2
+    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 5000 })({
+      name: 'mem',
+      sketch: { levels: L, cellsPerLevel: M, decay: linear(10), lo: 0, hi: 100 },
+      generations: N,
+      periodMs: 3_600_000,
+    })
+    // per key: a generation key's usage is its one L·M·16-byte allocation (rounded up to the
+    // allocator's size class, at most 25% above for jemalloc's classes over 64 KiB) plus overhead
+    const usage = async () => {
+      const gens: number[] = []
+      let fp = 0
+      let cursor = '0'
+      do {
+        const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+        cursor = next
+        for (const k of keys) {
+          const bytes = (await admin.memory('USAGE', k)) ?? 0
+          if (k.endsWith(':fp')) fp = bytes
+          else gens.push(bytes)
+        }
+      } while (cursor !== '0')
+      return { gens, fp, total: gens.reduce((a, b) => a + b, fp) }
+    }
+    const run = async (from: number, to: number) => {
+      const batch = 2000 // in flight at once: ioredis pipelines them on one connection
+      for (let i = from; i < to; i += batch) {
+        const ps: unknown[] = []
+        for (let k = i; k < Math.min(to, i + batch); k++) ps.push(store.tryConsume(`user-${k}`, 1, 50))
+        await Promise.all(ps)
+      }
+    }
+    await run(0, 2000)
+    const after2k = await usage()
+    await run(2000, 100_000)
+    const after100k = await usage()
+    const perGen = L * M * 16 * 1.25 + 1024
+    // a generation boundary (every periodMs of server time) may fall inside the run: N + 1 then
+    t.ok(after100k.gens.length <= N + 1, `at most N + 1 = ${N + 1} generation keys (got ${after100k.gens.length})`)
+    t.ok(
+      after100k.gens.every((b) => b <= perGen),
+      `each generation key ≤ L·M·16 × 1.25 + 1 KiB = ${perGen} B (got ${after100k.gens.join(', ')})`,
+    )
+    t.ok(after100k.fp < 1024, `the fingerprint key is small (${after100k.fp} B)`)
+    t.equal(
+      Math.max(...after100k.gens),
+      Math.max(...after2k.gens),
+      `no growth of a generation key from 2·10^3 to 10^5 keys (${Math.max(...after2k.gens)} B)`,
+    )
+    t.ok(
+      after100k.total <= (N + 1) * perGen + 1024,
+      `MEMORY USAGE after 10^5 keys ${after100k.total} B ≤ (N + 1) generations + fingerprint = ${(N + 1) * perGen + 1024} B`,
+    )
+    const info = await admin.info('memory')
+    t.match(
+      info,
+      /used_memory:\d+/,
+      'INFO memory answers (used_memory is server-wide, shared with other suites: not asserted)',
+    )
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('exact mode: a local clock far from server time costs one retry, never a wrong cell', async (t) => {
+  const opts = await needRedis(t)
+  t.test('skewed estimate', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-skew')
+    const periodMs = 60_000
+    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 2000 })({
+      name: 'skew',
+      sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+      generations: 2,
+      periodMs,
+    })
+    const calls: unknown[] = []
+    const orig = admin.evalsha.bind(admin)
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      calls.push(a)
+      return orig(...a)
+    }) as typeof admin.evalsha
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    // pretend the instance's clock runs 10 periods ahead of Redis
+    ;(store as unknown as { offsetMs: number }).offsetMs += 10 * periodMs
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 2 }, 'the same cells as before the skew')
+    t.equal(calls.length, 2, 'one extra round trip: the script named the live window, the call was repeated')
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 3 })
+    t.equal(calls.length, 1, 'the offset is learned: back to one round trip')
+    admin.evalsha = orig
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})

@@ -1,0 +1,120 @@
+// The fleet test: 4 worker processes share a limit of R requests/s per key (a debt meter:
+// linear decay at R/s, burst B, cost 1) through one Redis, under more load than R.
+// Exact mode: the admitted total per key stays within 5% of B + R·T (T = the load window).
+// Sync mode: within the bound of spec/cluster.md, B + R·T + (n − 1)·(B + R·(syncMs + rtt)).
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+
+const WORKER = fileURLToPath(new URL('../fixtures/cluster-fleet-worker.ts', import.meta.url))
+const N = 4
+const RATE = 100 // per second per key
+const BURST = 10
+const KEYS = 3
+const DURATION_MS = 3000
+const SEED = 'a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5'
+
+interface Report {
+  admitted: number[]
+  requests: number
+  failures: number
+  startMs: number
+  endMs: number
+}
+
+async function runFleet(
+  mode: 'exact' | 'sync',
+  prefix: string,
+  syncMs: number,
+): Promise<{ reports: Report[]; windowMs: number }> {
+  const cfg = {
+    url: REDIS_URL,
+    seed: SEED,
+    mode,
+    prefix,
+    ratePerSecond: RATE,
+    burst: BURST,
+    keys: KEYS,
+    syncMs,
+    concurrency: 4,
+  }
+  const children = Array.from({ length: N }, () =>
+    fork(WORKER, [JSON.stringify(cfg)], {
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+  )
+  const messages = children.map(
+    (c) =>
+      new Promise<Report>((resolve, reject) => {
+        c.on('message', (m: { type: string } & Report) => {
+          if (m.type === 'ready') ready()
+          if (m.type === 'done') resolve(m)
+        })
+        c.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`worker exited with ${code}`))))
+      }),
+  )
+  let readyCount = 0
+  let allReady: () => void = () => {}
+  const readyP = new Promise<void>((r) => (allReady = r))
+  function ready() {
+    if (++readyCount === N) allReady()
+  }
+  await readyP
+  const endAt = Date.now() + DURATION_MS
+  for (const c of children) c.send({ endAt })
+  const reports = await Promise.all(messages)
+  const windowMs = Math.max(...reports.map((r) => r.endMs)) - Math.min(...reports.map((r) => r.startMs))
+  return { reports, windowMs }
+}
+
+t.test('fleet of 4 processes sharing R requests/s per key', async (t) => {
+  const opts = await needRedis(t)
+  t.test('exact mode: within 5% of the limit', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('fleet-exact')
+    const { reports, windowMs } = await runFleet('exact', prefix, 100)
+    const expected = BURST + (RATE * windowMs) / 1000
+    const requests = reports.reduce((a, r) => a + r.requests, 0)
+    t.equal(
+      reports.reduce((a, r) => a + r.failures, 0),
+      0,
+      'no request fell back to a failure mode',
+    )
+    t.ok(requests > 3 * expected, `offered load ${requests} requests ≫ the limit ${expected.toFixed(0)} × ${KEYS} keys`)
+    for (let k = 0; k < KEYS; k++) {
+      const total = reports.reduce((a, r) => a + r.admitted[k], 0)
+      const perWorker = reports.map((r) => r.admitted[k])
+      t.ok(
+        Math.abs(total - expected) <= 0.05 * expected,
+        `key ${k}: admitted ${total} (per worker ${perWorker.join(', ')}) within 5% of B + R·T = ${expected.toFixed(1)}`,
+      )
+      t.ok(
+        perWorker.every((a) => a > 0),
+        `key ${k}: every worker got admissions`,
+      )
+    }
+    await dropPrefix(admin, prefix)
+  })
+  t.test('sync mode: within the stated bound', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('fleet-sync')
+    const SYNC_MS = 50
+    const RTT_MS = 50 // allowance for the sync round trip on a loaded 2-core machine
+    const { reports, windowMs } = await runFleet('sync', prefix, SYNC_MS)
+    const single = BURST + (RATE * windowMs) / 1000
+    const bound = single + (N - 1) * (BURST + (RATE * (SYNC_MS + RTT_MS)) / 1000)
+    for (let k = 0; k < KEYS; k++) {
+      const total = reports.reduce((a, r) => a + r.admitted[k], 0)
+      t.ok(total <= bound, `key ${k}: admitted ${total} ≤ B + R·T + (n−1)(B + R·(syncMs + rtt)) = ${bound.toFixed(1)}`)
+      t.ok(
+        total >= 0.9 * single,
+        `key ${k}: admitted ${total} ≥ 90% of B + R·T = ${single.toFixed(1)} (the fleet is not starved)`,
+      )
+    }
+    await dropPrefix(admin, prefix)
+  })
+})

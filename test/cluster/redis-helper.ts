@@ -1,0 +1,98 @@
+// Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
+// Tests that need it fail under CI=true when it is missing and skip, saying why, elsewhere.
+import { Socket } from 'node:net'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { Redis } from 'ioredis'
+import type { Test } from 'tap'
+
+export const REDIS_URL = process.env.GRUDGE_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+/** Whether a TCP connection to the Redis port succeeds within 500 ms. */
+export function redisReachable(port = 6379, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = new Socket()
+    const done = (ok: boolean) => {
+      s.destroy()
+      resolve(ok)
+    }
+    s.setTimeout(500, () => done(false))
+    s.once('error', () => done(false))
+    s.connect(port, host, () => done(true))
+  })
+}
+
+/**
+ * The options of `t.test` for a test that needs Redis: `{ skip: reason }` outside CI when
+ * Redis is down; under CI a missing Redis is a failure, not a skip.
+ */
+export async function needRedis(t: Test): Promise<{ skip?: string }> {
+  if (await redisReachable()) return {}
+  if (process.env.CI === 'true') {
+    t.fail('Redis is required in CI on 127.0.0.1:6379 (.ci/run starts one) but the port is closed')
+    return { skip: 'Redis missing (failed above)' }
+  }
+  return { skip: 'Redis not running on 127.0.0.1:6379: start redis-server to run the cluster tests' }
+}
+
+/** A fresh client grudge's way: no offline queue, one retry. */
+export function client(url = REDIS_URL): Redis {
+  const r = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1 })
+  r.on('error', () => {})
+  return r
+}
+
+/** A key prefix no other test or helper uses. */
+export function uniquePrefix(name: string): string {
+  return `grudge-test:${name}:${process.pid}:${Date.now().toString(36)}`
+}
+
+/** Delete every key under `prefix` (SCAN + UNLINK). */
+export async function dropPrefix(r: Redis, prefix: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await r.unlink(...keys)
+  } while (cursor !== '0')
+}
+
+/** A redis-server of this test's own on `port` (no persistence), so it can be paused, flushed, stopped and restarted without touching the shared one. */
+export interface PrivateRedis {
+  port: number
+  url: string
+  start(): Promise<void>
+  stop(): Promise<void>
+}
+
+/** Whether the redis-server binary is on PATH. */
+export function haveRedisServer(): boolean {
+  const r = spawnSync('redis-server', ['--version'], { stdio: 'ignore' })
+  return r.status === 0
+}
+
+/** A private redis-server on `port` (started by start(), killed by its pid in stop()). */
+export function privateRedis(port: number): PrivateRedis {
+  let child: ChildProcess | undefined
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'],
+        {
+          stdio: 'ignore',
+        },
+      )
+      for (let i = 0; i < 100 && !(await redisReachable(port)); i++) await new Promise((r) => setTimeout(r, 20))
+    },
+    async stop() {
+      if (child === undefined || child.exitCode !== null) return
+      const c = child
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      await exited
+      child = undefined
+    },
+  }
+}

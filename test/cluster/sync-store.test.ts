@@ -1,0 +1,154 @@
+// Sync mode against a real Redis, on a fake clock (the store's `clock` option: the sync
+// script then uses that time too) and a FakeTicker (syncs run when the test says so).
+import t from 'tap'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { linear, none } from '../../src/sketch/decay.js'
+import { redisStore, type RedisScoreStore } from '../../src/cluster/index.js'
+import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
+import type { StoreSpec } from '../../src/limit/store.js'
+import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+
+const SEED = '1111111111111111aaaaaaaaaaaaaaaa'
+
+t.test('sync mode with a real Redis', async (t) => {
+  const opts = await needRedis(t)
+
+  t.test('instances see each other after a sync, and only then', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('sync-see')
+    const clock = new FakeClock(5_000_000)
+    const spec: StoreSpec = {
+      name: 's',
+      sketch: { levels: 3, cellsPerLevel: 256, decay: none() },
+      generations: 2,
+      periodMs: 60_000,
+    }
+    const mk = () =>
+      redisStore({ redis: admin, seed: SEED, prefix, mode: 'sync', clock, ticker: new FakeTicker(), timeoutMs: 2000 })(
+        spec,
+      ) as RedisSyncStore
+    const a = mk()
+    const b = mk()
+    await a.ready()
+    await b.ready()
+    const rows: Array<{ act: () => unknown; want: unknown; why: string }> = [
+      { act: () => a.add('k', 5), want: 5, why: 'A adds 5 locally' },
+      { act: () => b.read('k'), want: 0, why: 'B has not synced: zero round trips, stale view' },
+      { act: () => a.sync(), want: undefined, why: 'A pushes' },
+      { act: () => b.read('k'), want: 0, why: 'B still has its old view' },
+      { act: () => b.sync(), want: undefined, why: 'B pulls' },
+      { act: () => b.read('k'), want: 5, why: "B sees A's 5" },
+      { act: () => b.tryConsume('k', 3, 8), want: { admitted: true, score: 8 }, why: 'B admits 3 (5 + 3 ≤ 8)' },
+      {
+        act: () => a.tryConsume('k', 3, 8),
+        want: { admitted: true, score: 8 },
+        why: "A, not yet synced, admits too: the sync bound's over-admission",
+      },
+      { act: () => b.sync(), want: undefined, why: 'B pushes its 3' },
+      { act: () => a.sync(), want: undefined, why: 'A pushes its 3, pulls B’s' },
+      { act: () => a.read('k'), want: 11, why: 'A: 5 + 3 + 3' },
+      { act: () => a.tryConsume('k', 1, 8), want: { admitted: false, score: 11 }, why: 'over the limit fleet-wide' },
+      { act: () => b.sync(), want: undefined, why: 'B pulls' },
+      { act: () => b.read('k'), want: 11, why: 'both agree' },
+      { act: () => a.read('other'), want: 0, why: 'another key is untouched' },
+    ]
+    for (const row of rows) t.same(await row.act(), row.want, row.why)
+    await a.close()
+    await b.close()
+    await dropPrefix(admin, prefix)
+  })
+
+  t.test('over-admission stays within the stated bound (4 instances, staggered syncs)', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('sync-bound')
+    const clock = new FakeClock(7_000_000)
+    const n = 4
+    const R = 100 // per second
+    const B = 20
+    const SYNC_MS = 50
+    const T_MS = 10_000
+    const spec: StoreSpec = {
+      name: 'b',
+      sketch: { levels: 4, cellsPerLevel: 1024, decay: linear(R), lo: 0, hi: 1e4 },
+      generations: 2,
+      periodMs: 3_600_000,
+    }
+    const stores = Array.from(
+      { length: n },
+      () =>
+        redisStore({
+          redis: admin,
+          seed: SEED,
+          prefix,
+          mode: 'sync',
+          clock,
+          ticker: new FakeTicker(),
+          timeoutMs: 5000,
+          syncMs: SYNC_MS,
+        })(spec) as RedisSyncStore,
+    )
+    for (const s of stores) await s.ready()
+    let admitted = 0
+    let secondHalf = 0
+    for (let ms = 0; ms < T_MS; ms++) {
+      clock.advance(1)
+      for (let i = 0; i < n; i++) {
+        // instance i syncs at its own phase: ms ≡ i·syncMs/n (mod syncMs)
+        if (ms % SYNC_MS === Math.floor((i * SYNC_MS) / n)) await stores[i].sync(true)
+        // offered load: 1 request per ms per instance = 10× the fleet's rate
+        if (stores[i].tryConsume('hot', 1, B).admitted) {
+          admitted++
+          if (ms >= T_MS / 2) secondHalf++
+        }
+      }
+    }
+    const single = B + (R * T_MS) / 1000
+    const bound = single + (n - 1) * (B + (R * SYNC_MS) / 1000)
+    t.ok(admitted <= bound, `admitted ${admitted} ≤ B + R·T + (n−1)·(B + R·syncMs) = ${bound}`)
+    t.ok(admitted >= 0.95 * single, `admitted ${admitted} ≥ 95% of the single-process B + R·T = ${single}`)
+    const halfBound = (R * T_MS) / 2000 + n * ((R * SYNC_MS) / 1000)
+    t.ok(secondHalf <= halfBound, `sustained: second half admitted ${secondHalf} ≤ R·T/2 + n·R·syncMs = ${halfBound}`)
+    for (const s of stores) await s.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('sync mode when Redis is unreachable', async (t) => {
+  const spec: StoreSpec = {
+    name: 'u',
+    sketch: { levels: 2, cellsPerLevel: 64, decay: none() },
+    generations: 2,
+    periodMs: 60_000,
+  }
+  for (const mode of ['open', 'closed', 'local'] as const) {
+    const clock = new FakeClock(1_000_000)
+    const errors: unknown[] = []
+    const store = redisStore({
+      redis: 'redis://127.0.0.1:6390',
+      seed: SEED,
+      mode: 'sync',
+      clock,
+      ticker: new FakeTicker(),
+      syncMs: 100,
+      onStoreError: mode,
+      onError: (e) => errors.push(e),
+    })(spec) as RedisScoreStore & RedisSyncStore
+    t.same(
+      store.tryConsume('k', 1, 1),
+      { admitted: true, score: 1 },
+      `${mode}: decides locally while the view is fresh`,
+    )
+    await store.sync()
+    t.ok(errors.length >= 1, `${mode}: the failed sync is reported to onError`)
+    clock.advance(301) // > 3 × syncMs without a successful sync
+    const r = store.tryConsume('k', 1, 1)
+    if (mode === 'open') t.same(r, { admitted: true, score: NaN, failure: 'open' })
+    if (mode === 'closed') t.same(r, { admitted: false, score: NaN, failure: 'closed' })
+    if (mode === 'local') t.same(r, { admitted: false, score: 1 }, 'local: keeps deciding on its own cells')
+    t.equal(store.failing, true)
+    await t.rejects(store.ready(), { code: 'ERR_GRUDGE_CLUSTER_UNAVAILABLE' })
+    await store.close()
+  }
+})
