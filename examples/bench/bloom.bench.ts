@@ -49,7 +49,9 @@ function measure(ops: number, loop: () => number): { ns: number; cpuNs: number; 
 
 const ours = new BloomFilter({ capacity: CAPACITY, errorRate: P, seed: 1 })
 const theirs = bloomFilters.BloomFilter.create(CAPACITY, P)
-console.log(`filter: capacity ${CAPACITY}, p ${P}: ${ours.bitCount} bits (${(ours.sizeBytes() / 2 ** 20).toFixed(1)} MiB), k = ${ours.hashCount}; keys of 16 bytes`)
+console.log(
+  `filter: capacity ${CAPACITY}, p ${P}: ${ours.bitCount} bits (${(ours.sizeBytes() / 2 ** 20).toFixed(1)} MiB), k = ${ours.hashCount}; keys of 16 bytes`,
+)
 
 type Result = ReturnType<typeof measure>
 const rows: Array<[string, Result, Result]> = []
@@ -91,7 +93,9 @@ rows.push([
     return c
   }),
 ])
-console.log('\n| operation | grudge ns/op (wall) | grudge ns/op (CPU) | grudge B/op | bloom-filters ns/op (wall) | (CPU) | ratio (CPU) |')
+console.log(
+  '\n| operation | grudge ns/op (wall) | grudge ns/op (CPU) | grudge B/op | bloom-filters ns/op (wall) | (CPU) | ratio (CPU) |',
+)
 console.log('|---|---|---|---|---|---|---|')
 for (const [name, a, b] of rows) {
   console.log(
@@ -99,7 +103,9 @@ for (const [name, a, b] of rows) {
   )
 }
 const verdict = (r: Result) => (Math.min(r.ns, r.cpuNs) <= 300 ? 'met' : 'MISSED')
-console.log(`target ≤ 300 ns/op: add ${verdict(rows[0][1])}, mightContain ${verdict(rows[1][1])} (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`)
+console.log(
+  `target ≤ 300 ns/op: add ${verdict(rows[0][1])}, mightContain ${verdict(rows[1][1])} (load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
+)
 
 async function timed(label: string, run: () => Promise<number>): Promise<void> {
   const ms: number[] = []
@@ -116,19 +122,36 @@ async function timed(label: string, run: () => Promise<number>): Promise<void> {
     p99.push(h.percentile(99) / 1e6)
     max.push(h.max / 1e6)
   }
-  console.log(`| ${label} | ${files} | ${median(ms).toFixed(1)} | ${median(p99).toFixed(2)} | ${median(max).toFixed(2)} |`)
+  console.log(
+    `| ${label} | ${files} | ${median(ms).toFixed(1)} | ${median(p99).toFixed(2)} | ${median(max).toFixed(2)} |`,
+  )
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'grudge-bloom-bench-'))
 try {
   const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
-  const managed = new ManagedBloomFilter({ capacity: CAPACITY, errorRate: P, path: join(dir, 'one.bloom'), seed: 1, policy: manual })
-  const sharded = new ShardedBloomFilter({ capacity: CAPACITY, errorRate: P, dir: join(dir, 'sharded'), shardCount: 16, seed: 1, policy: manual })
+  const managed = new ManagedBloomFilter({
+    capacity: CAPACITY,
+    errorRate: P,
+    path: join(dir, 'one.bloom'),
+    seed: 1,
+    policy: manual,
+  })
+  const sharded = new ShardedBloomFilter({
+    capacity: CAPACITY,
+    errorRate: P,
+    dir: join(dir, 'sharded'),
+    shardCount: 16,
+    seed: 1,
+    policy: manual,
+  })
   for (let i = 0; i < N; i++) {
     managed.add(keys[i])
     sharded.add(keys[i])
   }
-  console.log(`\ncheckpoint (${dir}, median of 3; event-loop delay by perf_hooks.monitorEventLoopDelay, resolution 1 ms)`)
+  console.log(
+    `\ncheckpoint (${dir}, median of 3; event-loop delay by perf_hooks.monitorEventLoopDelay, resolution 1 ms)`,
+  )
   console.log('| checkpoint | files | ms | loop delay p99 ms | max ms |')
   console.log('|---|---|---|---|---|')
   let j = 0

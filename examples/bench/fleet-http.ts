@@ -164,67 +164,76 @@ async function main() {
     })),
   )
 
-  console.log(
-    `\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`,
-  )
-  const frlApp = Fastify()
-  await frlApp.register(rateLimit, {
-    max: BIG,
-    timeWindow: 60_000,
-    redis: frlRedis,
-    nameSpace: `${PREFIX}:frlhttp:`,
-    keyGenerator: (req) => String(req.headers['x-key']),
-  })
-  const flexApp = Fastify()
-  flexApp.addHook('onRequest', async (req, reply) => {
-    try {
-      await flex.consume(String(req.headers['x-key']))
-    } catch {
-      return reply.code(429).send()
+  // GRUDGE_BENCH_HTTP=0: the store layer only (quick before/after comparisons of a script)
+  const http = process.env.GRUDGE_BENCH_HTTP !== '0'
+  if (http) {
+    console.log(
+      `\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`,
+    )
+    const frlApp = Fastify()
+    await frlApp.register(rateLimit, {
+      max: BIG,
+      timeWindow: 60_000,
+      redis: frlRedis,
+      nameSpace: `${PREFIX}:frlhttp:`,
+      keyGenerator: (req) => String(req.headers['x-key']),
+    })
+    const flexApp = Fastify()
+    flexApp.addHook('onRequest', async (req, reply) => {
+      try {
+        await flex.consume(String(req.headers['x-key']))
+      } catch {
+        return reply.code(429).send()
+      }
+    })
+    const apps: Array<[string, FastifyInstance]> = [
+      ['fastify, no limiter', Fastify()],
+      ['fastify + grudge in-process (hook)', hooked(local)],
+      ['fastify + grudge exact (hook)', hooked(exact)],
+      ['fastify + grudge sync (hook)', hooked(sync)],
+      ['fastify + @fastify/rate-limit (Redis store)', frlApp],
+      ['fastify + RateLimiterRedis (hook)', flexApp],
+    ]
+    const runners = []
+    for (const [, app] of apps) runners.push(await serve(app))
+    for (const run of runners) await run(1) // warm-up
+    const results = apps.map(() => [] as Array<{ rps: number; p99: number; non2xx: number; errors: number }>)
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [j, run] of runners.entries()) {
+        const r = await run(3)
+        results[j].push({
+          rps: r.requests.average,
+          p99: r.latency.p99,
+          non2xx: r.non2xx,
+          errors: r.errors + r.timeouts,
+        })
+      }
     }
-  })
-  const apps: Array<[string, FastifyInstance]> = [
-    ['fastify, no limiter', Fastify()],
-    ['fastify + grudge in-process (hook)', hooked(local)],
-    ['fastify + grudge exact (hook)', hooked(exact)],
-    ['fastify + grudge sync (hook)', hooked(sync)],
-    ['fastify + @fastify/rate-limit (Redis store)', frlApp],
-    ['fastify + RateLimiterRedis (hook)', flexApp],
-  ]
-  const runners = []
-  for (const [, app] of apps) runners.push(await serve(app))
-  for (const run of runners) await run(1) // warm-up
-  const results = apps.map(() => [] as Array<{ rps: number; p99: number; non2xx: number; errors: number }>)
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [j, run] of runners.entries()) {
-      const r = await run(3)
-      results[j].push({ rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts })
-    }
+    const web = apps.map(([name], j) => ({
+      name,
+      rps: median(results[j].map((r) => r.rps)),
+      p99: median(results[j].map((r) => r.p99)),
+      non2xx: results[j].reduce((a, r) => a + r.non2xx, 0),
+      errors: results[j].reduce((a, r) => a + r.errors, 0),
+    }))
+    for (const [, app] of apps) await app.close()
+    const inProcess = web[1].rps
+    const frl = web[4].rps
+    console.table(
+      web.map((r) => ({
+        server: r.name,
+        'req/s': Math.round(r.rps),
+        'p99 ms': r.p99,
+        'vs in-process grudge': (r.rps / inProcess).toFixed(3) + '×',
+        'vs @fastify/rate-limit': (r.rps / frl).toFixed(2) + '×',
+        'non-2xx': r.non2xx,
+        errors: r.errors,
+      })),
+    )
   }
-  const web = apps.map(([name], j) => ({
-    name,
-    rps: median(results[j].map((r) => r.rps)),
-    p99: median(results[j].map((r) => r.p99)),
-    non2xx: results[j].reduce((a, r) => a + r.non2xx, 0),
-    errors: results[j].reduce((a, r) => a + r.errors, 0),
-  }))
-  for (const [, app] of apps) await app.close()
   await local.close()
   await exact.close()
   await sync.close()
-  const inProcess = web[1].rps
-  const frl = web[4].rps
-  console.table(
-    web.map((r) => ({
-      server: r.name,
-      'req/s': Math.round(r.rps),
-      'p99 ms': r.p99,
-      'vs in-process grudge': (r.rps / inProcess).toFixed(3) + '×',
-      'vs @fastify/rate-limit': (r.rps / frl).toFixed(2) + '×',
-      'non-2xx': r.non2xx,
-      errors: r.errors,
-    })),
-  )
 
   // leave nothing behind on the shared Redis
   let cursor = '0'

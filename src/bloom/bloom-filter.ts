@@ -5,12 +5,26 @@ import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
 
-/** Format version of the Bloom frame (family {@link FAMILY}.bloom) written by this release. */
+/** Format version of the Bloom frame (family 3, `FAMILY.bloom`) written by this release. */
 export const BLOOM_FORMAT_VERSION = 1
 /** Size in bytes of the Bloom frame's params block. */
 export const BLOOM_PARAMS_BYTES = 24
 /** Largest number of hash functions accepted: 1024. */
 export const MAX_HASHES = 1024
+
+/** The fixed parts of a Bloom frame (all but the payload), from {@link BloomFilter.frameHeader}. */
+export interface BloomFrameHeader {
+  /** Frame family id: 3 (Bloom). */
+  family: number
+  /** Format version: {@link BLOOM_FORMAT_VERSION}. */
+  version: number
+  /** Frame flags: 0. */
+  flags: number
+  /** The hasher's 16 seed bytes (the hasher's own array, not a copy). */
+  seed: Uint8Array
+  /** The 24-byte params block: bits u64, hashes u32, hasher id u8, 3 zero bytes, addedCount u64. */
+  params: Uint8Array
+}
 
 /** Options shared by both ways of building a {@link BloomFilter}. */
 export interface BloomHashOptions {
@@ -83,7 +97,8 @@ export class BloomFilter {
    * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or seed
    */
   constructor(config: BloomFilterConfig) {
-    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object { capacity, errorRate }', config)
+    if (typeof config !== 'object' || config === null)
+      invalidOption('config', 'an object { capacity, errorRate }', config)
     let bits: number
     let hashes: number
     let hasher: Hasher
@@ -92,10 +107,17 @@ export class BloomFilter {
       ;({ bits, hashes, hasher } = internal)
     } else {
       const { capacity, errorRate } = config
-      if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
-      if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1)) invalidOption('errorRate', 'a number in (0, 1)', errorRate)
+      if (!Number.isSafeInteger(capacity) || capacity < 1)
+        invalidOption('capacity', 'a positive safe integer', capacity)
+      if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
+        invalidOption('errorRate', 'a number in (0, 1)', errorRate)
       bits = optimalSize(capacity, errorRate)
-      if (bits > MAX_BITS) invalidOption('capacity', `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`, capacity)
+      if (bits > MAX_BITS)
+        invalidOption(
+          'capacity',
+          `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
+          capacity,
+        )
       hashes = Math.min(optimalHashCount(bits, capacity), MAX_HASHES)
       hasher = pickHasher(config)
     }
@@ -286,9 +308,13 @@ export class BloomFilter {
    * `ERR_GRUDGE_MERGE_SELF` when `other` is this filter
    */
   union(other: BloomFilter): this {
-    if (other === this) throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'union: expected another filter, received this filter itself')
+    if (other === this)
+      throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'union: expected another filter, received this filter itself')
     if (!(other instanceof BloomFilter)) {
-      throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `union: expected a BloomFilter, received ${describeValue(other)}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        `union: expected a BloomFilter, received ${describeValue(other)}`,
+      )
     }
     const why = incompatibility(this, other)
     if (why !== null) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `union: ${why}`)
@@ -331,8 +357,14 @@ export class BloomFilter {
    * The frame's fixed parts (everything except the payload), for writers that stream
    * the payload themselves (checkpoints).
    */
-  frameHeader(): { family: number; version: number; flags: number; seed: Uint8Array; params: Uint8Array } {
-    return { family: FAMILY.bloom, version: BLOOM_FORMAT_VERSION, flags: 0, seed: this.hasher.seed, params: encodeParams(this) }
+  frameHeader(): BloomFrameHeader {
+    return {
+      family: FAMILY.bloom,
+      version: BLOOM_FORMAT_VERSION,
+      flags: 0,
+      seed: this.hasher.seed,
+      params: encodeParams(this),
+    }
   }
 
   /**
@@ -448,8 +480,7 @@ function popcount(words: Uint32Array): number {
     if (v === 0) continue
     v = v - ((v >>> 1) & 0x55555555)
     v = (v & 0x33333333) + ((v >>> 2) & 0x33333333)
-    total += (Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24)
+    total += Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24
   }
   return total
 }
-

@@ -56,6 +56,28 @@ function headerBytes(h: StreamedFrameHeader, payloadLength: number): Uint8Array 
   return out
 }
 
+/**
+ * Write `buf[0..len)` at the handle's position, continuing after short writes: the OS may
+ * write fewer bytes than asked (RLIMIT_FSIZE, a disk filling up), and a short write left
+ * unnoticed would rename a truncated frame over a good checkpoint.
+ */
+async function writeAll(fh: fsp.FileHandle, buf: Uint8Array, len: number): Promise<void> {
+  for (let off = 0; off < len;) {
+    const { bytesWritten } = await fh.write(buf, off, len - off)
+    if (bytesWritten <= 0) throw new Error(`write made no progress at byte ${off} of ${len}`)
+    off += bytesWritten
+  }
+}
+
+/** {@link writeAll}, synchronously. */
+function writeAllSync(fd: number, buf: Uint8Array): void {
+  for (let off = 0; off < buf.length;) {
+    const n = fs.writeSync(fd, buf, off, buf.length - off)
+    if (n <= 0) throw new Error(`write made no progress at byte ${off} of ${buf.length}`)
+    off += n
+  }
+}
+
 /** fsync a directory so a rename inside it is durable (a no-op where directories cannot be opened, e.g. Windows). */
 async function syncDir(dir: string): Promise<void> {
   let dh: fsp.FileHandle | undefined
@@ -95,18 +117,18 @@ export async function writeFrameAtomic(
     fh = await fsp.open(tmp, 'wx', 0o644)
     const head = headerBytes(header, payload.length)
     let crc = CRC32C.buf(head, 0)
-    await fh.write(head, 0, head.length)
+    await writeAll(fh, head, head.length)
     const chunk = new Uint8Array(Math.min(chunkBytes, Math.max(payload.length, 1)))
     for (let off = 0; off < payload.length; off += chunk.length) {
       const len = Math.min(chunk.length, payload.length - off)
       const view = len === chunk.length ? chunk : chunk.subarray(0, len)
       view.set(payload.subarray(off, off + len))
       crc = CRC32C.buf(view, crc)
-      await fh.write(view, 0, len)
+      await writeAll(fh, view, len)
     }
     const trailer = new Uint8Array(TRAILER_BYTES)
     new DataView(trailer.buffer).setUint32(0, crc >>> 0, true)
-    await fh.write(trailer, 0, TRAILER_BYTES)
+    await writeAll(fh, trailer, TRAILER_BYTES)
     await fh.sync()
     await fh.close()
     fh = undefined
@@ -128,7 +150,7 @@ export function writeFileAtomicSync(path: string, bytes: Uint8Array): void {
   let fd: number | undefined
   try {
     fd = fs.openSync(tmp, 'wx', 0o644)
-    fs.writeSync(fd, bytes)
+    writeAllSync(fd, bytes)
     fs.fsyncSync(fd)
     fs.closeSync(fd)
     fd = undefined

@@ -3,7 +3,7 @@
 export { optimalSize, optimalHashCount, bloomFalsePositiveRate } from './sizing.js'
 export { bloomPositions, MAX_BITS as MAX_BLOOM_BITS } from './positions.js'
 export { BloomFilter, BLOOM_FORMAT_VERSION } from './bloom-filter.js'
-export type { BloomFilterConfig, BloomFilterSize, BloomHashOptions } from './bloom-filter.js'
+export type { BloomFilterConfig, BloomFilterSize, BloomHashOptions, BloomFrameHeader } from './bloom-filter.js'
 export { DEFAULT_PERSIST_POLICY } from './persist.js'
 export type { PersistPolicy, PersistOptions } from './persist.js'
 export { ManagedBloomFilter } from './managed.js'

@@ -1,7 +1,8 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { wallClockMs } from '../clock.js'
 import { HASHER_IDS } from '../hash/hasher.js'
-import { BloomFilter, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
+import { BloomFilter, MAX_HASHES, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
+import { MAX_BITS } from './positions.js'
 import { moveAside, readFileOrNull, removeStaleTemps, writeFrameAtomic } from './checkpoint-file.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
@@ -26,18 +27,28 @@ export interface ExpectedBloom {
 }
 
 /**
- * The geometry and hashing a config asks for.
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity, errorRate, hasher or seed
+ * The geometry and hashing a config asks for: the bits and hashes `new BloomFilter(…)`
+ * would choose (k capped at 1024).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity (or one needing
+ * more than 2^36 bits), errorRate, hasher or seed
  */
 export function expectedBloom(capacity: number, errorRate: number, config: BloomHashOptions): ExpectedBloom {
   if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
-  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1)) invalidOption('errorRate', 'a number in (0, 1)', errorRate)
+  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
+    invalidOption('errorRate', 'a number in (0, 1)', errorRate)
   const bits = optimalSize(capacity, errorRate)
+  // the same limits as `new BloomFilter(…)`, or a filter could not reload its own checkpoint
+  if (bits > MAX_BITS)
+    invalidOption(
+      'capacity',
+      `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
+      capacity,
+    )
   const explicit = config.seed !== undefined || config.hasher !== undefined
   const hasher = explicit ? pickHasher(config) : null
   return {
     bits,
-    hashes: optimalHashCount(bits, capacity),
+    hashes: Math.min(optimalHashCount(bits, capacity), MAX_HASHES),
     hasherId: hasher?.id ?? HASHER_IDS.murmur3,
     seed: hasher === null ? null : hasher.seed,
   }
@@ -63,7 +74,9 @@ export function checkLoaded(f: BloomFilter, want: ExpectedBloom, where: string):
 /** Whether an error means "this file is bad" (as opposed to an I/O failure). */
 export function isBadCheckpointError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code
-  return typeof code === 'string' && (code.startsWith('ERR_GRUDGE_FORMAT_') || code === 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH')
+  return (
+    typeof code === 'string' && (code.startsWith('ERR_GRUDGE_FORMAT_') || code === 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH')
+  )
 }
 
 /**
@@ -119,8 +132,10 @@ export class ManagedBloomFilter extends CheckpointRunner {
    * a read failure `ERR_GRUDGE_BLOOM_IO`
    */
   constructor(config: ManagedBloomFilterConfig) {
-    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object { capacity, errorRate, path }', config)
-    if (typeof config.path !== 'string' || config.path === '') invalidOption('path', 'a non-empty file path', config.path)
+    if (typeof config !== 'object' || config === null)
+      invalidOption('config', 'an object { capacity, errorRate, path }', config)
+    if (typeof config.path !== 'string' || config.path === '')
+      invalidOption('path', 'a non-empty file path', config.path)
     const opts = parsePersistOptions(config)
     const want = expectedBloom(config.capacity, config.errorRate, config)
     removeStaleTemps(config.path)

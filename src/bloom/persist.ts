@@ -16,7 +16,8 @@ export interface PersistPolicy {
   /**
    * Checkpoint as soon as this many unsaved inserts (inserts that set at least one new
    * bit) have accumulated. A positive integer, or `Infinity` to never checkpoint by count.
-   * Default 100 000.
+   * Default 100 000. After such a checkpoint fails, the next try by count waits for another
+   * `checkpointInsertThreshold` inserts (a failing disk is not retried on every insert).
    */
   checkpointInsertThreshold: number
   /** Checkpoint on `close()` when something is unsaved. Default true. */
@@ -43,11 +44,19 @@ export function parsePolicy(policy: Partial<PersistPolicy> | undefined, name = '
   if (typeof interval !== 'number' || !(interval >= 1)) {
     invalidOption(`${name}.checkpointIntervalMs`, 'a number of ms ≥ 1, or Infinity', interval)
   }
-  if (typeof threshold !== 'number' || !(threshold >= 1) || (threshold !== Infinity && !Number.isSafeInteger(threshold))) {
+  if (
+    typeof threshold !== 'number' ||
+    !(threshold >= 1) ||
+    (threshold !== Infinity && !Number.isSafeInteger(threshold))
+  ) {
     invalidOption(`${name}.checkpointInsertThreshold`, 'a positive integer, or Infinity', threshold)
   }
   if (typeof onShutdown !== 'boolean') invalidOption(`${name}.checkpointOnShutdown`, 'a boolean', onShutdown)
-  return Object.freeze({ checkpointIntervalMs: interval, checkpointInsertThreshold: threshold, checkpointOnShutdown: onShutdown })
+  return Object.freeze({
+    checkpointIntervalMs: interval,
+    checkpointInsertThreshold: threshold,
+    checkpointOnShutdown: onShutdown,
+  })
 }
 
 /** Options common to {@link ManagedBloomFilter} and {@link ShardedBloomFilter} about persistence. */
@@ -96,7 +105,8 @@ export function parsePersistOptions(o: PersistOptions): ParsedPersistOptions {
   const onBad = o.onBadCheckpoint ?? 'throw'
   if (onBad !== 'throw' && onBad !== 'start-empty') invalidOption('onBadCheckpoint', "'throw' or 'start-empty'", onBad)
   const chunk = o.writeChunkBytes ?? 1 << 20
-  if (!Number.isInteger(chunk) || chunk < 4096 || chunk > 2 ** 30) invalidOption('writeChunkBytes', 'an integer in [4096, 2^30]', chunk)
+  if (!Number.isInteger(chunk) || chunk < 4096 || chunk > 2 ** 30)
+    invalidOption('writeChunkBytes', 'an integer in [4096, 2^30]', chunk)
   return { policy, ticker, onError, onBadCheckpoint: onBad, writeChunkBytes: chunk }
 }
 
@@ -108,6 +118,7 @@ export function parsePersistOptions(o: PersistOptions): ParsedPersistOptions {
 export abstract class CheckpointRunner {
   /** The frozen persist policy. */
   readonly policy: Readonly<PersistPolicy>
+  /** Receives the errors of background checkpoints (see {@link PersistOptions.onError}). */
   protected readonly onError: (err: Error) => void
   private chain: Promise<unknown> = Promise.resolve()
   private queued = 0
@@ -117,6 +128,12 @@ export abstract class CheckpointRunner {
   /** True from the moment `close()` is called: inserts are refused from then on. */
   protected closed = false
   private completed = 0
+  /**
+   * Unsaved inserts at which the next threshold checkpoint starts: the policy's threshold,
+   * moved one threshold further after a background checkpoint fails, so a failing disk is
+   * retried every `checkpointInsertThreshold` inserts (and timer ticks), not on every insert.
+   */
+  private thresholdAt: number
 
   /**
    * Start the interval timer (unless the interval is Infinity).
@@ -125,6 +142,7 @@ export abstract class CheckpointRunner {
   constructor(opts: ParsedPersistOptions) {
     this.policy = opts.policy
     this.onError = opts.onError
+    this.thresholdAt = opts.policy.checkpointInsertThreshold
     if (opts.policy.checkpointIntervalMs !== Infinity) {
       this.timer = opts.ticker.every(opts.policy.checkpointIntervalMs, () => this.onTick())
     }
@@ -153,7 +171,9 @@ export abstract class CheckpointRunner {
    */
   checkpoint(): Promise<number> {
     if (this.closed) {
-      return Promise.reject(new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', 'checkpoint: expected an open filter, received a closed one'))
+      return Promise.reject(
+        new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', 'checkpoint: expected an open filter, received a closed one'),
+      )
     }
     return this.enqueue()
   }
@@ -187,12 +207,13 @@ export abstract class CheckpointRunner {
 
   /** Call after an insert that set a new bit: starts a checkpoint at the threshold. */
   protected noteUnsaved(unsaved: number): void {
-    if (unsaved >= this.policy.checkpointInsertThreshold) this.auto()
+    if (unsaved >= this.thresholdAt) this.auto()
   }
 
   /** Refuse an insert after close. */
   protected assertOpen(what: string): void {
-    if (this.closed) throw new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', `${what}: expected an open filter, received a closed one`)
+    if (this.closed)
+      throw new GrudgeError('ERR_GRUDGE_BLOOM_CLOSED', `${what}: expected an open filter, received a closed one`)
   }
 
   private onTick(): void {
@@ -205,7 +226,10 @@ export abstract class CheckpointRunner {
     this.autoQueued = true
     this.enqueue().then(
       () => {},
-      (err: Error) => this.onError(err),
+      (err: Error) => {
+        this.thresholdAt = this.unsavedCount + this.policy.checkpointInsertThreshold
+        this.onError(err)
+      },
     )
   }
 
@@ -215,6 +239,7 @@ export abstract class CheckpointRunner {
       this.autoQueued = false
       if (this.unsavedCount === 0) return 0
       const n = await this.writeUnsaved()
+      this.thresholdAt = this.policy.checkpointInsertThreshold
       if (n > 0) this.completed++
       return n
     })

@@ -38,17 +38,21 @@ export interface BloomFilterRegistryOptions {
 export type PersistentBloomFilter = ManagedBloomFilter | ShardedBloomFilter
 
 const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
+// Windows device names, which stay devices with any extension ("nul.bloom" writes nowhere)
+const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i
 
 /**
  * Check that `name` is a safe file name: 1–128 characters from `A-Z a-z 0-9 . _ -`, not
- * starting with a dot, without `..` (so no path separator, no parent directory, no hidden file).
+ * starting with a dot, without `..` (so no path separator, no parent directory, no hidden
+ * file), and not a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0-9`, `LPT0-9`,
+ * any case, alone or before a dot).
  * @throws {GrudgeError} `ERR_GRUDGE_BLOOM_NAME_INVALID`
  */
 export function checkBloomName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || !SAFE_NAME.test(name) || name.includes('..')) {
+  if (typeof name !== 'string' || !SAFE_NAME.test(name) || name.includes('..') || DEVICE_NAME.test(name)) {
     throw new GrudgeError(
       'ERR_GRUDGE_BLOOM_NAME_INVALID',
-      `name: expected 1-128 characters of A-Z a-z 0-9 . _ - not starting with "." and without "..", received ${describeValue(name)}`,
+      `name: expected 1-128 characters of A-Z a-z 0-9 . _ - not starting with "." and without "..", not a device name (CON, NUL, COM1, …), received ${describeValue(name)}`,
     )
   }
 }
@@ -89,10 +93,16 @@ export class BloomFilterRegistry {
    */
   init(dir: string): void {
     if (this.state === 'open') {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', `init: expected an uninitialized registry, received one open on "${this.dir}"`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        `init: expected an uninitialized registry, received one open on "${this.dir}"`,
+      )
     }
     if (this.state === 'closing' && this.filters.size > 0) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', 'init: expected close() to have finished, received a registry still closing')
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        'init: expected close() to have finished, received a registry still closing',
+      )
     }
     if (typeof dir !== 'string' || dir === '') invalidOption('dir', 'a non-empty directory path', dir)
     ensureDir(dir)
@@ -110,16 +120,31 @@ export class BloomFilterRegistry {
    * Create or load the filter `name`. Synchronous (the checkpoint is read at once).
    * @returns the filter
    * @throws {GrudgeError} `ERR_GRUDGE_BLOOM_REGISTRY_STATE` before `init` or after `close`;
-   * `ERR_GRUDGE_BLOOM_NAME_INVALID`; `ERR_GRUDGE_BLOOM_NAME_TAKEN`; and whatever
+   * `ERR_GRUDGE_BLOOM_NAME_INVALID`; `ERR_GRUDGE_BLOOM_NAME_TAKEN` for a name registered
+   * already, also when it differs only in case (one file on case-insensitive file systems); and whatever
    * {@link ManagedBloomFilter} / {@link ShardedBloomFilter} throw at construction
    */
   register(name: string, options: RegisterBloomOptions): PersistentBloomFilter {
     const dir = this.openDir('register')
     checkBloomName(name)
     if (this.filters.has(name)) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_NAME_TAKEN', `register: expected a new name, received "${name}" (already registered)`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_NAME_TAKEN',
+        `register: expected a new name, received "${name}" (already registered)`,
+      )
     }
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object { capacity, errorRate }', options)
+    // on case-insensitive file systems (macOS, Windows) "Users" and "users" are one file
+    const folded = name.toLowerCase()
+    for (const other of this.filters.keys()) {
+      if (other.toLowerCase() === folded) {
+        throw new GrudgeError(
+          'ERR_GRUDGE_BLOOM_NAME_TAKEN',
+          `register: expected a name differing from the registered ones in more than case, received "${name}" ("${other}" is registered and would share its file)`,
+        )
+      }
+    }
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { capacity, errorRate }', options)
     const common: PersistOptions & BloomHashOptions = {
       policy: options.policy,
       ticker: this.options.ticker,
@@ -131,7 +156,12 @@ export class BloomFilterRegistry {
     }
     const f: PersistentBloomFilter =
       options.shardCount === undefined
-        ? new ManagedBloomFilter({ ...common, capacity: options.capacity, errorRate: options.errorRate, path: join(dir, `${name}.bloom`) })
+        ? new ManagedBloomFilter({
+            ...common,
+            capacity: options.capacity,
+            errorRate: options.errorRate,
+            path: join(dir, `${name}.bloom`),
+          })
         : new ShardedBloomFilter({
             ...common,
             capacity: options.capacity,
@@ -151,7 +181,10 @@ export class BloomFilterRegistry {
     this.openDir('get')
     const f = this.filters.get(name)
     if (f === undefined) {
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_NAME_UNKNOWN', `get: expected a registered name, received ${describeValue(name)}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_NAME_UNKNOWN',
+        `get: expected a registered name, received ${describeValue(name)}`,
+      )
     }
     return f
   }
@@ -219,7 +252,10 @@ export class BloomFilterRegistry {
   private openDir(what: string): string {
     if (this.state !== 'open' || this.dir === null) {
       const why = this.state === 'new' ? 'before init()' : 'after close()'
-      throw new GrudgeError('ERR_GRUDGE_BLOOM_REGISTRY_STATE', `${what}: expected an initialized registry, received a call ${why}`)
+      throw new GrudgeError(
+        'ERR_GRUDGE_BLOOM_REGISTRY_STATE',
+        `${what}: expected an initialized registry, received a call ${why}`,
+      )
     }
     return this.dir
   }

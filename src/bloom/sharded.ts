@@ -5,11 +5,19 @@ import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { hasherFromId, randomSeed, type Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { BloomFilter, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
-import { ensureDir, listDir, moveAside, readFileOrNull, removeStaleTemps, writeFileAtomicSync, writeFrameAtomic } from './checkpoint-file.js'
+import {
+  ensureDir,
+  listDir,
+  moveAside,
+  readFileOrNull,
+  removeStaleTemps,
+  writeFileAtomicSync,
+  writeFrameAtomic,
+} from './checkpoint-file.js'
 import { expectedBloom, isBadCheckpointError, loadCheckpoint, type ExpectedBloom } from './managed.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 
-/** Format version of the shard-directory manifest (family {@link FAMILY}.shardedBloomManifest). */
+/** Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`). */
 export const MANIFEST_FORMAT_VERSION = 1
 /** File name of the manifest inside a shard directory. */
 export const MANIFEST_FILE = 'manifest.grudge'
@@ -82,7 +90,8 @@ function encodeManifest(m: Manifest): Uint8Array {
 function decodeManifest(bytes: Uint8Array): Manifest {
   const f = readFrame(bytes, FAMILY.shardedBloomManifest, MANIFEST_FORMAT_VERSION)
   if (f.flags !== 0) invalidField('flags', '0', f.flags)
-  if (f.params.length !== MANIFEST_PARAMS_BYTES) invalidField('params length', `${MANIFEST_PARAMS_BYTES}`, f.params.length)
+  if (f.params.length !== MANIFEST_PARAMS_BYTES)
+    invalidField('params length', `${MANIFEST_PARAMS_BYTES}`, f.params.length)
   if (f.payload.length !== 0) invalidField('payload length', '0', f.payload.length)
   const p = f.params
   const dv = new DataView(p.buffer, p.byteOffset, p.byteLength)
@@ -94,7 +103,8 @@ function decodeManifest(bytes: Uint8Array): Manifest {
     hasherId: p[16],
     seed: new Uint8Array(f.seed),
   }
-  if (m.shardCount < 1 || m.shardCount > MAX_SHARDS) invalidField('shardCount', 'an integer in [1, 65536]', m.shardCount)
+  if (m.shardCount < 1 || m.shardCount > MAX_SHARDS)
+    invalidField('shardCount', 'an integer in [1, 65536]', m.shardCount)
   hasherFromId(m.hasherId, m.seed)
   return m
 }
@@ -138,13 +148,15 @@ export class ShardedBloomFilter extends CheckpointRunner {
    * under `onBadCheckpoint: 'start-empty'`); `ERR_GRUDGE_BLOOM_IO`
    */
   constructor(config: ShardedBloomFilterConfig) {
-    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object { capacity, errorRate, dir, shardCount }', config)
+    if (typeof config !== 'object' || config === null)
+      invalidOption('config', 'an object { capacity, errorRate, dir, shardCount }', config)
     const { dir, shardCount } = config
     if (typeof dir !== 'string' || dir === '') invalidOption('dir', 'a non-empty directory path', dir)
     if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_SHARDS) {
       invalidOption('shardCount', 'an integer in [1, 65536]', shardCount)
     }
-    if (!Number.isSafeInteger(config.capacity) || config.capacity < 1) invalidOption('capacity', 'a positive safe integer', config.capacity)
+    if (!Number.isSafeInteger(config.capacity) || config.capacity < 1)
+      invalidOption('capacity', 'a positive safe integer', config.capacity)
     const opts = parsePersistOptions(config)
     const want = expectedBloom(Math.ceil(config.capacity / shardCount), config.errorRate, config)
     ensureDir(dir)

@@ -1,7 +1,10 @@
 import { GrudgeRangeError, describeValue } from '../errors.js'
 
 function bad(name: string, expected: string, value: unknown): never {
-  throw new GrudgeRangeError('ERR_GRUDGE_SIZING_INVALID', `${name}: expected ${expected}, received ${describeValue(value)}`)
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_SIZING_INVALID',
+    `${name}: expected ${expected}, received ${describeValue(value)}`,
+  )
 }
 
 /**

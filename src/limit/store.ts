@@ -73,8 +73,12 @@ export function localStore(): StoreFactory {
     })
     return {
       tryConsume(key, cost, limit) {
-        const admitted = rotator.tryUpdate(key, cost, limit)
-        return { admitted, score: rotator.query(key) }
+        // the Rotator's tryUpdate, with the score it decided on: read the deciding generation
+        // once, and write every generation only when admitted (a denial hashes once)
+        const score = rotator.query(key)
+        if (!(score + cost <= limit)) return { admitted: false, score } // NaN never admits
+        rotator.update(key, cost)
+        return { admitted: true, score: score + cost }
       },
       add: (key, delta) => rotator.updateAndQuery(key, delta),
       read: (key) => rotator.query(key),

@@ -1,5 +1,5 @@
 import { systemClock, wallClockMs, type Clock } from '../clock.js'
-import { GrudgeError, invalidOption } from '../errors.js'
+import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { HASHER_IDS, hasherFromId, type Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, exponential, linear, none, type Decay } from './decay.js'
@@ -89,11 +89,32 @@ export interface DecodedSketch {
 
 const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
 
+/**
+ * The clock's time in ms for an operation that stamps times into cells or frames
+ * (serialize, deserialize, merge, replica deltas, rotation bookkeeping). Unlike the hot
+ * paths, which treat a NaN or ±Infinity reading as "decay nothing, stamp nothing", these
+ * would freeze a cell (a time of +Infinity is never in the past again) or write a frame
+ * no reader accepts, so they refuse the reading before changing anything.
+ * @param clock the clock to read
+ * @param what who reads it, for the message
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when `clock.now()` is not a finite number
+ */
+export function finiteNow(clock: Clock, what: string): number {
+  const t = clock.now()
+  if (typeof t !== 'number' || !Number.isFinite(t)) {
+    throw new GrudgeRangeError(
+      'ERR_GRUDGE_VALUE_NOT_FINITE',
+      `${what}: expected clock.now() to be a finite number (ms), received ${describeValue(t)}`,
+    )
+  }
+  return t
+}
+
 /** Writer-side time stamps: wall-clock ms and clock now ms. */
 export function writerStamp(clock: Clock, options: SerializeOptions | undefined): [number, number] {
   const wall = options?.wallMs ?? wallClockMs()
   if (typeof wall !== 'number' || !Number.isFinite(wall)) invalidOption('wallMs', 'a finite number (ms)', wall)
-  return [wall, clock.now()]
+  return [wall, finiteNow(clock, 'serialize')]
 }
 
 /** Reader-side clock and wall-clock ms, validated. */
@@ -261,7 +282,7 @@ function readSparse(
   if (!Number.isFinite(at)) invalidField(`${what} sparse time`, 'a finite number (ms)', at)
   if (off + sparseBytes(count) > end)
     invalidField('payload length', `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`, end)
-  const bound = shape.hi - shape.lo
+  const bound = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: values stay finite
   const scores = new Float64Array(n)
   const touched = new Float64Array(n)
   const time = at > shape.writerNowMs ? shape.writerNowMs + shift : at + shift
@@ -294,7 +315,7 @@ export function clockShift(shape: DecodedShape, readerNow: number, readerWall: n
 
 /**
  * Read and check one cell block at `off` and map its times onto the reader's clock.
- * Scores must be finite and in [lo, hi] (for deltas: |score| ≤ hi − lo); times finite.
+ * Scores must be finite and in [lo, hi] (for deltas: |score| ≤ min(hi − lo, MAX_VALUE)); times finite.
  * A time after the writer's now counts as touched at serialization (age 0), so no cell
  * lands in the reader's future. Cells with score 0 get time 0 (never touched).
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad cell
@@ -310,8 +331,9 @@ export function readCells(
   const n = shape.levels * shape.cellsPerLevel
   const scores = getF64(bytes, off, n)
   const touched = getF64(bytes, off + n * 8, n)
-  const lo = delta ? -(shape.hi - shape.lo) : shape.lo
-  const hi = delta ? shape.hi - shape.lo : shape.hi
+  const span = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: deltas stay finite
+  const lo = delta ? -span : shape.lo
+  const hi = delta ? span : shape.hi
   const downtimeAt = shape.writerNowMs + shift // reader time of the serialization instant, minus downtime
   for (let p = 0; p < n; p++) {
     const s = scores[p]
@@ -389,7 +411,7 @@ export function decodeSketch(
     invalidField('params length', `${SHAPE_PARAMS_BYTES}`, frame.params.length)
   const shape = readShape(new DataView(frame.params.buffer, frame.params.byteOffset, frame.params.byteLength), 0)
   const n = shape.levels * shape.cellsPerLevel
-  const now = clock.now()
+  const now = finiteNow(clock, 'deserialize')
   const shift = clockShift(shape, now, wall)
   let cells: DecodedCells
   if (isSparse) {
@@ -558,7 +580,7 @@ export function decodeRotator(
   if (!isSparse && end !== generations * per) {
     invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, end)
   }
-  const now = clock.now()
+  const now = finiteNow(clock, 'deserialize')
   const shift = clockShift(shape, now, wall)
   const gens: GenerationCells[] = []
   let off = 0

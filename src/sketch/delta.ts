@@ -4,6 +4,7 @@ import type { Hasher } from '../hash/hasher.js'
 import {
   decodeSketch,
   encodeSketch,
+  finiteNow,
   type DeserializeOptions,
   type SerializeOptions,
   type SketchShape,
@@ -35,7 +36,7 @@ export class SketchDelta implements SketchShape {
   readonly hasher: Hasher
   /** Clock the cell times refer to. */
   readonly clock: Clock
-  /** Delta per cell, level-major (may be negative; |value| ≤ hi − lo). */
+  /** Delta per cell, level-major (may be negative; finite, |value| ≤ min(hi − lo, Number.MAX_VALUE)). */
   readonly scores: Float64Array
   /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one instant for the whole delta); 0 for zero cells. */
   readonly touched: Float64Array
@@ -120,8 +121,8 @@ export function takeDeltaOf(
   touched: Float64Array,
 ): SketchDelta {
   const n = scores.length
+  const now = finiteNow(owner.clock, 'takeDelta')
   const base = baselineOf(owner, n)
-  const now = owner.clock.now()
   const out = new Float64Array(n)
   const times = new Float64Array(n)
   const bs = base.scores
@@ -129,7 +130,11 @@ export function takeDeltaOf(
   for (let p = 0; p < n; p++) {
     const v = decayCellTo(owner, scores, touched, p, now)
     const b = decayCellTo(owner, bs, bt, p, now)
-    const d = v - b
+    let d = v - b
+    // with bounds near ±MAX_VALUE the difference can overflow: keep deltas finite, or a
+    // later decay computes Infinity × 0 = NaN into the receiving cell
+    if (d > Number.MAX_VALUE) d = Number.MAX_VALUE
+    else if (d < -Number.MAX_VALUE) d = -Number.MAX_VALUE
     if (d !== 0) {
       out[p] = d
       times[p] = now
@@ -164,9 +169,9 @@ export function applyDeltaOf(
       `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`,
     )
   }
+  const now = finiteNow(owner.clock, 'applyDelta')
+  const srcNow = finiteNow(delta.clock, "applyDelta (the delta's clock)")
   const base = baselineOf(owner, scores.length)
-  const now = owner.clock.now()
-  const srcNow = delta.clock.now()
   addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
 }
 

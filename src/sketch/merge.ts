@@ -50,7 +50,8 @@ export function assertMergeable(what: string, a: SketchShape, b: SketchShape): v
 
 /**
  * Decay cell `p` of (scores, touched) to `now` in place, as the Sketch does lazily: a
- * clock gone back decays nothing and the time never moves back.
+ * clock gone back decays nothing and the time never moves back, except that a
+ * never-touched cell (score 0, time 0) takes `now` whatever its sign.
  */
 export function decayCellTo(
   shape: SketchShape,
@@ -67,6 +68,8 @@ export function decayCellTo(
       scores[p] = s
     }
     touched[p] = now
+  } else if (s === 0 && last === 0 && now > -Infinity) {
+    touched[p] = now // a never-touched cell under a clock reading ≤ 0 (see Sketch)
   }
   return s
 }
@@ -110,7 +113,9 @@ export function addCells(
       const before = dstScores[p]
       if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
         const takenAt = dstNow - age
-        const emptyFrom = dstTouched[p] + Math.abs(before) / linearRatePerMs
+        // a never-touched cell (score 0, time 0) has been empty forever, whatever the clock's origin
+        const emptyFrom =
+          before === 0 && dstTouched[p] === 0 ? -Infinity : dstTouched[p] + Math.abs(before) / linearRatePerMs
         const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
         if (drainMs > 0) v = applyDecay(v, decay, drainMs)
       } else {

@@ -4,6 +4,7 @@ import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type See
 import {
   decodeRotator,
   encodeRotator,
+  finiteNow,
   type DecodedRotator,
   type DeserializeOptions,
   type SerializeOptions,
@@ -11,6 +12,7 @@ import {
 } from './codec.js'
 import { SketchDelta } from './delta.js'
 import { incompatibility } from './merge.js'
+import { invalidField } from '../format/frame.js'
 import { Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
 
 /** Options of {@link Rotator}. */
@@ -21,7 +23,7 @@ export interface RotatorConfig {
    * seed.
    */
   sketch: SketchConfig
-  /** N, the number of generations: integer ≥ 2. Default 2. */
+  /** N, the number of generations: integer in [2, 65535] (65535: the binary frame's limit). Default 2. */
   generations?: number
   /**
    * Rotation period in ms: positive finite. A misjudgement lasts at most generations ×
@@ -29,7 +31,11 @@ export interface RotatorConfig {
    * (generations − 1) × periodMs ≥ hi / rate × 1000 (see {@link suggestPeriodMs}).
    */
   periodMs: number
-  /** Runs the rotation every periodMs; default an unref'd `setInterval`. Tests pass a FakeTicker. */
+  /**
+   * Runs the rotation every periodMs; default an unref'd `setInterval` (for periodMs above
+   * its 2^31 − 1 ms limit it ticks at a fraction of the period and rotates once periodMs
+   * has passed on the clock). Tests pass a FakeTicker.
+   */
   ticker?: Ticker
   /** Time source in ms, shared by every generation; default monotonic. */
   clock?: Clock
@@ -52,8 +58,9 @@ export interface RotatorConfig {
  * @param hi the upper bound of a debt, finite and > 0
  * @param ratePerSecond the linear drain in units per second, finite and > 0
  * @param generations N, an integer ≥ 2
- * @returns the period in ms (an integer)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad argument
+ * @returns the period in ms (an integer, finite)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad argument (hi also when
+ * hi / rate × 1000 overflows float64, e.g. hi = Number.MAX_VALUE)
  */
 export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
   if (typeof hi !== 'number' || !(Number.isFinite(hi) && hi > 0)) invalidOption('hi', 'a finite number > 0', hi)
@@ -61,8 +68,19 @@ export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: 
     invalidOption('ratePerSecond', 'a finite number > 0 (per second)', ratePerSecond)
   }
   if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
-  return Math.ceil(minPeriodMs(hi, ratePerSecond, generations))
+  const period = Math.ceil(minPeriodMs(hi, ratePerSecond, generations))
+  if (!Number.isFinite(period)) {
+    invalidOption(
+      'hi',
+      `a debt that drains in a finite number of ms at ${ratePerSecond}/s (hi / rate × 1000 overflows)`,
+      hi,
+    )
+  }
+  return period
 }
+
+/** The longest delay setInterval supports, ms; the default ticker clamps to it. */
+const MAX_TIMER_MS = 0x7fffffff
 
 function minPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
   return ((hi / ratePerSecond) * 1000) / (generations - 1)
@@ -136,7 +154,7 @@ export class RotatorDelta {
         generations: this.deltas.length,
         periodMs: this.periodMs,
         rotations: this.rotations,
-        lastRotationAtMs: d0.clock.now(),
+        lastRotationAtMs: finiteNow(d0.clock, 'serialize'),
       },
       this.masterSeed,
       this.deltas.map((d) => ({ seed: d.hasher.seed, scores: d.scores, touched: d.touched })),
@@ -205,14 +223,16 @@ export class Rotator {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option (generations,
    * periodMs, ticker, seed, or any sketch option); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
-   * the smallest valid period)
+   * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
   constructor(config: RotatorConfig) {
     if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
     if (typeof config.sketch !== 'object' || config.sketch === null)
       invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
     const generations = config.generations ?? 2
-    if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
+    if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
+      invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
+    }
     const periodMs = config.periodMs
     if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
       invalidOption('periodMs', 'a finite number > 0 (ms)', periodMs)
@@ -239,8 +259,18 @@ export class Rotator {
         )
       }
     }
-    this.lastRotationAtMs = this.clock.now()
-    this.handle = ticker.every(periodMs, () => this.rotate())
+    this.lastRotationAtMs = finiteNow(this.clock, 'Rotator')
+    if (ticker === systemTicker && periodMs > MAX_TIMER_MS) {
+      // setInterval cannot wait longer than 2^31 − 1 ms (the default ticker clamps to it),
+      // which would rotate early and forgive debt: tick k times per period instead and
+      // rotate once periodMs has passed on the clock (half a tick of slack for timer jitter)
+      const tickMs = periodMs / Math.ceil(periodMs / MAX_TIMER_MS)
+      this.handle = ticker.every(tickMs, () => {
+        if (!(this.clock.now() - this.lastRotationAtMs < periodMs - tickMs / 2)) this.rotate()
+      })
+    } else {
+      this.handle = ticker.every(periodMs, () => this.rotate())
+    }
   }
 
   /** A new generation for generation index `g`: its seed derived from the master seed, or random. */
@@ -263,7 +293,7 @@ export class Rotator {
   rotate(): void {
     this.assertOpen()
     this.advance(1)
-    this.lastRotationAtMs = this.clock.now()
+    this.stampRotation()
   }
 
   /**
@@ -278,7 +308,17 @@ export class Rotator {
     if (!Number.isSafeInteger(rotations) || rotations < 0) invalidOption('rotations', 'a safe integer ≥ 0', rotations)
     if (rotations <= this.completed) return
     this.advance(rotations - this.completed)
-    this.lastRotationAtMs = this.clock.now()
+    this.stampRotation()
+  }
+
+  /**
+   * Record the time of a rotation. A NaN or ±Infinity clock reading keeps the previous
+   * time (rotation runs from a timer, so it must not throw; a non-finite time would make
+   * the rotator's frame unreadable).
+   */
+  private stampRotation(): void {
+    const t = this.clock.now()
+    if (Number.isFinite(t)) this.lastRotationAtMs = t
   }
 
   /** Complete `k` ≥ 1 rotations at once. */
@@ -397,7 +437,8 @@ export class Rotator {
    * @param bytes the frame
    * @param options `clock` (default system clock), `ticker` (default unref'd setInterval),
    * `wallMs` (default `Date.now()`)
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`; `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
+   * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
    * period fails the amnesty guard
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions & { ticker?: Ticker }): Rotator {
@@ -427,8 +468,16 @@ export class Rotator {
     rotator.gens = gens
     rotator.completed = d.fields.rotations
     rotator.lastRotationAtMs = d.fields.lastRotationAtMs
-    const missed = Math.floor((d.clock.now() - d.fields.lastRotationAtMs) / d.fields.periodMs)
+    const missed = Math.floor((finiteNow(d.clock, 'deserialize') - d.fields.lastRotationAtMs) / d.fields.periodMs)
     if (missed > 0) {
+      if (!Number.isSafeInteger(d.fields.rotations + missed)) {
+        rotator.close()
+        invalidField(
+          'rotations after the downtime',
+          `a safe integer (${d.fields.rotations} + the rotations missed at periodMs ${d.fields.periodMs}; check the writer wall-clock ms)`,
+          d.fields.rotations + missed,
+        )
+      }
       rotator.advance(missed)
       rotator.lastRotationAtMs += missed * d.fields.periodMs
     }

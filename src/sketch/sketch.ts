@@ -4,7 +4,7 @@ import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
-import { decodeSketch, encodeSketch, type DeserializeOptions, type SerializeOptions } from './codec.js'
+import { decodeSketch, encodeSketch, finiteNow, type DeserializeOptions, type SerializeOptions } from './codec.js'
 import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
 import { addCells, assertMergeable, incompatibility } from './merge.js'
 
@@ -224,6 +224,10 @@ export class Sketch {
           }
         }
         touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
       }
       s += delta
       if (s < lo) s = lo
@@ -235,7 +239,7 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? this.mean(acc) : acc
   }
 
   /**
@@ -326,12 +330,33 @@ export class Sketch {
           }
         }
         touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
       }
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
       scores[p] = s
     }
+  }
+
+  /**
+   * The mean of the located cells given their sum. Cells near ±Number.MAX_VALUE can sum to
+   * ±Infinity although their mean is in [lo, hi]; then the cells (already decayed and
+   * written back) are summed again divided by L first.
+   */
+  private mean(sum: number): number {
+    const L = this.levels
+    const m = sum / L
+    if (m - m === 0) return m
+    const scores = this.scores
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    let acc = 0
+    for (let i = 0, base = 0; i < L; i++, base += M) acc += scores[base + idx[i]] / L
+    return acc
   }
 
   /** Decay the located cells to now (written back) and return their aggregate. */
@@ -358,6 +383,10 @@ export class Sketch {
           scores[p] = s
         }
         touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
       }
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
@@ -365,7 +394,7 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? acc / L : acc
+    return agg === AGG_MEAN ? this.mean(acc) : acc
   }
 
   // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
@@ -376,6 +405,7 @@ export class Sketch {
    * shape, seed, the writer's wall-clock and clock times, and every cell. Size
    * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
    * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   serialize(options?: SerializeOptions): Uint8Array {
     return encodeSketch(this, this.clock, this.scores, this.touched, false, options)
@@ -392,6 +422,7 @@ export class Sketch {
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `_MAGIC`, `_CHECKSUM`, `_FAMILY`,
    * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the reader's clock reads NaN or ±Infinity
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
     const d = decodeSketch(bytes, false, options)
@@ -416,6 +447,7 @@ export class Sketch {
    * `other`'s current debt to this sketch at the merge instant (`spec/rotator.md`).
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `other === this`;
    * `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming the first difference
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when either clock reads NaN or ±Infinity (nothing changes)
    */
   merge(other: Sketch): void {
     if (!(other instanceof Sketch)) {
@@ -425,7 +457,9 @@ export class Sketch {
       )
     }
     assertMergeable('sketch', this, other)
-    addCells(this, this.scores, this.touched, this.clock.now(), other.scores, other.touched, other.clock.now(), false)
+    const now = finiteNow(this.clock, 'merge')
+    const otherNow = finiteNow(other.clock, "merge (the other sketch's clock)")
+    addCells(this, this.scores, this.touched, now, other.scores, other.touched, otherNow, false)
   }
 
   /**
@@ -435,6 +469,7 @@ export class Sketch {
    * syncs never double count (algebra in `spec/rotator.md`). O(L·M); costs nothing on
    * the update path (the first call allocates a 16·L·M-byte baseline).
    * @returns the delta; ship it with `delta.serialize()`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   takeDelta(): SketchDelta {
     return takeDeltaOf(this, this.scores, this.touched)
@@ -446,6 +481,7 @@ export class Sketch {
    * @param delta a {@link SketchDelta} or the bytes of `delta.serialize()`
    * @param options for bytes: `clock` (default this sketch's clock), `wallMs`
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`; `ERR_GRUDGE_FORMAT_*` for bad bytes
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when this sketch's or the delta's clock reads NaN or ±Infinity (nothing changes)
    */
   applyDelta(delta: SketchDelta | Uint8Array, options?: DeserializeOptions): void {
     const d =

@@ -342,7 +342,8 @@ export class CountMinSketch implements Mergeable {
 
   /**
    * Read a sketch back from {@link CountMinSketch.serialize}'s frame. Every field is
-   * checked before use, including that no row sums to more than the total.
+   * checked before use, including that no row sums to more than the total (nor, under
+   * plain update, less, unless the row holds a saturated counter).
    * @throws {GrudgeError} a `ERR_GRUDGE_FORMAT_*` code (truncated, magic, checksum,
    * family, version, invalid field: flags, width, depth, hasher, counter bits, payload
    * length, total, a row above the total)
@@ -376,11 +377,18 @@ export class CountMinSketch implements Mergeable {
     const c = cms.counters
     for (let i = 0; i < n; i++) c[i] = dv.getUint32(8 + 4 * i, true)
     // every add raises each row by at most the count, so no row can sum above the total
-    // (unless the total itself saturated)
+    // (unless the total itself saturated); plain update raises each row by exactly the
+    // count, so there a row without a saturated counter sums to the total
+    const plain = (f.flags & FLAG_CONSERVATIVE) === 0
     for (let r = 0; r < depth && total < Number.MAX_SAFE_INTEGER; r++) {
       let sum = 0
-      for (let j = r * width, end = j + width; j < end; j++) sum += c[j]
+      let saturated = false
+      for (let j = r * width, end = j + width; j < end; j++) {
+        sum += c[j]
+        if (c[j] === CMS_MAX_COUNT) saturated = true
+      }
       if (sum > total) invalidField(`rows[${r}]`, `a sum ≤ total (${total})`, sum)
+      if (plain && !saturated && sum !== total) invalidField(`rows[${r}]`, `a sum = total (${total})`, sum)
     }
     cms.total = total
     return cms

@@ -75,7 +75,10 @@ function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
  * sketches", 2017, arXiv:1702.01284, Algorithm 6). The improved estimator needs neither
  * the linear-counting switch nor the empirical bias tables of HLL++: its error stays at
  * about 1.04/√m over the whole range, with no bias bump around 2.5·m where classic
- * HyperLogLog is worst, and an empty sketch estimates exactly 0.
+ * HyperLogLog is worst, and an empty sketch estimates exactly 0. At small precisions it runs
+ * slightly high because it uses α∞, the m → ∞ limit of the bias constant (α_16 = 0.673
+ * against α∞ = 0.721): measured about 3–7 % at p = 4 (inside its 26 % standard error),
+ * about 0.5 % at p = 8 and nothing measurable from p = 12 on.
  *
  * An item is hashed once to 64 bits (hi, lo): the top p bits of hi choose the register,
  * and the register keeps the maximum of 1 + the number of leading zeros of the remaining

@@ -45,15 +45,20 @@ t.test('invalid options throw a coded error naming the option', async (t) => {
 
 t.test('no false negatives, strings hash as their UTF-8 bytes (property)', async (t) => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(fc.string(), fc.uint8Array({ maxLength: 40 })), { maxLength: 60 }), fc.integer({ min: 1, max: 3000 }), fc.integer({ min: 1, max: 12 }), (items, bits, hashes) => {
-      const f = BloomFilter.withSize({ bits, hashes, seed: 11 })
-      for (const it of items) f.add(it)
-      for (const it of items) {
-        if (!f.mightContain(it)) return false
-        if (typeof it === 'string' && !f.mightContain(Buffer.from(it, 'utf8'))) return false
-      }
-      return f.addedCount === items.length
-    }),
+    fc.property(
+      fc.array(fc.oneof(fc.string(), fc.uint8Array({ maxLength: 40 })), { maxLength: 60 }),
+      fc.integer({ min: 1, max: 3000 }),
+      fc.integer({ min: 1, max: 12 }),
+      (items, bits, hashes) => {
+        const f = BloomFilter.withSize({ bits, hashes, seed: 11 })
+        for (const it of items) f.add(it)
+        for (const it of items) {
+          if (!f.mightContain(it)) return false
+          if (typeof it === 'string' && !f.mightContain(Buffer.from(it, 'utf8'))) return false
+        }
+        return f.addedCount === items.length
+      },
+    ),
     { seed: 424242, numRuns: 200 },
   )
   t.pass()
@@ -111,16 +116,25 @@ t.test('union: members of both, commutative, associative over every order, refus
   const b = mk(7, 100)
   const c = mk(7, 200)
   const u = a.clone().union(b)
-  for (let i = 0; i < 200; i++) t.ok(u.mightContain(`k${i}`)) || t.bailout()
+  for (let i = 0; i < 200; i++) if (!t.ok(u.mightContain(`k${i}`))) t.bailout()
   t.equal(u.addedCount, 200)
   t.same(u.serialize(), b.clone().union(a).serialize(), 'a∪b = b∪a')
   const orders = [
-    [a, b, c], [a, c, b], [b, a, c], [b, c, a], [c, a, b], [c, b, a],
+    [a, b, c],
+    [a, c, b],
+    [b, a, c],
+    [b, c, a],
+    [c, a, b],
+    [c, b, a],
   ]
   const results = orders.map(([x, y, z]) => Buffer.from(x.clone().union(y).union(z).serialize()).toString('hex'))
   t.equal(new Set(results).size, 1, 'every order gives the same frame')
   const again = a.clone().union(a.clone())
-  t.same(readFrame(again.serialize(), FAMILY.bloom, 1).payload, readFrame(a.serialize(), FAMILY.bloom, 1).payload, 'idempotent on the bits')
+  t.same(
+    readFrame(again.serialize(), FAMILY.bloom, 1).payload,
+    readFrame(a.serialize(), FAMILY.bloom, 1).payload,
+    'idempotent on the bits',
+  )
 
   t.ok(a.isCompatible(b))
   const other: Array<[string, BloomFilter]> = [
@@ -154,7 +168,13 @@ t.test('union laws over random item sets (property)', async (t) => {
       const direct = mk([...xs, ...ys])
       let sameBits = true
       for (let i = 0; i < bits; i++) if (ab.isBitSet(i) !== direct.isBitSet(i)) sameBits = false
-      return commutes && associates && sameBits && ab.setBitCount === direct.setBitCount && [...xs, ...ys].every((v) => ab.mightContain(v))
+      return (
+        commutes &&
+        associates &&
+        sameBits &&
+        ab.setBitCount === direct.setBitCount &&
+        [...xs, ...ys].every((v) => ab.mightContain(v))
+      )
     }),
     { seed: 5150, numRuns: 150 },
   )
@@ -168,18 +188,30 @@ t.test('serialize / deserialize round-trips every bit length exactly', async (t)
     const bytes = f.serialize()
     const g = BloomFilter.deserialize(bytes)
     const same =
-      g.bitCount === bits && g.hashCount === 3 && g.addedCount === f.addedCount && g.setBitCount === f.setBitCount &&
+      g.bitCount === bits &&
+      g.hashCount === 3 &&
+      g.addedCount === f.addedCount &&
+      g.setBitCount === f.setBitCount &&
       Buffer.from(g.serialize()).equals(Buffer.from(bytes))
     if (!same) t.fail(`bits = ${bits}`)
     for (let i = 0; i < bits; i++) if (g.isBitSet(i) !== f.isBitSet(i)) t.fail(`bits = ${bits}, bit ${i}`)
   }
   fc.assert(
-    fc.property(fc.integer({ min: 1, max: 100_000 }), fc.integer({ min: 1, max: 20 }), fc.array(fc.string(), { maxLength: 50 }), (bits, hashes, items) => {
-      const f = BloomFilter.withSize({ bits, hashes, hasher: sipHash(bits) })
-      for (const it of items) f.add(it)
-      const g = BloomFilter.deserialize(f.serialize())
-      return g.hasher.name === 'siphash' && items.every((it) => g.mightContain(it)) && Buffer.from(g.serialize()).equals(Buffer.from(f.serialize()))
-    }),
+    fc.property(
+      fc.integer({ min: 1, max: 100_000 }),
+      fc.integer({ min: 1, max: 20 }),
+      fc.array(fc.string(), { maxLength: 50 }),
+      (bits, hashes, items) => {
+        const f = BloomFilter.withSize({ bits, hashes, hasher: sipHash(bits) })
+        for (const it of items) f.add(it)
+        const g = BloomFilter.deserialize(f.serialize())
+        return (
+          g.hasher.name === 'siphash' &&
+          items.every((it) => g.mightContain(it)) &&
+          Buffer.from(g.serialize()).equals(Buffer.from(f.serialize()))
+        )
+      },
+    ),
     { seed: 99, numRuns: 100 },
   )
   t.pass()
@@ -193,7 +225,11 @@ t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t)
   const frame = readFrame(bytes, FAMILY.bloom, 1)
   t.equal(bytes[4], 3, 'family 3')
   t.equal(bytes[5], 1, 'version 1')
-  t.same([...frame.seed], Array.from({ length: 16 }, (_, i) => i), 'the seed bytes')
+  t.same(
+    [...frame.seed],
+    Array.from({ length: 16 }, (_, i) => i),
+    'the seed bytes',
+  )
   const dv = new DataView(frame.params.buffer, frame.params.byteOffset, 24)
   t.equal(frame.params.length, 24)
   t.equal(dv.getUint32(0, true) + dv.getUint32(4, true) * 2 ** 32, 13, 'bits u64 at params 0')
@@ -226,7 +262,9 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
   f.add('q')
   const bytes = f.serialize()
   for (let len = 0; len < bytes.length; len++) {
-    t.throws(() => BloomFilter.deserialize(bytes.subarray(0, len)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' }) || t.bailout(`len ${len}`)
+    if (!t.throws(() => BloomFilter.deserialize(bytes.subarray(0, len)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })) {
+      t.bailout(`len ${len}`)
+    }
   }
   let refused = 0
   for (let i = 0; i < bytes.length * 8; i++) {
@@ -244,7 +282,10 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
 
   // frames with a valid checksum but invalid fields
   const good = readFrame(bytes, FAMILY.bloom, 1)
-  const remake = (edit: (p: Uint8Array, payload: Uint8Array) => void, over: Partial<{ family: number; version: number; flags: number }> = {}) => {
+  const remake = (
+    edit: (p: Uint8Array, payload: Uint8Array) => void,
+    over: Partial<{ family: number; version: number; flags: number }> = {},
+  ) => {
     const params = new Uint8Array(good.params)
     const payload = new Uint8Array(good.payload)
     edit(params, payload)
@@ -252,12 +293,43 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
   }
   const rows: Array<[string, Uint8Array, string]> = [
     ['bits 0', remake((p) => p.fill(0, 0, 8)), 'ERR_GRUDGE_FORMAT_INVALID'],
-    ['bits 2^37', remake((p) => { p.fill(0, 0, 8); p[4] = 32 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    [
+      'bits 2^37',
+      remake((p) => {
+        p.fill(0, 0, 8)
+        p[4] = 32
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    ],
     ['hashes 0', remake((p) => p.fill(0, 8, 12)), 'ERR_GRUDGE_FORMAT_INVALID'],
-    ['unknown hasher', remake((p) => { p[12] = 9 }), 'ERR_GRUDGE_FORMAT_INVALID'],
-    ['reserved', remake((p) => { p[14] = 1 }), 'ERR_GRUDGE_FORMAT_INVALID'],
-    ['bit beyond m', remake((_p, pl) => { pl[7] |= 0x80 }), 'ERR_GRUDGE_FORMAT_INVALID'],
-    ['payload length', remake((p) => { p[0] = 70 }), 'ERR_GRUDGE_FORMAT_INVALID'],
+    [
+      'unknown hasher',
+      remake((p) => {
+        p[12] = 9
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    ],
+    [
+      'reserved',
+      remake((p) => {
+        p[14] = 1
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    ],
+    [
+      'bit beyond m',
+      remake((_p, pl) => {
+        pl[7] |= 0x80
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    ],
+    [
+      'payload length',
+      remake((p) => {
+        p[0] = 70
+      }),
+      'ERR_GRUDGE_FORMAT_INVALID',
+    ],
     ['flags', remake(() => {}, { flags: 1 }), 'ERR_GRUDGE_FORMAT_INVALID'],
     ['family', remake(() => {}, { family: FAMILY.sketch }), 'ERR_GRUDGE_FORMAT_FAMILY'],
     ['version', remake(() => {}, { version: 2 }), 'ERR_GRUDGE_FORMAT_VERSION'],

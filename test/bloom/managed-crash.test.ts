@@ -25,7 +25,7 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
   })
   const path = join(dir, 'crash.bloom')
   let seed = 12345
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32)
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32
   let midWrite = 0
   let lastSaved = 0
   for (let round = 0; round < ROUNDS; round++) {
@@ -36,7 +36,7 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
     let buf = ''
     let seen = 0
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()))
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       buf += d.toString()
       let nl: number
       while ((nl = buf.indexOf('\n')) >= 0) {
@@ -59,7 +59,10 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
       t.fail(`round ${round}: checkpoint does not load: ${(err as Error).message}`)
       return
     }
-    t.ok(f.addedCount >= saved, `round ${round}: holds at least the ${saved} items reported saved (has ${f.addedCount})`)
+    t.ok(
+      f.addedCount >= saved,
+      `round ${round}: holds at least the ${saved} items reported saved (has ${f.addedCount})`,
+    )
     let lost = 0
     for (let i = 0; i < saved; i++) if (!f.mightContain(`item-${i}`)) lost++
     t.equal(lost, 0, `round ${round}: no saved item lost`)
@@ -69,7 +72,7 @@ t.test('SIGKILL in the middle of checkpoints leaves a loadable checkpoint, every
   t.ok(midWrite > 0, `${midWrite} of ${ROUNDS} kills landed while a temporary file was being written`)
 })
 
-t.test('the checkpoint timer is unref\'d: a process with an open filter exits by itself', async (t) => {
+t.test("the checkpoint timer is unref'd: a process with an open filter exits by itself", async (t) => {
   const dir = t.testdir()
   const bundle = join(dir, 'idle.mjs')
   buildSync({
@@ -83,7 +86,7 @@ t.test('the checkpoint timer is unref\'d: a process with an open filter exits by
   })
   const child = spawn(process.execPath, [bundle, join(dir, 'idle.bloom')], { stdio: ['ignore', 'pipe', 'inherit'] })
   let out = ''
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()))
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()))
   // if the 60 000 ms timer held the loop, this would only end by tap's timeout
   const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)))
   t.equal(code, 0)

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
@@ -27,7 +27,7 @@ t.test('starts empty without a file, checkpoints on demand, reloads with its see
   await f.close()
   // no seed given: the file's seed is adopted, so members are still found
   const g = new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ticker })
-  for (let i = 0; i < 50; i++) t.ok(g.mightContain(`u${i}`)) || t.bailout()
+  for (let i = 0; i < 50; i++) if (!t.ok(g.mightContain(`u${i}`))) t.bailout()
   t.equal(g.addedCount, 50)
   t.same(g.filter.seed, f.filter.seed)
   t.equal(g.bitCount, 9586)
@@ -51,7 +51,13 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
   t.same(ticker.periods(), [5000], 'one timer at the interval')
   const steps: Array<{ action: () => void | Promise<void>; expected: number; what: string }> = [
     { action: () => ticker.tick(), expected: 0, what: 'idle tick writes nothing' },
-    { action: () => { for (let i = 0; i < 4; i++) f.add(`a${i}`) }, expected: 0, what: '4 inserts: under the threshold' },
+    {
+      action: () => {
+        for (let i = 0; i < 4; i++) f.add(`a${i}`)
+      },
+      expected: 0,
+      what: '4 inserts: under the threshold',
+    },
     { action: () => void f.add('a4'), expected: 1, what: 'the 5th insert triggers a checkpoint' },
     { action: () => ticker.tick(), expected: 1, what: 'tick with nothing unsaved writes nothing' },
     { action: () => void f.add('b0'), expected: 1, what: 'one insert, no tick yet' },
@@ -64,7 +70,11 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
     await f.settled()
     t.equal(f.checkpointCount, s.expected, s.what)
   }
-  t.equal(BloomFilter.deserialize(readFileSync(path)).addedCount, 6, 'the duplicate add is counted but not written on its own')
+  t.equal(
+    BloomFilter.deserialize(readFileSync(path)).addedCount,
+    6,
+    'the duplicate add is counted but not written on its own',
+  )
   f.add('c0')
   const closing = f.close()
   t.equal(f.close(), closing, 'close is idempotent')
@@ -84,7 +94,14 @@ t.test('policy: insert threshold, interval timer, idle writes nothing, close', a
 
 t.test('inserts made during a checkpoint stay unsaved for the next one', async (t) => {
   const path = join(t.testdir(), 'd.bloom')
-  const f = new ManagedBloomFilter({ capacity: 100_000, errorRate: 0.01, path, policy: manual, writeChunkBytes: 4096, seed: 2 })
+  const f = new ManagedBloomFilter({
+    capacity: 100_000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    writeChunkBytes: 4096,
+    seed: 2,
+  })
   for (let i = 0; i < 100; i++) f.add(`k${i}`)
   const p = f.checkpoint()
   await new Promise((r) => setImmediate(r)) // the snapshot was taken in a microtask before this
@@ -114,7 +131,11 @@ t.test('policy options are parsed once and bad values named', async (t) => {
     ['errorRate', { errorRate: 2 }],
   ]
   for (const [name, over] of rows) {
-    t.throws(() => new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, ...over } as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name.replace('.', '\\.')}"`) }, name)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, ...over }),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name.replace('.', '\\.')}"`) },
+      name,
+    )
   }
   t.ok(Object.isFrozen(new ManagedBloomFilter({ capacity: 10, errorRate: 0.1, path, policy: manual }).policy))
 })
@@ -136,19 +157,34 @@ t.test('mismatched parameters or a corrupt file: coded error and the file untouc
     ['hasher', { hasher: sipHash(5) }],
   ]
   for (const [what, over] of rows) {
-    t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH' }, what)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }),
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH' },
+      what,
+    )
     t.ok(untouched(), `file untouched after ${what}`)
   }
   const corrupt = new Uint8Array(original)
   corrupt[corrupt.length - 10] ^= 0x40
   writeFileSync(path, corrupt)
-  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /m\.bloom/ })
+  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /m\.bloom/,
+  })
   t.ok(readFileSync(path).equals(Buffer.from(corrupt)), 'corrupt file untouched')
   writeFileSync(path, original.subarray(0, 50))
-  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
+  t.throws(() => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_TRUNCATED',
+  })
 
   // explicit opt-in: start empty and move the bad file aside, never delete it
-  const g = new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, onBadCheckpoint: 'start-empty' })
+  const g = new ManagedBloomFilter({
+    capacity: 1000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(g.addedCount, 0)
   t.notOk(existsSync(path), 'the bad file is no longer at the path')
   t.ok(g.movedAside !== null && /m\.bloom\.bad-\d+$/.test(g.movedAside), `moved to ${g.movedAside}`)
@@ -156,7 +192,13 @@ t.test('mismatched parameters or a corrupt file: coded error and the file untouc
   await g.close()
   // mismatch under start-empty moves aside too
   writeFileSync(path, original)
-  const h = new ManagedBloomFilter({ capacity: 5000, errorRate: 0.01, path, policy: manual, onBadCheckpoint: 'start-empty' })
+  const h = new ManagedBloomFilter({
+    capacity: 5000,
+    errorRate: 0.01,
+    path,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(h.addedCount, 0)
   t.ok(h.movedAside !== null && readFileSync(h.movedAside).equals(original))
   t.equal(readdirSync(dir).filter((n) => n.includes('.bad-')).length, 2, 'both bad files kept')
@@ -183,4 +225,58 @@ t.test('stale temp files are removed on open; write failures are coded and keep 
   await t.rejects(g.checkpoint(), { code: 'ERR_GRUDGE_BLOOM_IO' })
   t.equal(g.unsavedCount, 1, 'still unsaved')
   await g.close()
+})
+
+t.test('a failing background checkpoint is retried every threshold inserts, not on every insert', async (t) => {
+  const dir = t.testdir()
+  const errors: Error[] = []
+  const f = new ManagedBloomFilter({
+    capacity: 1000,
+    errorRate: 0.01,
+    seed: 9,
+    path: join(dir, 'later', 'r.bloom'),
+    policy: { checkpointIntervalMs: Infinity, checkpointInsertThreshold: 5, checkpointOnShutdown: false },
+    onError: (e) => errors.push(e),
+  })
+  // one insert per request, each awaited: a retry per insert would write (and fail) 26 times
+  for (let i = 0; i < 30; i++) {
+    if (!t.ok(f.add(`r${i}`))) t.bailout()
+    await f.settled()
+  }
+  t.equal(errors.length, 6, 'tried at 5, 10, 15, 20, 25 and 30 unsaved inserts')
+  t.equal(f.unsavedCount, 30)
+  mkdirSync(join(dir, 'later'))
+  for (let i = 30; i < 35; i++) {
+    f.add(`r${i}`)
+    await f.settled()
+  }
+  t.equal(errors.length, 6)
+  t.equal(f.checkpointCount, 1, 'the next retry succeeds')
+  t.equal(f.unsavedCount, 0)
+  for (let i = 35; i < 40; i++) f.add(`r${i}`)
+  await f.settled()
+  t.equal(f.checkpointCount, 2, 'after a success the threshold is the policy one again')
+  await f.close()
+})
+
+t.test('each mismatched field is named: same bits but other hashes, other hasher, other seed', async (t) => {
+  const dir = t.testdir()
+  const path = join(dir, 'f.bloom')
+  // 1000 items at 0.01: 9586 bits and 7 hashes; files that differ in exactly one field
+  const rows: Array<[string, BloomFilter, object]> = [
+    ['hashes', BloomFilter.withSize({ bits: 9586, hashes: 6, seed: 5 }), { seed: 5 }],
+    ['hasher id', BloomFilter.withSize({ bits: 9586, hashes: 7, hasher: sipHash(5) }), { seed: 5 }],
+    ['seed', BloomFilter.withSize({ bits: 9586, hashes: 7, seed: 6 }), { seed: 5 }],
+    ['bits', BloomFilter.withSize({ bits: 9587, hashes: 7, seed: 5 }), { seed: 5 }],
+  ]
+  for (const [field, file, over] of rows) {
+    const bytes = file.serialize()
+    writeFileSync(path, bytes)
+    t.throws(
+      () => new ManagedBloomFilter({ capacity: 1000, errorRate: 0.01, path, policy: manual, ...over }),
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(`: ${field} expected`) },
+      field,
+    )
+    t.ok(readFileSync(path).equals(bytes), `file untouched after a ${field} mismatch`)
+  }
 })

@@ -26,7 +26,23 @@ function prng(seed: number): () => number {
 
 t.test('positions equal the exact integer definition for sizes around 2^31, 2^32 and up to 2^36', async (t) => {
   const rnd = prng(42)
-  const sizes = [1, 2, 3, 31, 9586, 2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 3, 3 * 2 ** 31, 2 ** 33 + 7, 2 ** 36 - 1, MAX_BITS]
+  const sizes = [
+    1,
+    2,
+    3,
+    31,
+    9586,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 31 + 1,
+    2 ** 32 - 1,
+    2 ** 32,
+    2 ** 32 + 3,
+    3 * 2 ** 31,
+    2 ** 33 + 7,
+    2 ** 36 - 1,
+    MAX_BITS,
+  ]
   const out = new Float64Array(16)
   let mismatches = 0
   for (const m of sizes) {

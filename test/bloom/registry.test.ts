@@ -10,14 +10,24 @@ t.test('life cycle: before init, register, use, close, reopen', async (t) => {
   const dir = join(t.testdir(), 'blooms')
   const ticker = new FakeTicker()
   const r = new BloomFilterRegistry({ ticker })
-  for (const call of [() => r.register('users', { capacity: 10, errorRate: 0.1 }), () => r.get('users'), () => r.add('users', 'a'), () => r.mightContain('users', 'a')]) {
+  for (const call of [
+    () => r.register('users', { capacity: 10, errorRate: 0.1 }),
+    () => r.get('users'),
+    () => r.add('users', 'a'),
+    () => r.mightContain('users', 'a'),
+  ]) {
     t.throws(call, { code: 'ERR_GRUDGE_BLOOM_REGISTRY_STATE', message: /before init/ })
   }
   r.init(dir)
   t.ok(existsSync(dir), 'init creates the directory')
   t.throws(() => r.init(dir), { code: 'ERR_GRUDGE_BLOOM_REGISTRY_STATE' })
   const users = r.register('users', { capacity: 1000, errorRate: 0.01 })
-  const ips = r.register('ips', { capacity: 1000, errorRate: 0.01, shardCount: 4, policy: { checkpointOnShutdown: true } })
+  const ips = r.register('ips', {
+    capacity: 1000,
+    errorRate: 0.01,
+    shardCount: 4,
+    policy: { checkpointOnShutdown: true },
+  })
   const quiet = r.register('quiet', { capacity: 10, errorRate: 0.1, policy: { checkpointOnShutdown: false } })
   t.ok(users instanceof ManagedBloomFilter)
   t.ok(ips instanceof ShardedBloomFilter)
@@ -46,7 +56,9 @@ t.test('life cycle: before init, register, use, close, reopen', async (t) => {
   r.register('ips', { capacity: 1000, errorRate: 0.01, shardCount: 4 })
   t.ok(r.mightContain('users', 'alice'), 'reloaded after reopen')
   t.ok(r.mightContain('ips', '203.0.113.7'))
-  t.throws(() => r.register('ips2', { capacity: 1000, errorRate: 0.01, shardCount: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.throws(() => r.register('ips2', { capacity: 1000, errorRate: 0.01, shardCount: 0 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+  })
   t.equal(await r.checkpoint(), 0)
   await r.close()
 })
@@ -71,4 +83,21 @@ t.test('the module-level default registry', async (t) => {
   bloomRegistry.add('seen', 'k')
   t.ok(bloomRegistry.mightContain('seen', 'k'))
   await bloomRegistry.close()
+})
+
+t.test('names that share a file elsewhere are refused: case variants and Windows device names', async (t) => {
+  for (const bad of ['nul', 'NUL', 'con.log', 'Aux', 'prn', 'com1', 'LPT9.x']) {
+    t.throws(() => checkBloomName(bad), { code: 'ERR_GRUDGE_BLOOM_NAME_INVALID' }, bad)
+  }
+  for (const good of ['null', 'console', 'com', 'lpt10', 'auxiliary', 'my-nul'])
+    t.doesNotThrow(() => checkBloomName(good), good)
+  const r = new BloomFilterRegistry()
+  r.init(t.testdir())
+  const opts = { capacity: 10, errorRate: 0.1, policy: { checkpointIntervalMs: Infinity } }
+  r.register('users', opts)
+  // on macOS and Windows users.bloom and Users.bloom are one file: two writers, lost members
+  t.throws(() => r.register('Users', opts), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN', message: /"users"/ })
+  t.throws(() => r.register('USERS', { ...opts, shardCount: 2 }), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN' })
+  t.same(r.names(), ['users'])
+  await r.close()
 })

@@ -4,6 +4,8 @@ import { join } from 'node:path'
 import { ShardedBloomFilter, shardOf, shardFileName, MANIFEST_FILE } from '../../src/bloom/sharded.js'
 import { optimalSize } from '../../src/bloom/sizing.js'
 import { FakeTicker } from '../../src/testing/index.js'
+import { sipHash } from '../../src/hash/hasher.js'
+import { FAMILY, writeFrame } from '../../src/format/frame.js'
 
 const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
 
@@ -34,7 +36,11 @@ t.test('a checkpoint rewrites only the dirty shards', async (t) => {
   t.equal(f.dirtyCount, 2)
   t.equal(await f.checkpoint(), 2)
   const after = Array.from({ length: 8 }, (_, s) => inode(s))
-  t.same(after.map((ino, s) => ino !== before[s]), [false, true, false, false, false, false, true, false], 'only shards 1 and 6 were replaced')
+  t.same(
+    after.map((ino, s) => ino !== before[s]),
+    [false, true, false, false, false, false, true, false],
+    'only shards 1 and 6 were replaced',
+  )
   t.equal(await f.checkpoint(), 0, 'nothing dirty: nothing written')
   await f.close()
 
@@ -53,7 +59,10 @@ t.test('a directory written with other parameters is refused', async (t) => {
   for (let i = 0; i < 100; i++) f.add(`m${i}`)
   await f.checkpoint()
   await f.close()
-  const snapshot = () => readdirSync(dir).sort().map((n) => [n, readFileSync(join(dir, n)).toString('hex')])
+  const snapshot = () =>
+    readdirSync(dir)
+      .sort()
+      .map((n) => [n, readFileSync(join(dir, n)).toString('hex')])
   const before = snapshot()
   const rows: Array<[string, object]> = [
     ['shardCount', { shardCount: 16 }],
@@ -61,11 +70,12 @@ t.test('a directory written with other parameters is refused', async (t) => {
     ['bits per shard', { capacity: 16000 }],
     ['bits per shard', { errorRate: 0.001 }],
     ['seed', { seed: 3 }],
+    ['hasher id', { hasher: sipHash(2) }],
   ]
   for (const [field, over] of rows) {
     t.throws(
       () => new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual, ...over }),
-      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(field) },
+      { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: new RegExp(`^shard directory "[^"]*": ${field} expected`) },
       field,
     )
   }
@@ -80,10 +90,16 @@ t.test('a directory written with other parameters is refused', async (t) => {
   await o.checkpoint()
   await o.close()
   renameSync(join(orphan, MANIFEST_FILE), join(root, 'saved-manifest'))
-  t.throws(() => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /manifest/ })
+  t.throws(
+    () => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }),
+    { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /manifest/ },
+  )
   renameSync(join(root, 'saved-manifest'), join(orphan, MANIFEST_FILE))
   writeFileSync(join(orphan, shardFileName(7)), 'stray')
-  t.throws(() => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }), { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /shard files/ })
+  t.throws(
+    () => new ShardedBloomFilter({ capacity: 100, errorRate: 0.01, dir: orphan, shardCount: 2, policy: manual }),
+    { code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH', message: /shard files/ },
+  )
 })
 
 t.test('a corrupt shard or manifest: coded error, or the shard moved aside on request', async (t) => {
@@ -96,11 +112,23 @@ t.test('a corrupt shard or manifest: coded error, or the shard moved aside on re
   const bytes = readFileSync(shard2)
   bytes[bytes.length - 7] ^= 1
   writeFileSync(shard2, bytes)
-  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /shard-00002/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /shard-00002/,
+  })
   t.ok(readFileSync(shard2).equals(bytes), 'untouched')
-  const g = new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual, onBadCheckpoint: 'start-empty' })
+  const g = new ShardedBloomFilter({
+    capacity: 400,
+    errorRate: 0.01,
+    dir,
+    shardCount: 4,
+    policy: manual,
+    onBadCheckpoint: 'start-empty',
+  })
   t.equal(g.movedAside.length, 1)
+  t.match(g.movedAside[0], /shard-00002\.bloom\.bad-\d+$/)
   t.ok(readFileSync(g.movedAside[0]).equals(bytes), 'moved aside intact')
+  t.notOk(existsSync(shard2), 'no longer at the shard path, so no checkpoint can overwrite it')
   t.ok(g.mightContain(itemIn(g, 0)), 'other shards loaded')
   t.equal(g.shards[2].addedCount, 0, 'the bad shard starts empty')
   await g.close()
@@ -108,14 +136,21 @@ t.test('a corrupt shard or manifest: coded error, or the shard moved aside on re
   const m = readFileSync(manifest)
   m[20] ^= 0xff
   writeFileSync(manifest, m)
-  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM', message: /manifest/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 400, errorRate: 0.01, dir, shardCount: 4, policy: manual }), {
+    code: 'ERR_GRUDGE_FORMAT_CHECKSUM',
+    message: /manifest/,
+  })
 })
 
 t.test('policy across shards: threshold counts all shards, timer, close', async (t) => {
   const dir = join(t.testdir(), 'p')
   const ticker = new FakeTicker()
   const f = new ShardedBloomFilter({
-    capacity: 1000, errorRate: 0.01, dir, shardCount: 4, ticker,
+    capacity: 1000,
+    errorRate: 0.01,
+    dir,
+    shardCount: 4,
+    ticker,
     policy: { checkpointIntervalMs: 1000, checkpointInsertThreshold: 10, checkpointOnShutdown: true },
   })
   for (let i = 0; i < 9; i++) f.add(`t${i}`)
@@ -133,8 +168,14 @@ t.test('policy across shards: threshold counts all shards, timer, close', async 
   t.equal(f.checkpointCount, 2, 'flushed on close')
   t.equal(ticker.size, 0)
   t.throws(() => f.add('x'), { code: 'ERR_GRUDGE_BLOOM_CLOSED' })
-  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir, shardCount: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /shardCount/ })
-  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir: '', shardCount: 2 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"dir"/ })
+  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir, shardCount: 0 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /shardCount/,
+  })
+  t.throws(() => new ShardedBloomFilter({ capacity: 10, errorRate: 0.1, dir: '', shardCount: 2 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"dir"/,
+  })
 })
 
 t.test('sharded accuracy at capacity and uniform shard choice', async (t) => {
@@ -152,10 +193,45 @@ t.test('sharded accuracy at capacity and uniform shard choice', async (t) => {
   // shardOf: 16 shards over 160 000 random hashes; χ² with 15 dof, 99.9th percentile = 37.7
   let s = 99
   const next = () => (s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x9e3779b9) | 0)
-  const counts = new Array(16).fill(0)
+  const counts = new Array<number>(16).fill(0)
   for (let i = 0; i < 160_000; i++) counts[shardOf(next(), next(), 16)]++
   const chi = counts.reduce((a, c) => a + (c - 10_000) ** 2 / 10_000, 0)
   t.ok(chi < 37.7, `χ² = ${chi.toFixed(1)}`)
   t.equal(shardOf(-1, 0, 1), 0)
   t.equal(shardOf(0x7fffffff, 0x12345678, 65536) < 65536, true)
+})
+
+t.test('a manifest with the same shard geometry but another hash count is refused', async (t) => {
+  const dir = t.testdir()
+  // 8 shards of 1000 items at 0.01: 9586 bits and 7 hashes each; this manifest says 6
+  const params = new Uint8Array(24)
+  const dv = new DataView(params.buffer)
+  dv.setUint32(0, 8, true)
+  dv.setUint32(4, 6, true)
+  dv.setUint32(8, 9586, true)
+  params[16] = 1 // murmur3
+  const seed = new Uint8Array(16).fill(4)
+  const bytes = writeFrame({
+    family: FAMILY.shardedBloomManifest,
+    version: 1,
+    flags: 0,
+    seed,
+    params,
+    payload: new Uint8Array(0),
+  })
+  writeFileSync(join(dir, MANIFEST_FILE), bytes)
+  t.throws(() => new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual }), {
+    code: 'ERR_GRUDGE_BLOOM_PARAMS_MISMATCH',
+    message: /hashes expected 7, received 6/,
+  })
+  t.ok(readFileSync(join(dir, MANIFEST_FILE)).equals(bytes), 'manifest untouched')
+  // the same manifest with 7 hashes opens, adopting its seed
+  dv.setUint32(4, 7, true)
+  writeFileSync(
+    join(dir, MANIFEST_FILE),
+    writeFrame({ family: FAMILY.shardedBloomManifest, version: 1, flags: 0, seed, params, payload: new Uint8Array(0) }),
+  )
+  const f = new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual })
+  t.same([...f.shards[0].seed], [...seed])
+  await f.close()
 })

@@ -492,3 +492,39 @@ t.test('linear decay drains negative scores toward 0 on update, never past it', 
     t.equal(s.query('k'), row.expected, `t=${row.nowMs} ms, update ${row.delta}`)
   }
 })
+
+t.test(
+  'linear decay never crosses 0 in any operation, positive or negative scores (review: updateAndQuery was untested)',
+  async (t) => {
+    // linear(1): a score of ±2 idle for 5 s drains to 0, not to ∓3; then the delta is added.
+    const ops: [string, (s: Sketch) => number][] = [
+      ['updateAndQuery', (s) => s.updateAndQuery('k', 1)],
+      ['update + query', (s) => (s.update('k', 1), s.query('k'))],
+      ['tryUpdate + query', (s) => (s.tryUpdate('k', 1, 10), s.query('k'))],
+    ]
+    for (const [name, op] of ops) {
+      for (const start of [2, -2]) {
+        const clock = new FakeClock()
+        const s = new Sketch({ levels: 3, cellsPerLevel: 64, decay: linear(1), lo: -10, hi: 10, seed: 9, clock })
+        s.update('k', start)
+        clock.set(5000)
+        t.equal(op(s), 1, `${name} from ${start}: drained to 0 then +1`)
+      }
+    }
+  },
+)
+
+t.test(
+  'a clock gone backwards: updateAndQuery neither grows a score nor moves a time back (review: untested there)',
+  async (t) => {
+    for (const decay of [exponential(0.1), linear(1)]) {
+      const clock = new FakeClock(10_000)
+      const s = new Sketch({ levels: 3, cellsPerLevel: 64, decay, hi: 100, seed: 9, clock })
+      s.update('k', 10)
+      clock.set(5_000) // 5 s back
+      t.equal(s.updateAndQuery('k', 0), 10, `${decay.kind}: no growth going back`)
+      clock.set(11_000) // 1 s after the last real stamp, not 6 s after the backwards reading
+      t.equal(s.updateAndQuery('k', 0), applyDecay(10, decay, 1000), `${decay.kind}: only 10 s → 11 s decays`)
+    }
+  },
+)

@@ -1,0 +1,139 @@
+// `npm run bench:http`: autocannon against bare Fastify, Fastify + grudge (debt meter on the
+// IP), Fastify + @fastify/rate-limit, and bare Express, Express + grudge, Express +
+// express-rate-limit; first with nothing rejected, then with almost everything rejected
+// (one client key, 1 request per second). Each server runs in its own process on
+// 127.0.0.1; autocannon runs here. Prints req/s, p99 latency and the ratio to the bare
+// framework, then RSS after 10^6 distinct keys for each limiter. Bounded: about
+// 12 runs × (DURATION_S + 1) s plus three memory runs.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { dirname, join } from 'node:path'
+import { createRequire } from 'node:module'
+
+interface CannonResult {
+  requests: { average: number; total: number }
+  latency: { p99: number }
+  non2xx: number
+}
+// autocannon ships no types; this is the part of its API used here
+const autocannon = createRequire(import.meta.url)('autocannon') as (o: {
+  url: string
+  connections: number
+  duration: number
+}) => Promise<CannonResult>
+
+const dir = dirname(fileURLToPath(import.meta.url))
+// compile grudge once (tsc, as shipped) so servers do not run tsx's transpilation of it
+// (inside the package, under the git-ignored bench-results/, so bare imports resolve to its node_modules)
+mkdirSync(join(dir, '../../bench-results'), { recursive: true })
+const dist = mkdtempSync(join(dir, '../../bench-results/http-dist-'))
+const tsc = spawnSync(
+  process.execPath,
+  [
+    join(dir, '../../node_modules/typescript/bin/tsc'),
+    '-p',
+    join(dir, '../../tsconfig.build.json'),
+    '--outDir',
+    dist,
+    '--sourceMap',
+    'false',
+    '--declaration',
+    'false',
+  ],
+  { stdio: 'inherit' },
+)
+if (tsc.status !== 0) throw new Error('tsc failed')
+const env = { ...process.env, GRUDGE_DIST: dist }
+const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 5)
+const CONNECTIONS = 10
+
+interface Row {
+  framework: string
+  variant: string
+  phase: string
+  rps: number
+  p99: number
+  non2xx: number
+  total: number
+}
+
+async function run(framework: string, variant: string, phase: string): Promise<Row> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'http-server.ts'), framework, variant, phase], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env,
+  })
+  const url: string = await new Promise((resolve, reject) => {
+    let buf = ''
+    child.stdout.on('data', (d: Buffer) => {
+      buf += d.toString()
+      const m = /http:\/\/127\.0\.0\.1:\d+/.exec(buf)
+      if (m) resolve(m[0])
+    })
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)))
+  })
+  try {
+    // 1 s warm-up, then the measured run
+    await autocannon({ url, connections: CONNECTIONS, duration: 1 })
+    const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S })
+    return {
+      framework,
+      variant,
+      phase,
+      rps: r.requests.average,
+      p99: r.latency.p99,
+      non2xx: r.non2xx,
+      total: r.requests.total,
+    }
+  } finally {
+    child.kill()
+  }
+}
+
+const rows: Row[] = []
+for (const framework of ['fastify', 'express']) {
+  rows.push(await run(framework, 'bare', 'open'))
+  for (const phase of ['open', 'reject']) {
+    for (const variant of ['grudge', 'other']) rows.push(await run(framework, variant, phase))
+  }
+}
+
+const name = (r: Row) =>
+  r.variant === 'bare'
+    ? `${r.framework} (bare)`
+    : r.variant === 'grudge'
+      ? `${r.framework} + grudge`
+      : r.framework === 'fastify'
+        ? 'fastify + @fastify/rate-limit'
+        : 'express + express-rate-limit'
+console.log(`\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run, loopback, node ${process.version}`)
+console.log('| server | phase | req/s | p99 ms | rejected | ratio to bare |')
+console.log('|---|---|---:|---:|---:|---:|')
+for (const r of rows) {
+  const bare = rows.find((b) => b.framework === r.framework && b.variant === 'bare')!
+  const rejected = r.total > 0 ? `${((r.non2xx / r.total) * 100).toFixed(1)}%` : '-'
+  console.log(
+    `| ${name(r)} | ${r.variant === 'bare' ? '-' : r.phase === 'open' ? 'nothing rejected' : 'mostly rejected'} | ${r.rps.toFixed(0)} | ${r.p99} | ${rejected} | ${(r.rps / bare.rps).toFixed(2)} |`,
+  )
+}
+
+console.log('\nRSS after 10^6 distinct keys (in-process state of each limiter)')
+console.log('| limiter | RSS before MB | RSS after MB | growth MB | heap used after MB |')
+console.log('|---|---:|---:|---:|---:|')
+for (const which of ['grudge', 'fastify-rate-limit', 'express-rate-limit']) {
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', '--expose-gc', '--max-old-space-size=4096', join(dir, 'http-memory.ts'), which],
+    { encoding: 'utf8', timeout: 120_000, env },
+  )
+  const line = r.stdout.trim().split('\n').pop() ?? ''
+  try {
+    const m = JSON.parse(line) as { rssBeforeMB: number; rssAfterMB: number; heapUsedMB: number }
+    console.log(
+      `| ${which} | ${m.rssBeforeMB.toFixed(0)} | ${m.rssAfterMB.toFixed(0)} | ${(m.rssAfterMB - m.rssBeforeMB).toFixed(0)} | ${m.heapUsedMB.toFixed(0)} |`,
+    )
+  } catch {
+    console.log(`| ${which} | failed: ${r.stderr.slice(0, 200).replace(/\n/g, ' ')} | | |`)
+  }
+}
+rmSync(dist, { recursive: true, force: true })

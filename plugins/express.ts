@@ -1,0 +1,223 @@
+/**
+ * `grudge/express`: middleware for Express 4 and 5 over the framework-free core. It derives
+ * the key, calls the core once, copies the decision's fields and maps a denial to its
+ * status; errors (key functions, cost functions, stores) go to `next(err)`.
+ *
+ * Each call of {@link grudge} is its own limiter with its own sketches; pass one
+ * `store` factory to several instances to share where scores live (e.g. one Redis store).
+ * `req.ip` follows the app's `trust proxy` setting.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import type { Decision } from '../src/limit/decision.js'
+import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
+import { systemClock } from '../src/clock.js'
+import { invalidOption } from '../src/errors.js'
+import { BloomGate } from '../src/limit/bloom-gate.js'
+import {
+  resolveCommon,
+  deriveKey,
+  isAllowed,
+  errorContext,
+  outcomeOf,
+  type CommonOptions,
+  type RequestView,
+  type BloomRegistryLike,
+  type BloomRegistryConfig,
+  openBloomRegistry,
+  type ResolvedCommon,
+} from './common.js'
+import type { Limiter } from '../src/limit/limiter.js'
+import type { Clock } from '../src/clock.js'
+import { prometheusText } from './prometheus.js'
+
+/** Options of the Express middleware. */
+export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
+  /** Name of this limiter within a shared store (namespaces its state); default `express:<n>` by creation order. */
+  name?: string
+  /** Body-less custom answer for a denial, instead of `errorResponseBuilder` (express-rate-limit's `handler`). */
+  handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => void
+  /** Called with the one-time sizing warning; default `console.warn`. */
+  warn?: (message: string) => void
+  /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
+  bloom?: {
+    registry: BloomRegistryLike | BloomRegistryConfig
+    filter: string
+    item: (req: Request) => string | Promise<string>
+    onAbsent?: (req: Request, res: Response) => void
+  }
+}
+
+/** `req.grudge`: the decision for this request. */
+export interface GrudgeExpressState extends Decision {
+  /** The request key. */
+  key: string
+}
+
+/** The middleware, with its telemetry and lifecycle. */
+export interface GrudgeMiddleware extends RequestHandler {
+  /** Windowed statistics (requests, per-policy counts, distinct keys, memory, false-positive estimate). */
+  stats(): LimiterStats
+  /** Prometheus text of {@link GrudgeMiddleware.stats} (optional peer `prom-client`). */
+  prometheus(): Promise<string>
+  /** Stop the rotation timers and release the store; call on server close. */
+  close(): Promise<void>
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Request {
+      /** The grudge decision for this request (set by the grudge middleware). */
+      grudge?: GrudgeExpressState
+    }
+  }
+}
+
+const view: RequestView<Request> = {
+  ip: (req) => req.ip ?? req.socket?.remoteAddress ?? '',
+  method: (req) => req.method,
+  // the route pattern is known only when the middleware is mounted on the route itself
+  route: (req) => {
+    const path = (req.route as { path?: unknown } | undefined)?.path
+    return typeof path === 'string' ? (req.baseUrl ?? '') + path : undefined
+  },
+  header: (req, name) => {
+    const v = req.headers[name]
+    return Array.isArray(v) ? v[0] : v
+  },
+}
+
+let instances = 0
+
+interface ExpressContext {
+  r: ResolvedCommon<Request, Response>
+  limiter: Limiter
+  handler: GrudgeExpressOptions['handler']
+  runBloom: (req: Request, res: Response, next: NextFunction) => void
+  clock: Clock
+}
+
+// the middleware's steps are module functions, so the synchronous path allocates no closures
+function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
+  try {
+    const allowed = isAllowed(ctx.r, view, req, key)
+    if (allowed instanceof Promise)
+      allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    else if (allowed) ctx.runBloom(req, res, next)
+    else decide(ctx, req, res, next, key)
+  } catch (err) {
+    next(err)
+  }
+}
+
+function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
+  try {
+    const cost = ctx.r.cost !== undefined ? ctx.r.cost(req) : undefined
+    const d = ctx.limiter.decide(key, cost)
+    if (d instanceof Promise) d.then((dd) => apply(ctx, req, res, next, key, dd), next)
+    else apply(ctx, req, res, next, key, d)
+  } catch (err) {
+    next(err)
+  }
+}
+
+function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
+  try {
+    const state = d as GrudgeExpressState
+    state.key = key
+    req.grudge = state
+    const h = d.headers
+    for (const n in h) res.setHeader(n, h[n])
+    if (d.admitted) {
+      if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
+      return ctx.runBloom(req, res, next)
+    }
+    ctx.r.onExceeded?.(req, key, d)
+    if (ctx.handler !== undefined) return ctx.handler(req, res, next, d)
+    res.status(d.status).json(ctx.r.errorResponseBuilder(req, errorContext(d, key)))
+  } catch (err) {
+    next(err)
+  }
+}
+
+function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: string): void {
+  const start = ctx.clock.now()
+  res.once('finish', () => {
+    try {
+      const o = outcomeOf(ctx.r, ctx.limiter, req, res, res.statusCode, ctx.clock.now() - start)
+      const p = ctx.limiter.record(key, o)
+      if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
+    } catch (err) {
+      console.error('grudge: recording the outcome failed', err)
+    }
+  })
+}
+
+/**
+ * Build a grudge middleware. Options are parsed now (a bad option throws a coded error
+ * naming it) and frozen.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`
+ */
+export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
+  const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
+  if (handler !== undefined && typeof handler !== 'function')
+    invalidOption('handler', 'a function (req, res, next, decision)', handler)
+  if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
+  let gate: BloomGate | undefined
+  if (bloom !== undefined) {
+    if (typeof bloom !== 'object' || bloom === null)
+      invalidOption('bloom', 'an object { registry, filter, item }', bloom)
+    if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
+    gate = new BloomGate(bloom)
+  }
+  const r = resolveCommon<Request, Response>(common)
+  const telemetry = new Telemetry({
+    clock: common.clock ?? systemClock,
+    targetFalsePositiveRate,
+    warn: warn ?? ((m) => console.warn(m)),
+  })
+  // opened after every option is checked, so that a bad option leaves no registry open
+  const registry = bloom === undefined ? undefined : openBloomRegistry(bloom.registry, 'bloom.registry')
+  const limiter = r.makeLimiter(name ?? `express:${++instances}`, telemetry)
+  const clock = limiter.sketch.clock
+
+  function runBloom(req: Request, res: Response, next: NextFunction): void {
+    if (gate === undefined) return next()
+    const b = bloom!
+    Promise.resolve()
+      .then(() => b.item(req))
+      .then((item) => gate.check(registry!, item))
+      .then((present) => {
+        telemetry.policy('bloom', present)
+        if (present) return next()
+        if (b.onAbsent !== undefined) return b.onAbsent(req, res)
+        res.status(404).json({ statusCode: 404, error: 'Not Found', message: 'Not found' })
+      })
+      .catch(next)
+  }
+
+  const ctx: ExpressContext = { r, limiter, handler, runBloom, clock }
+  const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
+    try {
+      if (r.skip !== undefined && r.skip(req)) return next()
+      if (!limiter.active) return runBloom(req, res, next)
+      const key = deriveKey(r, view, req)
+      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)
+      else afterKey(ctx, req, res, next, key)
+    } catch (err) {
+      next(err)
+    }
+  } as GrudgeMiddleware
+  middleware.stats = () => telemetry.checkHealth()
+  middleware.prometheus = () => prometheusText(telemetry.stats())
+  middleware.close = async () => {
+    await limiter.close()
+    await registry?.close?.()
+  }
+  return middleware
+}
+
+export default grudge
+export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type { Decision } from '../src/limit/decision.js'
+export type { LimiterStats } from '../src/limit/telemetry.js'

@@ -1,0 +1,126 @@
+import { invalidOption } from '../errors.js'
+import { halfLife } from '../sketch/decay.js'
+import { clockTicker } from './clock-ticker.js'
+import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
+import { settle } from './settle.js'
+import type { ScoreStore } from './store.js'
+
+/**
+ * Score deltas by response status: keys are an exact status (`'401'`), a class (`'4xx'`),
+ * `'success'` (any status < 400) or `'default'`; the most specific match wins. Values are
+ * finite numbers (negative forgives).
+ */
+export type AbuseWeights = Readonly<Record<string, number>>
+
+/** Options of the abuse score (`abuse`). */
+export interface AbuseScoreOptions {
+  /** Deltas by status; default `{ 401: 1, 403: 1, 404: 0.2, success: -0.1 }`. Ignored by adapters when a `score(req, reply)` function is given. */
+  weights?: AbuseWeights
+  /** A key whose score is ≥ threshold is blocked (403): finite, > 0. Default 10. */
+  threshold?: number
+  /** Half-life of the exponential decay in ms: finite, > 0. Default 600 000 (10 min). */
+  halfLifeMs?: number
+  /** Score ceiling hi, ≥ threshold; default 4 × threshold, so a block lasts at most 2 half-lives after the last offence. */
+  maxScore?: number
+}
+
+/** The result of {@link AbuseScore.check}. */
+export interface AbuseVerdict {
+  admitted: boolean
+  score: number
+  /** Ms until the score decays below the threshold: halfLifeMs · log2(score / threshold); 0 when admitted. */
+  retryAfterMs: number
+}
+
+/** Default weights. */
+export const DEFAULT_ABUSE_WEIGHTS: AbuseWeights = Object.freeze({ '401': 1, '403': 1, '404': 0.2, success: -0.1 })
+
+/**
+ * An abuse score: responses add weighted deltas to the key's score, which decays
+ * exponentially with `halfLifeMs`; a key at or above `threshold` is blocked with 403 until
+ * decay brings it below. With exponential decay the wait is closed-form:
+ * s·2^(−t/h) < T ⇔ t > h·log2(s/T).
+ *
+ * Negative deltas (forgiveness) with the Min aggregator can also lower a colliding key's
+ * cells; keep them small.
+ */
+export class AbuseScore {
+  readonly weights: AbuseWeights
+  readonly threshold: number
+  readonly halfLifeMs: number
+  readonly maxScore: number
+  readonly periodMs: number
+  readonly store: ScoreStore
+
+  /**
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+   */
+  constructor(options: AbuseScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'abuse.') {
+    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+    const weights = options.weights ?? DEFAULT_ABUSE_WEIGHTS
+    if (typeof weights !== 'object' || weights === null)
+      invalidOption(prefix + 'weights', 'an object of status → delta', weights)
+    for (const [k, v] of Object.entries(weights)) {
+      if (!/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(k))
+        invalidOption(`${prefix}weights.${k}`, "a status, 'Nxx', 'success' or 'default' key", k)
+      if (typeof v !== 'number' || !Number.isFinite(v)) invalidOption(`${prefix}weights.${k}`, 'a finite number', v)
+    }
+    this.weights = Object.freeze({ ...weights })
+    this.threshold = positive(prefix + 'threshold', options.threshold, 10)
+    this.halfLifeMs = positive(prefix + 'halfLifeMs', options.halfLifeMs, 600_000)
+    this.maxScore = positive(prefix + 'maxScore', options.maxScore, 4 * this.threshold)
+    if (this.maxScore < this.threshold)
+      invalidOption(prefix + 'maxScore', `a number ≥ threshold (${this.threshold})`, options.maxScore)
+    // from maxScore to below 1/1000 of the threshold
+    const drainMs = this.halfLifeMs * Math.log2((this.maxScore / this.threshold) * 1000)
+    this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
+    this.store = sketch.store({
+      name: storeName,
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: halfLife(this.halfLifeMs),
+        lo: 0,
+        hi: this.maxScore,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
+      generations: sketch.generations,
+      periodMs: this.periodMs,
+      clock: sketch.clock,
+      ticker: clockTicker(sketch.ticker, sketch.clock),
+    })
+  }
+
+  /** The delta for a response status: exact status, then `Nxx`, then `success` (< 400), then `default`, else 0. */
+  deltaForStatus(status: number): number {
+    const w = this.weights
+    const exact = w[String(status)]
+    if (exact !== undefined) return exact
+    const cls = w[`${Math.floor(status / 100)}xx`]
+    if (cls !== undefined) return cls
+    if (status < 400 && w.success !== undefined) return w.success
+    return w.default ?? 0
+  }
+
+  /** Blocked iff score ≥ threshold. */
+  check(key: string): AbuseVerdict | Promise<AbuseVerdict> {
+    return settle(this.store.read(key), (score) => {
+      if (!(score >= this.threshold)) return { admitted: true, score, retryAfterMs: 0 }
+      return { admitted: false, score, retryAfterMs: this.halfLifeMs * Math.log2(score / this.threshold) }
+    })
+  }
+
+  /** Add a delta (finite; 0 does nothing). @returns the score after */
+  record(key: string, delta: number): number | Promise<number> {
+    if (!Number.isFinite(delta)) invalidOption('abuse.score', 'a finite delta', delta)
+    if (delta === 0) return this.store.read(key)
+    return this.store.add(key, delta)
+  }
+
+  /** Release the store. */
+  close(): void | Promise<void> {
+    return this.store.close()
+  }
+}

@@ -1,0 +1,177 @@
+import { GrudgeError, invalidOption } from '../errors.js'
+import { linear } from '../sketch/decay.js'
+import { clockTicker } from './clock-ticker.js'
+import { positive, type ResolvedSketchOptions } from './options.js'
+import { suggestPeriodMs } from '../sketch/rotator.js'
+import { policyField, sfString } from '../http/headers.js'
+import type { ScoreStore, StoreResult } from './store.js'
+
+/** Options of the debt meter (`limit`). */
+export interface DebtMeterOptions {
+  /** Requests (cost units) per second that drain from a key's debt: finite, > 0. */
+  rate: number
+  /** Burst: the debt a key may carry and still be admitted, finite, > 0. Also the quota in the `RateLimit-Policy` field. */
+  burst: number
+  /** Cost of one request: a finite number in [0, burst]; default 1. (Adapters also accept `(req) => number`.) */
+  cost?: number
+  /** hi, the debt ceiling: finite, ≥ burst. Default 10 × burst: under a key-rotation flood cells keep accumulating past the burst, so the whole sketch admits at most about M·rate requests per second. */
+  maxDebt?: number
+  /** Policy name in the rate-limit fields; default `"default"`. */
+  name?: string
+}
+
+/** The result of {@link DebtMeter.consume}. */
+export interface DebtVerdict {
+  admitted: boolean
+  /** The key's debt after the call (NaN when a failed store answered). */
+  debt: number
+  /** Whether a failed shared store decided (see StoreResult.failure). */
+  failure: 'open' | 'closed' | undefined
+  /** Quota units left, floored, ≥ 0 (NaN on failure). */
+  remaining: number
+  /** Ms until the debt drains to 0 (admitted) or until this cost fits (denied). */
+  resetMs: number
+  /** Ms until this cost fits; 0 when admitted. */
+  retryAfterMs: number
+}
+
+/**
+ * A debt meter (the GCRA / leaky-bucket reading of a decaying sketch): each key carries a
+ * debt that drains linearly at `rate` per second, floored at 0 and clamped at `maxDebt`;
+ * a request of cost c is admitted iff debt + c ≤ burst, and then adds c. A fresh key reads
+ * 0 (a full bucket); collisions in the sketch only add debt, so they only make it stricter
+ * (the Count-Min argument, Min aggregator). Scores live in a Rotator (via the ScoreStore
+ * seam) whose period never forgives debt early: (N − 1)·periodMs ≥ maxDebt / rate · 1000.
+ */
+export class DebtMeter {
+  /** Requests per second drained. */
+  readonly rate: number
+  /** The burst (quota). */
+  readonly burst: number
+  /** Default cost of a request. */
+  readonly cost: number
+  /** The debt ceiling hi. */
+  readonly maxDebt: number
+  /** Policy name for the rate-limit fields. */
+  readonly name: string
+  /** Rotation period in ms actually used. */
+  readonly periodMs: number
+  /** Ms to restore a full quota from empty: burst / rate · 1000. */
+  readonly windowMs: number
+  /** Where the debts live. */
+  readonly store: ScoreStore
+  /** The constant `RateLimit-Policy` field value of this meter. */
+  readonly policyField: string
+  /** The name as an sf-string. */
+  readonly quotedName: string
+
+  /**
+   * @param options the policy options
+   * @param sketch resolved sketch options
+   * @param storeName unique name of this policy instance for the store (e.g. `limit:GET /a`)
+   * @param prefix option path prefix for error messages (default `limit.`)
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY` when `periodMs` is too short
+   */
+  constructor(options: DebtMeterOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'limit.') {
+    if (typeof options !== 'object' || options === null)
+      invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
+    this.rate = positive(prefix + 'rate', options.rate)
+    this.burst = positive(prefix + 'burst', options.burst)
+    const cost = options.cost ?? 1
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > this.burst) {
+      invalidOption(prefix + 'cost', `a finite number in [0, burst = ${this.burst}] or a function`, cost)
+    }
+    this.cost = cost
+    this.maxDebt = options.maxDebt === undefined ? 10 * this.burst : positive(prefix + 'maxDebt', options.maxDebt)
+    if (this.maxDebt < this.burst)
+      invalidOption(prefix + 'maxDebt', `a number ≥ burst (${this.burst})`, options.maxDebt)
+    const name = options.name ?? 'default'
+    if (typeof name !== 'string' || name.length === 0) invalidOption(prefix + 'name', 'a non-empty string', name)
+    this.name = name
+    this.windowMs = (this.burst / this.rate) * 1000
+    this.policyField = policyField(this.name, this.burst, this.windowMs)
+    this.quotedName = sfString(this.name)
+    const drainMs = (this.maxDebt / this.rate) * 1000
+    const minPeriod = suggestPeriodMs(this.maxDebt, this.rate, sketch.generations)
+    if (sketch.periodMs !== undefined && (sketch.generations - 1) * sketch.periodMs < drainMs) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_ROTATOR_AMNESTY',
+        `option "periodMs": expected ≥ ${minPeriod} ms ((generations − 1) · periodMs ≥ maxDebt / rate · 1000 = ${drainMs} ms), received ${sketch.periodMs}`,
+      )
+    }
+    this.periodMs = sketch.periodMs ?? minPeriod
+    this.store = sketch.store({
+      name: storeName,
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: linear(this.rate),
+        lo: 0,
+        hi: this.maxDebt,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
+      generations: sketch.generations,
+      periodMs: this.periodMs,
+      clock: sketch.clock,
+      ticker: clockTicker(sketch.ticker, sketch.clock),
+    })
+  }
+
+  /**
+   * Check a cost value from a cost function.
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost outside [0, burst] or not finite
+   */
+  checkCost(cost: unknown): number {
+    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > this.burst) {
+      invalidOption('limit.cost', `a cost in [0, burst = ${this.burst}]`, cost)
+    }
+    return cost
+  }
+
+  /**
+   * Admit iff debt + cost ≤ burst, adding the cost when admitted.
+   * @param key the request key
+   * @param cost the request's cost (default the configured cost), in [0, burst]
+   * @returns the verdict, synchronously for an in-process store
+   */
+  consume(key: string, cost: number = this.cost): DebtVerdict | Promise<DebtVerdict> {
+    const r = this.store.tryConsume(key, cost, this.burst)
+    if (r instanceof Promise) return r.then((v) => this.verdict(v, cost))
+    return this.verdict(r, cost)
+  }
+
+  /** Translate a store answer into figures (all ms). */
+  verdict(r: StoreResult, cost: number): DebtVerdict {
+    if (r.failure !== undefined) {
+      return {
+        admitted: r.failure === 'open',
+        debt: NaN,
+        failure: r.failure,
+        remaining: NaN,
+        resetMs: NaN,
+        retryAfterMs: r.failure === 'open' ? 0 : Math.max(1000, (cost / this.rate) * 1000),
+      }
+    }
+    const debt = r.score
+    // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
+    const remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
+    if (r.admitted)
+      return {
+        admitted: true,
+        debt,
+        failure: undefined,
+        remaining,
+        resetMs: (debt / this.rate) * 1000,
+        retryAfterMs: 0,
+      }
+    const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
+    return { admitted: false, debt, failure: undefined, remaining, resetMs: wait, retryAfterMs: wait }
+  }
+
+  /** Release the store (timers, connections). */
+  close(): void | Promise<void> {
+    return this.store.close()
+  }
+}

@@ -1,0 +1,118 @@
+import { invalidOption } from '../errors.js'
+import { exponential } from '../sketch/decay.js'
+import { clockTicker } from './clock-ticker.js'
+import { minimumPeriodMs, nonNegative, positive, type ResolvedSketchOptions } from './options.js'
+import { settle } from './settle.js'
+import type { ScoreStore } from './store.js'
+
+/** Options of the feedback score (`fairness`). */
+export interface FeedbackScoreOptions {
+  /** Added to the key's score on a failed response: finite, in (0, 1]. Default 0.1. */
+  failureDelta?: number
+  /** Subtracted from the key's score on a successful response: finite, in [0, 1]. Default 0.01. */
+  successDelta?: number
+  /** Exponential decay λ in 1/s (half-life ln 2 / λ s): finite, > 0. Default 0.1 (≈ 6.9 s). */
+  lambdaPerSecond?: number
+  /** A response slower than this many ms counts as a failure (default outcome rule); finite, > 0. Default 5000. */
+  slowMs?: number
+  /** Status of a throttled request: 503 (default) or 429. */
+  status?: 503 | 429
+}
+
+/** The result of {@link FeedbackScore.check}. */
+export interface FairnessVerdict {
+  admitted: boolean
+  /** The key's score in [0, 1] (NaN when a failed store answered). */
+  score: number
+  /** Ms until the same random draw would admit: ln(score / u) / λ; 0 when admitted. */
+  retryAfterMs: number
+}
+
+/** Scores below this are treated as drained when sizing the rotation period. */
+const NEGLIGIBLE = 1e-3
+
+/**
+ * A FAIR-style feedback score: each key's score in [0, 1] rises by `failureDelta` on a
+ * failed response (status ≥ 500 or slower than `slowMs`, or a custom rule) and falls by
+ * `successDelta` on a success, decaying exponentially at λ; each request is throttled with
+ * probability equal to its key's score. Keys that cause most failures under an overloaded
+ * backend get the highest scores and are shed first, light keys are spared. The shedding
+ * rule, "drop with probability p" from a smoothed congestion signal, is that of Random
+ * Early Detection (Floyd & Jacobson, "Random Early Detection Gateways for Congestion
+ * Avoidance", IEEE/ACM ToN 1993), applied per key as FAIR-style schedulers do.
+ */
+export class FeedbackScore {
+  readonly failureDelta: number
+  readonly successDelta: number
+  readonly lambdaPerSecond: number
+  readonly slowMs: number
+  readonly status: 503 | 429
+  readonly periodMs: number
+  readonly store: ScoreStore
+
+  /**
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY` for a short period
+   */
+  constructor(options: FeedbackScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'fairness.') {
+    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+    this.failureDelta = positive(prefix + 'failureDelta', options.failureDelta, 0.1)
+    if (this.failureDelta > 1) invalidOption(prefix + 'failureDelta', 'a number in (0, 1]', options.failureDelta)
+    this.successDelta = nonNegative(prefix + 'successDelta', options.successDelta, 0.01)
+    if (this.successDelta > 1) invalidOption(prefix + 'successDelta', 'a number in [0, 1]', options.successDelta)
+    this.lambdaPerSecond = positive(prefix + 'lambdaPerSecond', options.lambdaPerSecond, 0.1)
+    this.slowMs = positive(prefix + 'slowMs', options.slowMs, 5000)
+    const status = options.status ?? 503
+    if (status !== 503 && status !== 429) invalidOption(prefix + 'status', '503 or 429', status)
+    this.status = status
+    // a full score (1) decays below NEGLIGIBLE in ln(1/NEGLIGIBLE)/λ seconds
+    const drainMs = (Math.log(1 / NEGLIGIBLE) / this.lambdaPerSecond) * 1000
+    this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
+    this.store = sketch.store({
+      name: storeName,
+      sketch: {
+        levels: sketch.levels,
+        cellsPerLevel: sketch.cellsPerLevel,
+        decay: exponential(this.lambdaPerSecond),
+        lo: 0,
+        hi: 1,
+        aggregator: 'min',
+        hasher: sketch.hasher,
+        clock: sketch.clock,
+      },
+      generations: sketch.generations,
+      periodMs: this.periodMs,
+      clock: sketch.clock,
+      ticker: clockTicker(sketch.ticker, sketch.clock),
+    })
+  }
+
+  /**
+   * Throttle with probability = score: draw u in [0, 1); throttled iff u < score.
+   * @param key the request key
+   * @param u a uniform draw in [0, 1) (the limiter's injectable random source)
+   */
+  check(key: string, u: number): FairnessVerdict | Promise<FairnessVerdict> {
+    return settle(this.store.read(key), (score) => {
+      if (!(u < score)) return { admitted: true, score, retryAfterMs: 0 }
+      // score · e^(−λt) ≤ u  ⇔  t ≥ ln(score / u) / λ
+      const t =
+        u > 0
+          ? (Math.log(score / u) / this.lambdaPerSecond) * 1000
+          : (Math.log(score / NEGLIGIBLE) / this.lambdaPerSecond) * 1000
+      return { admitted: false, score, retryAfterMs: Math.max(0, t) }
+    })
+  }
+
+  /**
+   * Record a response's outcome: +failureDelta on failure, −successDelta on success.
+   * @returns the score after
+   */
+  record(key: string, failed: boolean): number | Promise<number> {
+    return this.store.add(key, failed ? this.failureDelta : -this.successDelta)
+  }
+
+  /** Release the store. */
+  close(): void | Promise<void> {
+    return this.store.close()
+  }
+}

@@ -1,0 +1,299 @@
+import { invalidOption } from '../errors.js'
+import { retryAfterSeconds, type HeaderOptions } from '../http/headers.js'
+import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
+import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
+import { makeDecision, type Decision } from './decision.js'
+import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from './feedback-score.js'
+import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
+import { isPromise } from './settle.js'
+import { Telemetry } from './telemetry.js'
+import { PinnedClock } from './pinned-clock.js'
+
+/** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
+export interface LimiterOptions extends SketchOptions {
+  /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
+  name?: string
+  /** Debt meter (429); false or absent for none. */
+  limit?: DebtMeterOptions | false
+  /** Feedback score (503 or 429); false or absent for none. */
+  fairness?: FeedbackScoreOptions | false
+  /** Abuse score (403); false or absent for none. */
+  abuse?: AbuseScoreOptions | false
+  /** Fields to write: `false` for none; default IETF fields and Retry-After, no legacy fields. */
+  headers?: HeaderOptions | false
+  /** Uniform [0, 1) source for the feedback score's throttling; default Math.random. Tests inject a seeded one. */
+  random?: () => number
+  /** Counters to report into (shared by the limiters of one plugin); default a private one. */
+  telemetry?: Telemetry
+  /**
+   * Longest wait in ms for a store that answers with a Promise; past it (or when the store
+   * rejects) `onStoreError` decides. A safety net over the store's own timeout. Finite,
+   * > 0; default 1000.
+   */
+  storeTimeoutMs?: number
+  /** What a store timeout or rejection means: `'open'` (admit, no figures; default) or `'closed'` (503). */
+  onStoreError?: 'open' | 'closed'
+}
+
+/** Coded errors that are the caller's bug (a bad cost or key), not a store failure. */
+const CALLER_ERRORS = new Set<unknown>([
+  'ERR_GRUDGE_OPTION_INVALID',
+  'ERR_GRUDGE_VALUE_NOT_FINITE',
+  'ERR_GRUDGE_KEY_INVALID',
+])
+
+/** What an adapter learned from a response, for the feedback and abuse scores. */
+export interface Outcome {
+  /** Whether the response counts as a failure for the feedback score. */
+  failed: boolean
+  /** Delta for the abuse score (0 for none). */
+  abuseDelta: number
+}
+
+/**
+ * The framework-free core of the adapters: a request key and its cost in, a
+ * {@link Decision} out. Policies run in the order abuse score (403) → feedback score
+ * (503/429) → debt meter (429); the first denial decides and later policies are not
+ * charged. With in-process stores everything is synchronous; when a shared store answers
+ * with a Promise, the Decision comes as a Promise.
+ */
+export class Limiter {
+  readonly name: string
+  readonly sketch: ResolvedSketchOptions
+  /** The limiter's clock: the configured clock, pinned for the span of each synchronous decision. */
+  readonly clock: PinnedClock
+  readonly limit: DebtMeter | undefined
+  readonly fairness: FeedbackScore | undefined
+  readonly abuse: AbuseScore | undefined
+  readonly headerOptions: HeaderOptions | false
+  readonly telemetry: Telemetry
+  private readonly random: () => number
+  private readonly storeTimeoutMs: number
+  private readonly onStoreError: 'open' | 'closed'
+  private closed = false
+
+  /**
+   * @param options see {@link LimiterOptions}
+   * @param prefix option path prefix for error messages
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY`
+   */
+  constructor(options: LimiterOptions, prefix = '') {
+    if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
+    this.name = options.name ?? 'default'
+    const resolved = resolveSketchOptions(options, prefix)
+    this.clock = new PinnedClock(resolved.clock)
+    // policies read the pinned clock (one clock read per decision); rotation timing reads the real one
+    this.sketch = Object.freeze({ ...resolved, clock: this.clock })
+    const random = options.random ?? Math.random
+    if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
+    this.random = random
+    const timeout = options.storeTimeoutMs ?? 1000
+    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)
+      invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', timeout)
+    this.storeTimeoutMs = timeout
+    const onStoreError = options.onStoreError ?? 'open'
+    if (onStoreError !== 'open' && onStoreError !== 'closed')
+      invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
+    this.onStoreError = onStoreError
+    const h = options.headers
+    if (h !== undefined && h !== false && (typeof h !== 'object' || h === null))
+      invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
+    this.headerOptions =
+      h === false
+        ? false
+        : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
+    this.limit = options.limit
+      ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
+      : undefined
+    this.fairness = options.fairness
+      ? new FeedbackScore(options.fairness, this.sketch, `fairness:${this.name}`, prefix + 'fairness.')
+      : undefined
+    this.abuse = options.abuse
+      ? new AbuseScore(options.abuse, this.sketch, `abuse:${this.name}`, prefix + 'abuse.')
+      : undefined
+    this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
+    for (const p of [this.limit, this.fairness, this.abuse]) {
+      if (p !== undefined)
+        this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
+    }
+  }
+
+  /** Whether any policy that decides per request is configured. */
+  get active(): boolean {
+    return this.limit !== undefined || this.fairness !== undefined || this.abuse !== undefined
+  }
+
+  /** Whether responses must be recorded (feedback or abuse score configured). */
+  get recordsOutcomes(): boolean {
+    return this.fairness !== undefined || this.abuse !== undefined
+  }
+
+  /**
+   * Decide one request.
+   * @param key the request key
+   * @param cost the debt meter's cost (default its configured cost), in [0, burst]
+   * @returns the Decision; a Promise only when a store answered with one
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
+   */
+  decide(key: string, cost?: number): Decision | Promise<Decision> {
+    const pinned = this.clock.pin()
+    let d: Decision | Promise<Decision>
+    try {
+      d = this.decideRaw(key, cost)
+    } finally {
+      if (pinned) this.clock.unpin()
+    }
+    return isPromise(d) ? this.bounded(d) : d
+  }
+
+  /** Bound an asynchronous decision by storeTimeoutMs; a timeout or a store rejection becomes onStoreError's decision. */
+  private bounded(p: Promise<Decision>): Promise<Decision> {
+    return new Promise<Decision>((resolve) => {
+      let done = false
+      const fail = () => {
+        if (done) return
+        done = true
+        this.telemetry.policy('store', this.onStoreError === 'open')
+        resolve(
+          this.onStoreError === 'open'
+            ? this.admit(NaN, {}, undefined, 0)
+            : this.deny(503, 'store', NaN, 1000, {}, undefined),
+        )
+      }
+      // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
+      const timer = setTimeout(fail, this.storeTimeoutMs)
+      p.then(
+        (d) => {
+          clearTimeout(timer)
+          if (done) return
+          done = true
+          resolve(d)
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          // a coded grudge error (a bad cost, a bad key) is the caller's bug, not the store's
+          if (err instanceof Error && CALLER_ERRORS.has((err as { code?: unknown }).code)) {
+            done = true
+            return resolve(Promise.reject(err))
+          }
+          fail()
+        },
+      )
+    })
+  }
+
+  private decideRaw(key: string, cost?: number): Decision | Promise<Decision> {
+    this.telemetry.request(key)
+    if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
+    const scores: Decision['scores'] = {}
+    if (this.abuse === undefined) return this.afterAbuse(key, cost, scores, undefined)
+    const a = this.abuse.check(key)
+    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, scores, v))
+    return this.afterAbuse(key, cost, scores, a)
+  }
+
+  // the steps of decide() are methods, not closures, so the synchronous path allocates none
+  private afterAbuse(
+    key: string,
+    cost: number | undefined,
+    scores: Decision['scores'],
+    a: AbuseVerdict | undefined,
+  ): Decision | Promise<Decision> {
+    if (a !== undefined) {
+      scores.abuse = a.score
+      this.telemetry.policy('abuse', a.admitted)
+      if (!a.admitted) return this.deny(403, 'abuse', a.score, a.retryAfterMs, scores, undefined)
+    }
+    if (this.fairness === undefined) return this.afterFairness(key, cost, scores, undefined)
+    const f = this.fairness.check(key, this.random())
+    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, scores, v))
+    return this.afterFairness(key, cost, scores, f)
+  }
+
+  private afterFairness(
+    key: string,
+    cost: number | undefined,
+    scores: Decision['scores'],
+    f: FairnessVerdict | undefined,
+  ): Decision | Promise<Decision> {
+    if (f !== undefined) {
+      scores.fairness = f.score
+      this.telemetry.policy('fairness', f.admitted)
+      if (!f.admitted) return this.deny(this.fairness!.status, 'fairness', f.score, f.retryAfterMs, scores, undefined)
+    }
+    if (this.limit === undefined) return this.admit(NaN, scores, undefined, 0)
+    const d = this.limit.consume(key, cost)
+    if (isPromise(d)) return d.then((v) => this.afterLimit(scores, v))
+    return this.afterLimit(scores, d)
+  }
+
+  private afterLimit(scores: Decision['scores'], d: DebtVerdict): Decision {
+    const meter = this.limit!
+    scores.limit = d.debt
+    if (d.failure !== undefined) {
+      this.telemetry.policy('store', d.admitted)
+      if (d.admitted) return this.admit(NaN, scores, undefined, 0)
+      return this.deny(503, 'store', NaN, d.retryAfterMs, scores, undefined)
+    }
+    this.telemetry.policy('limit', d.admitted)
+    if (d.admitted) return this.admit(d.debt, scores, meter, d.remaining, d.resetMs)
+    return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
+  }
+
+  private admit(
+    score: number,
+    scores: Decision['scores'],
+    meter: DebtMeter | undefined,
+    remaining: number,
+    resetMs = NaN,
+  ): Decision {
+    this.telemetry.outcome(true)
+    return makeDecision(true, 200, undefined, score, scores, 0, meter, remaining, resetMs, this.headerOptions)
+  }
+
+  private deny(
+    status: number,
+    policy: Decision['policy'],
+    score: number,
+    retryAfterMs: number,
+    scores: Decision['scores'],
+    meter: DebtMeter | undefined,
+    remaining = NaN,
+  ): Decision {
+    this.telemetry.outcome(false)
+    // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
+    const wait = retryAfterSeconds(retryAfterMs) * 1000
+    return makeDecision(false, status, policy, score, scores, wait, meter, remaining, wait, this.headerOptions)
+  }
+
+  /**
+   * Record a response's outcome for the feedback and abuse scores (no-op without them).
+   * @returns a Promise only when a store answered with one
+   */
+  record(key: string, outcome: Outcome): void | Promise<void> {
+    const pinned = this.clock.pin()
+    let f: number | Promise<number> | undefined
+    let a: number | Promise<number> | undefined
+    try {
+      f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
+      a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
+    } finally {
+      if (pinned) this.clock.unpin()
+    }
+    if (isPromise(f) || isPromise(a)) return Promise.all([f, a]).then(() => undefined)
+  }
+
+  /** Memory of this limiter's sketches in bytes. */
+  sizeBytes(): number {
+    let n = 0
+    for (const p of [this.limit, this.fairness, this.abuse]) if (p !== undefined) n += p.store.sizeBytes()
+    return n
+  }
+
+  /** Close every policy's store; idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await Promise.all([this.limit?.close(), this.fairness?.close(), this.abuse?.close()])
+  }
+}

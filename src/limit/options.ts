@@ -1,0 +1,112 @@
+import { invalidOption } from '../errors.js'
+import { systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
+import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
+import { localStore, type StoreFactory } from './store.js'
+
+/** Sketch size, hashing, time and store shared by a limiter's policies. */
+export interface SketchOptions {
+  /** L, levels per sketch: integer in [1, 16]. Default 4. */
+  levels?: number
+  /** M, cells per level: integer in [16, 2^24]. Default 2048 (4 × 2048 × 16 B = 128 KiB per generation). */
+  cellsPerLevel?: number
+  /** N, generations of each Rotator: integer in [2, 16]. Default 2 (each admitted request writes every generation, so fewer is faster; a misjudgement lasts at most N × periodMs). */
+  generations?: number
+  /**
+   * Rotation period in ms. Default: per policy, the shortest period that never forgives
+   * debt early, `ceil(drainMs / (N − 1))` (drainMs: time for a full score to drain; see each
+   * policy). A period shorter than that throws `ERR_GRUDGE_ROTATOR_AMNESTY`.
+   */
+  periodMs?: number
+  /** Hash function; default `sipHash()` with a random secret seed (request keys are attacker-chosen). */
+  hasher?: Hasher
+  /** Time source in ms; default the monotonic system clock. Tests pass a FakeClock. */
+  clock?: Clock
+  /** Ticker for rotation; default an unref'd timer. Tests pass a FakeTicker. */
+  ticker?: Ticker
+  /** Where scores live; default `localStore()` (in-process Rotators). Pass one factory to several limiters to share it. */
+  store?: StoreFactory
+}
+
+/** {@link SketchOptions} with defaults filled in and checked. */
+export interface ResolvedSketchOptions {
+  readonly levels: number
+  readonly cellsPerLevel: number
+  readonly generations: number
+  readonly periodMs: number | undefined
+  readonly hasher: Hasher
+  readonly clock: Clock
+  readonly ticker: Ticker
+  readonly store: StoreFactory
+}
+
+function int(name: string, v: unknown, lo: number, hi: number, dflt: number): number {
+  if (v === undefined) return dflt
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
+    invalidOption(name, `an integer in [${lo}, ${hi}]`, v)
+  return v
+}
+
+/**
+ * Check and complete sketch options.
+ * @param o the options (may be undefined)
+ * @param prefix option path prefix for error messages
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+ */
+export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
+  const src = o ?? {}
+  if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
+  const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
+  const cellsPerLevel = int(prefix + 'cellsPerLevel', src.cellsPerLevel, 16, 1 << 24, 2048)
+  const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
+  let periodMs: number | undefined
+  if (src.periodMs !== undefined) {
+    if (typeof src.periodMs !== 'number' || !Number.isFinite(src.periodMs) || src.periodMs <= 0) {
+      invalidOption(prefix + 'periodMs', 'a finite number > 0 (ms)', src.periodMs)
+    }
+    periodMs = src.periodMs
+  }
+  const hasher = src.hasher ?? sipHash()
+  if (!(hasher instanceof SipHasher) && !(hasher instanceof Murmur3Hasher))
+    invalidOption(prefix + 'hasher', 'sipHash() or murmur3()', hasher)
+  const clock = src.clock ?? systemClock
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function')
+    invalidOption(prefix + 'clock', 'an object with now(): number', clock)
+  const ticker = src.ticker ?? systemTicker
+  if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function')
+    invalidOption(prefix + 'ticker', 'an object with every(periodMs, fn)', ticker)
+  const store = src.store ?? localStore()
+  if (typeof store !== 'function') invalidOption(prefix + 'store', 'a StoreFactory function, e.g. localStore()', store)
+  return Object.freeze({ levels, cellsPerLevel, generations, periodMs, hasher, clock, ticker, store })
+}
+
+/**
+ * A positive finite number option.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
+ */
+export function positive(name: string, v: unknown, dflt?: number): number {
+  if (v === undefined && dflt !== undefined) return dflt
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) invalidOption(name, 'a finite number > 0', v)
+  return v
+}
+
+/**
+ * A finite number ≥ 0 option.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
+ */
+export function nonNegative(name: string, v: unknown, dflt?: number): number {
+  if (v === undefined && dflt !== undefined) return dflt
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) invalidOption(name, 'a finite number ≥ 0', v)
+  return v
+}
+
+/**
+ * The shortest rotation period that forgives nothing early: the youngest of N generations
+ * starts empty and becomes the one that decides after N − 1 periods, so
+ * (N − 1) · periodMs ≥ drainMs must hold, i.e. periodMs = ceil(drainMs / (N − 1)).
+ * (The Rotator's own amnesty guard checks the same inequality.)
+ * @param drainMs time in ms for the largest score to decay to where it no longer matters
+ * @param generations N ≥ 2
+ */
+export function minimumPeriodMs(drainMs: number, generations: number): number {
+  return Math.max(1, Math.ceil(drainMs / (generations - 1)))
+}

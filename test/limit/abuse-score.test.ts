@@ -1,0 +1,44 @@
+import t from 'tap'
+import { Limiter } from '../../src/limit/limiter.js'
+import { AbuseScore } from '../../src/limit/abuse-score.js'
+import { resolveSketchOptions } from '../../src/limit/options.js'
+import type { Decision } from '../../src/limit/decision.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+t.test('weights: exact status, then class, then success, then default', async (t) => {
+  const a = new AbuseScore(
+    { weights: { 401: 1, '4xx': 0.5, success: -0.1, default: 0.01 } },
+    resolveSketchOptions({ ticker: new FakeTicker() }),
+    'x',
+  )
+  t.equal(a.deltaForStatus(401), 1)
+  t.equal(a.deltaForStatus(404), 0.5)
+  t.equal(a.deltaForStatus(200), -0.1)
+  t.equal(a.deltaForStatus(302), -0.1)
+  t.equal(a.deltaForStatus(500), 0.01)
+  t.throws(() => new AbuseScore({ weights: { teapot: 1 } }, resolveSketchOptions({ ticker: new FakeTicker() }), 'x'), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /abuse\.weights\.teapot/,
+  })
+  a.close()
+})
+
+t.test('blocked with 403 until decay brings it below the threshold: closed-form Retry-After h·log2(s/T)', async (t) => {
+  const clock = new FakeClock(0)
+  const limiter = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    abuse: { threshold: 2, halfLifeMs: 10_000, maxScore: 100 },
+  })
+  limiter.record('k', { failed: false, abuseDelta: 8 })
+  const d = limiter.decide('k') as Decision
+  t.equal(d.status, 403)
+  t.equal(d.policy, 'abuse')
+  // 8 → below 2 takes log2(4) = 2 half-lives = 20 s
+  t.equal(d.headers['retry-after'], '20')
+  t.equal(d.retryAfterMs, 20_000)
+  clock.advance(19_999)
+  t.equal((limiter.decide('k') as Decision).status, 403)
+  clock.advance(2)
+  t.ok((limiter.decide('k') as Decision).admitted)
+})

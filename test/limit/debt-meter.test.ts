@@ -1,0 +1,143 @@
+import t from 'tap'
+import { DebtMeter, type DebtVerdict } from '../../src/limit/debt-meter.js'
+import { resolveSketchOptions } from '../../src/limit/options.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { sipHash } from '../../src/hash/index.js'
+
+function meter(
+  opts: { rate: number; burst: number; maxDebt?: number; cost?: number },
+  sketch: Record<string, unknown> = {},
+) {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const m = new DebtMeter(opts, resolveSketchOptions({ clock, ticker, hasher: sipHash(7), ...sketch }), 'test')
+  return { m, clock, ticker, consume: (k: string, c?: number) => m.consume(k, c) as DebtVerdict }
+}
+
+t.test('step table: a token bucket of burst 3 draining 1/s (the GCRA reading of golang.org/x/time/rate)', async (t) => {
+  const { clock, consume } = meter({ rate: 1, burst: 3 })
+  const rows: { nowMs: number; cost?: number; admitted: boolean; remaining: number; retryAfterMs: number }[] = [
+    { nowMs: 0, admitted: true, remaining: 2, retryAfterMs: 0 },
+    { nowMs: 0, admitted: true, remaining: 1, retryAfterMs: 0 },
+    { nowMs: 0, admitted: true, remaining: 0, retryAfterMs: 0 },
+    { nowMs: 0, admitted: false, remaining: 0, retryAfterMs: 1000 },
+    { nowMs: 500, admitted: false, remaining: 0, retryAfterMs: 500 },
+    { nowMs: 1000, admitted: true, remaining: 0, retryAfterMs: 0 },
+    { nowMs: 3000, cost: 3, admitted: false, remaining: 2, retryAfterMs: 1000 },
+    { nowMs: 4000, cost: 3, admitted: true, remaining: 0, retryAfterMs: 0 },
+    { nowMs: 3500, admitted: false, remaining: 0, retryAfterMs: 1000 }, // clock gone back: nothing drains
+    { nowMs: 100_000, admitted: true, remaining: 2, retryAfterMs: 0 },
+  ]
+  for (const row of rows) {
+    clock.set(row.nowMs)
+    const v = consume('k', row.cost)
+    t.equal(v.admitted, row.admitted, `t=${row.nowMs} admitted`)
+    t.equal(v.remaining, row.remaining, `t=${row.nowMs} remaining`)
+    t.equal(v.retryAfterMs, row.retryAfterMs, `t=${row.nowMs} retryAfterMs`)
+  }
+})
+
+t.test(
+  'defaults: maxDebt 10 × burst; the default period satisfies (N − 1)·periodMs ≥ maxDebt / rate · 1000',
+  async (t) => {
+    for (const [rate, burst, generations] of [
+      [2, 5, 3],
+      [0.001, 1, 2],
+      [1000, 10, 4],
+      [1 / 86_400, 7, 3],
+    ] as const) {
+      const { m } = meter({ rate, burst }, { generations })
+      t.equal(m.maxDebt, 10 * burst)
+      t.ok((generations - 1) * m.periodMs >= (m.maxDebt / rate) * 1000, `rate ${rate} burst ${burst} N ${generations}`)
+    }
+    t.throws(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_499 }), {
+      code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+    })
+    t.doesNotThrow(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_500 }))
+    t.throws(() => meter({ rate: 1, burst: 2, cost: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
+  },
+)
+
+t.test(
+  'rotation: a key pinned at its limit gets at most one burst extra per rotation (the Rotator forgets debt from before a generation was born)',
+  async (t) => {
+    const { m, clock, ticker, consume } = meter({ rate: 1, burst: 2 })
+    consume('k')
+    consume('k')
+    t.notOk(consume('k').admitted)
+    // keep the key at its limit through many rotations: an exact token bucket admits exactly
+    // one per second of drain. A fresh generation starts at 0 and sees only what is admitted
+    // after its birth, so when it becomes the deciding one it may admit up to one burst more.
+    let admitted = 0
+    let rotations = 0
+    for (let s = 1; s <= 200; s++) {
+      clock.advance(1000)
+      if (s % Math.ceil(m.periodMs / 1000) === 0) {
+        ticker.tick()
+        rotations++
+      }
+      if (consume('k').admitted) admitted++
+      if (consume('k').admitted) admitted++
+    }
+    t.ok(admitted >= 200, `never stricter than the bucket: ${admitted} ≥ 200`)
+    t.ok(
+      admitted <= 200 + m.burst * rotations,
+      `at most one burst extra per rotation: ${admitted} ≤ 200 + ${m.burst} × ${rotations}`,
+    )
+  },
+)
+
+t.test(
+  'key-rotation flood ceiling (L=4, M=1000, rate 2, burst 5): hi = 10·burst holds it to about M·rate; hi = burst lets ~1.6× through',
+  async (t) => {
+    const steady = (maxDebt: number): number => {
+      const { clock, consume } = meter({ rate: 2, burst: 5, maxDebt }, { levels: 4, cellsPerLevel: 1000 })
+      let admitted = 0
+      for (let s = 0; s < 30; s++) {
+        for (let i = 0; i < 5000; i++) {
+          clock.advance(0.2) // 5,000 requests per simulated second, each under a fresh key
+          if (consume(`${s}.${i}`).admitted && s >= 10) admitted++
+        }
+      }
+      return admitted / 20 // per second over the steady 20 s
+    }
+    const deep = steady(50)
+    const shallow = steady(5)
+    t.ok(deep <= 1.05 * 1000 * 2, `hi = 50: ${deep}/s ≤ 1.05 × M·rate = 2100/s`)
+    t.ok(
+      deep >= 0.9 * 1000 * 2,
+      `hi = 50: ${deep}/s ≥ 0.9 × M·rate (the drain of M cells is the ceiling, not far below it)`,
+    )
+    t.ok(shallow >= 1.4 * deep, `hi = burst: ${shallow}/s ≥ 1.4 × ${deep}/s`)
+  },
+)
+
+t.test('10^6 fresh keys do not evict a blocked key (an LRU of 10^5 entries would)', async (t) => {
+  const { clock, consume } = meter({ rate: 0.01, burst: 5 }, { levels: 4, cellsPerLevel: 4096, generations: 2 })
+  for (let i = 0; i < 5; i++) consume('victim-of-its-own-flood')
+  t.notOk(consume('victim-of-its-own-flood').admitted, 'blocked')
+  // the attacker: 10^6 fresh keys over 10 simulated seconds
+  for (let i = 0; i < 1_000_000; i++) {
+    if ((i & 0xffff) === 0) clock.advance(650)
+    consume('a' + i)
+  }
+  t.notOk(consume('victim-of-its-own-flood').admitted, 'still blocked: its cells only ever gained debt')
+  // contrast: an LRU map bounded at 10^5 entries has forgotten it
+  // (every key is touched once, so least recently used = oldest inserted)
+  const lru = new Map<string, number>([['victim-of-its-own-flood', 5]])
+  const order = ['victim-of-its-own-flood']
+  let head = 0
+  for (let i = 0; i < 1_000_000; i++) {
+    lru.set('a' + i, 1)
+    order.push('a' + i)
+    if (lru.size > 100_000) lru.delete(order[head++])
+  }
+  t.notOk(lru.has('victim-of-its-own-flood'), 'the LRU evicted the blocked key')
+})
+
+t.test('fresh keys read as a full bucket', async (t) => {
+  const { consume } = meter({ rate: 1, burst: 4 })
+  const v = consume('never-seen')
+  t.ok(v.admitted)
+  t.equal(v.remaining, 3)
+})

@@ -1,0 +1,169 @@
+import t from 'tap'
+import { Limiter } from '../../src/limit/limiter.js'
+import type { Decision } from '../../src/limit/decision.js'
+import type { StoreFactory } from '../../src/limit/store.js'
+import { localStore } from '../../src/limit/store.js'
+import { clockTicker } from '../../src/limit/clock-ticker.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+t.test('policies run abuse → fairness → limit; a denial does not charge later policies', async (t) => {
+  const clock = new FakeClock(0)
+  const l = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    random: () => 0.5,
+    limit: { rate: 1, burst: 2 },
+    abuse: { threshold: 1 },
+  })
+  l.record('k', { failed: false, abuseDelta: 1 })
+  const d = l.decide('k') as Decision
+  t.equal(d.policy, 'abuse')
+  t.equal(d.limit, undefined, 'no debt figures: the meter was not consulted')
+  const other = l.decide('k2') as Decision
+  t.ok(other.admitted)
+  t.equal(other.remaining, 1)
+  t.equal(l.telemetry.stats().policies.limit.admitted, 1)
+})
+
+t.test('the in-process path is synchronous; a Promise-returning store gives a Promise', async (t) => {
+  const clock = new FakeClock(0)
+  const sync = new Limiter({ clock, ticker: new FakeTicker(), limit: { rate: 1, burst: 1 } })
+  t.notOk(sync.decide('k') instanceof Promise)
+  const base = localStore()
+  const asyncStore: StoreFactory = (spec) => {
+    const s = base(spec)
+    return { ...s, tryConsume: async (k, c, lim) => s.tryConsume(k, c, lim) }
+  }
+  const l = new Limiter({ clock, ticker: new FakeTicker(), store: asyncStore, limit: { rate: 1, burst: 1 } })
+  const p = l.decide('k')
+  t.ok(p instanceof Promise)
+  t.ok((await p).admitted)
+  t.equal((await l.decide('k')).status, 429)
+})
+
+t.test('a store that never answers in time: its own timeout decides open/closed (bounded wait)', async (t) => {
+  // a store wrapper in the spirit of the Redis store: answer within timeoutMs or fall back
+  const clock = new FakeClock(0)
+  const slow =
+    (mode: 'open' | 'closed'): StoreFactory =>
+    () => ({
+      tryConsume: () =>
+        new Promise((resolve) =>
+          setTimeout(() => resolve({ admitted: mode === 'open', score: NaN, failure: mode }), 20),
+        ),
+      add: () => 0,
+      read: () => 0,
+      sizeBytes: () => 0,
+      close: () => undefined,
+    })
+  const open = new Limiter({ clock, ticker: new FakeTicker(), store: slow('open'), limit: { rate: 1, burst: 1 } })
+  const o = await open.decide('k')
+  t.ok(o.admitted)
+  t.equal(o.remaining, undefined)
+  t.same(o.headers, {}, 'fail-open: no invented remaining/reset')
+  const closed = new Limiter({ clock, ticker: new FakeTicker(), store: slow('closed'), limit: { rate: 1, burst: 1 } })
+  const c = await closed.decide('k')
+  t.equal(c.status, 503)
+  t.equal(c.policy, 'store')
+  t.equal(c.headers['retry-after'], '1')
+})
+
+t.test('clockTicker runs a task by the clock, so periods beyond the timer range work', async (t) => {
+  const clock = new FakeClock(0)
+  const inner = new FakeTicker()
+  let runs = 0
+  const h = clockTicker(inner, clock).every(100 * 86_400_000, () => runs++)
+  t.same(inner.periods(), [3_600_000], 'the inner timer wakes at most hourly')
+  clock.advance(99 * 86_400_000)
+  inner.tick()
+  t.equal(runs, 0)
+  clock.advance(86_400_000)
+  inner.tick()
+  t.equal(runs, 1)
+  clock.advance(250 * 86_400_000)
+  inner.tick()
+  t.equal(runs, 3, 'two more whole periods passed')
+  h.cancel()
+  t.equal(inner.size, 0)
+})
+
+t.test('invalid costs are errors, not silent admits', async (t) => {
+  const l = new Limiter({ clock: new FakeClock(0), ticker: new FakeTicker(), limit: { rate: 1, burst: 2 } })
+  t.throws(() => l.decide('k', 3), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
+  t.throws(() => l.decide('k', NaN), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.throws(() => new Limiter({ limit: { rate: 1, burst: 1 }, headers: 'yes' as never }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /headers/,
+  })
+})
+
+t.test('a store that never answers or rejects: storeTimeoutMs bounds the wait and onStoreError decides', async (t) => {
+  const clock = new FakeClock(0)
+  const hanging: StoreFactory = () => ({
+    tryConsume: () => new Promise(() => undefined), // never settles
+    add: () => 0,
+    read: () => 0,
+    sizeBytes: () => 0,
+    close: () => undefined,
+  })
+  const rejecting: StoreFactory = () => ({
+    ...hanging(null as never),
+    tryConsume: () => Promise.reject(new Error('ECONNRESET')),
+  })
+  const open = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: hanging,
+    storeTimeoutMs: 20,
+    limit: { rate: 1, burst: 1 },
+  })
+  const o = await open.decide('k')
+  t.ok(o.admitted, 'fail-open after the timeout')
+  t.same(o.headers, {}, 'no invented figures')
+  const closed = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: hanging,
+    storeTimeoutMs: 20,
+    onStoreError: 'closed',
+    limit: { rate: 1, burst: 1 },
+  })
+  const c = await closed.decide('k')
+  t.equal(c.status, 503)
+  t.equal(c.headers['retry-after'], '1')
+  const r = new Limiter({
+    clock,
+    ticker: new FakeTicker(),
+    store: rejecting,
+    onStoreError: 'closed',
+    limit: { rate: 1, burst: 1 },
+  })
+  t.equal((await r.decide('k')).status, 503, 'a rejection follows onStoreError')
+  t.throws(() => new Limiter({ storeTimeoutMs: 0 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /storeTimeoutMs/ })
+})
+
+t.test('one synchronous decision reads the clock once (all its sketch operations share one instant)', async (t) => {
+  let reads = 0
+  const base = new FakeClock(5000)
+  const counting = {
+    now: () => {
+      reads++
+      return base.now()
+    },
+  }
+  const l = new Limiter({
+    clock: counting,
+    ticker: new FakeTicker(),
+    limit: { rate: 1, burst: 5 },
+    abuse: {},
+    fairness: {},
+    random: () => 0.5,
+  })
+  reads = 0
+  l.decide('k')
+  t.equal(reads, 1)
+  reads = 0
+  l.record('k', { failed: true, abuseDelta: 1 })
+  t.equal(reads, 1)
+  t.equal(l.clock.now(), 5000, 'unpinned afterwards: reads the clock again')
+})
