@@ -1,5 +1,8 @@
-import { halfLife, linear } from '../sketch/decay.js'
-import { localStore, type ScoreStore } from '../limit/store.js'
+import { DebtMeter, type DebtVerdict } from '../limit/debt-meter.js'
+import { AbuseScore, type AbuseVerdict } from '../limit/abuse-score.js'
+import { resolveSketchOptions } from '../limit/options.js'
+import { localStore } from '../limit/store.js'
+import { sipHash } from '../hash/hasher.js'
 import { FakeClock, FakeTicker } from '../testing/index.js'
 import { invalidOption } from '../errors.js'
 import { accessRecord, parseAccessLine, type AccessRecord } from './access-log.js'
@@ -38,13 +41,17 @@ export interface ReplayOptions {
   threshold?: number
   /** Half-life of the abuse score in ms, > 0. Default 600000 (10 min). */
   halfLifeMs?: number
-  /** Levels L of each sketch, integer ≥ 1. Default 4. */
+  /** Levels L of each sketch, integer in [1, 16]. Default 4. */
   levels?: number
-  /** Cells per level M of each sketch, integer ≥ 2. Default 4096. */
+  /** Cells per level M of each sketch, integer in [16, 2^24]. Default 4096. */
   cellsPerLevel?: number
-  /** Generations of each Rotator, integer ≥ 2. Default 2. */
+  /** Generations of each Rotator, integer in [2, 16]. Default: the adapters' default. */
   generations?: number
-  /** Rotation period in ms (of log time); default max(60 s, burst/rate, 8 half-lives). */
+  /**
+   * Rotation period in ms (of log time); default each policy's shortest period that forgives
+   * nothing early (the adapters' default: the debt meter's maxDebt / rate, the abuse score's
+   * decay from its ceiling to 1/1000 of the threshold, over generations − 1).
+   */
   periodMs?: number
   /** How many throttled keys the report lists, integer ≥ 1. Default 10. */
   top?: number
@@ -74,8 +81,8 @@ export interface ReplayConfig {
   readonly halfLifeMs: number
   readonly levels: number
   readonly cellsPerLevel: number
-  readonly generations: number
-  readonly periodMs: number
+  readonly generations: number | undefined
+  readonly periodMs: number | undefined
   readonly top: number
   readonly binMs: number
   readonly year: number
@@ -139,8 +146,10 @@ export interface ReplayReport {
     levels: number
     cellsPerLevel: number
     generations: number
-    periodMs: number
     sizeBytes: number
+    /** Rotation period of each policy, ms. */
+    periodsMs: { rate?: number; abuse?: number }
+    /** Rotations during the replay (log time span / period of the first policy). */
     rotations: number
   }
   reference: {
@@ -160,6 +169,13 @@ export interface ReplayReport {
 }
 
 const BINS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]
+
+function intIn(name: string, v: unknown, lo: number, hi: number, dflt: number): number {
+  if (v === undefined) return dflt
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi)
+    invalidOption(name, `an integer in [${lo}, ${hi}]`, v)
+  return v
+}
 
 function positive(name: string, v: unknown, integer = false, min = 0): number {
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= min || (integer && !Number.isInteger(v))) {
@@ -198,8 +214,8 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
     for (const [name, w] of Object.entries(abuse)) {
       if (effective === 'auth' && !['failed', 'invalid', 'accepted'].includes(name))
         invalidOption(`abuse.${name}`, 'failed | invalid | accepted', name)
-      if (effective === 'access' && !/^([1-5][0-9][0-9]|[1-5]xx|default)$/.test(name))
-        invalidOption(`abuse.${name}`, 'a status (404), a class (4xx) or default', name)
+      if (effective === 'access' && !/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(name))
+        invalidOption(`abuse.${name}`, 'a status (404), a class (4xx), success (< 400) or default', name)
       if (typeof w !== 'number' || !Number.isFinite(w)) invalidOption(`abuse.${name}`, 'a finite number', w)
     }
     abuse = Object.freeze({ ...abuse })
@@ -208,14 +224,11 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
     invalidOption('rate', 'a rate or abuse weights (both are off)', null)
   const threshold = options.threshold === undefined ? 5 : positive('threshold', options.threshold)
   const halfLifeMs = options.halfLifeMs === undefined ? 600_000 : positive('halfLifeMs', options.halfLifeMs)
-  const levels = options.levels === undefined ? 4 : positive('levels', options.levels, true)
-  const cellsPerLevel = options.cellsPerLevel === undefined ? 4096 : positive('cells', options.cellsPerLevel, true, 1)
-  const generations = options.generations === undefined ? 2 : positive('generations', options.generations, true, 1)
-  const drainMs = ratePerSecond === null ? 0 : (burst / ratePerSecond) * 1000
-  const periodMs =
-    options.periodMs === undefined
-      ? Math.max(60_000, drainMs, abuse === null ? 0 : 8 * halfLifeMs)
-      : positive('period', options.periodMs)
+  const levels = intIn('levels', options.levels, 1, 16, 4)
+  const cellsPerLevel = intIn('cells', options.cellsPerLevel, 16, 1 << 24, 4096)
+  const generations =
+    options.generations === undefined ? undefined : intIn('generations', options.generations, 2, 16, 2)
+  const periodMs = options.periodMs === undefined ? undefined : positive('period', options.periodMs)
   const top = options.top === undefined ? 10 : positive('top', options.top, true)
   const binMs = options.binMs ?? 0
   if (!Number.isInteger(binMs) || binMs < 0 || binMs % 60_000 !== 0)
@@ -280,16 +293,17 @@ export function subnetOf(ip: string): string {
  * an {@link ExactReference}, and builds a {@link ReplayReport}. Feed it lines with
  * {@link Replay.line}, then call {@link Replay.finish}. Pure: no I/O, no wall clock.
  *
- * Policies (each a {@link ScoreStore} from {@link localStore}: a Rotator of Sketches):
- * - rate (debt meter): linear decay at `ratePerSecond`, bounds [0, burst], min; a request
- *   costs 1 and is admitted iff `debt + 1 ≤ burst` (`tryConsume`).
- * - abuse (feedback score): exponential decay with `halfLifeMs`, bounds [0, 4 × threshold],
- *   min; a request is refused iff the key's score is ≥ threshold; an admitted request adds
- *   the weight of its outcome (status or auth event). Refused requests add nothing: with
- *   the limiter on, they would not have reached the application.
+ * Policies: the adapters' own {@link DebtMeter} and {@link AbuseScore} (in-process stores:
+ * Rotators of Min Sketches), with their defaults, in the order the adapters run them:
+ * - abuse score: exponential decay with `halfLifeMs`, ceiling 4 × threshold; a request is
+ *   refused iff the key's score is ≥ threshold; an admitted request adds the weight of its
+ *   outcome (status or auth event). Refused requests add nothing: with the limiter on, they
+ *   would not have reached the application.
+ * - debt meter: drains at `ratePerSecond`; a request of cost 1 is admitted iff
+ *   `debt + 1 ≤ burst`.
  *
- * Time: the clock never goes back; a line older than the latest time seen is replayed at the
- * latest time and counted in `outOfOrder`. The Rotators rotate every `periodMs` of log time.
+ * Time: lines go through a reorder buffer (see {@link ReplayOptions.maxDisorderMs}); the
+ * policies' clock is each replayed line's time, and their rotations follow that clock.
  */
 export class Replay {
   /** The configuration; its `format` is fixed once the first line parses. */
@@ -298,8 +312,9 @@ export class Replay {
   private format: LogFormat | 'unknown'
   private readonly clock = new FakeClock(0)
   private readonly ticker = new FakeTicker()
-  private rate: ScoreStore | undefined
-  private abuse: ScoreStore | undefined
+  private generations = 0
+  private rate: DebtMeter | undefined
+  private abuse: AbuseScore | undefined
   private reference!: ExactReference
   private readonly distinct: DistinctCounter
   private readonly access: AccessRecord = accessRecord()
@@ -312,8 +327,6 @@ export class Replay {
   private started = false
   private nowMs = -Infinity
   private startMs = 0
-  private nextRotationMs = 0
-  private rotations = 0
   // counters
   private linesRead = 0
   private linesParsed = 0
@@ -356,31 +369,12 @@ export class Replay {
     const c = (this.config = replayConfig(this.options, format))
     this.keyCode = KEY_CODES[c.key]
     this.authParser = new AuthLogParser(c.year)
-    const store = localStore()
-    const shape = { levels: c.levels, cellsPerLevel: c.cellsPerLevel, aggregator: 'min' as const, lo: 0, seed: c.seed }
-    if (c.ratePerSecond !== null) {
-      this.rate = store({
-        name: 'replay:rate',
-        sketch: { ...shape, decay: linear(c.ratePerSecond), hi: c.burst },
-        generations: c.generations,
-        periodMs: c.periodMs,
-        clock: this.clock,
-        ticker: this.ticker,
-      })
-    }
     if (c.abuse !== null) {
-      this.abuse = store({
-        name: 'replay:abuse',
-        sketch: { ...shape, decay: halfLife(c.halfLifeMs), hi: c.abuseHi },
-        generations: c.generations,
-        periodMs: c.periodMs,
-        clock: this.clock,
-        ticker: this.ticker,
-      })
       const w = c.abuse
-      for (let s = 100; s < 600; s++) {
-        const cls = `${Math.floor(s / 100)}xx`
-        this.statusWeights[s] = w[String(s)] ?? w[cls] ?? w.default ?? 0
+      // the rule of AbuseScore.deltaForStatus: exact status, then Nxx, then success (< 400), then default, else 0
+      for (let st = 100; st < 600; st++) {
+        this.statusWeights[st] =
+          w[String(st)] ?? w[`${Math.floor(st / 100)}xx`] ?? (st < 400 ? w.success : undefined) ?? w.default ?? 0
       }
       this.eventWeights = { failed: w.failed ?? 0, invalid: w.invalid ?? 0, accepted: w.accepted ?? 0 }
     }
@@ -506,18 +500,35 @@ export class Replay {
     const first = this.nowMs === -Infinity
     this.nowMs = t
     this.clock.set(t)
-    if (first) {
-      this.nextRotationMs = t + this.config.periodMs
-      return
-    }
-    if (t >= this.nextRotationMs) {
-      // after a gap of N periods every generation is stale: N rotations are enough
-      const periods = Math.floor((t - this.nextRotationMs) / this.config.periodMs) + 1
-      const n = Math.min(periods, this.config.generations)
-      for (let i = 0; i < n; i++) this.ticker.tick()
-      this.rotations += periods
-      this.nextRotationMs += periods * this.config.periodMs
-    }
+    if (first) this.buildPolicies()
+    // the policies' tickers rotate once per whole period of the clock since they last did
+    else this.ticker.tick()
+  }
+
+  /** The policies, built when the clock first holds log time (their rotation counts from it). */
+  private buildPolicies(): void {
+    const c = this.config
+    const seed = c.seed
+    const sketch = resolveSketchOptions({
+      levels: c.levels,
+      cellsPerLevel: c.cellsPerLevel,
+      generations: c.generations,
+      periodMs: c.periodMs,
+      hasher: seed === undefined ? undefined : sipHash(seed),
+      // a master seed for the Rotators' generation seeds, so that a seeded replay repeats exactly
+      store: seed === undefined ? undefined : (spec) => localStore()({ ...spec, sketch: { ...spec.sketch, seed } }),
+      clock: this.clock,
+      ticker: this.ticker,
+    })
+    this.generations = sketch.generations
+    if (c.ratePerSecond !== null)
+      this.rate = new DebtMeter({ rate: c.ratePerSecond, burst: c.burst }, sketch, 'replay:rate')
+    if (c.abuse !== null)
+      this.abuse = new AbuseScore(
+        { threshold: c.threshold, halfLifeMs: c.halfLifeMs, maxScore: c.abuseHi },
+        sketch,
+        'replay:abuse',
+      )
   }
 
   private decide(key: string, weight: number): void {
@@ -525,10 +536,10 @@ export class Replay {
     this.distinct.add(key)
     let ok = true
     const abuse = this.abuse
-    if (abuse !== undefined && (abuse.read(key) as number) >= this.config.threshold) ok = false
-    if (ok && this.rate !== undefined)
-      ok = (this.rate.tryConsume(key, 1, this.config.burst) as { admitted: boolean }).admitted
-    if (ok && abuse !== undefined && weight !== 0) void abuse.add(key, weight) // in-process: a number, not a Promise
+    // in-process stores answer synchronously: the verdicts are values, not Promises
+    if (abuse !== undefined && !(abuse.check(key) as AbuseVerdict).admitted) ok = false
+    if (ok && this.rate !== undefined) ok = (this.rate.consume(key) as DebtVerdict).admitted
+    if (ok && abuse !== undefined && weight !== 0) void abuse.record(key, weight)
     const refOk = this.reference.decide(key, weight, now)
     const minute = Math.floor(now / 60_000)
     if (minute !== this.curMinute) {
@@ -565,7 +576,7 @@ export class Replay {
 
   /** Bytes held by the sketch policies' cells (all generations). */
   sketchBytes(): number {
-    return (this.rate?.sizeBytes() ?? 0) + (this.abuse?.sizeBytes() ?? 0)
+    return (this.rate?.store.sizeBytes() ?? 0) + (this.abuse?.store.sizeBytes() ?? 0)
   }
 
   /** Replay what is left in the reorder buffer and build the report. */
@@ -643,10 +654,10 @@ export class Replay {
         policies,
         levels: c.levels,
         cellsPerLevel: c.cellsPerLevel,
-        generations: c.generations,
-        periodMs: c.periodMs,
+        generations: this.generations,
+        periodsMs: { rate: this.rate?.periodMs, abuse: this.abuse?.periodMs },
         sizeBytes: this.sketchBytes(),
-        rotations: this.rotations,
+        rotations: Math.floor(span / (this.rate?.periodMs ?? this.abuse?.periodMs ?? Infinity)),
       },
       reference: {
         admitted: this.refAdmitted,
@@ -664,8 +675,8 @@ export class Replay {
 
   /** Release the policies' stores. */
   close(): void {
-    void this.rate?.close()
-    void this.abuse?.close()
+    void this.rate?.store.close()
+    void this.abuse?.store.close()
   }
 }
 
