@@ -19,7 +19,7 @@ replay options:
   --threshold T               abuse score at which requests are refused (default 5)
   --half-life D               half-life of the abuse score (default 10m)
   --levels L --cells M        sketch shape: L levels (1–16) × M cells (16–2^24), 16 B a cell (default 4 × 4096)
-  --generations N --period D  rotator generations (default 3) and period (default: each policy's shortest safe one)
+  --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
   --year Y                    year of the first line of a syslog file without years (default this year)
