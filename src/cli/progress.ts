@@ -53,7 +53,7 @@ export class ProgressBar {
     this.drawn = true
     const secs = (t - this.startMs) / 1000
     const rate = `${Math.round(lines / secs).toLocaleString('en-US')} lines/s`
-    const width = Math.max(20, (this.target.columns ?? 80) - 1)
+    const width = Math.max(20, (this.target.columns || 80) - 1) // 0: a pty that reports no size
     let text: string
     if (this.totalBytes !== undefined && this.totalBytes > 0) {
       const f = Math.min(1, bytes / this.totalBytes)
