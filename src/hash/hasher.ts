@@ -72,7 +72,7 @@ export interface Hasher {
   readonly name: HasherName
   /** The numeric id stored in frames (1 = murmur3, 2 = siphash). */
   readonly id: number
-  /** The 16 seed bytes (a copy is stored; mutating it changes nothing). */
+  /** The 16 seed bytes (a copy of what was passed in; treat it as read-only: it is what frames store). */
   readonly seed: Uint8Array
   /** The same function under another seed. */
   withSeed(seed: SeedLike): Hasher

@@ -285,7 +285,7 @@ function readSparse(
   const bound = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: values stay finite
   const scores = new Float64Array(n)
   const touched = new Float64Array(n)
-  const time = at > shape.writerNowMs ? shape.writerNowMs + shift : at + shift
+  const time = finiteTime(at > shape.writerNowMs ? shape.writerNowMs + shift : at + shift)
   let prev = -1
   let o = off + 16
   for (let k = 0; k < count; k++, o += 12) {
@@ -300,6 +300,15 @@ function readSparse(
     prev = p
   }
   return { cells: { scores, touched }, next: o }
+}
+
+/**
+ * A mapped time kept finite: frames with extreme finite times (crafted, the CRC recomputed)
+ * can map a time past ±Number.MAX_VALUE, and an infinite time would freeze a cell or make
+ * the restored structure's own frame unreadable. −MAX_VALUE is still infinitely old.
+ */
+function finiteTime(t: number): number {
+  return t >= -Number.MAX_VALUE ? (t <= Number.MAX_VALUE ? t : Number.MAX_VALUE) : -Number.MAX_VALUE
 }
 
 /**
@@ -341,7 +350,7 @@ export function readCells(
     if (!(s >= lo && s <= hi)) invalidField(`${what} score[${p}]`, `a number in [${lo}, ${hi}]`, s)
     if (!Number.isFinite(t)) invalidField(`${what} time[${p}]`, 'a finite number (ms)', t)
     if (s === 0) touched[p] = 0
-    else touched[p] = t > shape.writerNowMs ? downtimeAt : t + shift
+    else touched[p] = finiteTime(t > shape.writerNowMs ? downtimeAt : t + shift)
   }
   return { scores, touched }
 }
@@ -610,7 +619,9 @@ export function decodeRotator(
     gens.push({ seed, scores: cells.scores, touched: cells.touched })
   }
   if (off !== end) invalidField('payload length', `${off} (the generations' blocks)`, end)
-  const mappedLast = lastRotationAtMs > shape.writerNowMs ? shape.writerNowMs + shift : lastRotationAtMs + shift
+  const mappedLast = finiteTime(
+    lastRotationAtMs > shape.writerNowMs ? shape.writerNowMs + shift : lastRotationAtMs + shift,
+  )
   return {
     shape,
     fields: { generations, periodMs, rotations, lastRotationAtMs: mappedLast },

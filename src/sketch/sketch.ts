@@ -433,11 +433,11 @@ export class Sketch {
   }
 
   /**
-   * Whether {@link Sketch.merge} would accept `other`: a Sketch with the same levels, cells
-   * per level, decay (kind and rate), lo, hi, aggregator, hasher and seed.
+   * Whether {@link Sketch.merge} would accept `other`: another Sketch (not this one) with the
+   * same levels, cells per level, decay (kind and rate), lo, hi, aggregator, hasher and seed.
    */
   isCompatible(other: Sketch): boolean {
-    return other instanceof Sketch && incompatibility(this, other) === undefined
+    return other instanceof Sketch && other !== this && incompatibility(this, other) === undefined
   }
 
   /**
