@@ -24,7 +24,7 @@ import type {
   onRequestHookHandler,
   preHandlerHookHandler,
 } from 'fastify'
-import type { Decision } from '../src/limit/decision.js'
+import { makeDecision, type Decision } from '../src/limit/decision.js'
 import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
 import type { Limiter } from '../src/limit/limiter.js'
 import { BloomGate } from '../src/limit/bloom-gate.js'
@@ -257,6 +257,12 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', bloomRegistry)
     const gate = new BloomGate(b, prefix)
     const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+      // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
+      if (req.grudge === null)
+        req.grudge = Object.assign(makeDecision(true, 200, undefined, NaN, {}, 0, undefined, NaN, NaN, false), {
+          key: '',
+          bloom: bloomOf,
+        })
       const item = await b.item(req)
       const present = await gate.check(bloomRegistry, item)
       telemetry.policy('bloom', present)

@@ -31,6 +31,8 @@ const max = open ? 1e9 : 1
 if (framework === 'fastify') {
   const app = Fastify()
   if (variant === 'grudge') await app.register(grudgeFastify, { limit: grudgeLimit })
+  // the floor of any limiter: one synchronous onRequest hook that does nothing
+  if (variant === 'noop') app.addHook('onRequest', (_req, _reply, done) => done())
   if (variant === 'other') await app.register(rateLimit, { max, timeWindow: 1000 })
   app.get('/', (_req, reply) => reply.send('ok'))
   const url = await app.listen({ port: 0, host: '127.0.0.1' })
@@ -38,6 +40,7 @@ if (framework === 'fastify') {
 } else {
   const app = express()
   if (variant === 'grudge') app.use(grudgeExpress({ limit: grudgeLimit }))
+  if (variant === 'noop') app.use((_req, _res, next) => next())
   if (variant === 'other')
     app.use(expressRateLimit({ windowMs: 1000, limit: max, standardHeaders: 'draft-8', legacyHeaders: false }))
   app.get('/', (_req, res) => {

@@ -3,13 +3,16 @@
 // express-rate-limit; first with nothing rejected, then with almost everything rejected
 // (one client key, 1 request per second). Each server runs in its own process on
 // 127.0.0.1; autocannon runs here. Prints req/s, p99 latency and the ratio to the bare
-// framework, then RSS after 10^6 distinct keys for each limiter. Bounded: about
-// 12 runs × (DURATION_S + 1) s plus three memory runs.
+// framework (with a no-op hook/middleware as the floor of any limiter), then RSS and heap
+// after 10^6 distinct keys for each limiter. Bounded: ROUNDS (default 3) × 14 runs of
+// 1 s warm-up + BENCH_HTTP_SECONDS (default 3) + process start, about 4 minutes, plus three
+// memory runs.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { dirname, join } from 'node:path'
 import { createRequire } from 'node:module'
+import os from 'node:os'
 
 interface CannonResult {
   requests: { average: number; total: number }
@@ -45,7 +48,10 @@ const tsc = spawnSync(
 )
 if (tsc.status !== 0) throw new Error('tsc failed')
 const env = { ...process.env, GRUDGE_DIST: dist }
-const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 5)
+const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
+// round-robin rounds, median per configuration: a shared machine drifts, and every
+// configuration then sees the same drift
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
 const CONNECTIONS = 10
 
 interface Row {
@@ -90,30 +96,54 @@ async function run(framework: string, variant: string, phase: string): Promise<R
   }
 }
 
-const rows: Row[] = []
+const configs: [string, string, string][] = []
 for (const framework of ['fastify', 'express']) {
-  rows.push(await run(framework, 'bare', 'open'))
-  for (const phase of ['open', 'reject']) {
-    for (const variant of ['grudge', 'other']) rows.push(await run(framework, variant, phase))
+  configs.push([framework, 'bare', 'open'], [framework, 'noop', 'open'])
+  for (const phase of ['open', 'reject'])
+    for (const variant of ['grudge', 'other']) configs.push([framework, variant, phase])
+}
+const samples = new Map<string, Row[]>()
+for (let round = 0; round < ROUNDS; round++) {
+  for (const [framework, variant, phase] of configs) {
+    const r = await run(framework, variant, phase)
+    const k = `${framework}/${variant}/${phase}`
+    samples.set(k, [...(samples.get(k) ?? []), r])
   }
 }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const rows: Row[] = configs.map(([framework, variant, phase]) => {
+  const rs = samples.get(`${framework}/${variant}/${phase}`)!
+  return {
+    framework,
+    variant,
+    phase,
+    rps: median(rs.map((r) => r.rps)),
+    p99: median(rs.map((r) => r.p99)),
+    non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
+    total: rs.reduce((a, r) => a + r.total, 0),
+  }
+})
 
 const name = (r: Row) =>
-  r.variant === 'bare'
-    ? `${r.framework} (bare)`
-    : r.variant === 'grudge'
-      ? `${r.framework} + grudge`
-      : r.framework === 'fastify'
-        ? 'fastify + @fastify/rate-limit'
-        : 'express + express-rate-limit'
-console.log(`\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run, loopback, node ${process.version}`)
+  r.variant === 'noop'
+    ? `${r.framework} + no-op ${r.framework === 'fastify' ? 'onRequest hook' : 'middleware'}`
+    : r.variant === 'bare'
+      ? `${r.framework} (bare)`
+      : r.variant === 'grudge'
+        ? `${r.framework} + grudge`
+        : r.framework === 'fastify'
+          ? 'fastify + @fastify/rate-limit'
+          : 'express + express-rate-limit'
+console.log(
+  `\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run, median of ${ROUNDS} round-robin rounds, loopback, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
+)
 console.log('| server | phase | req/s | p99 ms | rejected | ratio to bare |')
 console.log('|---|---|---:|---:|---:|---:|')
 for (const r of rows) {
   const bare = rows.find((b) => b.framework === r.framework && b.variant === 'bare')!
   const rejected = r.total > 0 ? `${((r.non2xx / r.total) * 100).toFixed(1)}%` : '-'
   console.log(
-    `| ${name(r)} | ${r.variant === 'bare' ? '-' : r.phase === 'open' ? 'nothing rejected' : 'mostly rejected'} | ${r.rps.toFixed(0)} | ${r.p99} | ${rejected} | ${(r.rps / bare.rps).toFixed(2)} |`,
+    `| ${name(r)} | ${r.variant === 'bare' || r.variant === 'noop' ? '-' : r.phase === 'open' ? 'nothing rejected' : 'mostly rejected'} | ${r.rps.toFixed(0)} | ${r.p99} | ${rejected} | ${(r.rps / bare.rps).toFixed(2)} |`,
   )
 }
 

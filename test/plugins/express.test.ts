@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import express from 'express'
 import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
@@ -13,19 +13,20 @@ const express4 = createRequire(import.meta.url)('express4') as typeof express
 
 type Hit = { status: number; headers: Record<string, string | string[] | undefined>; body: string }
 
-async function serve(app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
+async function serve(t: Test, app: express.Express): Promise<{ url: string; close: () => Promise<void> }> {
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s))
   })
   const { port } = server.address() as AddressInfo
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise((resolve) => {
-        server.close(() => resolve())
-        server.closeAllConnections() // undici keeps connections alive; do not wait for their timeout
-      }),
-  }
+  let closed: Promise<void> | undefined
+  const close = () =>
+    (closed ??= new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections() // undici keeps connections alive; do not wait for their timeout
+    }))
+  // closed even when an assertion throws, so a failing test never leaves the process waiting
+  t.teardown(close)
+  return { url: `http://127.0.0.1:${port}`, close }
 }
 
 async function hit(url: string, headers: Record<string, string> = {}): Promise<Hit> {
@@ -46,7 +47,7 @@ for (const [label, make] of [
     app.get('/', (req, res) => {
       res.json({ remaining: req.grudge?.remaining, key: req.grudge?.key })
     })
-    const s = await serve(app)
+    const s = await serve(t, app)
     const ok = await hit(s.url + '/')
     t.equal(ok.status, 200)
     t.same(JSON.parse(ok.body), { remaining: 2, key: 'ip:127.0.0.1' })
@@ -98,7 +99,7 @@ for (const [label, make] of [
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       res.status(500).send('error: ' + err.message)
     })
-    const s = await serve(app)
+    const s = await serve(t, app)
     const a = await hit(s.url + '/', { 'x-bad': 'sync' })
     t.equal(a.status, 500)
     t.equal(a.body, 'error: boom')
@@ -123,7 +124,7 @@ for (const [label, make] of [
     app.get('/', (req, res) => {
       res.send(req.grudge?.key)
     })
-    const s = await serve(app)
+    const s = await serve(t, app)
     const a = await hit(s.url + '/', { 'x-forwarded-for': '1.1.1.1' })
     t.equal(a.body, 'ip:127.0.0.1')
     t.equal((await hit(s.url + '/', { 'x-forwarded-for': '2.2.2.2' })).status, 429)
@@ -143,7 +144,7 @@ for (const [label, make] of [
     app.get('/b/:id', b, (req, res) => {
       res.send(req.grudge?.key)
     })
-    const s = await serve(app)
+    const s = await serve(t, app)
     const r = await hit(s.url + '/a/1')
     t.equal(r.body, 'route:GET /a/:id')
     t.equal((await hit(s.url + '/a/2')).status, 429, '/a/1 and /a/2 share the pattern')
@@ -191,7 +192,7 @@ t.test('abuse, fairness and bloom through the middleware', async (t) => {
   app.get('/', (req, res) => {
     res.status(req.query.fail ? 500 : 401).send('x')
   })
-  const s = await serve(app)
+  const s = await serve(t, app)
   t.equal((await hit(s.url + '/?id=2')).status, 404, 'bloom: absent id answered before the handler')
   t.equal((await hit(s.url + '/?id=1')).status, 401)
   t.equal((await hit(s.url + '/?id=1')).status, 401)
@@ -238,7 +239,7 @@ t.test('handler, onExceeded, skip and allowList in Express', async (t) => {
   app.get('/health', (_req, res) => {
     res.send('ok')
   })
-  const s = await serve(app)
+  const s = await serve(t, app)
   t.equal((await hit(s.url + '/')).status, 200)
   const r = await hit(s.url + '/')
   t.equal(r.status, 429)
@@ -308,7 +309,7 @@ t.test(
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
       res.status(500).send('error: ' + err.message)
     })
-    const s = await serve(app)
+    const s = await serve(t, app)
     t.equal((await hit(s.url + '/b?id=yes')).body, 'present')
     t.equal((await hit(s.url + '/b?id=no')).status, 410)
     t.equal((await hit(s.url + '/b?id=throw')).body, 'error: item boom')

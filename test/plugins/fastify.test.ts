@@ -393,9 +393,9 @@ t.test('bloom route option: absent items never reach the handler', async (t) => 
   f.get(
     '/users/:id',
     { config: { grudge: { bloom: { filter: 'users', item: (req) => (req.params as { id: string }).id } } } },
-    async () => {
+    async (req) => {
       queries++
-      return 'user'
+      return req.grudge?.bloom('users') === set ? 'user' : 'no registry on the request'
     },
   )
   f.get(
@@ -413,7 +413,9 @@ t.test('bloom route option: absent items never reach the handler', async (t) => 
     },
     async () => 'user',
   )
-  t.equal((await f.inject('/users/1')).statusCode, 200)
+  const found = await f.inject('/users/1')
+  t.equal(found.statusCode, 200)
+  t.equal(found.body, 'user', 'req.grudge.bloom(name) on a route with only a Bloom check')
   t.equal((await f.inject('/users/99')).statusCode, 404)
   t.equal(queries, 1)
   t.equal((await f.inject('/u2/99')).statusCode, 410)
@@ -482,6 +484,7 @@ t.test('real server on loopback, hit with undici', async (t) => {
   await register()
   f.get('/', async () => 'ok')
   const addr = await f.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => f.close()) // closed even if an assertion throws
   const codes: number[] = []
   let last: Record<string, unknown> = {}
   for (let i = 0; i < 3; i++) {
@@ -691,3 +694,52 @@ t.test(
     await b.f.close()
   },
 )
+
+t.test('fairness default outcome: a response slower than slowMs counts as a failure', async (t) => {
+  const { f, clock, register } = app({
+    fairness: { failureDelta: 0.5, lambdaPerSecond: 0.001, slowMs: 2000 },
+    random: () => 0.7,
+  })
+  await register()
+  f.get('/slow', async () => {
+    clock.advance(2500) // the handler takes 2.5 s on the limiter's clock
+    return 'late'
+  })
+  f.get('/fast', async () => 'ok')
+  t.equal((await f.inject('/fast')).statusCode, 200)
+  t.equal((await f.inject('/slow')).statusCode, 200) // score 0.5
+  t.equal((await f.inject('/fast')).statusCode, 200, '0.7 ≥ 0.5: admitted')
+  t.equal((await f.inject('/slow')).statusCode, 200) // score ≈ 0.99
+  t.equal((await f.inject('/fast')).statusCode, 503, 'two slow responses: throttled')
+  await f.close()
+})
+
+t.test('two registrations in sibling scopes: each limits only its own routes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const f = Fastify()
+  const scopes: { stats(): { requests: number } }[] = []
+  for (const [prefix, burst] of [
+    ['/a', 1],
+    ['/b', 3],
+  ] as const) {
+    await f.register(
+      async (child) => {
+        await child.register(grudge, { clock, ticker, limit: { rate: 1, burst } })
+        child.get('/x', async () => prefix)
+        scopes.push(child.grudge)
+      },
+      { prefix },
+    )
+  }
+  t.equal((await f.inject('/a/x')).statusCode, 200)
+  t.equal((await f.inject('/a/x')).statusCode, 429)
+  for (let i = 0; i < 3; i++) t.equal((await f.inject('/b/x')).statusCode, 200)
+  t.equal((await f.inject('/b/x')).statusCode, 429)
+  t.same(
+    scopes.map((s) => s.stats().requests),
+    [2, 4],
+    'each registration counted only its own requests',
+  )
+  await f.close()
+})
