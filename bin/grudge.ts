@@ -1,0 +1,76 @@
+#!/usr/bin/env node
+// The `grudge` command: `grudge replay` (a log through the policies, with a report) and
+// `grudge suggest` (sketch sizing). The logic lives in src/cli/; this file does the I/O.
+import { createReadStream, statSync, writeFileSync } from 'node:fs'
+import { parseCommand, USAGE } from '../src/cli/args.js'
+import { feedLines, maybeGunzip } from '../src/cli/feed.js'
+import { renderHtml } from '../src/cli/html.js'
+import { ProgressBar } from '../src/cli/progress.js'
+import { Replay } from '../src/cli/replay.js'
+import { suggestShape } from '../src/cli/suggest.js'
+import { formatReport } from '../src/cli/text-report.js'
+import { formatBytes } from '../src/cli/units.js'
+
+async function main(argv: string[]): Promise<number> {
+  const cmd = parseCommand(argv)
+  if (cmd.command === 'help') {
+    process.stdout.write(USAGE)
+    return 0
+  }
+  if (cmd.command === 'suggest') {
+    const s = suggestShape(cmd.hotKeys, cmd.fp, cmd.memoryBytes, cmd.generations, cmd.maxLevels)
+    if (cmd.json) {
+      process.stdout.write(JSON.stringify(s, null, 2) + '\n')
+    } else {
+      process.stdout.write(
+        [
+          `hot keys ${cmd.hotKeys}, target false-positive rate ${cmd.fp}${cmd.memoryBytes === undefined ? '' : `, memory budget ${formatBytes(cmd.memoryBytes)}`}`,
+          `  levels             ${s.levels}`,
+          `  cellsPerLevel      ${s.cellsPerLevel}`,
+          `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations`,
+          `  false positives    ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
+          `  as options         { levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`,
+          '',
+        ].join('\n'),
+      )
+    }
+    return s.meetsTarget ? 0 : 3
+  }
+  const source = cmd.file ?? 'stdin'
+  const replay = new Replay(cmd.options)
+  // stat first: a missing file is reported before a stream exists to emit an unhandled error
+  const totalBytes = cmd.file === undefined ? undefined : statSync(cmd.file).size
+  const input = cmd.file === undefined ? process.stdin : createReadStream(cmd.file, { highWaterMark: 1 << 20 })
+  const bar = new ProgressBar(process.stderr, totalBytes, () => performance.now())
+  let rawBytes = 0
+  const t0 = performance.now()
+  const lines = await feedLines(
+    maybeGunzip(input, (n) => (rawBytes += n)),
+    replay,
+    (n) => bar.update(rawBytes, n),
+  )
+  const report = replay.finish()
+  const elapsedMs = performance.now() - t0
+  bar.done()
+  replay.close()
+  const linesPerSecond = elapsedMs > 0 ? (lines / elapsedMs) * 1000 : undefined
+  if (cmd.html !== undefined) writeFileSync(cmd.html, renderHtml(report, source))
+  if (cmd.json) process.stdout.write(JSON.stringify({ ...report, source, elapsedMs, linesPerSecond }, null, 2) + '\n')
+  else
+    process.stdout.write(
+      formatReport(report, source, linesPerSecond) + (cmd.html ? `\nHTML report: ${cmd.html}\n` : ''),
+    )
+  return 0
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err: Error & { code?: string }) => {
+    process.stderr.write(
+      `grudge: ${err.message}\n${err.code?.startsWith('ERR_PARSE_ARGS') || err.code === 'ERR_GRUDGE_OPTION_INVALID' ? '\n' + USAGE : ''}`,
+    )
+    process.exitCode = 2
+  },
+)

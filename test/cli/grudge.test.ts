@@ -1,0 +1,89 @@
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { gzipSync } from 'node:zlib'
+import { repoRoot } from './fixtures/shared-data.js'
+
+// The `grudge` command end to end, as a child process (bin/grudge.ts through tsx).
+function grudge(args: string[], input?: Buffer | string) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'bin', 'grudge.ts'), ...args], {
+    cwd: repoRoot,
+    input,
+    encoding: 'utf8',
+  })
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'grudge-cli-'))
+// 25 requests from one address in the same second and 1 from another: burst 20 → 5 rejected
+const lines = [
+  ...Array.from({ length: 25 }, () => '192.0.2.1 - - [05/Jan/2026:10:00:00 +0000] "GET /a HTTP/1.1" 200 1 "-" "x"'),
+  '192.0.2.2 - - [05/Jan/2026:10:00:00 +0000] "GET /b HTTP/1.1" 200 1 "-" "x"',
+  'not a log line',
+].join('\n')
+const file = join(dir, 'access.log')
+writeFileSync(file, lines)
+writeFileSync(file + '.gz', gzipSync(lines))
+
+t.test('replay a file, a .gz file and stdin: the same JSON report', async (t) => {
+  const runs = [
+    grudge(['replay', '--json', file]),
+    grudge(['replay', '--json', file + '.gz']),
+    grudge(['replay', '--json', '-'], lines),
+  ]
+  for (const r of runs) {
+    t.equal(r.code, 0, r.stderr)
+    t.equal(r.stderr, '', 'no progress bar when stderr is not a TTY')
+    const rep = JSON.parse(r.stdout)
+    t.same(rep.totals, { requests: 26, admitted: 21, rejected: 5 })
+    t.same([rep.input.linesRead, rep.input.linesUnparseable], [27, 1])
+    t.same(
+      rep.throttled.top.map((k: { key: string }) => k.key),
+      ['192.0.2.1'],
+    )
+  }
+  t.same(JSON.parse(runs[2].stdout).source, 'stdin')
+})
+
+t.test('text report and --html', async (t) => {
+  const html = join(dir, 'r.html')
+  const r = grudge(['replay', file, '--rate', '1', '--burst', '20', '--html', html])
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /rejected\s+5 \(19\.23%\)/)
+  t.match(r.stdout, /unparseable\s+1 \(first at line 27\)/)
+  t.match(r.stdout, /192\.0\.2\.1\s+5 \[5\]\s+25/)
+  const page = readFileSync(html, 'utf8')
+  t.match(page, /^<!doctype html>/)
+  t.notMatch(page, /<script|src="http|href="http/, 'self-contained: no script, no external asset')
+})
+
+t.test('bad options exit 2 naming the option, with the usage', async (t) => {
+  const a = grudge(['replay', file, '--burst', 'zero'])
+  t.equal(a.code, 2)
+  t.match(a.stderr, /option "burst": expected a number/)
+  t.match(a.stderr, /usage:/)
+  const b = grudge(['replay', file, '--nope'])
+  t.equal(b.code, 2)
+  t.match(b.stderr, /--nope/)
+  const c = grudge(['frobnicate'])
+  t.equal(c.code, 2)
+  const d = grudge(['replay', join(dir, 'missing.log')])
+  t.equal(d.code, 2)
+  t.match(d.stderr, /^grudge: ENOENT/)
+  t.notMatch(d.stderr, /Unhandled/)
+})
+
+t.test('suggest prints levels, cellsPerLevel and memory', async (t) => {
+  const r = grudge(['suggest', '--hot-keys', '1000', '--fp', '0.001', '--json'])
+  t.equal(r.code, 0, r.stderr)
+  const s = JSON.parse(r.stdout)
+  t.ok(s.levels >= 1 && s.cellsPerLevel > 1 && s.falsePositiveRate <= 0.001)
+  const m = grudge(['suggest', '--hot-keys', '1000', '--fp', '0.001', '--memory', '8MB'])
+  t.equal(m.code, 0, m.stderr)
+  t.match(m.stdout, /levels\s+\d+\n\s+cellsPerLevel\s+\d+\n\s+memory\s+4\.0 MiB per sketch, 8\.0 MiB for 2 generations/)
+  const tight = grudge(['suggest', '--hot-keys', '100000', '--fp', '1e-9', '--memory', '64KB'])
+  t.equal(tight.code, 3, 'exit 3 when the budget cannot reach the target')
+  t.match(tight.stdout, /budget is too small/)
+})

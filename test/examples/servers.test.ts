@@ -1,0 +1,119 @@
+import t, { type Test } from 'tap'
+import type { AddressInfo } from 'node:net'
+import { request } from 'undici'
+import { buildFastifyServer } from '../../examples/fastify-server.js'
+import { buildExpressServer } from '../../examples/express-server.js'
+
+// The example API on both frameworks, over real HTTP on loopback. Expected figures come from
+// the policies in examples/app/config.ts: per-tenant burst 20, login abuse threshold 5 with
+// +1 per failure, the Bloom filter holding every seeded name (no false negatives).
+
+type Call = (
+  method: 'GET' | 'POST',
+  path: string,
+  headers?: Record<string, string>,
+  body?: unknown,
+) => Promise<{ status: number; json: Record<string, unknown> }>
+
+function caller(origin: string): Call {
+  return async (method, path, headers = {}, body) => {
+    const res = await request(origin + path, {
+      method,
+      headers: {
+        ...headers,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    })
+    return {
+      status: res.statusCode,
+      json: (await res.body.json()) as Record<string, unknown>,
+    }
+  }
+}
+
+async function scenario(t: Test, call: Call): Promise<void> {
+  // Bloom pre-check: a seeded name reaches the database; most unknown names do not
+  const taken = await call('GET', '/users/available?username=alice', {
+    'x-forwarded-for': '192.0.2.1',
+  })
+  t.same(taken.json, {
+    username: 'alice',
+    available: false,
+    dbConsulted: true,
+  })
+  let skipped = 0
+  for (let i = 0; i < 20; i++) {
+    const r = await call('GET', `/users/available?username=nobody-${i}`, {
+      'x-forwarded-for': `192.0.2.${10 + i}`,
+    })
+    t.equal(r.json.available, true)
+    if (r.json.dbConsulted === false) skipped++
+  }
+  t.ok(skipped >= 15, `${skipped} of 20 unknown names answered by the Bloom filter (1% false positives)`)
+
+  // /login: 5 failures reach the threshold; the 6th attempt is blocked with 403
+  const statuses: number[] = []
+  for (let i = 0; i < 7; i++)
+    statuses.push(
+      (await call('POST', '/login', { 'x-forwarded-for': '203.0.113.9' }, { username: 'bob', password: 'nope' }))
+        .status,
+    )
+  t.same(statuses.slice(0, 5), [401, 401, 401, 401, 401])
+  t.equal(statuses.at(-1), 403, 'blocked once the abuse score reaches 5')
+  const ok = await call(
+    'POST',
+    '/login',
+    { 'x-forwarded-for': '203.0.113.10' },
+    { username: 'bob', password: 'bob-secret' },
+  )
+  t.same([ok.status, ok.json.ok], [200, true], 'another client logs in')
+
+  // /api/*: the per-tenant burst (20) binds before the per-IP one (40) for a tenant's many IPs
+  const api: number[] = []
+  for (let i = 0; i < 25; i++)
+    api.push(
+      (
+        await call('GET', '/api/items', {
+          'x-forwarded-for': `198.51.100.${i}`,
+          'x-tenant-id': 'acme',
+        })
+      ).status,
+    )
+  t.equal(
+    api.filter((s) => s === 200).length >= 20 && api.filter((s) => s === 200).length <= 21,
+    true,
+    `tenant admitted ${api.filter((s) => s === 200).length} of 25`,
+  )
+  t.equal(api.at(-1), 429)
+  const other = await call('GET', '/api/items', {
+    'x-forwarded-for': '198.51.100.1',
+    'x-tenant-id': 'globex',
+  })
+  t.equal(other.status, 200, 'another tenant from the same IP is not affected')
+
+  const stats = await call('GET', '/grudge/stats')
+  t.equal(stats.status, 200)
+  t.ok((stats.json.database as { queries: number }).queries >= 1)
+}
+
+t.test('Fastify example', async (t) => {
+  const { app } = await buildFastifyServer({ trustProxy: true, users: 1000 })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  t.teardown(() => app.close())
+  await scenario(t, caller(`http://127.0.0.1:${(app.server.address() as AddressInfo).port}`))
+})
+
+t.test('Express example', async (t) => {
+  const { app, close } = await buildExpressServer({
+    trustProxy: true,
+    users: 1000,
+  })
+  const server = app.listen(0, '127.0.0.1')
+  await new Promise<void>((r) => server.once('listening', () => r()))
+  t.teardown(async () => {
+    await new Promise<void>((r) => server.close(() => r()))
+    await close()
+  })
+  await scenario(t, caller(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+})
