@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The `grudge` command: `grudge replay` (a log through the policies, with a report) and
 // `grudge suggest` (sketch sizing). The logic lives in src/cli/; this file does the I/O.
-import { createReadStream, statSync, writeFileSync } from 'node:fs'
+import { createReadStream, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { parseCommand, USAGE } from '../src/cli/args.js'
 import { feedLines, maybeGunzip } from '../src/cli/feed.js'
 import { renderHtml } from '../src/cli/html.js'
@@ -11,10 +12,28 @@ import { suggestShape } from '../src/cli/suggest.js'
 import { formatReport } from '../src/cli/text-report.js'
 import { formatBytes } from '../src/cli/units.js'
 
+/** The version in the package.json above this script (the script runs from bin/ or dist/esm/bin/). */
+function packageVersion(): string {
+  let dir = dirname(realpathSync(process.argv[1]))
+  for (let i = 0; i < 5; i++) {
+    const file = join(dir, 'package.json')
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string }
+      if (pkg.name === 'grudge' && typeof pkg.version === 'string') return pkg.version
+    }
+    dir = dirname(dir)
+  }
+  return 'unknown'
+}
+
 async function main(argv: string[]): Promise<number> {
   const cmd = parseCommand(argv)
   if (cmd.command === 'help') {
     process.stdout.write(USAGE)
+    return 0
+  }
+  if (cmd.command === 'version') {
+    process.stdout.write(`${packageVersion()}\n`)
     return 0
   }
   if (cmd.command === 'suggest') {

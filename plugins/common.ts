@@ -138,7 +138,7 @@ export function defaultErrorBody(
   return {
     statusCode: c.statusCode,
     error: STATUS_TEXT[c.statusCode] ?? 'Error',
-    message: `${what}, retry in ${c.retryAfterSeconds} seconds`,
+    message: `${what}, retry in ${c.retryAfterSeconds} second${c.retryAfterSeconds === 1 ? '' : 's'}`,
   }
 }
 

@@ -8,6 +8,7 @@ export const USAGE = `usage:
   grudge replay [options] [file|-]    replay an access or sshd auth log (.gz read too; stdin when no file or -)
   grudge suggest --hot-keys H --fp P [--memory 8MB] [--generations 2] [--max-levels 8]
                                       size a sketch for H hot keys and a false-positive rate P
+  grudge --version                    print the version
 
 replay options:
   --format auto|access|auth   log format (default auto: CLF/Combined or syslog sshd)
@@ -43,6 +44,7 @@ export type Command =
       json: boolean
     }
   | { command: 'help' }
+  | { command: 'version' }
 
 function number(option: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
@@ -60,6 +62,7 @@ export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv
   if (command === undefined || command === 'help' || command === '--help' || command === '-h')
     return { command: 'help' }
+  if (command === 'version' || command === '--version' || command === '-v') return { command: 'version' }
   if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' }
   if (command === 'suggest') {
     const { values } = parseArgs({

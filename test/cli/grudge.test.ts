@@ -87,3 +87,12 @@ t.test('suggest prints levels, cellsPerLevel and memory', async (t) => {
   t.equal(tight.code, 3, 'exit 3 when the budget cannot reach the target')
   t.match(tight.stdout, /budget is too small/)
 })
+
+t.test('--version prints the version of the package.json next to the script', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { version: string }
+  for (const flag of ['--version', '-v', 'version']) {
+    const r = grudge([flag])
+    t.equal(r.code, 0, r.stderr)
+    t.equal(r.stdout, `${pkg.version}\n`, flag)
+  }
+})

@@ -61,7 +61,7 @@ for (const [label, make] of [
     t.equal(denied.headers['retry-after'], '1')
     t.equal(denied.headers['ratelimit'], '"default";r=0;t=1')
     t.equal(denied.headers['x-ratelimit-reset'], '1')
-    t.match(JSON.parse(denied.body), { statusCode: 429, message: /retry in 1 seconds/ })
+    t.match(JSON.parse(denied.body), { statusCode: 429, message: /retry in 1 second\b/ })
     clock.advance(499)
     t.equal((await hit(s.url + '/')).status, 429)
     clock.advance(1)
