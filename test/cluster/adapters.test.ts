@@ -174,3 +174,34 @@ t.test('Redis unreachable: onStoreError through the adapters', async (t) => {
     t.equal(remainingOf(other.headers.ratelimit), 4)
   })
 })
+
+t.test('an instance with another seed behind an adapter is refused, not failed open', async (t) => {
+  const opts = await needRedis(t)
+  t.test('Fastify', opts, async (t) => {
+    const prefix = uniquePrefix('adapters-fp')
+    const admin = client()
+    const good = await fastifyApp(redisStore({ redis: REDIS_URL, mode: 'exact', seed: SEED, prefix, timeoutMs: 2000 }))
+    // the adapter's onStoreError is 'open': a store failure would admit; a fingerprint mismatch must not
+    const bad = await fastifyApp(
+      redisStore({
+        redis: REDIS_URL,
+        mode: 'exact',
+        seed: 'ffeeddccbbaa99887766554433221100',
+        prefix,
+        timeoutMs: 2000,
+      }),
+      'open',
+    )
+    t.teardown(async () => {
+      await good.close()
+      await bad.close()
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    t.equal((await good.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode, 200)
+    const r = await bad.inject({ url: '/', headers: { 'x-user': 'alice' } })
+    t.equal(r.statusCode, 500, "the framework's error path, not a silent fail-open")
+    t.match(r.json(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
+    t.equal(bad.grudge.stats().policies.store.admitted, 0, 'not counted as a store failure')
+  })
+})
