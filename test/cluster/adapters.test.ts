@@ -180,28 +180,58 @@ t.test('an instance with another seed behind an adapter is refused, not failed o
   t.test('Fastify', opts, async (t) => {
     const prefix = uniquePrefix('adapters-fp')
     const admin = client()
-    const good = await fastifyApp(redisStore({ redis: REDIS_URL, mode: 'exact', seed: SEED, prefix, timeoutMs: 2000 }))
+    const goodStore = redisStore({ redis: REDIS_URL, mode: 'exact', seed: SEED, prefix, timeoutMs: 2000 })
+    const good = await fastifyApp(goodStore)
     // the adapter's onStoreError is 'open': a store failure would admit; a fingerprint mismatch must not
-    const bad = await fastifyApp(
-      redisStore({
-        redis: REDIS_URL,
-        mode: 'exact',
-        seed: 'ffeeddccbbaa99887766554433221100',
-        prefix,
-        timeoutMs: 2000,
-      }),
-      'open',
-    )
+    const badStore = redisStore({
+      redis: REDIS_URL,
+      mode: 'exact',
+      seed: 'ffeeddccbbaa99887766554433221100',
+      prefix,
+      timeoutMs: 2000,
+    })
+    const bad = await fastifyApp(badStore, 'open')
     t.teardown(async () => {
       await good.close()
       await bad.close()
       await dropPrefix(admin, prefix)
       await admin.quit()
     })
+    await goodStore.ready()
+    t.pass('the first instance starts: its fingerprint is stored')
+    await t.rejects(
+      badStore.ready(),
+      { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+      'the startup check refuses the other seed',
+    )
     t.equal((await good.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode, 200)
     const r = await bad.inject({ url: '/', headers: { 'x-user': 'alice' } })
     t.equal(r.statusCode, 500, "the framework's error path, not a silent fail-open")
     t.match(r.json(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
     t.equal(bad.grudge.stats().policies.store.admitted, 0, 'not counted as a store failure')
+  })
+})
+
+t.test("the factory's ready() covers the stores it built and skips closed ones", async (t) => {
+  const opts = await needRedis(t)
+  t.test('ready', opts, async (t) => {
+    const prefix = uniquePrefix('adapters-ready')
+    const admin = client()
+    t.teardown(async () => {
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    const spec = { name: 'p', sketch: { levels: 2, cellsPerLevel: 8 }, generations: 2, periodMs: 3_600_000 }
+    const first = redisStore({ redis: admin, seed: SEED, prefix })
+    const a = first(spec)
+    await first.ready()
+    t.equal(await admin.exists(`${prefix}:{p}:fp`), 1, 'ready() of the factory stored the fingerprint')
+    const other = redisStore({ redis: admin, seed: 'ffeeddccbbaa99887766554433221100', prefix })
+    const b = other(spec)
+    await t.rejects(other.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
+    await b.close()
+    await other.ready()
+    t.pass('a closed store is no longer checked')
+    await a.close()
   })
 })
