@@ -231,3 +231,13 @@ t.test('pause, script flush, stop + restart, flushall (private redis-server)', a
     }
   })
 })
+
+t.test('a client grudge creates from a URL has no offline queue on the request path', async (t) => {
+  const store = redisStore({ redis: CLOSED_PORT_URL, seed: SEED, onStoreError: 'closed' })(spec()) as RedisExactStore
+  t.teardown(() => store.close())
+  const shared = (store as unknown as { shared: { get(): Promise<Redis> } }).shared
+  const c = await shared.get()
+  t.equal(c.options.enableOfflineQueue, false)
+  // while disconnected a command fails at once instead of waiting to run late after a reconnect
+  await t.rejects(c.evalsha('0'.repeat(40), 0), /enableOfflineQueue|writeable/i)
+})
