@@ -21,6 +21,13 @@ export class SharedClient {
   /** The client once known (after the first {@link SharedClient.get} resolved), to skip a promise hop. */
   ready: RedisLike | undefined
 
+  /**
+   * Monotonic time (ms, `performance.now()`) before which every store of the factory skips
+   * Redis after one of them failed: a request that consults several policies then waits for
+   * one timeout, not one per policy.
+   */
+  downUntil = -Infinity
+
   /** The client (created on first use for a URL). */
   get(): Promise<RedisLike> {
     if (this.client === undefined) {

@@ -54,8 +54,6 @@ export class RedisExactStore implements ScoreStore {
   /** Server time minus local time in ms, from the last reply. */
   private offsetMs = 0
   private readonly local: Clock
-  /** Monotonic time (ms) before which requests skip Redis after a failure. */
-  private downUntil = -Infinity
   private down = false
   private fallback: Rotator | undefined
   private closed = false
@@ -192,13 +190,16 @@ export class RedisExactStore implements ScoreStore {
   }
 
   private skipRedis(): boolean {
-    return this.down && performance.now() < this.downUntil
+    // the factory's stores share one client: a failure seen by any of them holds for all
+    if (performance.now() >= this.shared.downUntil) return false
+    this.down = true
+    return true
   }
 
   private failed(err: unknown): void {
     if (isCoded(err)) throw err
     this.down = true
-    this.downUntil = performance.now() + this.o.retryMs
+    this.shared.downUntil = Math.max(this.shared.downUntil, performance.now() + this.o.retryMs)
     this.o.onError?.(err)
   }
 

@@ -22,6 +22,13 @@ export interface RedisStoreFactory {
   (spec: StoreSpec): RedisScoreStore
   /** The mode every store of this factory uses. */
   readonly mode: 'exact' | 'sync'
+  /**
+   * {@link RedisScoreStore.ready} of every open store this factory has built so far (the
+   * adapters build theirs at registration, so await it after registering, before listening):
+   * refuses to start beside a fleet with another seed or shape.
+   * @throws {GrudgeError} as {@link RedisScoreStore.ready}
+   */
+  ready(): Promise<void>
 }
 
 /**
@@ -48,7 +55,19 @@ export interface RedisStoreFactory {
 export function redisStore(options: RedisStoreOptions): RedisStoreFactory {
   const o = parseRedisOptions(options)
   const shared = new SharedClient(o.redis)
-  const factory = (spec: StoreSpec): RedisScoreStore =>
-    o.mode === 'exact' ? new RedisExactStore(spec, o, shared) : new RedisSyncStore(spec, o, shared)
-  return Object.assign(factory, { mode: o.mode })
+  const open = new Set<RedisScoreStore>()
+  const factory = (spec: StoreSpec): RedisScoreStore => {
+    const store = o.mode === 'exact' ? new RedisExactStore(spec, o, shared) : new RedisSyncStore(spec, o, shared)
+    open.add(store)
+    const close = store.close.bind(store)
+    store.close = () => {
+      open.delete(store)
+      return close()
+    }
+    return store
+  }
+  const ready = async (): Promise<void> => {
+    await Promise.all([...open].map((s) => s.ready()))
+  }
+  return Object.assign(factory, { mode: o.mode, ready })
 }

@@ -151,7 +151,9 @@ export class DebtMeter {
         failure: r.failure,
         remaining: NaN,
         resetMs: NaN,
-        retryAfterMs: r.failure === 'open' ? 0 : Math.max(1000, (cost / this.rate) * 1000),
+        // the store, not the key, failed: the key's real wait is unknown, and cost / rate (up to
+        // hours for a slow rate) would be a made-up figure; 1 s, as when the core's timeout decides
+        retryAfterMs: r.failure === 'open' ? 0 : 1000,
       }
     }
     const debt = r.score

@@ -35,11 +35,15 @@ export interface LimiterOptions extends SketchOptions {
   onStoreError?: 'open' | 'closed'
 }
 
-/** Coded errors that are the caller's bug (a bad cost or key), not a store failure. */
+/** Coded errors that are the caller's bug (a bad cost or key) or the deployment's (a fleet mismatch), not a store failure. */
 const CALLER_ERRORS = new Set<unknown>([
   'ERR_GRUDGE_OPTION_INVALID',
   'ERR_GRUDGE_VALUE_NOT_FINITE',
   'ERR_GRUDGE_KEY_INVALID',
+  // a deployment error, not an outage: an instance with another seed or shape beside a fleet's
+  // shared state (or without ioredis) must be loud, never absorbed by onStoreError 'open'
+  'ERR_GRUDGE_CLUSTER_FINGERPRINT',
+  'ERR_GRUDGE_CLUSTER_CLIENT',
 ])
 
 /** What an adapter learned from a response, for the feedback and abuse scores. */

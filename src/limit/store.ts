@@ -6,7 +6,7 @@ import type { Clock, Ticker } from '../clock.js'
 export interface StoreResult {
   /** Whether the cost was applied (score + cost ≤ limit). */
   admitted: boolean
-  /** The key's score after the call: after the cost when admitted, the current score when not. NaN only when `failure` is `'open'`. */
+  /** The key's score after the call: after the cost when admitted, the current score when not. NaN when `failure` is set (the shared store could not say; adapters ignore it then). */
   score: number
   /**
    * Set when a shared store could not answer within its timeout and the configured

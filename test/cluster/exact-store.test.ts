@@ -264,3 +264,56 @@ t.test('exact mode: a local clock far from server time costs one retry, never a 
     await dropPrefix(admin, prefix)
   })
 })
+
+t.test('exact mode: generation keys expire on their own; cells carry Redis TIME', async (t) => {
+  const opts = await needRedis(t)
+  t.test('PTTL and cell times', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-ttl')
+    const periodMs = 60_000
+    const N = 3
+    const L = 2
+    const M = 8
+    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 2000 })({
+      name: 'ttl',
+      sketch: { levels: L, cellsPerLevel: M, decay: linear(1), lo: 0, hi: 100 },
+      generations: N,
+      periodMs,
+    })
+    const [s0, us0] = (await admin.time()).map(Number)
+    const before = s0 * 1000 + us0 / 1000
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    const [s1, us1] = (await admin.time()).map(Number)
+    const after = s1 * 1000 + us1 / 1000
+    // spec/cluster.md: the live generations are O..O+N−1 with O = floor(serverNow / periodMs);
+    // generation k lives until (k + 1)·periodMs and its key expires one period later
+    const oldest = Math.floor(before / periodMs)
+    for (let k = oldest; k < oldest + N; k++) {
+      const key = `${prefix}:{ttl}:g${k}`
+      const pttl = await admin.pttl(key)
+      t.ok(pttl > 0, `g${k}: has an expiry (PTTL ${pttl} ms)`)
+      t.ok(
+        pttl <= (k + 2) * periodMs - before + 1 && pttl >= (k + 2) * periodMs - after - 1000,
+        `g${k}: expires at (k + 2)·periodMs of server time (PTTL ${pttl})`,
+      )
+      t.equal(await admin.strlen(key), L * M * 16, `g${k}: exactly L·M·16 bytes`)
+      // the touched cells carry the script's now: Redis TIME, between our two TIME readings
+      const raw = await admin.getrangeBuffer(key, 0, L * M * 16 - 1)
+      const times: number[] = []
+      for (let p = 0; p < L * M; p++) if (raw.readDoubleLE(p * 16) !== 0) times.push(raw.readDoubleLE(p * 16 + 8))
+      t.equal(times.length, L, `g${k}: one cell per level touched`)
+      t.ok(
+        times.every((x) => x >= before && x <= after),
+        `g${k}: cell times ${times.join(', ')} within Redis TIME [${before}, ${after}]`,
+      )
+    }
+    const fpTtl = await admin.pttl(`${prefix}:{ttl}:fp`)
+    t.ok(
+      fpTtl > 0 && fpTtl <= (oldest + N + 1) * periodMs - before + 1,
+      `the fingerprint expires with the newest generation (PTTL ${fpTtl})`,
+    )
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})

@@ -231,3 +231,40 @@ t.test('pause, script flush, stop + restart, flushall (private redis-server)', a
     }
   })
 })
+
+t.test('a client grudge creates from a URL has no offline queue on the request path', async (t) => {
+  const store = redisStore({ redis: CLOSED_PORT_URL, seed: SEED, onStoreError: 'closed' })(spec()) as RedisExactStore
+  t.teardown(() => store.close())
+  const shared = (store as unknown as { shared: { get(): Promise<Redis> } }).shared
+  const c = await shared.get()
+  t.equal(c.options.enableOfflineQueue, false)
+  // while disconnected a command fails at once instead of waiting to run late after a reconnect
+  await t.rejects(c.evalsha('0'.repeat(40), 0), /enableOfflineQueue|writeable/i)
+})
+
+t.test(
+  'one timeout per request, not one per policy: a failure holds for every store of the factory for retryMs',
+  async (t) => {
+    // a client whose commands never answer (Redis paused or a black-holed network)
+    let calls = 0
+    const hanging = {
+      evalsha: () => {
+        calls++
+        return new Promise<never>(() => {})
+      },
+      script: () => new Promise<never>(() => {}),
+    }
+    const factory = redisStore({ redis: hanging, seed: SEED, timeoutMs: 20, retryMs: 60_000, onStoreError: 'open' })
+    const abuse = factory({ ...spec(), name: 'abuse' }) as RedisExactStore
+    const limit = factory({ ...spec(), name: 'limit' }) as RedisExactStore
+    t.teardown(async () => {
+      await abuse.close()
+      await limit.close()
+    })
+    t.ok(Number.isNaN(await abuse.read('k')), 'the first policy waits for its timeout, then answers per onStoreError')
+    t.equal(calls, 1)
+    t.match(await limit.tryConsume('k', 1, 10), { admitted: true, failure: 'open' })
+    t.equal(calls, 1, 'the second policy of the same request skips Redis: no second wait')
+    t.ok(limit.failing, 'and reports that it is failing')
+  },
+)

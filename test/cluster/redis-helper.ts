@@ -1,14 +1,18 @@
 // Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
-// Tests that need it fail under CI=true when it is missing and skip, saying why, elsewhere.
+// Tests that need it fail under CI (CI=true or 1) when it is missing and skip, saying why, elsewhere.
 import { Socket } from 'node:net'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
 
 export const REDIS_URL = process.env.GRUDGE_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const target = new URL(REDIS_URL)
 
-/** Whether a TCP connection to the Redis port succeeds within 500 ms. */
-export function redisReachable(port = 6379, host = '127.0.0.1'): Promise<boolean> {
+/** Whether a TCP connection to the Redis port (default: the one of REDIS_URL) succeeds within 500 ms. */
+export function redisReachable(
+  port = Number(target.port || 6379),
+  host = target.hostname || '127.0.0.1',
+): Promise<boolean> {
   return new Promise((resolve) => {
     const s = new Socket()
     const done = (ok: boolean) => {
@@ -27,14 +31,14 @@ export function redisReachable(port = 6379, host = '127.0.0.1'): Promise<boolean
  */
 export async function needRedis(t: Test): Promise<{ skip?: string }> {
   if (await redisReachable()) return {}
-  if (process.env.CI === 'true') {
-    t.fail('Redis is required in CI on 127.0.0.1:6379 (.ci/run starts one) but the port is closed')
+  if (process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI)) {
+    t.fail(`Redis is required in CI on ${REDIS_URL} (.ci/run starts one on 6379) but the port is closed`)
     return { skip: 'Redis missing (failed above)' }
   }
-  return { skip: 'Redis not running on 127.0.0.1:6379: start redis-server to run the cluster tests' }
+  return { skip: `Redis not running on ${REDIS_URL}: start redis-server to run the cluster tests` }
 }
 
-/** A fresh client grudge's way: no offline queue, one retry. */
+/** An admin client for setup and inspection: with an offline queue (so its first command waits for the connection), one retry. */
 export function client(url = REDIS_URL): Redis {
   const r = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1 })
   r.on('error', () => {})
