@@ -40,9 +40,13 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
   warn?: (message: string) => void
   /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
   bloom?: {
+    /** The filter registry: one to use, or `{ dir, filters }` to open one (then closed by `close()`). */
     registry: BloomRegistryLike | BloomRegistryConfig
+    /** Name of the filter in the registry to consult. */
     filter: string
+    /** The item to look up, from the request (e.g. `req.params.id`); may be async; a throw or rejection goes to `next(err)`. */
     item: (req: Request) => string | Promise<string>
+    /** Answers when the item is surely absent (the handler never runs); default a 404 response. */
     onAbsent?: (req: Request, res: Response) => void
   }
 }
@@ -218,6 +222,15 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
 }
 
 export default grudge
-export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type {
+  ErrorContext,
+  KeySpec,
+  CommonOptions,
+  AdapterLimitOptions,
+  AdapterFairnessOptions,
+  AdapterAbuseOptions,
+  BloomRegistryLike,
+  BloomRegistryConfig,
+} from './common.js'
 export type { Decision } from '../src/limit/decision.js'
 export type { LimiterStats } from '../src/limit/telemetry.js'

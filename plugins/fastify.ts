@@ -370,7 +370,17 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
  */
 export const grudge = fp(grudgePlugin, { fastify: '5.x', name: 'grudge' })
 export default grudge
-export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type {
+  ErrorContext,
+  KeySpec,
+  CommonOptions,
+  AdapterLimitOptions,
+  AdapterFairnessOptions,
+  AdapterAbuseOptions,
+  BloomRegistryLike,
+  BloomRegistryConfig,
+} from './common.js'
 export type { Decision } from '../src/limit/decision.js'
 export type { LimiterStats } from '../src/limit/telemetry.js'
 export { GrudgeStore, grudgeStore } from './fastify-rate-limit-store.js'
+export type { RateLimitStoreResult, RateLimitStoreCallback } from './fastify-rate-limit-store.js'
