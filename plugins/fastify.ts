@@ -279,9 +279,11 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     return hook as unknown as preHandlerHookHandler
   }
 
-  const onResponse = function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+  function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
     const st = (req as Stateful)[kState]
     if (st === undefined || st === NO_RECORD) return next()
+    // once per request, even when a route hook and a scope hook (not-found) both run
+    ;(req as Stateful)[kState] = NO_RECORD
     try {
       const o = outcomeOf(
         st.resolved,
@@ -297,7 +299,8 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       req.log.error({ err }, 'grudge: recording the outcome failed')
     }
     next()
-  } as Tagged
+  }
+  const onResponse = grudgeOnResponse as Tagged
   onResponse[kOwner] = owner
 
   const sharedHook = makeHook(resolved, shared)
@@ -356,6 +359,21 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     fastify.setNotFoundHandler({ preHandler: sharedHook }, (req, reply) => {
       reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${req.method}:${req.url} not found` })
     })
+  }
+  // The not-found handler is no route (onRoute never sees it), so its responses reach the
+  // feedback and abuse scores through a scope hook: without it, 404s of probed URLs (the
+  // typical abuse signal) would never score. Only not-found requests; once per request.
+  if (notFound === true || shared.recordsOutcomes) {
+    const onNotFoundResponse = function grudgeOnNotFoundResponse(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      next: () => void,
+    ): void {
+      if (!req.is404) return next()
+      grudgeOnResponse(req, reply, next)
+    } as Tagged
+    onNotFoundResponse[kOwner] = owner
+    fastify.addHook('onResponse', onNotFoundResponse as never)
   }
 
   fastify.addHook('onClose', async () => {

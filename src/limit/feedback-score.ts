@@ -55,7 +55,7 @@ export class FeedbackScore {
   readonly status: 503 | 429
   /** Rotation period of the score's Rotator in ms: the configured `periodMs`, else the shortest one that never forgives a score early. */
   readonly periodMs: number
-  /** Where the scores live (one Rotator of sketches with lo 0, hi 1, exponential decay, Max aggregator, or a shared store). */
+  /** Where the scores live (one Rotator of sketches with lo 0, hi 1, exponential decay, Min aggregator, or a shared store). */
   readonly store: ScoreStore
 
   /**
