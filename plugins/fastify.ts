@@ -85,7 +85,14 @@ export interface GrudgeFastifyDecorator {
   prometheus(): Promise<string>
   /** A filter of the registry by name (`registry.get(name)`). */
   bloom(name: string): unknown
-  /** An onRequest hook limiting with the plugin's options (or `overrides`), for routes added elsewhere, e.g. `setNotFoundHandler({ preHandler: fastify.grudge.hook() }, …)` (its signature fits both). */
+  /**
+   * An onRequest hook limiting with the plugin's options (or `overrides`), for routes the
+   * plugin's `onRoute` does not cover: a not-found handler of your own
+   * (`setNotFoundHandler({ preHandler: fastify.grudge.hook() }, …)`; its signature fits
+   * both) or a scope where the plugin is not registered. On a route of the plugin's own
+   * scope it is replaced by the route's configured hook: use `config.grudge` there.
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`
+   */
   hook(overrides?: GrudgeRouteOptions): onRequestHookHandler
 }
 
