@@ -779,3 +779,18 @@ t.test('two registrations in sibling scopes: each limits only its own routes', a
   )
   await f.close()
 })
+
+t.test('allowList addresses are normalised like request keys (IPv6 /64, ::ffff:)', async (t) => {
+  const { f, register } = app({ limit: { rate: 1, burst: 1 }, allowList: ['2001:db8::1', '::ffff:10.0.0.1'] })
+  await register()
+  f.get('/', async () => 'ok')
+  const hit = async (remoteAddress: string) => (await f.inject({ url: '/', remoteAddress })).statusCode
+  for (let i = 0; i < 3; i++) {
+    t.equal(await hit('2001:db8::1'), 200)
+    t.equal(await hit('2001:db8::abcd'), 200, 'same /64 as an allowed address')
+    t.equal(await hit('10.0.0.1'), 200, 'an allowed IPv4-mapped entry matches the IPv4 client')
+  }
+  t.equal(await hit('2001:db8:0:1::1'), 200)
+  t.equal(await hit('2001:db8:0:1::1'), 429, 'another /64 is limited')
+  await f.close()
+})
