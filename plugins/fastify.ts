@@ -317,6 +317,9 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     return asArray(list).filter((h) => (h as Tagged)[kOwner] === undefined)
   }
 
+  type RouteEntry = { limiter: Limiter; hook: onRequestHookHandler }
+  const routeLimiters = new WeakMap<object, Map<string, RouteEntry>>()
+
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const cfg = route.config?.grudge
     const onRequest = strip(route.onRequest)
@@ -334,10 +337,21 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       if (typeof cfg !== 'object' || cfg === null) invalidOption('config.grudge', 'an object or false', cfg)
       const { bloom, ...rest } = cfg
       if (Object.keys(rest).length > 0) {
-        const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...rest }, 'config.grudge.')
-        const methods = asArray(route.method).join(',')
-        limiter = makeLimiter(r, `${methods} ${route.url}`)
-        hook = makeHook(r, limiter)
+        // one limiter per route declaration: the HEAD route Fastify derives from a GET route
+        // (same config object, same url) shares the GET route's limiter, or a client would
+        // get a second budget for the same handler by alternating GET and HEAD
+        let byUrl = routeLimiters.get(cfg)
+        if (byUrl === undefined) routeLimiters.set(cfg, (byUrl = new Map<string, RouteEntry>()))
+        let entry = byUrl.get(route.url)
+        if (entry === undefined) {
+          const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...rest }, 'config.grudge.')
+          const methods = asArray(route.method).join(',')
+          const l = makeLimiter(r, `${methods} ${route.url}`)
+          entry = { limiter: l, hook: makeHook(r, l) }
+          byUrl.set(route.url, entry)
+        }
+        limiter = entry.limiter
+        hook = entry.hook
       }
       if (bloom !== undefined) preHandler.push(makeBloomHook(bloom, 'config.grudge.bloom.'))
     }
