@@ -167,11 +167,15 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, decision)', handler)
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0))
+    invalidOption('name', 'a non-empty string', name)
   let gate: BloomGate | undefined
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
       invalidOption('bloom', 'an object { registry, filter, item }', bloom)
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
+    if (bloom.onAbsent !== undefined && typeof bloom.onAbsent !== 'function')
+      invalidOption('bloom.onAbsent', 'a function (req, res)', bloom.onAbsent)
     gate = new BloomGate(bloom)
   }
   const r = resolveCommon<Request, Response>(common)
