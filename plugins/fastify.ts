@@ -200,6 +200,11 @@ const NO_RECORD = Object.freeze({
   resolved: undefined,
 }) as unknown as PerRequest
 
+/** A frozen shallow copy of a policy's options (false, undefined and non-objects as given). */
+function copyPolicy<T>(v: T): T {
+  return typeof v === 'object' && v !== null ? Object.freeze({ ...v }) : v
+}
+
 const grudgePlugin: FastifyPluginCallback<GrudgeFastifyOptions> = (fastify, rawOptions, done) => {
   try {
     setup(fastify, rawOptions)
@@ -214,7 +219,15 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   // register() passes these in the options object; they are not ours
   delete (options as Record<string, unknown>).prefix
   delete (options as Record<string, unknown>).logLevel
-  const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...common } = options
+  const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...given } = options
+  // routes added later build their limiters from these defaults: copy the nested policy
+  // objects now, so that mutating the caller's options after registration changes nothing
+  const common = Object.freeze({
+    ...given,
+    limit: copyPolicy(given.limit),
+    fairness: copyPolicy(given.fairness),
+    abuse: given.abuse ? { ...copyPolicy(given.abuse), weights: copyPolicy(given.abuse.weights) } : given.abuse,
+  })
   if (defaultBloom !== undefined)
     invalidOption('bloom', 'a route option (config.grudge.bloom), not a plugin option', defaultBloom)
   const resolved = resolveCommon<FastifyRequest, FastifyReply>(common)
