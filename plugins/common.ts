@@ -85,7 +85,7 @@ export interface CommonOptions<Req, Res> extends SketchOptions {
   onExceeded?: (req: Req, key: string, decision: Decision) => void
   /** Keys or client addresses (normalised) never limited, or a predicate. */
   allowList?: readonly string[] | ((req: Req, key: string) => boolean | Promise<boolean>)
-  /** Requests for which this returns true skip every policy. */
+  /** Requests for which this returns `true` (exactly; a Promise or any other value does not skip, so an async predicate never disables limiting) skip every policy. Synchronous. */
   skip?: (req: Req) => boolean
   /** Uniform [0, 1) source for the feedback score; default Math.random. */
   random?: () => number

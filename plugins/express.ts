@@ -207,7 +207,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const ctx: ExpressContext = { r, limiter, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     try {
-      if (r.skip !== undefined && r.skip(req)) return next()
+      if (r.skip !== undefined && r.skip(req) === true) return next()
       if (!limiter.active) return runBloom(req, res, next)
       const key = deriveKey(r, view, req)
       if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)

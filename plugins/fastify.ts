@@ -257,7 +257,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: (err?: Error) => void): void {
       if ((req as Stateful)[kState] !== undefined) return next() // already limited by this scope's instance
       try {
-        if (r.skip !== undefined && r.skip(req)) return next()
+        if (r.skip !== undefined && r.skip(req) === true) return next()
         const key = deriveKey(r, view, req)
         if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
         else afterKey(ctx, req, reply, next, key)
