@@ -106,8 +106,8 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
   try {
     const allowed = isAllowed(ctx.r, view, req, key)
     if (allowed instanceof Promise)
-      allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
-    else if (allowed) ctx.runBloom(req, res, next)
+      allowed.then((a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    else if (allowed === true) ctx.runBloom(req, res, next)
     else decide(ctx, req, res, next, key)
   } catch (err) {
     next(err)

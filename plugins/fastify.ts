@@ -147,8 +147,9 @@ interface HookContext {
 function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
     const allowed = isAllowed(ctx.r, view, req, key)
-    if (allowed instanceof Promise) allowed.then((a) => (a ? next() : decide(ctx, req, reply, next, key)), next)
-    else if (allowed) next()
+    if (allowed instanceof Promise)
+      allowed.then((a) => (a === true ? next() : decide(ctx, req, reply, next, key)), next)
+    else if (allowed === true) next()
     else decide(ctx, req, reply, next, key)
   } catch (err) {
     next(err as Error)

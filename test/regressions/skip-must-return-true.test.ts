@@ -1,5 +1,7 @@
 // Regression: `skip` was tested for truthiness, so an async predicate (its Promise is
-// truthy) silently disabled limiting for every request. Only `true` skips now.
+// truthy) silently disabled limiting for every request. Only `true` skips now; likewise an
+// allowList predicate must give true (or a native Promise of true): a foreign thenable or
+// another truthy value no longer lets every request through.
 import t from 'tap'
 import Fastify from 'fastify'
 import express from 'express'
@@ -47,4 +49,19 @@ t.test('Express: a skip predicate returning a Promise does not skip', async (t) 
   t.same(codes, [200, 429])
   await new Promise((r) => server.close(r))
   await mw.close()
+})
+
+t.test('Fastify: an allowList predicate returning a foreign thenable does not allow', async (t) => {
+  const thenable = { then: (ok: (v: boolean) => void) => ok(false) }
+  const f = Fastify()
+  await f.register(fastifyGrudge, {
+    clock: new FakeClock(0),
+    ticker: new FakeTicker(),
+    limit: { rate: 1, burst: 1 },
+    allowList: (() => thenable) as unknown as () => boolean,
+  })
+  f.get('/', async () => 'ok')
+  t.equal((await f.inject('/')).statusCode, 200)
+  t.equal((await f.inject('/')).statusCode, 429)
+  await f.close()
 })
