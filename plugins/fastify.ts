@@ -86,11 +86,13 @@ export interface GrudgeFastifyDecorator {
   /** A filter of the registry by name (`registry.get(name)`). */
   bloom(name: string): unknown
   /**
-   * An onRequest hook limiting with the plugin's options (or `overrides`), for routes the
-   * plugin's `onRoute` does not cover: a not-found handler of your own
+   * An onRequest hook limiting with the plugin's options (or `overrides`; without them it
+   * shares the plugin's limiter): for a not-found handler of your own
    * (`setNotFoundHandler({ preHandler: fastify.grudge.hook() }, …)`; its signature fits
-   * both) or a scope where the plugin is not registered. On a route of the plugin's own
-   * scope it is replaced by the route's configured hook: use `config.grudge` there.
+   * both), a scope where the plugin is not registered, or a route
+   * (`{ onRequest: fastify.grudge.hook({ limit }) }`): a route carrying such a hook is
+   * limited by it alone (no registration adds or strips a hook beside it), and its
+   * outcomes are recorded for the feedback and abuse scores.
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`
    */
   hook(overrides?: GrudgeRouteOptions): onRequestHookHandler
@@ -119,6 +121,8 @@ const view: RequestView<FastifyRequest> = {
 }
 
 const kOwner = Symbol('grudge.owner')
+/** Marks a hook from `fastify.grudge.hook()`: put on a route by the user, never stripped. */
+const kManual = Symbol('grudge.manual')
 const kState = Symbol('grudge.state')
 
 interface PerRequest {
@@ -128,7 +132,7 @@ interface PerRequest {
   resolved: ResolvedCommon<FastifyRequest, FastifyReply>
 }
 
-type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol }
+type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol; [kManual]?: true }
 
 function asArray<T>(v: T | T[] | undefined): T[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v]
@@ -339,7 +343,11 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     const onRequest = strip(route.onRequest)
     const preHandler = strip(route.preHandler)
     const onResp = strip(route.onResponse)
-    if (cfg === false) {
+    // a route that carries a fastify.grudge.hook() of its own is limited by that hook alone
+    const isManual = (h: unknown) => (h as Tagged)[kManual] === true
+    const manual = onRequest.some(isManual) || preHandler.some(isManual)
+    if (manual) onResp.push(onResponse as never)
+    if (cfg === false || manual) {
       route.onRequest = onRequest
       route.preHandler = preHandler
       route.onResponse = onResp
@@ -381,9 +389,16 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     prometheus: () => prometheusText(telemetry.stats()),
     bloom: bloomOf,
     hook: (overrides?: GrudgeRouteOptions) => {
-      if (overrides === undefined) return sharedHook
-      const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...overrides }, 'hook.')
-      return makeHook(r, makeLimiter(r, `hook:${limiters.length}`))
+      let h: Tagged
+      if (overrides === undefined) h = makeHook(resolved, shared)
+      else {
+        const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...overrides }, 'hook.')
+        h = makeHook(r, makeLimiter(r, `hook:${limiters.length}`))
+      }
+      // the user placed it: no registration strips it, and onRoute adds no hook beside it
+      delete h[kOwner]
+      h[kManual] = true
+      return h as unknown as onRequestHookHandler
     },
   }
   if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator
