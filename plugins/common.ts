@@ -83,9 +83,9 @@ export interface CommonOptions<Req, Res> extends SketchOptions {
   errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
   /** Called once per denied request, before the answer. */
   onExceeded?: (req: Req, key: string, decision: Decision) => void
-  /** Keys or client addresses (normalised) never limited, or a predicate. */
+  /** Keys or client addresses (normalised) never limited, or a predicate; only a `true` result (or a native Promise of `true`) allows. */
   allowList?: readonly string[] | ((req: Req, key: string) => boolean | Promise<boolean>)
-  /** Requests for which this returns true skip every policy. */
+  /** Requests for which this returns `true` (exactly; a Promise or any other value does not skip, so an async predicate never disables limiting) skip every policy. Synchronous. */
   skip?: (req: Req) => boolean
   /** Uniform [0, 1) source for the feedback score; default Math.random. */
   random?: () => number

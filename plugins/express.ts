@@ -40,9 +40,13 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
   warn?: (message: string) => void
   /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
   bloom?: {
+    /** The filter registry: one to use, or `{ dir, filters }` to open one (then closed by `close()`). */
     registry: BloomRegistryLike | BloomRegistryConfig
+    /** Name of the filter in the registry to consult. */
     filter: string
+    /** The item to look up, from the request (e.g. `req.params.id`); may be async; a throw or rejection goes to `next(err)`. */
     item: (req: Request) => string | Promise<string>
+    /** Answers when the item is surely absent (the handler never runs); default a 404 response. */
     onAbsent?: (req: Request, res: Response) => void
   }
 }
@@ -102,8 +106,8 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
   try {
     const allowed = isAllowed(ctx.r, view, req, key)
     if (allowed instanceof Promise)
-      allowed.then((a) => (a ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
-    else if (allowed) ctx.runBloom(req, res, next)
+      allowed.then((a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    else if (allowed === true) ctx.runBloom(req, res, next)
     else decide(ctx, req, res, next, key)
   } catch (err) {
     next(err)
@@ -163,11 +167,15 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, decision)', handler)
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
+  if (name !== undefined && (typeof name !== 'string' || name.length === 0))
+    invalidOption('name', 'a non-empty string', name)
   let gate: BloomGate | undefined
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
       invalidOption('bloom', 'an object { registry, filter, item }', bloom)
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
+    if (bloom.onAbsent !== undefined && typeof bloom.onAbsent !== 'function')
+      invalidOption('bloom.onAbsent', 'a function (req, res)', bloom.onAbsent)
     gate = new BloomGate(bloom)
   }
   const r = resolveCommon<Request, Response>(common)
@@ -199,7 +207,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const ctx: ExpressContext = { r, limiter, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     try {
-      if (r.skip !== undefined && r.skip(req)) return next()
+      if (r.skip !== undefined && r.skip(req) === true) return next()
       if (!limiter.active) return runBloom(req, res, next)
       const key = deriveKey(r, view, req)
       if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)
@@ -218,6 +226,15 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
 }
 
 export default grudge
-export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type {
+  ErrorContext,
+  KeySpec,
+  CommonOptions,
+  AdapterLimitOptions,
+  AdapterFairnessOptions,
+  AdapterAbuseOptions,
+  BloomRegistryLike,
+  BloomRegistryConfig,
+} from './common.js'
 export type { Decision } from '../src/limit/decision.js'
 export type { LimiterStats } from '../src/limit/telemetry.js'

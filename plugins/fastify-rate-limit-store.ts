@@ -21,11 +21,14 @@ import { invalidOption } from '../src/errors.js'
 
 /** The result shape @fastify/rate-limit expects. */
 export interface RateLimitStoreResult {
+  /** Requests counted for the key: ceil(debt) while admitted, max + 1 when denied. */
   current: number
+  /** Ms until the debt drains to 0 (admitted) or until one more request fits (denied); ≥ 0. */
   ttl: number
 }
 
-type Callback = (error: Error | null, result?: RateLimitStoreResult) => void
+/** Node-style callback @fastify/rate-limit passes to {@link GrudgeStore.incr}: an error or the result. */
+export type RateLimitStoreCallback = (error: Error | null, result?: RateLimitStoreResult) => void
 
 let stores = 0
 
@@ -71,7 +74,7 @@ export class GrudgeStore {
   }
 
   /** Count one request for `key` (the plugin's `incr`). */
-  incr(key: string, cb: Callback, timeWindow: number, max: number): void {
+  incr(key: string, cb: RateLimitStoreCallback, timeWindow: number, max: number): void {
     try {
       const m = this.meter(timeWindow, max)
       const r = settle(m.consume(key, 1), (v) => {
@@ -92,7 +95,7 @@ export class GrudgeStore {
   }
 
   /** Read `key` without counting (the plugin's `read`). */
-  read(key: string, cb: Callback, timeWindow: number, max: number): void {
+  read(key: string, cb: RateLimitStoreCallback, timeWindow: number, max: number): void {
     try {
       const m = this.meter(timeWindow, max)
       const r = settle(m.store.read(key), (debt) => ({
@@ -142,7 +145,14 @@ export class GrudgeStore {
  * @param sketch sketch options; parsed now (bad options throw here)
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
  */
-export function grudgeStore(sketch: SketchOptions = {}): new (pluginOptions?: unknown) => GrudgeStore {
+export function grudgeStore(sketch: SketchOptions = {}): {
+  /**
+   * Called by @fastify/rate-limit as `new Store(pluginOptions)`; builds a {@link GrudgeStore}
+   * over the bound sketch options.
+   * @param pluginOptions the options @fastify/rate-limit passes (unused)
+   */
+  new (pluginOptions?: unknown): GrudgeStore
+} {
   resolveSketchOptions(sketch, 'store.')
   return class BoundGrudgeStore extends GrudgeStore {
     constructor(pluginOptions?: unknown) {

@@ -85,7 +85,16 @@ export interface GrudgeFastifyDecorator {
   prometheus(): Promise<string>
   /** A filter of the registry by name (`registry.get(name)`). */
   bloom(name: string): unknown
-  /** An onRequest hook limiting with the plugin's options (or `overrides`), for routes added elsewhere, e.g. `setNotFoundHandler({ preHandler: fastify.grudge.hook() }, …)` (its signature fits both). */
+  /**
+   * An onRequest hook limiting with the plugin's options (or `overrides`; without them it
+   * shares the plugin's limiter): for a not-found handler of your own
+   * (`setNotFoundHandler({ preHandler: fastify.grudge.hook() }, …)`; its signature fits
+   * both), a scope where the plugin is not registered, or a route
+   * (`{ onRequest: fastify.grudge.hook({ limit }) }`): a route carrying such a hook is
+   * limited by it alone (no registration adds or strips a hook beside it), and its
+   * outcomes are recorded for the feedback and abuse scores.
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`
+   */
   hook(overrides?: GrudgeRouteOptions): onRequestHookHandler
 }
 
@@ -112,6 +121,8 @@ const view: RequestView<FastifyRequest> = {
 }
 
 const kOwner = Symbol('grudge.owner')
+/** Marks a hook from `fastify.grudge.hook()`: put on a route by the user, never stripped. */
+const kManual = Symbol('grudge.manual')
 const kState = Symbol('grudge.state')
 
 interface PerRequest {
@@ -121,7 +132,7 @@ interface PerRequest {
   resolved: ResolvedCommon<FastifyRequest, FastifyReply>
 }
 
-type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol }
+type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol; [kManual]?: true }
 
 function asArray<T>(v: T | T[] | undefined): T[] {
   return v === undefined ? [] : Array.isArray(v) ? v : [v]
@@ -140,8 +151,9 @@ interface HookContext {
 function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
     const allowed = isAllowed(ctx.r, view, req, key)
-    if (allowed instanceof Promise) allowed.then((a) => (a ? next() : decide(ctx, req, reply, next, key)), next)
-    else if (allowed) next()
+    if (allowed instanceof Promise)
+      allowed.then((a) => (a === true ? next() : decide(ctx, req, reply, next, key)), next)
+    else if (allowed === true) next()
     else decide(ctx, req, reply, next, key)
   } catch (err) {
     next(err as Error)
@@ -193,6 +205,11 @@ const NO_RECORD = Object.freeze({
   resolved: undefined,
 }) as unknown as PerRequest
 
+/** A frozen shallow copy of a policy's options (false, undefined and non-objects as given). */
+function copyPolicy<T>(v: T): T {
+  return typeof v === 'object' && v !== null ? Object.freeze({ ...v }) : v
+}
+
 const grudgePlugin: FastifyPluginCallback<GrudgeFastifyOptions> = (fastify, rawOptions, done) => {
   try {
     setup(fastify, rawOptions)
@@ -207,7 +224,15 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   // register() passes these in the options object; they are not ours
   delete (options as Record<string, unknown>).prefix
   delete (options as Record<string, unknown>).logLevel
-  const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...common } = options
+  const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...given } = options
+  // routes added later build their limiters from these defaults: copy the nested policy
+  // objects now, so that mutating the caller's options after registration changes nothing
+  const common = Object.freeze({
+    ...given,
+    limit: copyPolicy(given.limit),
+    fairness: copyPolicy(given.fairness),
+    abuse: given.abuse ? { ...copyPolicy(given.abuse), weights: copyPolicy(given.abuse.weights) } : given.abuse,
+  })
   if (defaultBloom !== undefined)
     invalidOption('bloom', 'a route option (config.grudge.bloom), not a plugin option', defaultBloom)
   const resolved = resolveCommon<FastifyRequest, FastifyReply>(common)
@@ -237,7 +262,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: (err?: Error) => void): void {
       if ((req as Stateful)[kState] !== undefined) return next() // already limited by this scope's instance
       try {
-        if (r.skip !== undefined && r.skip(req)) return next()
+        if (r.skip !== undefined && r.skip(req) === true) return next()
         const key = deriveKey(r, view, req)
         if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
         else afterKey(ctx, req, reply, next, key)
@@ -279,9 +304,11 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     return hook as unknown as preHandlerHookHandler
   }
 
-  const onResponse = function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+  function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
     const st = (req as Stateful)[kState]
     if (st === undefined || st === NO_RECORD) return next()
+    // once per request, even when a route hook and a scope hook (not-found) both run
+    ;(req as Stateful)[kState] = NO_RECORD
     try {
       const o = outcomeOf(
         st.resolved,
@@ -297,7 +324,8 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       req.log.error({ err }, 'grudge: recording the outcome failed')
     }
     next()
-  } as Tagged
+  }
+  const onResponse = grudgeOnResponse as Tagged
   onResponse[kOwner] = owner
 
   const sharedHook = makeHook(resolved, shared)
@@ -307,12 +335,19 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     return asArray(list).filter((h) => (h as Tagged)[kOwner] === undefined)
   }
 
+  type RouteEntry = { limiter: Limiter; hook: onRequestHookHandler }
+  const routeLimiters = new WeakMap<object, Map<string, RouteEntry>>()
+
   fastify.addHook('onRoute', (route: RouteOptions) => {
     const cfg = route.config?.grudge
     const onRequest = strip(route.onRequest)
     const preHandler = strip(route.preHandler)
     const onResp = strip(route.onResponse)
-    if (cfg === false) {
+    // a route that carries a fastify.grudge.hook() of its own is limited by that hook alone
+    const isManual = (h: unknown) => (h as Tagged)[kManual] === true
+    const manual = onRequest.some(isManual) || preHandler.some(isManual)
+    if (manual) onResp.push(onResponse as never)
+    if (cfg === false || manual) {
       route.onRequest = onRequest
       route.preHandler = preHandler
       route.onResponse = onResp
@@ -324,10 +359,21 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       if (typeof cfg !== 'object' || cfg === null) invalidOption('config.grudge', 'an object or false', cfg)
       const { bloom, ...rest } = cfg
       if (Object.keys(rest).length > 0) {
-        const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...rest }, 'config.grudge.')
-        const methods = asArray(route.method).join(',')
-        limiter = makeLimiter(r, `${methods} ${route.url}`)
-        hook = makeHook(r, limiter)
+        // one limiter per route declaration: the HEAD route Fastify derives from a GET route
+        // (same config object, same url) shares the GET route's limiter, or a client would
+        // get a second budget for the same handler by alternating GET and HEAD
+        let byUrl = routeLimiters.get(cfg)
+        if (byUrl === undefined) routeLimiters.set(cfg, (byUrl = new Map<string, RouteEntry>()))
+        let entry = byUrl.get(route.url)
+        if (entry === undefined) {
+          const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...rest }, 'config.grudge.')
+          const methods = asArray(route.method).join(',')
+          const l = makeLimiter(r, `${methods} ${route.url}`)
+          entry = { limiter: l, hook: makeHook(r, l) }
+          byUrl.set(route.url, entry)
+        }
+        limiter = entry.limiter
+        hook = entry.hook
       }
       if (bloom !== undefined) preHandler.push(makeBloomHook(bloom, 'config.grudge.bloom.'))
     }
@@ -343,9 +389,16 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     prometheus: () => prometheusText(telemetry.stats()),
     bloom: bloomOf,
     hook: (overrides?: GrudgeRouteOptions) => {
-      if (overrides === undefined) return sharedHook
-      const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...overrides }, 'hook.')
-      return makeHook(r, makeLimiter(r, `hook:${limiters.length}`))
+      let h: Tagged
+      if (overrides === undefined) h = makeHook(resolved, shared)
+      else {
+        const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...overrides }, 'hook.')
+        h = makeHook(r, makeLimiter(r, `hook:${limiters.length}`))
+      }
+      // the user placed it: no registration strips it, and onRoute adds no hook beside it
+      delete h[kOwner]
+      h[kManual] = true
+      return h as unknown as onRequestHookHandler
     },
   }
   if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator
@@ -356,6 +409,21 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     fastify.setNotFoundHandler({ preHandler: sharedHook }, (req, reply) => {
       reply.code(404).send({ statusCode: 404, error: 'Not Found', message: `Route ${req.method}:${req.url} not found` })
     })
+  }
+  // The not-found handler is no route (onRoute never sees it), so its responses reach the
+  // feedback and abuse scores through a scope hook: without it, 404s of probed URLs (the
+  // typical abuse signal) would never score. Only not-found requests; once per request.
+  if (notFound === true || shared.recordsOutcomes) {
+    const onNotFoundResponse = function grudgeOnNotFoundResponse(
+      req: FastifyRequest,
+      reply: FastifyReply,
+      next: () => void,
+    ): void {
+      if (!req.is404) return next()
+      grudgeOnResponse(req, reply, next)
+    } as Tagged
+    onNotFoundResponse[kOwner] = owner
+    fastify.addHook('onResponse', onNotFoundResponse as never)
   }
 
   fastify.addHook('onClose', async () => {
@@ -370,7 +438,17 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
  */
 export const grudge = fp(grudgePlugin, { fastify: '5.x', name: 'grudge' })
 export default grudge
-export type { ErrorContext, KeySpec, CommonOptions } from './common.js'
+export type {
+  ErrorContext,
+  KeySpec,
+  CommonOptions,
+  AdapterLimitOptions,
+  AdapterFairnessOptions,
+  AdapterAbuseOptions,
+  BloomRegistryLike,
+  BloomRegistryConfig,
+} from './common.js'
 export type { Decision } from '../src/limit/decision.js'
 export type { LimiterStats } from '../src/limit/telemetry.js'
 export { GrudgeStore, grudgeStore } from './fastify-rate-limit-store.js'
+export type { RateLimitStoreResult, RateLimitStoreCallback } from './fastify-rate-limit-store.js'

@@ -73,7 +73,7 @@ export interface KeyRequest {
 /** A built-in key part. */
 export type KeyPartName = 'ip' | 'tenant' | 'route'
 
-/** Options of {@link clientKey}. */
+/** Options of {@link keyPart}: how the `'ip'` and `'tenant'` parts are derived. */
 export interface ClientKeyOptions {
   /** IPv6 grouping prefix in bits, integer in [1, 128]; default 64. */
   ipv6Subnet?: number

@@ -26,7 +26,9 @@ export interface AbuseScoreOptions {
 
 /** The result of {@link AbuseScore.check}. */
 export interface AbuseVerdict {
+  /** Whether the key's score is below the threshold (or a failed store answered open). */
   admitted: boolean
+  /** The key's decayed score in [0, maxScore] (NaN when a failed store answered). */
   score: number
   /** Ms until the score decays below the threshold: halfLifeMs · log2(score / threshold); 0 when admitted. */
   retryAfterMs: number
@@ -45,11 +47,17 @@ export const DEFAULT_ABUSE_WEIGHTS: AbuseWeights = Object.freeze({ '401': 1, '40
  * cells; keep them small.
  */
 export class AbuseScore {
+  /** Score deltas by response status (frozen); default {@link DEFAULT_ABUSE_WEIGHTS}. */
   readonly weights: AbuseWeights
+  /** Score at or above which the key is blocked with 403 (> 0; default 10). */
   readonly threshold: number
+  /** Half-life of the exponential decay in ms (> 0; default 600 000). */
   readonly halfLifeMs: number
+  /** Score ceiling hi (≥ threshold; default 4 × threshold). */
   readonly maxScore: number
+  /** Rotation period of the score's Rotator in ms: the configured `periodMs`, else the shortest one that never forgives a score early. */
   readonly periodMs: number
+  /** Where the scores live (one Rotator of sketches with lo 0, hi maxScore, exponential decay, or a shared store). */
   readonly store: ScoreStore
 
   /**

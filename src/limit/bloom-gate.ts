@@ -23,6 +23,7 @@ export interface BloomGateOptions {
  * positive only lets a request reach the handler as it would without the gate.
  */
 export class BloomGate {
+  /** Name of the registry filter consulted (non-empty). */
   readonly filter: string
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a missing filter name

@@ -22,6 +22,7 @@ export interface DebtMeterOptions {
 
 /** The result of {@link DebtMeter.consume}. */
 export interface DebtVerdict {
+  /** Whether the cost fitted under the burst (or a failed store answered open). */
   admitted: boolean
   /** The key's debt after the call (NaN when a failed store answered). */
   debt: number

@@ -25,7 +25,14 @@ export interface Decision {
   /** The deciding policy's score (debt for the debt meter, [0, 1] for the feedback score, the abuse score); NaN when unknown. */
   score: number
   /** Each configured policy's score for this key, when read. */
-  scores: { limit?: number; fairness?: number; abuse?: number }
+  scores: {
+    /** Debt-meter debt of the key in cost units, in [0, maxDebt]; absent without a debt meter or when not read. */
+    limit?: number
+    /** Feedback score of the key in [0, 1] (its throttling probability); absent without one or when not read. */
+    fairness?: number
+    /** Abuse score of the key in [0, maxScore]; blocked at ≥ threshold; absent without one or when not read. */
+    abuse?: number
+  }
   /** Response fields to copy (lower-case names). */
   headers: Record<string, string>
 }

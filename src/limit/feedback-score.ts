@@ -21,6 +21,7 @@ export interface FeedbackScoreOptions {
 
 /** The result of {@link FeedbackScore.check}. */
 export interface FairnessVerdict {
+  /** Whether the request passed the random draw (u ≥ score), or a failed store answered open. */
   admitted: boolean
   /** The key's score in [0, 1] (NaN when a failed store answered). */
   score: number
@@ -42,12 +43,19 @@ const NEGLIGIBLE = 1e-3
  * Avoidance", IEEE/ACM ToN 1993), applied per key as FAIR-style schedulers do.
  */
 export class FeedbackScore {
+  /** Added to the score on a failed response, in (0, 1]; default 0.1. */
   readonly failureDelta: number
+  /** Subtracted from the score on a successful response, in [0, 1]; default 0.01. */
   readonly successDelta: number
+  /** Exponential decay rate λ in 1/s (> 0; default 0.1, half-life ≈ 6.9 s). */
   readonly lambdaPerSecond: number
+  /** Response time in ms above which the default outcome rule counts a failure (> 0; default 5000). */
   readonly slowMs: number
+  /** Status of a throttled request: 503 (default) or 429. */
   readonly status: 503 | 429
+  /** Rotation period of the score's Rotator in ms: the configured `periodMs`, else the shortest one that never forgives a score early. */
   readonly periodMs: number
+  /** Where the scores live (one Rotator of sketches with lo 0, hi 1, exponential decay, Min aggregator, or a shared store). */
   readonly store: ScoreStore
 
   /**

@@ -8,6 +8,7 @@ import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } 
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
+import type { Clock } from '../clock.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
 export interface LimiterOptions extends SketchOptions {
@@ -62,14 +63,23 @@ export interface Outcome {
  * with a Promise, the Decision comes as a Promise.
  */
 export class Limiter {
+  /** Name of the limiter (default `default`); namespaces its state in a shared store. */
   readonly name: string
+  /** Resolved sketch options shared by the policies (frozen); its `clock` is {@link Limiter.clock}. */
   readonly sketch: ResolvedSketchOptions
-  /** The limiter's clock: the configured clock, pinned for the span of each synchronous decision. */
-  readonly clock: PinnedClock
+  /** The limiter's clock (ms): the configured clock, pinned for the span of each synchronous decision so all its reads agree. */
+  readonly clock: Clock
+  /** The same clock, with its pin/unpin handles (internal). */
+  private readonly pinnedClock: PinnedClock
+  /** Debt meter (429), or undefined when not configured. */
   readonly limit: DebtMeter | undefined
+  /** Feedback score (503 or 429), or undefined when not configured. */
   readonly fairness: FeedbackScore | undefined
+  /** Abuse score (403), or undefined when not configured. */
   readonly abuse: AbuseScore | undefined
+  /** Which response fields decisions carry (frozen; defaults filled in), or false for none. */
   readonly headerOptions: HeaderOptions | false
+  /** Windowed counters this limiter reports into (given in the options or a private one). */
   readonly telemetry: Telemetry
   private readonly random: () => number
   private readonly storeTimeoutMs: number
@@ -85,9 +95,10 @@ export class Limiter {
     if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
     this.name = options.name ?? 'default'
     const resolved = resolveSketchOptions(options, prefix)
-    this.clock = new PinnedClock(resolved.clock)
+    this.pinnedClock = new PinnedClock(resolved.clock)
+    this.clock = this.pinnedClock
     // policies read the pinned clock (one clock read per decision); rotation timing reads the real one
-    this.sketch = Object.freeze({ ...resolved, clock: this.clock })
+    this.sketch = Object.freeze({ ...resolved, clock: this.pinnedClock })
     const random = options.random ?? Math.random
     if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
     this.random = random
@@ -140,12 +151,12 @@ export class Limiter {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
    */
   decide(key: string, cost?: number): Decision | Promise<Decision> {
-    const pinned = this.clock.pin()
+    const pinned = this.pinnedClock.pin()
     let d: Decision | Promise<Decision>
     try {
       d = this.decideRaw(key, cost)
     } finally {
-      if (pinned) this.clock.unpin()
+      if (pinned) this.pinnedClock.unpin()
     }
     return isPromise(d) ? this.bounded(d) : d
   }
@@ -275,14 +286,14 @@ export class Limiter {
    * @returns a Promise only when a store answered with one
    */
   record(key: string, outcome: Outcome): void | Promise<void> {
-    const pinned = this.clock.pin()
+    const pinned = this.pinnedClock.pin()
     let f: number | Promise<number> | undefined
     let a: number | Promise<number> | undefined
     try {
       f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
       a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
     } finally {
-      if (pinned) this.clock.unpin()
+      if (pinned) this.pinnedClock.unpin()
     }
     if (isPromise(f) || isPromise(a)) return Promise.all([f, a]).then(() => undefined)
   }

@@ -29,13 +29,21 @@ export interface SketchOptions {
 
 /** {@link SketchOptions} with defaults filled in and checked. */
 export interface ResolvedSketchOptions {
+  /** L, levels per sketch: integer in [1, 16]; default 4. */
   readonly levels: number
+  /** M, cells per level: integer in [16, 2^24]; default 2048. */
   readonly cellsPerLevel: number
+  /** N, generations of each Rotator: integer in [2, 16]; default 2. */
   readonly generations: number
+  /** Rotation period in ms, or undefined to let each policy pick its shortest safe period. */
   readonly periodMs: number | undefined
+  /** Hash function; default `sipHash()` with a random secret seed. */
   readonly hasher: Hasher
+  /** Time source in ms; default the monotonic system clock. */
   readonly clock: Clock
+  /** Ticker driving rotation; default an unref'd timer. */
   readonly ticker: Ticker
+  /** Where scores live; default `localStore()`. */
   readonly store: StoreFactory
 }
 

@@ -7,7 +7,9 @@ import type { PolicyName } from './decision.js'
 
 /** Counts of one policy. */
 export interface PolicyCounts {
+  /** Requests this policy checked and let through in the window (a count, ≥ 0). */
   admitted: number
+  /** Requests this policy denied in the window (a count, ≥ 0). */
   rejected: number
 }
 
@@ -31,8 +33,13 @@ export interface LimiterStats {
   falsePositiveRate: number
   /** The target that triggers the one-time warning. */
   targetFalsePositiveRate: number
-  /** Sizes that would bring the estimate to the target at the current distinct keys. */
-  suggested: { levels: number; cellsPerLevel: number }
+  /** Sizes that would bring the estimate to the target at the current distinct keys (see {@link suggestSize}). */
+  suggested: {
+    /** L, levels: the configured levels of the sketch (kept as is; only M is resized). */
+    levels: number
+    /** M, cells per level needed at `levels` levels; at least 16. */
+    cellsPerLevel: number
+  }
 }
 
 /** Options of {@link Telemetry}. */
@@ -74,8 +81,11 @@ function emptyCounts(): Record<PolicyName, PolicyCounts> {
  * (Flajolet et al. 2007) over the same slots, merged when read.
  */
 export class Telemetry {
+  /** Length of one bucket in ms (finite, > 0; default 60 000). */
   readonly bucketMs: number
+  /** Buckets kept: the window covers `bucketMs × windowBuckets` ms; integer in [1, 60], default 5. */
   readonly windowBuckets: number
+  /** False-positive rate in (0, 1) above which one warning is logged; default 0.01. */
   readonly targetFalsePositiveRate: number
   private readonly clock: Clock
   private readonly warnFn: ((message: string) => void) | undefined
@@ -235,12 +245,18 @@ export class Telemetry {
  * @param levels L ≥ 1
  * @param distinctKeys H ≥ 0
  * @param target p in (0, 1)
+ * @returns `{ levels, cellsPerLevel }`; for `distinctKeys` ≤ 0 (or NaN) the minimum M = 16
  */
 export function suggestSize(
   levels: number,
   distinctKeys: number,
   target: number,
-): { levels: number; cellsPerLevel: number } {
+): {
+  /** L, the levels passed in (unchanged). */
+  levels: number
+  /** M, cells per level reaching the target at L levels; at least 16 (the sketch's minimum). */
+  cellsPerLevel: number
+} {
   if (!(distinctKeys > 0)) return { levels, cellsPerLevel: 16 }
   const q = Math.pow(target, 1 / levels)
   const m = Math.ceil(1 / -Math.expm1(Math.log1p(-q) / distinctKeys))

@@ -167,3 +167,20 @@ t.test('one synchronous decision reads the clock once (all its sketch operations
   t.equal(reads, 1)
   t.equal(l.clock.now(), 5000, 'unpinned afterwards: reads the clock again')
 })
+
+t.test(
+  'a denial reports one wait: decision.resetMs = retryAfterMs, whole seconds, as Retry-After and t=',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const l = new Limiter({ clock, ticker: new FakeTicker(), limit: { rate: 1, burst: 1 }, headers: { legacy: true } })
+    t.ok((l.decide('k') as Decision).admitted)
+    clock.advance(500) // debt 0.5: the next request fits in 500 ms, announced as 1 s
+    const d = l.decide('k') as Decision
+    t.notOk(d.admitted)
+    t.equal(d.retryAfterMs, 1000)
+    t.equal(d.resetMs, 1000, 'the reset figure is the announced wait, not the raw 500 ms')
+    t.equal(d.headers['retry-after'], '1')
+    t.match(d.headers['ratelimit'], /;t=1$/)
+    t.equal(d.headers['x-ratelimit-reset'], '1')
+  },
+)

@@ -214,6 +214,15 @@ t.test('bad options throw at construction naming the option', async (t) => {
   })
   t.throws(() => grudge({ handler: 3 as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /handler/ })
   t.throws(() => grudge({ allowList: 'x' as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /allowList/ })
+  // checked at construction, not on the first absent item (which would answer 500)
+  t.throws(
+    () =>
+      grudge({
+        bloom: { registry: { mightContain: () => false }, filter: 'f', item: () => 'x', onAbsent: 404 as never },
+      }),
+    { code: 'ERR_GRUDGE_OPTION_INVALID', message: /bloom\.onAbsent/ },
+  )
+  t.throws(() => grudge({ name: 7 as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"name"/ })
 })
 
 t.test('handler, onExceeded, skip and allowList in Express', async (t) => {

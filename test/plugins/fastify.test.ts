@@ -281,6 +281,42 @@ t.test('two registrations in nested scopes: the inner one limits its routes, eac
   await f.close()
 })
 
+t.test('nested scopes: the outer registration leaves inner routes alone (opt-out, Bloom checked once)', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  let lookups = 0
+  const registry = {
+    mightContain: (_name: string, item: string) => {
+      lookups++
+      return item === 'yes'
+    },
+  }
+  const f = Fastify()
+  await f.register(grudge, { clock, ticker, limit: { rate: 1, burst: 1 }, bloomRegistry: registry })
+  await f.register(
+    async (child) => {
+      await child.register(grudge, { clock, ticker, limit: { rate: 1, burst: 100 }, bloomRegistry: registry })
+      child.get('/free', { config: { grudge: false } }, async () => 'free')
+      child.get(
+        '/item/:id',
+        { config: { grudge: { bloom: { filter: 'x', item: (req) => (req.params as { id: string }).id } } } },
+        async () => 'found',
+      )
+    },
+    { prefix: '/c' },
+  )
+  const codes: number[] = []
+  for (let i = 0; i < 3; i++) codes.push((await f.inject('/c/free')).statusCode)
+  t.same(codes, [200, 200, 200], 'opted out in the inner scope: neither registration limits it')
+  t.equal((await f.inject('/c/item/yes')).statusCode, 200)
+  t.equal((await f.inject('/c/item/no')).statusCode, 404)
+  t.equal(lookups, 2, 'one Bloom lookup per request: the outer registration did not add its own check')
+  const outer = f.grudge.stats()
+  t.equal(outer.policies.bloom.admitted + outer.policies.bloom.rejected, 0)
+  t.equal(outer.requests, 0)
+  await f.close()
+})
+
 t.test('onClose releases every rotator timer', async (t) => {
   const { f, ticker, register } = app({ limit: { rate: 1, burst: 1 }, abuse: {} })
   await register()
@@ -741,5 +777,20 @@ t.test('two registrations in sibling scopes: each limits only its own routes', a
     [2, 4],
     'each registration counted only its own requests',
   )
+  await f.close()
+})
+
+t.test('allowList addresses are normalised like request keys (IPv6 /64, ::ffff:)', async (t) => {
+  const { f, register } = app({ limit: { rate: 1, burst: 1 }, allowList: ['2001:db8::1', '::ffff:10.0.0.1'] })
+  await register()
+  f.get('/', async () => 'ok')
+  const hit = async (remoteAddress: string) => (await f.inject({ url: '/', remoteAddress })).statusCode
+  for (let i = 0; i < 3; i++) {
+    t.equal(await hit('2001:db8::1'), 200)
+    t.equal(await hit('2001:db8::abcd'), 200, 'same /64 as an allowed address')
+    t.equal(await hit('10.0.0.1'), 200, 'an allowed IPv4-mapped entry matches the IPv4 client')
+  }
+  t.equal(await hit('2001:db8:0:1::1'), 200)
+  t.equal(await hit('2001:db8:0:1::1'), 429, 'another /64 is limited')
   await f.close()
 })
