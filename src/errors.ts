@@ -27,13 +27,15 @@ export const ERROR_CODES = {
   ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
   ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
   // bloom (issue: Bloom filter, checkpoints, shards, registry)
-  ERR_GRUDGE_BLOOM_PARAMS_MISMATCH: 'A Bloom checkpoint or shard directory was written with other parameters than the ones asked for.',
+  ERR_GRUDGE_BLOOM_PARAMS_MISMATCH:
+    'A Bloom checkpoint or shard directory was written with other parameters than the ones asked for.',
   ERR_GRUDGE_BLOOM_CLOSED: 'A persistent Bloom filter was closed and can no longer take inserts or checkpoints.',
   ERR_GRUDGE_BLOOM_IO: 'Reading or writing a Bloom checkpoint file failed at the file-system level.',
   ERR_GRUDGE_BLOOM_NAME_INVALID: 'A Bloom filter name is not a safe file name.',
   ERR_GRUDGE_BLOOM_NAME_TAKEN: 'A Bloom filter name is already registered.',
   ERR_GRUDGE_BLOOM_NAME_UNKNOWN: 'No Bloom filter is registered under that name.',
-  ERR_GRUDGE_BLOOM_REGISTRY_STATE: 'The Bloom registry was used before init(), initialized twice, or used after close().',
+  ERR_GRUDGE_BLOOM_REGISTRY_STATE:
+    'The Bloom registry was used before init(), initialized twice, or used after close().',
 
   // window (issue: Window, HyperLogLog, Count-Min)
 
@@ -41,12 +43,13 @@ export const ERROR_CODES = {
 
   // cluster (issue: Redis)
   ERR_GRUDGE_CLUSTER_SEED_REQUIRED: 'A Redis-backed store was configured without the shared secret seed of the fleet.',
-  ERR_GRUDGE_CLUSTER_FINGERPRINT: 'Redis holds cells of this policy written with another seed, shape, decay, bounds, aggregator, generations, period or mode.',
-  ERR_GRUDGE_CLUSTER_CLIENT: 'The Redis client could not be created: the optional peer ioredis is missing or failed to load.',
+  ERR_GRUDGE_CLUSTER_FINGERPRINT:
+    'Redis holds cells of this policy written with another seed, shape, decay, bounds, aggregator, generations, period or mode.',
+  ERR_GRUDGE_CLUSTER_CLIENT:
+    'The Redis client could not be created: the optional peer ioredis is missing or failed to load.',
   ERR_GRUDGE_CLUSTER_UNAVAILABLE: 'Redis did not answer within timeoutMs where an answer was required (startup check).',
   ERR_GRUDGE_CLUSTER_REPLY: 'Redis answered the grudge script with a reply of an unexpected shape.',
   ERR_GRUDGE_CLUSTER_CLOSED: 'The Redis-backed store was closed and can no longer be used.',
-
 } as const
 
 /** Every declared error code. */
