@@ -14,7 +14,6 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 // (e.g. younger generations also counting refused attempts, clamped at maxDebt).
 t.test(
   'a key sending 1.5 requests/s for 30 min against 1/s, burst 20, is admitted 1,818 times',
-  { todo: 'Rotator: one burst given back per rotation for a key kept at its limit' },
   async (t) => {
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()
