@@ -284,7 +284,7 @@ export class Sketch {
     if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
     this.locate(key)
     const now = readClock(this.clock)
-    // the loop of addAllTracked, inlined: a call passing three doubles boxes them when V8
+    // the loop of addAll plus a floor, inlined: a call passing three doubles boxes them when V8
     // does not inline it. The floor goes through the typed array for the reason lo and hi
     // do (a tagged argument merged with a computed score boxes the score)
     this.hot[4] = floor
@@ -336,7 +336,7 @@ export class Sketch {
     this.locate(key)
     const now = readClock(this.clock)
     if (this.aggregate(now) + delta > limit) return false
-    this.addAllTracked(delta, -Infinity, now)
+    this.addAllTracked(delta) // the cells were just decayed to now by aggregate()
     return true
   }
 
@@ -429,46 +429,25 @@ export class Sketch {
   }
 
   /**
-   * {@link Sketch.addAll} with a floor, for the Rotator's carry-forward (kept apart so the
-   * plain update path stays as small as before): for each of the located cells decay to
-   * now, add delta, raise to `floor` (−Infinity: none), clamp to [lo, hi]. The aggregate of the written cells is left in `hot[3]`
-   * (a typed-array slot, so nothing is boxed), read by {@link Sketch.lastAggregate}.
+   * For the located cells, already decayed to now (by `aggregate`): add delta, clamp to
+   * [lo, hi], and leave their aggregate in `hot[3]` (a typed-array slot, so nothing is
+   * boxed; read by {@link Sketch.lastAggregate}). Kept apart from {@link Sketch.addAll} so
+   * the plain update path stays as small as before.
    */
-  private addAllTracked(delta: number, floor: number, now: number): void {
-    this.hot[4] = floor
+  private addAllTracked(delta: number): void {
     const scores = this.scores
-    const touched = this.touched
     const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
     const hot = this.hot
     const lo = hot[0]
     const hi = hot[1]
-    const kind = this.decayId
-    const rate = this.hot[2]
-    const fl = hot[4]
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0, base = 0; i < L; i++, base += M) {
       const p = base + idx[i]
       let s = scores[p]
-      if (now > touched[p]) {
-        if (s !== 0) {
-          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
-          else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
-            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-          }
-        }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
-        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
-        // score added now would not decay until the clock passes 0
-        touched[p] = now
-      }
       s += delta
-      if (s < fl) s = fl
       if (s < lo) s = lo
       else if (s > hi) s = hi
       scores[p] = s

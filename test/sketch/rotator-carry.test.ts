@@ -251,3 +251,48 @@ t.test('colliding keys: the deciding reading is never below the exact bucket fed
   )
   t.pass('300 sequences')
 })
+
+t.test('the carry floor holds for the max and mean aggregators too', async (t) => {
+  for (const aggregator of ['max', 'mean'] as const) {
+    const clock = new FakeClock(0)
+    const r = new Peek({
+      sketch: { decay: linear(1), hi: 10, levels: 3, cellsPerLevel: 64, aggregator, hasher: murmur3(2) },
+      periodMs: 10_000,
+      clock,
+      ticker: new FakeTicker(),
+    })
+    t.equal(r.tryUpdate('k', 6, 10), true)
+    r.rotate() // G0 = 6, fresh G1
+    t.equal(r.tryUpdate('k', 1, 10), true)
+    t.same(r.reads('k'), [7, 7], `${aggregator}: the fresh generation reads max(0 + 1, 7)`)
+    t.equal(r.tryUpdate('k', 4, 10), false)
+    t.same(r.reads('k'), [7, 7], `${aggregator}: a denial writes nothing`)
+    r.close()
+  }
+})
+
+t.test('carry paths: non-finite arguments change nothing; updateWithFloor decays like update', async (t) => {
+  const clock = new FakeClock(0)
+  const r = new Peek({
+    sketch: { decay: linear(1), hi: 10, levels: 2, cellsPerLevel: 64, hasher: murmur3(4) },
+    periodMs: 10_000,
+    clock,
+    ticker: new FakeTicker(),
+  })
+  r.update('k', 3)
+  t.throws(() => r.tryUpdate('k', NaN, 10), { code: 'ERR_GRUDGE_VALUE_NOT_FINITE', message: /delta/ })
+  t.throws(() => r.tryUpdate('k', 1, Infinity), { code: 'ERR_GRUDGE_VALUE_NOT_FINITE', message: /limit/ })
+  t.same(r.reads('k'), [3, 3])
+  r.close()
+  // exponential decay, and a never-touched cell under a clock reading ≤ 0 (as in update)
+  const c2 = new FakeClock(-1000)
+  const a = new Sketch({ decay: exponential(Math.LN2), levels: 2, cellsPerLevel: 8, hasher: murmur3(1), clock: c2 })
+  const b = new Sketch({ decay: exponential(Math.LN2), levels: 2, cellsPerLevel: 8, hasher: murmur3(1), clock: c2 })
+  a.updateWithFloor('k', 4, -Infinity)
+  b.update('k', 4)
+  c2.set(0) // one half-life later
+  t.equal(a.query('k'), b.query('k'))
+  t.equal(a.query('k'), 2)
+  a.updateWithFloor('k', 1, 0)
+  t.equal(a.query('k'), 3, 'decayed to 2, + 1')
+})
