@@ -217,6 +217,11 @@ export class Rotator {
   private lastRotationAtMs: number
   private handle: TickerHandle | undefined
   private closed = false
+  /**
+   * Whether writes carry the oldest generation's aggregate forward into the younger ones
+   * (linear decay, the debt meter guarded by the amnesty check; `spec/rotator.md` §1).
+   */
+  private readonly carry: boolean
 
   /**
    * @param config see {@link RotatorConfig}
@@ -250,6 +255,7 @@ export class Rotator {
     this.gens = []
     for (let i = 0; i < generations; i++) this.gens.push(this.freshGeneration(i))
     const first = this.gens[0]
+    this.carry = first.decay.kind === 'linear'
     if (first.decay.kind === 'linear') {
       const min = minPeriodMs(first.hi, first.decay.ratePerSecond, generations)
       if (periodMs < min) {
@@ -342,8 +348,28 @@ export class Rotator {
    */
   update(key: string | Uint8Array, delta: number): void {
     this.assertOpen()
+    const g0 = this.gens[0]
+    if (this.carry)
+      g0.updateAndQuery(key, delta) // leaves the aggregate for the carry
+    else g0.update(key, delta)
+    this.writeYounger(key, delta)
+  }
+
+  /**
+   * Write `delta` to every generation but the oldest, which has just been written. With
+   * linear decay and delta ≥ 0 this is the carry-forward (`spec/rotator.md` §1): each
+   * younger cell becomes clamp(max(decayed + delta, A)) where A is the oldest generation's
+   * aggregate after its write, so no younger generation reads the key lower than the
+   * deciding one did. Otherwise a plain add.
+   */
+  private writeYounger(key: string | Uint8Array, delta: number): void {
     const gens = this.gens
-    for (let i = 0; i < gens.length; i++) gens[i].update(key, delta)
+    if (this.carry && delta >= 0) {
+      const floor = gens[0].lastAggregate
+      for (let i = 1; i < gens.length; i++) gens[i].updateWithFloor(key, delta, floor)
+    } else {
+      for (let i = 1; i < gens.length; i++) gens[i].update(key, delta)
+    }
   }
 
   /**
@@ -361,9 +387,9 @@ export class Rotator {
    */
   updateAndQuery(key: string | Uint8Array, delta: number): number {
     this.assertOpen()
-    const gens = this.gens
-    for (let i = 1; i < gens.length; i++) gens[i].update(key, delta)
-    return gens[0].updateAndQuery(key, delta)
+    const a = this.gens[0].updateAndQuery(key, delta)
+    this.writeYounger(key, delta)
+    return a
   }
 
   /**
@@ -374,9 +400,9 @@ export class Rotator {
    */
   tryUpdate(key: string | Uint8Array, delta: number, limit: number): boolean {
     this.assertOpen()
-    const gens = this.gens
-    if (!gens[0].tryUpdate(key, delta, limit)) return false
-    for (let i = 1; i < gens.length; i++) gens[i].update(key, delta)
+    const g0 = this.gens[0]
+    if (!(this.carry ? g0.tryUpdateTracked(key, delta, limit) : g0.tryUpdate(key, delta, limit))) return false
+    this.writeYounger(key, delta)
     return true
   }
 

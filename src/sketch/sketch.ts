@@ -99,7 +99,7 @@ export class Sketch {
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
   /**
-   * `[lo, hi, ratePerMs]` for the hot paths. A typed array because a number read from a
+   * `[lo, hi, ratePerMs, last aggregate, floor scratch]` for the hot paths. A typed array because a number read from a
    * class field is a tagged value: merged with a computed score (the clamp) it would box
    * every score into a heap number (measured: 64 B per update).
    */
@@ -156,7 +156,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
-    this.hot = Float64Array.of(lo, hi, this.ratePerMs)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -239,7 +239,9 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? this.mean(acc) : acc
+    const a = agg === AGG_MEAN ? this.mean(acc) : acc
+    hot[3] = a
+    return a
   }
 
   /**
@@ -262,6 +264,90 @@ export class Sketch {
     if (this.aggregate(now) + delta > limit) return false
     this.addAll(delta, now)
     return true
+  }
+
+  /**
+   * Add `delta` to each of the key's L cells (after decaying each to now), then raise each
+   * cell to at least `floor`, then clamp to [lo, hi]: cell ← clamp(max(decayed + delta,
+   * floor)). One pass, allocates nothing. With floor = −Infinity it is {@link Sketch.update}.
+   * The Rotator's carry-forward (`spec/rotator.md` §1) uses it to keep a younger
+   * generation's reading of a key at least the deciding generation's.
+   * @param key a string (UTF-8) or bytes
+   * @param delta a finite number (may be negative)
+   * @param floor a number or −Infinity (not NaN, not +Infinity); above hi it yields hi
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta, or
+   * a NaN/+Infinity floor (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for a key of another type
+   */
+  updateWithFloor(key: string | Uint8Array, delta: number, floor: number): void {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
+    this.locate(key)
+    const now = readClock(this.clock)
+    // the loop of addAll plus a floor, inlined: a call passing three doubles boxes them when V8
+    // does not inline it. The floor goes through the typed array for the reason lo and hi
+    // do (a tagged argument merged with a computed score boxes the score)
+    this.hot[4] = floor
+    const scores = this.scores
+    const touched = this.touched
+    const idx = this.idx
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const kind = this.decayId
+    const rate = this.hot[2]
+    const fl = hot[4]
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
+      }
+      s += delta
+      if (s < fl) s = fl
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+    }
+  }
+
+  /**
+   * {@link Sketch.tryUpdate} that also leaves the aggregate after an admit in
+   * {@link Sketch.lastAggregate} (the Rotator's deciding generation).
+   * @internal
+   */
+  tryUpdateTracked(key: string | Uint8Array, delta: number, limit: number): boolean {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!Number.isFinite(limit)) checkFinite('limit', limit)
+    this.locate(key)
+    const now = readClock(this.clock)
+    if (this.aggregate(now) + delta > limit) return false
+    this.addAllTracked(delta) // the cells were just decayed to now by aggregate()
+    return true
+  }
+
+  /**
+   * The aggregate of the cells written by the last `updateAndQuery` or admitting
+   * `tryUpdateTracked` (NaN before any): lets the Rotator read the deciding generation's score
+   * after an admit without hashing the key again.
+   * @internal
+   */
+  get lastAggregate(): number {
+    return this.hot[3]
   }
 
   /**
@@ -340,6 +426,38 @@ export class Sketch {
       else if (s > hi) s = hi
       scores[p] = s
     }
+  }
+
+  /**
+   * For the located cells, already decayed to now (by `aggregate`): add delta, clamp to
+   * [lo, hi], and leave their aggregate in `hot[3]` (a typed-array slot, so nothing is
+   * boxed; read by {@link Sketch.lastAggregate}). Kept apart from {@link Sketch.addAll} so
+   * the plain update path stays as small as before.
+   */
+  private addAllTracked(delta: number): void {
+    const scores = this.scores
+    const idx = this.idx
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const hot = this.hot
+    const lo = hot[0]
+    const hi = hot[1]
+    const agg = this.aggId
+    let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+      if (agg === AGG_MIN) {
+        if (s < acc) acc = s
+      } else if (agg === AGG_MAX) {
+        if (s > acc) acc = s
+      } else acc += s
+    }
+    hot[3] = agg === AGG_MEAN ? this.mean(acc) : acc
   }
 
   /**

@@ -2,14 +2,14 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-// Zero allocation on the hot path (issue 2): 10^6 update / tryUpdate calls with pre-built
+// Zero allocation on the hot path (issue 2): 10^6 update / tryUpdate / updateWithFloor calls with pre-built
 // 16- and 40-byte string keys, murmur3 and SipHash, exponential decay with a moving clock.
 // One heap number per operation would be 16 MB per run, i.e. at least one scavenge of
 // the young generation; we require none, and a heap growth below 1 byte per operation.
 // Measured in a child process without coverage instrumentation (see fixtures/alloc-child.ts),
 // optimizing on the main thread (--no-concurrent-recompilation) so that on a loaded machine
 // the measured loop does not start in unoptimized code while a background compile waits.
-t.test('update and tryUpdate allocate nothing over 10^6 operations', async (t) => {
+t.test('update, tryUpdate and updateWithFloor allocate nothing over 10^6 operations', async (t) => {
   const env = { ...process.env }
   delete env.NODE_V8_COVERAGE
   // tap's processinfo hook re-arms coverage in every child it sees spawned unless told not
@@ -32,7 +32,7 @@ t.test('update and tryUpdate allocate nothing over 10^6 operations', async (t) =
     otherGcs: number
     heapGrowthBytes: number
   }>
-  t.equal(rows.length, 8, 'murmur3 and siphash × 16 and 40 bytes × update and tryUpdate')
+  t.equal(rows.length, 12, 'murmur3 and siphash × 16 and 40 bytes × update, tryUpdate and updateWithFloor')
   for (const row of rows) {
     const name = `${row.op} ${row.hasher} ${row.keyBytes}-byte keys`
     t.equal(row.minorGcs, 0, `${name}: no scavenge`)
