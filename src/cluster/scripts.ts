@@ -187,7 +187,12 @@ for k = oldest + 1, G do
   for i = 1, L do
     local p = (i - 1) * M + X[j * L + i]
     local s, t = decayed(loadCell(key, p, k))
-    storeCell(key, p, clamp(s + delta), t)
+    local v = s + delta
+    -- carry-forward (spec/rotator.md): with linear decay a younger generation never reads a
+    -- key lower than the oldest did after this write, so a key held at its limit gets no burst
+    -- back when the oldest generation retires
+    if decay == 2 and delta >= 0 and v < acc then v = acc end
+    storeCell(key, p, clamp(v), t)
   end
 end
 touchFp()

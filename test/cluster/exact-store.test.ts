@@ -28,7 +28,7 @@ function rng(seed: number) {
 /**
  * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
  * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), reads and
- * tryUpdate on the oldest, writes to all).
+ * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay).
  */
 class Model {
   private readonly gens = new Map<number, Sketch>()
@@ -51,16 +51,26 @@ class Model {
     }
     return out
   }
+  /** Younger generations get the delta, floored at the oldest's reading under linear decay (the Rotator's carry-forward). */
+  private writeYounger(rest: Sketch[], key: string, delta: number, oldestAfter: number): void {
+    const carry = this.cfg.decay?.kind === 'linear' && delta >= 0
+    for (const s of rest) {
+      if (carry) s.updateWithFloor(key, delta, oldestAfter)
+      else s.update(key, delta)
+    }
+  }
   tryConsume(key: string, cost: number, limit: number) {
     const [oldest, ...rest] = this.live()
     const admitted = oldest.tryUpdate(key, cost, limit)
-    if (admitted) for (const s of rest) s.update(key, cost)
-    return { admitted, score: oldest.query(key) }
+    const score = oldest.query(key)
+    if (admitted) this.writeYounger(rest, key, cost, score)
+    return { admitted, score }
   }
   add(key: string, delta: number) {
     const [oldest, ...rest] = this.live()
-    for (const s of rest) s.update(key, delta)
-    return oldest.updateAndQuery(key, delta)
+    const score = oldest.updateAndQuery(key, delta)
+    this.writeYounger(rest, key, delta, score)
+    return score
   }
   read(key: string) {
     return this.live()[0].query(key)
