@@ -74,7 +74,7 @@ const LIMITERS: { name: string; store: string; clock: string; note: string }[] =
     name: 'grudge (60 s rotation)',
     store: 'same, with maxDebt = burst and a rotation every 60 s (the shortest the amnesty guard allows)',
     clock: 'FakeClock + FakeTicker (injected)',
-    note: 'shows the rotation amnesty: a fresh generation sees only admitted requests, so a key held at its limit gets one burst back per rotation',
+    note: "tests the rotation amnesty: a fresh generation sees only admitted requests; the carry-forward (spec/rotator.md) floors it at the oldest generation's reading, so a key held at its limit gets no burst back when a generation retires",
   },
   {
     name: '@fastify/rate-limit (LRU 5,000)',
