@@ -41,6 +41,8 @@ const tsc = spawnSync(
     dist,
     '--sourceMap',
     'false',
+    '--inlineSources',
+    'false',
     '--declaration',
     'false',
   ],
