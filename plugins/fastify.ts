@@ -404,6 +404,9 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator
   else fastify.decorate('grudge', decorator)
   if (!fastify.hasRequestDecorator('grudge')) fastify.decorateRequest('grudge', null)
+  // declared on the request class, so that setting it per request keeps one object shape
+  // (a property added per request would fork Fastify's Request objects into two shapes)
+  if (!fastify.hasRequestDecorator(kState)) fastify.decorateRequest(kState as never, undefined as never)
 
   if (notFound === true) {
     fastify.setNotFoundHandler({ preHandler: sharedHook }, (req, reply) => {

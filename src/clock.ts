@@ -7,6 +7,9 @@ export interface Clock {
   now(): number
 }
 
+// read once: a getter with a brand check per read, and constant for the process
+const TIME_ORIGIN = performance.timeOrigin
+
 /**
  * The default clock: monotonic milliseconds on the Unix epoch scale,
  * `performance.timeOrigin + performance.now()`. It never goes backwards inside a process
@@ -14,7 +17,7 @@ export interface Clock {
  * written to a frame can be compared with another process's clock.
  */
 export const systemClock: Clock = {
-  now: () => performance.timeOrigin + performance.now(),
+  now: () => TIME_ORIGIN + performance.now(),
 }
 
 /** Wall-clock milliseconds (`Date.now()`), used only to stamp serialized frames. */

@@ -12,6 +12,8 @@ let scratch: Buffer = Buffer.allocUnsafeSlow(1024)
 export let keyView: Uint8Array = scratch
 /** Number of valid bytes in {@link keyView} after the last {@link keyBytes} call. */
 export let keyLength = 0
+/** The string whose bytes the scratch buffer holds (undefined before any). */
+let lastKey: string | undefined
 
 /**
  * Encode `key` as bytes into {@link keyView} / {@link keyLength} (a shared scratch
@@ -22,6 +24,9 @@ export let keyLength = 0
  */
 export function keyBytes(key: string | Uint8Array): void {
   if (typeof key === 'string') {
+    // the same key again (each generation of a Rotator, then the telemetry, hash one key
+    // in a row): the scratch still holds its bytes
+    if (key === lastKey && keyView === scratch) return
     const n = key.length
     if (n * 3 > scratch.length) {
       scratch = Buffer.allocUnsafeSlow(Math.max(n * 3, scratch.length * 2))
@@ -32,6 +37,7 @@ export function keyBytes(key: string | Uint8Array): void {
     } else {
       keyLength = scratch.write(key, 0, 'utf8')
     }
+    lastKey = key
     return
   }
   if (key instanceof Uint8Array) {

@@ -85,6 +85,8 @@ export class Limiter {
   private readonly storeTimeoutMs: number
   private readonly onStoreError: 'open' | 'closed'
   private closed = false
+  /** Whether the telemetry buckets by this limiter's clock, so a decision's pinned reading serves both. */
+  private readonly telemetrySharesClock: boolean
 
   /**
    * @param options see {@link LimiterOptions}
@@ -127,6 +129,7 @@ export class Limiter {
       ? new AbuseScore(options.abuse, this.sketch, `abuse:${this.name}`, prefix + 'abuse.')
       : undefined
     this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
+    this.telemetrySharesClock = this.telemetry.clock === resolved.clock
     for (const p of [this.limit, this.fairness, this.abuse]) {
       if (p !== undefined)
         this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
@@ -198,7 +201,8 @@ export class Limiter {
   }
 
   private decideRaw(key: string, cost?: number): Decision | Promise<Decision> {
-    this.telemetry.request(key)
+    if (this.telemetrySharesClock) this.telemetry.requestAt(key, this.pinnedClock.now())
+    else this.telemetry.request(key)
     if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
     const scores: Decision['scores'] = {}
     if (this.abuse === undefined) return this.afterAbuse(key, cost, scores, undefined)

@@ -75,9 +75,8 @@ export function localStore(): StoreFactory {
       tryConsume(key, cost, limit) {
         // the Rotator's tryUpdate, with the score it decided on: read the deciding generation
         // once, and write every generation only when admitted (a denial hashes once)
-        const score = rotator.query(key)
+        const score = rotator.consume(key, cost, limit)
         if (!(score + cost <= limit)) return { admitted: false, score } // NaN never admits
-        rotator.update(key, cost)
         return { admitted: true, score: score + cost }
       },
       add: (key, delta) => rotator.updateAndQuery(key, delta),

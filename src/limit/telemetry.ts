@@ -87,7 +87,8 @@ export class Telemetry {
   readonly windowBuckets: number
   /** False-positive rate in (0, 1) above which one warning is logged; default 0.01. */
   readonly targetFalsePositiveRate: number
-  private readonly clock: Clock
+  /** The clock of the buckets (ms). @internal */
+  readonly clock: Clock
   private readonly warnFn: ((message: string) => void) | undefined
   private readonly buckets: Bucket[] = []
   private readonly distinct: Window<HyperLogLog, ConstructorParameters<typeof HyperLogLog>[0]>
@@ -131,8 +132,7 @@ export class Telemetry {
     this.shapes.push({ levels, cellsPerLevel, sizeBytes })
   }
 
-  private current(): Bucket {
-    const now = this.clock.now()
+  private current(now: number = this.clock.now()): Bucket {
     this.nowMs = now
     const start = Math.floor(now / this.bucketMs) * this.bucketMs
     const last = this.buckets[this.buckets.length - 1]
@@ -153,7 +153,16 @@ export class Telemetry {
 
   /** Count a request for `key` (called once per request, before the policies; it also picks the bucket the request's later counts go to, so the clock is read once per request). */
   request(key: string): void {
-    const b = this.current()
+    this.requestAt(key, this.clock.now())
+  }
+
+  /**
+   * {@link Telemetry.request} at a time already read from this telemetry's clock (ms), so a
+   * caller that has just read it (a limiter pinning the same clock) saves the second read.
+   * @internal
+   */
+  requestAt(key: string, nowMs: number): void {
+    const b = this.current(nowMs)
     this.cur = b
     b.requests++
     this.distinct.update(key, this.nowMs)

@@ -407,6 +407,22 @@ export class Rotator {
   }
 
   /**
+   * A debt meter's consume: read the key in the oldest generation and, if and only if
+   * `aggregate + delta ≤ limit` (a NaN never admits), add `delta` to every generation, as
+   * {@link Rotator.query} then {@link Rotator.update} would, hashing the key once per
+   * generation instead of twice in the oldest.
+   * @returns the oldest generation's aggregate before the delta; the delta was applied iff `aggregate + delta ≤ limit`
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
+   * @internal
+   */
+  consume(key: string | Uint8Array, delta: number, limit: number): number {
+    this.assertOpen()
+    const a = this.gens[0].consumeTracked(key, delta, limit)
+    if (a + delta <= limit) this.writeYounger(key, delta)
+    return a
+  }
+
+  /**
    * Per-level detail of the oldest generation (see {@link Sketch.queryDetailed}).
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
    */

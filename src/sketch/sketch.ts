@@ -341,6 +341,26 @@ export class Sketch {
   }
 
   /**
+   * The store's conditional consume in one pass over the key's cells: decay them to now
+   * (written back), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
+   * `delta` to all L cells (clamped) and leave the aggregate after the write in
+   * {@link Sketch.lastAggregate}. Unlike {@link Sketch.tryUpdate}, a denial never throws, and
+   * the aggregate it decided on is returned.
+   * @returns the aggregate before the delta (decayed to now)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a non-finite delta that would be applied (nothing is added)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   * @internal
+   */
+  consumeTracked(key: string | Uint8Array, delta: number, limit: number): number {
+    this.locate(key)
+    const a = this.aggregate(readClock(this.clock))
+    if (!(a + delta <= limit)) return a
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    this.addAllTracked(delta) // the cells were just decayed to now by aggregate()
+    return a
+  }
+
+  /**
    * The aggregate of the cells written by the last `updateAndQuery` or admitting
    * `tryUpdateTracked` (NaN before any): lets the Rotator read the deciding generation's score
    * after an admit without hashing the key again.
