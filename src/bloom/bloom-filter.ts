@@ -1,6 +1,5 @@
 import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
-import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
@@ -173,9 +172,8 @@ export class BloomFilter {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for another type
    */
   add(item: string | Uint8Array): boolean {
-    keyBytes(item)
     const hasher = this.hasher
-    hasher.hashInto(keyView, keyLength)
+    hasher.hashKey(item)
     return this.addHashed(hasher.hashHi, hasher.hashLo)
   }
 
@@ -219,9 +217,8 @@ export class BloomFilter {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for another type
    */
   mightContain(item: string | Uint8Array): boolean {
-    keyBytes(item)
     const hasher = this.hasher
-    hasher.hashInto(keyView, keyLength)
+    hasher.hashKey(item)
     return this.mightContainHashed(hasher.hashHi, hasher.hashLo)
   }
 

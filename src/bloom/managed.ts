@@ -22,8 +22,19 @@ export interface ExpectedBloom {
   bits: number
   hashes: number
   hasherId: number
+  /**
+   * No hasher was asked for: a file written with the other MurmurHash3 variant (id 1,
+   * `'murmur3x64'`, the default before 0.1.0) is adopted with its hasher instead of refused.
+   */
+  adoptMurmur3: boolean
   /** The seed asked for, or null to adopt the file's. */
   seed: Uint8Array | null
+}
+
+/** Whether a file's hasher id satisfies `want` (the same id, or an adopted murmur3 variant). */
+export function hasherIdAccepted(want: ExpectedBloom, id: number): boolean {
+  if (id === want.hasherId) return true
+  return want.adoptMurmur3 && want.hasherId === HASHER_IDS.murmur3 && id === HASHER_IDS.murmur3x64
 }
 
 /**
@@ -50,6 +61,7 @@ export function expectedBloom(capacity: number, errorRate: number, config: Bloom
     bits,
     hashes: Math.min(optimalHashCount(bits, capacity), MAX_HASHES),
     hasherId: hasher?.id ?? HASHER_IDS.murmur3,
+    adoptMurmur3: config.hasher === undefined,
     seed: hasher === null ? null : hasher.seed,
   }
 }
@@ -67,7 +79,7 @@ export function checkLoaded(f: BloomFilter, want: ExpectedBloom, where: string):
   }
   if (f.bitCount !== want.bits) fail('bits', want.bits, f.bitCount)
   if (f.hashCount !== want.hashes) fail('hashes', want.hashes, f.hashCount)
-  if (f.hasher.id !== want.hasherId) fail('hasher id', want.hasherId, f.hasher.id)
+  if (!hasherIdAccepted(want, f.hasher.id)) fail('hasher id', want.hasherId, f.hasher.id)
   if (want.seed !== null && !sameBytes(f.hasher.seed, want.seed)) fail('seed', 'the seed asked for', 'another seed')
 }
 

@@ -3,7 +3,6 @@ import { wallClockMs } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { hasherFromId, randomSeed, type Hasher } from '../hash/hasher.js'
-import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { BloomFilter, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
 import {
   ensureDir,
@@ -14,7 +13,7 @@ import {
   writeFileAtomicSync,
   writeFrameAtomic,
 } from './checkpoint-file.js'
-import { expectedBloom, isBadCheckpointError, loadCheckpoint, type ExpectedBloom } from './managed.js'
+import { expectedBloom, hasherIdAccepted, isBadCheckpointError, loadCheckpoint, type ExpectedBloom } from './managed.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 
 /** Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`). */
@@ -172,6 +171,7 @@ export class ShardedBloomFilter extends CheckpointRunner {
       )
     }
     let seed: Uint8Array
+    let hasherId = want.hasherId
     if (mbytes !== null) {
       let m: Manifest
       try {
@@ -183,9 +183,10 @@ export class ShardedBloomFilter extends CheckpointRunner {
       if (m.shardCount !== shardCount) mismatch('shardCount', shardCount, m.shardCount)
       if (m.bitsPerShard !== want.bits) mismatch('bits per shard', want.bits, m.bitsPerShard)
       if (m.hashes !== want.hashes) mismatch('hashes', want.hashes, m.hashes)
-      if (m.hasherId !== want.hasherId) mismatch('hasher id', want.hasherId, m.hasherId)
+      if (!hasherIdAccepted(want, m.hasherId)) mismatch('hasher id', want.hasherId, m.hasherId)
       if (want.seed !== null && !sameBytes(want.seed, m.seed)) mismatch('seed', 'the seed asked for', 'another seed')
       seed = m.seed
+      hasherId = m.hasherId
     } else {
       if (names.some((n) => SHARD_FILE.test(n))) mismatch('manifest', MANIFEST_FILE, 'shard files without a manifest')
       seed = want.seed ?? randomSeed()
@@ -199,8 +200,10 @@ export class ShardedBloomFilter extends CheckpointRunner {
       if (m !== null && Number(m[1]) >= shardCount) mismatch('shard files', `indexes below ${shardCount}`, n)
     }
 
-    const hasher = pickHasher({ hasher: config.hasher, seed })
-    const exact: ExpectedBloom = { ...want, seed }
+    // the manifest's hasher: the one asked for, or the murmur3 variant adopted from the manifest
+    const hasher =
+      hasherId === want.hasherId ? pickHasher({ hasher: config.hasher, seed }) : hasherFromId(hasherId, seed)
+    const exact: ExpectedBloom = { ...want, hasherId, adoptMurmur3: false, seed }
     const shards: BloomFilter[] = []
     const moved: string[] = []
     for (let i = 0; i < shardCount; i++) {
@@ -245,9 +248,8 @@ export class ShardedBloomFilter extends CheckpointRunner {
    */
   add(item: string | Uint8Array): boolean {
     this.assertOpen('add')
-    keyBytes(item)
     const h = this.hasher
-    h.hashInto(keyView, keyLength)
+    h.hashKey(item)
     const s = shardOf(h.hashHi, h.hashLo, this.shardCount)
     if (!this.shards[s].addHashed(h.hashHi, h.hashLo)) return false
     this.unsavedPerShard[s]++
@@ -260,16 +262,14 @@ export class ShardedBloomFilter extends CheckpointRunner {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   mightContain(item: string | Uint8Array): boolean {
-    keyBytes(item)
     const h = this.hasher
-    h.hashInto(keyView, keyLength)
+    h.hashKey(item)
     return this.shards[shardOf(h.hashHi, h.hashLo, this.shardCount)].mightContainHashed(h.hashHi, h.hashLo)
   }
 
   /** The shard index of an item (for inspection and tests). */
   shardIndexOf(item: string | Uint8Array): number {
-    keyBytes(item)
-    this.hasher.hashInto(keyView, keyLength)
+    this.hasher.hashKey(item)
     return shardOf(this.hasher.hashHi, this.hasher.hashLo, this.shardCount)
   }
 

@@ -131,7 +131,7 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
     h1Hi = t
     // h1 += h2
     sum = (h1Lo + h2Lo) | 0
-    h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
+    h1Hi = (h1Hi + h2Hi + (((h1Lo & h2Lo) | ((h1Lo | h2Lo) & ~sum)) >>> 31)) | 0
     h1Lo = sum
     // h1 = h1 * 5 + 0x52dce729
     mul64(h1Hi, h1Lo, 0, 5)
@@ -155,7 +155,7 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
     h2Hi = t
     // h2 += h1
     sum = (h2Lo + h1Lo) | 0
-    h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
+    h2Hi = (h2Hi + h1Hi + (((h2Lo & h1Lo) | ((h2Lo | h1Lo) & ~sum)) >>> 31)) | 0
     h2Lo = sum
     // h2 = h2 * 5 + 0x38495ab5
     mul64(h2Hi, h2Lo, 0, 5)
@@ -237,10 +237,10 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
   h1Lo ^= len
   h2Lo ^= len
   sum = (h1Lo + h2Lo) | 0
-  h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
+  h1Hi = (h1Hi + h2Hi + (((h1Lo & h2Lo) | ((h1Lo | h2Lo) & ~sum)) >>> 31)) | 0
   h1Lo = sum
   sum = (h2Lo + h1Lo) | 0
-  h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
+  h2Hi = (h2Hi + h1Hi + (((h2Lo & h1Lo) | ((h2Lo | h1Lo) & ~sum)) >>> 31)) | 0
   h2Lo = sum
   fmix64(h1Hi, h1Lo)
   h1Hi = M64[0]
@@ -249,10 +249,10 @@ export function murmur3x64_128Into(bytes: Uint8Array, len: number, seed: number)
   h2Hi = M64[0]
   h2Lo = M64[1]
   sum = (h1Lo + h2Lo) | 0
-  h1Hi = (h1Hi + h2Hi + (sum >>> 0 < h2Lo >>> 0 ? 1 : 0)) | 0
+  h1Hi = (h1Hi + h2Hi + (((h1Lo & h2Lo) | ((h1Lo | h2Lo) & ~sum)) >>> 31)) | 0
   h1Lo = sum
   sum = (h2Lo + h1Lo) | 0
-  h2Hi = (h2Hi + h1Hi + (sum >>> 0 < h1Lo >>> 0 ? 1 : 0)) | 0
+  h2Hi = (h2Hi + h1Hi + (((h2Lo & h1Lo) | ((h2Lo | h1Lo) & ~sum)) >>> 31)) | 0
   h2Lo = sum
   mOut[0] = h1Hi
   mOut[1] = h1Lo
@@ -404,4 +404,138 @@ function fmix32(h: number): number {
   h ^= h >>> 13
   h = Math.imul(h, 0xc2b2ae35 | 0)
   return h ^ (h >>> 16)
+}
+
+/**
+ * {@link murmur3x86_128Into} of the UTF-8 bytes of `s`, read straight from the string
+ * when every char is ASCII (below U+0080, where a UTF-8 byte is the char code), so that
+ * no encoding pass and no byte buffer are needed: the hot path of string keys. Writes
+ * {@link m86Out} exactly as `murmur3x86_128Into(utf8(s), utf8(s).length, seed)` would.
+ * @returns `true` when `s` was ASCII and {@link m86Out} holds its hash; `false` (output
+ *   undefined) when `s` holds a char ≥ U+0080: the caller then encodes it as UTF-8 and
+ *   hashes the bytes
+ */
+export function murmur3x86_128AsciiInto(s: string, seed: number): boolean {
+  const len = s.length
+  let h1 = seed | 0
+  let h2 = h1
+  let h3 = h1
+  let h4 = h1
+  const nblocks = len - (len & 15)
+  let i = 0
+  let k1: number
+  let k2: number
+  let k3: number
+  let k4: number
+  let c0: number
+  let c1: number
+  let c2: number
+  let c3: number
+  // OR of every char code: ≥ 0x80 iff some char is not ASCII
+  let any = 0
+  for (; i < nblocks; i += 16) {
+    c0 = s.charCodeAt(i)
+    c1 = s.charCodeAt(i + 1)
+    c2 = s.charCodeAt(i + 2)
+    c3 = s.charCodeAt(i + 3)
+    any |= c0 | c1 | c2 | c3
+    k1 = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+    c0 = s.charCodeAt(i + 4)
+    c1 = s.charCodeAt(i + 5)
+    c2 = s.charCodeAt(i + 6)
+    c3 = s.charCodeAt(i + 7)
+    any |= c0 | c1 | c2 | c3
+    k2 = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+    c0 = s.charCodeAt(i + 8)
+    c1 = s.charCodeAt(i + 9)
+    c2 = s.charCodeAt(i + 10)
+    c3 = s.charCodeAt(i + 11)
+    any |= c0 | c1 | c2 | c3
+    k3 = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+    c0 = s.charCodeAt(i + 12)
+    c1 = s.charCodeAt(i + 13)
+    c2 = s.charCodeAt(i + 14)
+    c3 = s.charCodeAt(i + 15)
+    any |= c0 | c1 | c2 | c3
+    k4 = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+    k1 = Math.imul(k1, 0x239b961b)
+    k1 = (k1 << 15) | (k1 >>> 17)
+    h1 ^= Math.imul(k1, 0xab0e9789 | 0)
+    h1 = (h1 << 19) | (h1 >>> 13)
+    h1 = (h1 + h2) | 0
+    h1 = (Math.imul(h1, 5) + 0x561ccd1b) | 0
+    k2 = Math.imul(k2, 0xab0e9789 | 0)
+    k2 = (k2 << 16) | (k2 >>> 16)
+    h2 ^= Math.imul(k2, 0x38b34ae5)
+    h2 = (h2 << 17) | (h2 >>> 15)
+    h2 = (h2 + h3) | 0
+    h2 = (Math.imul(h2, 5) + 0x0bcaa747) | 0
+    k3 = Math.imul(k3, 0x38b34ae5)
+    k3 = (k3 << 17) | (k3 >>> 15)
+    h3 ^= Math.imul(k3, 0xa1e38b93 | 0)
+    h3 = (h3 << 15) | (h3 >>> 17)
+    h3 = (h3 + h4) | 0
+    h3 = (Math.imul(h3, 5) + (0x96cd1c35 | 0)) | 0
+    k4 = Math.imul(k4, 0xa1e38b93 | 0)
+    k4 = (k4 << 18) | (k4 >>> 14)
+    h4 ^= Math.imul(k4, 0x239b961b)
+    h4 = (h4 << 13) | (h4 >>> 19)
+    h4 = (h4 + h1) | 0
+    h4 = (Math.imul(h4, 5) + 0x32ac3b17) | 0
+  }
+  // tail: the remaining 0..15 chars as (up to) four little-endian words, as the reference's
+  // switch reads them; each word that holds at least one byte is mixed into its lane
+  const rem = len & 15
+  if (rem !== 0) {
+    k1 = 0
+    k2 = 0
+    k3 = 0
+    k4 = 0
+    for (let j = 0; j < rem; j++) {
+      const c = s.charCodeAt(i + j)
+      any |= c
+      const w = c << ((j & 3) << 3)
+      if (j < 4) k1 |= w
+      else if (j < 8) k2 |= w
+      else if (j < 12) k3 |= w
+      else k4 |= w
+    }
+    if (rem > 12) {
+      k4 = Math.imul(k4, 0xa1e38b93 | 0)
+      k4 = (k4 << 18) | (k4 >>> 14)
+      h4 ^= Math.imul(k4, 0x239b961b)
+    }
+    if (rem > 8) {
+      k3 = Math.imul(k3, 0x38b34ae5)
+      k3 = (k3 << 17) | (k3 >>> 15)
+      h3 ^= Math.imul(k3, 0xa1e38b93 | 0)
+    }
+    if (rem > 4) {
+      k2 = Math.imul(k2, 0xab0e9789 | 0)
+      k2 = (k2 << 16) | (k2 >>> 16)
+      h2 ^= Math.imul(k2, 0x38b34ae5)
+    }
+    k1 = Math.imul(k1, 0x239b961b)
+    k1 = (k1 << 15) | (k1 >>> 17)
+    h1 ^= Math.imul(k1, 0xab0e9789 | 0)
+  }
+  if (any >= 0x80) return false
+  h1 ^= len
+  h2 ^= len
+  h3 ^= len
+  h4 ^= len
+  h1 = (h1 + h2 + h3 + h4) | 0
+  h2 = (h2 + h1) | 0
+  h3 = (h3 + h1) | 0
+  h4 = (h4 + h1) | 0
+  h1 = fmix32(h1)
+  h2 = fmix32(h2)
+  h3 = fmix32(h3)
+  h4 = fmix32(h4)
+  h1 = (h1 + h2 + h3 + h4) | 0
+  m86Out[0] = h1
+  m86Out[1] = h2 + h1
+  m86Out[2] = h3 + h1
+  m86Out[3] = h4 + h1
+  return true
 }

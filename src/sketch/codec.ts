@@ -1,7 +1,7 @@
 import { systemClock, wallClockMs, type Clock } from '../clock.js'
 import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import { HASHER_IDS, hasherFromId, type Hasher } from '../hash/hasher.js'
+import { hasherFromId, isHasherId, type Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, exponential, linear, none, type Decay } from './decay.js'
 import type { Aggregator, SketchConfig } from './sketch.js'
 
@@ -176,8 +176,8 @@ export function readShape(dv: DataView, off: number): DecodedShape {
     invalidField('decay id', '0 (none), 1 (exponential) or 2 (linear)', decayId)
   }
   if (aggId >= AGG_BY_ID.length) invalidField('aggregator id', '0 (min), 1 (max) or 2 (mean)', aggId)
-  if (hasherId !== HASHER_IDS.murmur3 && hasherId !== HASHER_IDS.siphash) {
-    invalidField('hasher id', '1 (murmur3) or 2 (siphash)', hasherId)
+  if (!isHasherId(hasherId)) {
+    invalidField('hasher id', '1 (murmur3x64), 2 (siphash) or 3 (murmur3)', hasherId)
   }
   if (reserved !== 0) invalidField('reserved byte 11', '0', reserved)
   if (!(Number.isFinite(lo) && lo <= 0)) invalidField('lo', 'a finite number ≤ 0', lo)

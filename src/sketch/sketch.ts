@@ -1,7 +1,6 @@
 import { systemClock, type Clock } from '../clock.js'
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
-import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
 import { decodeSketch, encodeSketch, finiteNow, type DeserializeOptions, type SerializeOptions } from './codec.js'
@@ -394,9 +393,8 @@ export class Sketch {
    * is the same integer and avoids a float64 `%` per level.
    */
   protected locate(key: string | Uint8Array): void {
-    keyBytes(key)
     const hasher = this.hasher
-    hasher.hashInto(keyView, keyLength)
+    hasher.hashKey(key)
     const h1 = hasher.hashLo >>> 0
     const h2 = (hasher.hashHi | 1) >>> 0
     const M = this.cellsPerLevel

@@ -1,7 +1,7 @@
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import {
-  HASHER_IDS,
+  isHasherId,
   Murmur3Hasher,
   SipHasher,
   hasherFromId,
@@ -9,7 +9,6 @@ import {
   type Hasher,
   type SeedLike,
 } from '../hash/hasher.js'
-import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 
 /** Options of {@link CountMinSketch} by size. */
@@ -187,9 +186,8 @@ export class CountMinSketch implements Mergeable {
     // fast path for counts that fit a u32; the full check only on the slow path
     if (count >>> 0 !== count && (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0))
       badCount(count)
-    keyBytes(item)
     const h = this.hasher
-    h.hashInto(keyView, keyLength)
+    h.hashKey(item)
     const w = this.width
     const d = this.depth
     const c = this.counters
@@ -232,9 +230,8 @@ export class CountMinSketch implements Mergeable {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
   estimate(item: string | Uint8Array): number {
-    keyBytes(item)
     const h = this.hasher
-    h.hashInto(keyView, keyLength)
+    h.hashKey(item)
     const w = this.width
     const c = this.counters
     const step = ((h.hashHi | 1) >>> 0) % w
@@ -359,7 +356,7 @@ export class CountMinSketch implements Mergeable {
     if (width < 1 || width > MAX_WIDTH) invalidField('width', 'an integer in [1, 2^28]', width)
     if (depth < 1 || depth > MAX_DEPTH) invalidField('depth', 'an integer in [1, 64]', depth)
     if (width * depth > MAX_CELLS) invalidField('width', `width × depth ≤ 2^28 (depth = ${depth})`, width)
-    if (hasherId !== HASHER_IDS.murmur3 && hasherId !== HASHER_IDS.siphash) invalidField('hasher', '1 or 2', hasherId)
+    if (!isHasherId(hasherId)) invalidField('hasher', '1, 2 or 3', hasherId)
     if (f.params[9] !== COUNTER_BITS) invalidField('counterBits', '32', f.params[9])
     if (f.params[10] !== 0 || f.params[11] !== 0) invalidField('reserved', '0', pv.getUint16(10, true))
     const n = width * depth

@@ -1,7 +1,7 @@
 import { invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import {
-  HASHER_IDS,
+  isHasherId,
   Murmur3Hasher,
   SipHasher,
   hasherFromId,
@@ -9,7 +9,6 @@ import {
   type Hasher,
   type SeedLike,
 } from '../hash/hasher.js'
-import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 
 /** Options of {@link HyperLogLog}. */
@@ -127,9 +126,8 @@ export class HyperLogLog implements Mergeable {
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for another type
    */
   add(item: string | Uint8Array): void {
-    keyBytes(item)
     const h = this.hasher
-    h.hashInto(keyView, keyLength)
+    h.hashKey(item)
     const hi = h.hashHi
     const idx = hi >>> this.indexShift
     const rest = hi << this.precision
@@ -247,7 +245,7 @@ export class HyperLogLog implements Mergeable {
     if (f.params.length !== 4) invalidField('params', '4 bytes', f.params.length)
     const [p, hasherId, bits, reserved] = f.params
     if (p < HLL_MIN_PRECISION || p > HLL_MAX_PRECISION) invalidField('precision', 'an integer in [4, 18]', p)
-    if (hasherId !== HASHER_IDS.murmur3 && hasherId !== HASHER_IDS.siphash) invalidField('hasher', '1 or 2', hasherId)
+    if (!isHasherId(hasherId)) invalidField('hasher', '1, 2 or 3', hasherId)
     if (bits !== REGISTER_BITS) invalidField('registerBits', '8', bits)
     if (reserved !== 0) invalidField('reserved', '0', reserved)
     const m = 2 ** p

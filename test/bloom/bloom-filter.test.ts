@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
-import { murmur3, sipHash } from '../../src/hash/hasher.js'
+import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 
 t.test('construction by accuracy and by size', async (t) => {
@@ -234,7 +234,7 @@ t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t)
   t.equal(frame.params.length, 24)
   t.equal(dv.getUint32(0, true) + dv.getUint32(4, true) * 2 ** 32, 13, 'bits u64 at params 0')
   t.equal(dv.getUint32(8, true), 2, 'hashes u32 at params 8')
-  t.equal(frame.params[12], 1, 'hasher id 1 = murmur3 at params 12')
+  t.equal(frame.params[12], 3, 'hasher id 3 = murmur3 at params 12')
   t.equal(dv.getUint32(16, true), 2, 'addedCount u64 at params 16')
   t.equal(frame.payload.length, 2, 'ceil(13 / 8) payload bytes')
   for (let p = 0; p < 13; p++) {
@@ -252,9 +252,11 @@ t.test('the golden v1 frame stays loadable', async (t) => {
   t.equal(f.addedCount, 3)
   for (const k of ['alpha', 'beta', 'gamma']) t.ok(f.mightContain(k), k)
   t.same(f.seed, murmur3(1).seed)
-  const g = BloomFilter.withSize({ bits: 100, hashes: 3, seed: 1 })
+  t.equal(f.hasher.id, 1, 'written before 0.1.0 with murmur3x64 (id 1), read with it')
+  t.equal(f.hasher.name, 'murmur3x64')
+  const g = BloomFilter.withSize({ bits: 100, hashes: 3, hasher: new Murmur3Hasher(1, 'x64_128') })
   for (const k of ['alpha', 'beta', 'gamma']) g.add(k)
-  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes')
+  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes under the same hasher')
 })
 
 t.test('truncated and corrupted frames are refused with a coded error', async (t) => {

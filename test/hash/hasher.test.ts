@@ -35,7 +35,7 @@ t.test('seedBytes refuses bad seeds naming the option', async (t) => {
 
 t.test('hashInto over bytes gives the same 64 bits as hash() over the key', async (t) => {
   const keys = ['', 'a', '203.0.113.7', 'é∑ 🙂', 'k'.repeat(65), 'ü'.repeat(200)]
-  for (const h of [murmur3(7), sipHash(7)]) {
+  for (const h of [murmur3(7), sipHash(7), new Murmur3Hasher(7, 'x64_128')]) {
     for (const key of keys) {
       const bytes = new TextEncoder().encode(key)
       const padded = new Uint8Array(bytes.length + 3)
@@ -44,14 +44,18 @@ t.test('hashInto over bytes gives the same 64 bits as hash() over the key', asyn
       const words = (BigInt(h.hashHi >>> 0) << 32n) | BigInt(h.hashLo >>> 0)
       t.equal(words, h.hash(key), `${h.name}: ${JSON.stringify(key.slice(0, 8))} as UTF-8`)
       t.equal(h.hash(bytes), h.hash(key), `${h.name}: bytes and string agree`)
+      h.hashKey(key)
+      t.equal((BigInt(h.hashHi >>> 0) << 32n) | BigInt(h.hashLo >>> 0), words, `${h.name}: hashKey agrees`)
     }
   }
 })
 
 t.test('keys that are neither strings nor bytes are refused', async (t) => {
   for (const h of [murmur3(1), sipHash(1)])
-    for (const bad of [42, null, undefined, {}, [1, 2]])
+    for (const bad of [42, null, undefined, {}, [1, 2]]) {
       t.throws(() => h.hash(bad as never), { name: 'GrudgeTypeError', code: 'ERR_GRUDGE_KEY_INVALID' })
+      t.throws(() => h.hashKey(bad as never), { name: 'GrudgeTypeError', code: 'ERR_GRUDGE_KEY_INVALID' })
+    }
 })
 
 t.test('seeds: withSeed, ids, frames and random defaults', async (t) => {
@@ -63,11 +67,20 @@ t.test('seeds: withSeed, ids, frames and random defaults', async (t) => {
   const s = sipHash(1)
   t.ok(s.withSeed(2) instanceof SipHasher)
   t.equal(s.withSeed(2).hash('x'), sipHash(2).hash('x'))
+  t.equal(m.id, 3)
   t.equal(m.id, HASHER_IDS.murmur3)
+  t.equal(s.id, 2)
   t.equal(s.id, HASHER_IDS.siphash)
-  t.equal(hasherFromId(1, m.seed).hash('x'), m.hash('x'), 'id 1 + stored seed rebuilds the murmur3 hasher')
+  const legacy = new Murmur3Hasher(1, 'x64_128')
+  t.equal(legacy.id, 1)
+  t.equal(legacy.name, 'murmur3x64')
+  t.equal(legacy.withSeed(2).variant, 'x64_128', 'withSeed keeps the variant')
+  t.not(legacy.hash('x'), m.hash('x'), 'the two variants are different functions')
+  t.equal(hasherFromId(3, m.seed).hash('x'), m.hash('x'), 'id 3 + stored seed rebuilds the murmur3 hasher')
+  t.equal(hasherFromId(1, m.seed).hash('x'), legacy.hash('x'), 'id 1 + stored seed rebuilds the x64_128 hasher')
   t.equal(hasherFromId(2, s.seed).hash('x'), s.hash('x'), 'id 2 + stored seed rebuilds the SipHash hasher')
-  t.throws(() => hasherFromId(3, m.seed), { code: 'ERR_GRUDGE_FORMAT_INVALID' })
+  for (const bad of [0, 4, 255]) t.throws(() => hasherFromId(bad, m.seed), { code: 'ERR_GRUDGE_FORMAT_INVALID' })
+  t.throws(() => new Murmur3Hasher(1, 'x86_32' as never), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /variant/ })
   t.equal(randomSeed().length, 16)
   t.not(Buffer.from(randomSeed()).toString('hex'), Buffer.from(randomSeed()).toString('hex'), 'random seeds differ')
   t.not(murmur3().hash('x'), murmur3().hash('x'), 'default seeds are random')

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { murmur3 } from '../../src/hash/hasher.js'
-import { m86Out, murmur3x86_128Into } from '../../src/hash/murmur3.js'
+import { Murmur3Hasher, murmur3 } from '../../src/hash/hasher.js'
+import { m86Out, murmur3x86_128AsciiInto, murmur3x86_128Into } from '../../src/hash/murmur3.js'
 // @ts-expect-error no types shipped
 import MurmurHashRef from 'murmurhash3js-revisited'
 
@@ -100,7 +100,7 @@ t.test('MurmurHash3_x64_128 reference vectors', async (t) => {
     const label = typeof input === 'string' ? JSON.stringify(input.slice(0, 20)) : `bytes(${input.length})`
     t.equal(a.toString(16).padStart(16, '0'), h1, `${label} seed ${seed} h1`)
     t.equal(b.toString(16).padStart(16, '0'), h2, `${label} seed ${seed} h2`)
-    t.equal(murmur3(seed).hash(input), a, `${label}: hash() is h1`)
+    t.equal(new Murmur3Hasher(seed, 'x64_128').hash(input), a, `${label}: hash() of variant x64_128 is h1`)
   }
 })
 
@@ -158,7 +158,7 @@ t.test('strings hash as their UTF-8 bytes, lone surrogates as EF BF BD', async (
   t.equal(h.hash32('\ud800'), h.hash32('\ufffd'), 'lone surrogates collide with U+FFFD, as Buffer.from does')
 })
 
-t.test('MurmurHash3_x86_128 (candidate fast 64-bit hash): SMHasher Murmur3C and the package', async (t) => {
+t.test('MurmurHash3_x86_128 (the 64-bit hash of murmur3): SMHasher Murmur3C and the package', async (t) => {
   const x86_128 = (key: Uint8Array, seed: number) => {
     murmur3x86_128Into(key, key.length, seed)
     return new Uint8Array(m86Out.slice().buffer) // four little-endian words h1..h4
@@ -179,4 +179,65 @@ t.test('MurmurHash3_x86_128 (candidate fast 64-bit hash): SMHasher Murmur3C and 
     }
   }
   t.equal(mismatches, 0, '3010 random inputs of every length 0..300 agree with murmurhash3js-revisited')
+})
+
+/** H of murmur3(seed): output bytes 0..7 of x86_128 read little-endian, from the package's hex (h1 h2 h3 h4). */
+function refH(hex: string): bigint {
+  return BigInt('0x' + hex.slice(8, 16) + hex.slice(0, 8))
+}
+
+t.test('murmur3(seed).hash is output bytes 0..7 of MurmurHash3_x86_128, little-endian', async (t) => {
+  let state = 0x2468ace0
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24
+  let mismatches = 0
+  let checked = 0
+  for (let len = 0; len <= 300; len++) {
+    for (let rep = 0; rep < 4; rep++) {
+      const key = Uint8Array.from({ length: len }, rnd)
+      const seed = ((rnd() << 24) | (rnd() << 8) | rnd()) >>> 0
+      if (murmur3(seed).hash(key) !== refH(MurmurHashRef.x86.hash128(key, seed))) mismatches++
+      checked++
+    }
+  }
+  t.equal(mismatches, 0, `${checked} random byte keys agree with murmurhash3js-revisited x86.hash128`)
+  // a worked example: "hell", seed 0 (spec/hashing.md)
+  const hex = MurmurHashRef.x86.hash128(new Uint8Array(Buffer.from('hell')), 0)
+  t.equal(murmur3(0).hash('hell'), refH(hex))
+})
+
+t.test('ASCII strings are hashed from their chars exactly as their UTF-8 bytes are', async (t) => {
+  let state = 0x13579bdf
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 25 // 0..127
+  let mismatches = 0
+  let refused = 0
+  let checked = 0
+  for (let len = 0; len <= 300; len++) {
+    for (let rep = 0; rep < 4; rep++) {
+      const codes = Array.from({ length: len }, rnd)
+      const s = String.fromCharCode(...codes)
+      const seed = ((rnd() << 24) | (rnd() << 12) | rnd()) >>> 0
+      if (!murmur3x86_128AsciiInto(s, seed)) refused++
+      const ours = [...m86Out].map((w) => (w >>> 0).toString(16).padStart(8, '0')).join('')
+      if (ours !== MurmurHashRef.x86.hash128(new Uint8Array(Buffer.from(s, 'utf8')), seed)) mismatches++
+      checked++
+      // one non-ASCII char anywhere (first, middle, last, in a block or in the tail) sends it to the byte path
+      if (len > 0) {
+        const at = rnd() % len
+        const wide = s.slice(0, at) + String.fromCharCode(0x80 + (rnd() % 0x700)) + s.slice(at + 1)
+        t.equal(murmur3x86_128AsciiInto(wide, seed), false)
+        if (
+          murmur3(seed).hash(wide) !== refH(MurmurHashRef.x86.hash128(new Uint8Array(Buffer.from(wide, 'utf8')), seed))
+        )
+          mismatches++
+      }
+    }
+  }
+  t.equal(refused, 0, 'no ASCII string is refused')
+  t.equal(mismatches, 0, `${checked} random ASCII strings (and as many with one wide char) agree with the package`)
+  for (const s of ['\x7f'.repeat(16), '\x80', 'é', 'a'.repeat(15) + '\u0100', '🚀'.repeat(9)])
+    t.equal(
+      murmur3(5).hash(s),
+      refH(MurmurHashRef.x86.hash128(new Uint8Array(Buffer.from(s, 'utf8')), 5)),
+      JSON.stringify(s.slice(0, 4)),
+    )
 })

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { Sketch, SketchDelta, Rotator, halfLife } from '../../src/sketch/index.js'
-import { murmur3, seedBytes } from '../../src/hash/index.js'
+import { Murmur3Hasher, seedBytes } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 // Frames written once by test/fixtures/make-golden.ts (format version 1). Every expected
@@ -24,7 +24,7 @@ t.test('sketch-exponential-murmur3.v1.bin: header, config and decayed scores', a
   t.equal(s.lo, 0)
   t.equal(s.hi, 100)
   t.equal(s.aggregator, 'min')
-  t.equal(s.hasher.name, 'murmur3')
+  t.equal(s.hasher.name, 'murmur3x64', 'written before 0.1.0: hasher id 1, MurmurHash3_x64_128 h1')
   t.same([...s.hasher.seed], [...seedBytes(42)])
   // alice: 8 written at t=10 s, serialized at t=20 s: one half-life old → 4
   close(t, s.query('alice'), 4, 'alice')
@@ -79,7 +79,8 @@ t.test('rotator-none.v1.bin: generations, seeds and rotation phase across downti
     t.equal(r.query('k'), row.k, `down ${row.downMs} ms: k`)
     t.equal(ticker.size, 1, 'the restored rotator runs on the given ticker')
     const twin = new Rotator({
-      sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' },
+      // the frame's hasher id 1 (murmur3x64, the default before 0.1.0)
+      sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean', hasher: new Murmur3Hasher(0, 'x64_128') },
       generations: 3,
       periodMs: 10_000,
       seed: 7,
@@ -97,7 +98,14 @@ t.test('sketch-delta-exponential.v1.bin: a delta frame applies into a compatible
   t.equal(bytes[6] & 1, 1, 'flag bit 0: delta')
   const d = SketchDelta.deserialize(bytes, { clock: new FakeClock(0), wallMs: WALL + 10_000 })
   const clock = new FakeClock(0)
-  const s = new Sketch({ levels: 2, cellsPerLevel: 64, decay: halfLife(10_000), hi: 100, hasher: murmur3(42), clock })
+  const s = new Sketch({
+    levels: 2,
+    cellsPerLevel: 64,
+    decay: halfLife(10_000),
+    hi: 100,
+    hasher: new Murmur3Hasher(42, 'x64_128'),
+    clock,
+  }) // the frame's id 1
   s.applyDelta(d)
   // +6 taken at serialization, 10 s (one half-life) in transit → 3
   close(t, s.query('alice'), 3, 'alice')
@@ -118,7 +126,14 @@ t.test('sketch-delta-sparse-exponential.v1.bin: the same delta in the sparse enc
   t.equal(bytes[6], 1 | 4, 'flags: delta, sparse')
   t.equal(bytes.length, 36 + 52 + 16 + 12 * 2 + 4, 'two non-zero cells (alice in each level)')
   const clock = new FakeClock(0)
-  const s = new Sketch({ levels: 2, cellsPerLevel: 64, decay: halfLife(10_000), hi: 100, hasher: murmur3(42), clock })
+  const s = new Sketch({
+    levels: 2,
+    cellsPerLevel: 64,
+    decay: halfLife(10_000),
+    hi: 100,
+    hasher: new Murmur3Hasher(42, 'x64_128'),
+    clock,
+  }) // the frame's id 1
   s.applyDelta(bytes, { wallMs: WALL + 10_000 })
   close(t, s.query('alice'), 3, 'alice: +6, one half-life in transit')
   const dense = SketchDelta.deserialize(load('sketch-delta-exponential.v1.bin'), { clock, wallMs: WALL })
@@ -131,7 +146,7 @@ t.test('rotator-delta-sparse.v1.bin: a rotator delta applies to every generation
   t.equal(bytes[6], 1 | 2 | 4, 'flags: delta, seeded, sparse')
   const ticker = new FakeTicker()
   const twin = new Rotator({
-    sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean' },
+    sketch: { levels: 2, cellsPerLevel: 32, hi: 1000, aggregator: 'mean', hasher: new Murmur3Hasher(0, 'x64_128') },
     generations: 3,
     periodMs: 10_000,
     seed: 7,

@@ -3,7 +3,9 @@ import type { TAP } from 'tap'
 import fc from 'fast-check'
 import { Sketch, type SketchConfig } from '../../src/sketch/sketch.js'
 import { applyDecay, exponential, linear, none, type Decay } from '../../src/sketch/decay.js'
-import { murmur3, sipHash } from '../../src/hash/hasher.js'
+import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
+// @ts-expect-error no types shipped
+import MurmurHashRef from 'murmurhash3js-revisited'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { FakeClock } from '../../src/testing/index.js'
 import type { Clock } from '../../src/clock.js'
@@ -443,23 +445,37 @@ t.test('Min is never below the exact per-key score for non-negative traffic', as
   t.pass('300 random non-negative traces: estimate ≥ exact score')
 })
 
-t.test('spec/hashing.md worked example: murmur3 "hell", seed 0 (h1 from apache/spark Murmur3_128Suite)', async (t) => {
-  // H = 0x629942693e10f867 (reference), h1 = 1041299559, h2 = 1654211177 (odd)
-  t.equal(murmur3(0).hash('hell'), 0x629942693e10f867n)
-  t.same(
-    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells,
-    [99559, 10736, 21913, 33090],
-  )
-  t.same(
-    new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells,
-    [103, 720, 313, 930],
-  )
-  t.same(
-    new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed,
-    new Uint8Array(16),
-    'seed replaces the hasher seed',
-  )
-})
+t.test(
+  'spec/hashing.md worked example: murmur3 "hell", seed 0 (x86_128 from the package, h1 from apache/spark)',
+  async (t) => {
+    // murmurhash3js-revisited x86.hash128("hell", 0) = 1a7a3aec ac6d5c49 ac6d5c49 ac6d5c49:
+    // H = bytes 0..7 little-endian = 0xac6d5c491a7a3aec, h1 = 444218092, h2 = 2892848201 (odd)
+    const hex = MurmurHashRef.x86.hash128(new Uint8Array(Buffer.from('hell')), 0)
+    t.equal(hex, '1a7a3aecac6d5c49ac6d5c49ac6d5c49')
+    t.equal(murmur3(0).hash('hell'), 0xac6d5c491a7a3aecn)
+    // cells (h1 + i·h2) mod M, worked by hand (spec/hashing.md §4)
+    t.same(
+      new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell').cells,
+      [18092, 66293, 14494, 62695],
+    )
+    t.same(
+      new Sketch({ hasher: murmur3(0), levels: 4, cellsPerLevel: 1024 }).queryDetailed('hell').cells,
+      [748, 821, 894, 967],
+    )
+    // the x64_128 variant (frames of id 1): H = h1 = 0x629942693e10f867 (apache/spark Murmur3_128Suite)
+    t.equal(new Murmur3Hasher(0, 'x64_128').hash('hell'), 0x629942693e10f867n)
+    t.same(
+      new Sketch({ hasher: new Murmur3Hasher(0, 'x64_128'), levels: 4, cellsPerLevel: 100_000 }).queryDetailed('hell')
+        .cells,
+      [99559, 10736, 21913, 33090],
+    )
+    t.same(
+      new Sketch({ hasher: sipHash(1), seed: 0, levels: 4, cellsPerLevel: 1024 }).hasher.seed,
+      new Uint8Array(16),
+      'seed replaces the hasher seed',
+    )
+  },
+)
 
 t.test('loadCellsFromFrame refuses cell arrays whose length is not L × M', async (t) => {
   const s = new Sketch({ levels: 2, cellsPerLevel: 4, clock: new FakeClock(0) })
