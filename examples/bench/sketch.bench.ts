@@ -37,7 +37,7 @@ const CELLS = 100_000
 const DISTINCT = 1_000_000
 const OPS = 1 << 16 // operations per run
 const CMS_OPS = 1 << 12 // CountMinSketch is ~6 µs/op: fewer operations per run
-const RUNS = 5
+const RUNS = 7
 const LAMBDA = 0.1 // per second
 
 let scavenges = 0

@@ -9,7 +9,7 @@ import {
   murmur3x86_128Into,
   murmur3x86_32,
 } from './murmur3.js'
-import { sOut, sipHash24Into, sipKey, type SipKey } from './siphash.js'
+import { sOut, sipHash24AsciiInto, sipHash24Into, sipKey, type SipKey } from './siphash.js'
 
 /**
  * A seed: 16 bytes, or a number / bigint (its low 128 bits, little-endian), or a 32-digit
@@ -247,15 +247,16 @@ export class SipHasher implements Hasher {
     this.hashLo = sOut[1]
   }
   hashKey(key: string | Uint8Array): void {
-    keyBytes(key)
-    sipHash24Into(keyView, keyLength, this.key)
+    if (typeof key !== 'string' || !sipHash24AsciiInto(key, this.key)) {
+      keyBytes(key)
+      sipHash24Into(keyView, keyLength, this.key)
+    }
     this.hashHi = sOut[0]
     this.hashLo = sOut[1]
   }
   hash(key: string | Uint8Array): bigint {
-    keyBytes(key)
-    sipHash24Into(keyView, keyLength, this.key)
-    return (BigInt(sOut[0] >>> 0) << 32n) | BigInt(sOut[1] >>> 0)
+    this.hashKey(key)
+    return (BigInt(this.hashHi >>> 0) << 32n) | BigInt(this.hashLo >>> 0)
   }
 }
 

@@ -17,3 +17,20 @@ export function kmIndexes(hashHi: number, hashLo: number, levels: number, cells:
   const h2 = (hashHi | 1) >>> 0
   for (let i = 0; i < levels; i++) out[i] = (h1 + i * h2) % cells
 }
+
+/**
+ * `x mod m` for integers `0 ≤ x < 2^32`, `1 ≤ m ≤ 2^32`, by a multiply with the
+ * precomputed reciprocal `invM = 1 / m` instead of a division (the cell-index hot path).
+ * Exact: `x · invM` is within 2^−20 of x / m, so its floor is off by at most one, which
+ * the two corrections remove; `q · m` < 2^33 is exact in float64.
+ * @param x the dividend, an integer in [0, 2^32)
+ * @param m the modulus, an integer in [1, 2^32]
+ * @param invM `1 / m` as computed by JavaScript
+ * @returns the remainder in [0, m)
+ */
+export function modByReciprocal(x: number, m: number, invM: number): number {
+  let r = x - Math.floor(x * invM) * m
+  if (r < 0) r += m
+  else if (r >= m) r -= m
+  return r
+}

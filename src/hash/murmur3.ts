@@ -483,41 +483,100 @@ export function murmur3x86_128AsciiInto(s: string, seed: number): boolean {
     h4 = (h4 + h1) | 0
     h4 = (Math.imul(h4, 5) + 0x32ac3b17) | 0
   }
-  // tail: the remaining 0..15 chars as (up to) four little-endian words, as the reference's
-  // switch reads them; each word that holds at least one byte is mixed into its lane
-  const rem = len & 15
-  if (rem !== 0) {
-    k1 = 0
-    k2 = 0
-    k3 = 0
-    k4 = 0
-    for (let j = 0; j < rem; j++) {
-      const c = s.charCodeAt(i + j)
+  // tail: the remaining 0..15 chars, as the reference's switch reads the last bytes (one
+  // jump, no per-char branches); each lane that holds at least one byte is mixed in
+  k1 = 0
+  k2 = 0
+  k3 = 0
+  k4 = 0
+  let c = 0
+  switch (len & 15) {
+    case 15:
+      c = s.charCodeAt(i + 14)
       any |= c
-      const w = c << ((j & 3) << 3)
-      if (j < 4) k1 |= w
-      else if (j < 8) k2 |= w
-      else if (j < 12) k3 |= w
-      else k4 |= w
-    }
-    if (rem > 12) {
+      k4 ^= c << 16
+    // falls through
+    case 14:
+      c = s.charCodeAt(i + 13)
+      any |= c
+      k4 ^= c << 8
+    // falls through
+    case 13:
+      c = s.charCodeAt(i + 12)
+      any |= c
+      k4 ^= c
       k4 = Math.imul(k4, 0xa1e38b93 | 0)
       k4 = (k4 << 18) | (k4 >>> 14)
       h4 ^= Math.imul(k4, 0x239b961b)
-    }
-    if (rem > 8) {
+    // falls through
+    case 12:
+      c = s.charCodeAt(i + 11)
+      any |= c
+      k3 ^= c << 24
+    // falls through
+    case 11:
+      c = s.charCodeAt(i + 10)
+      any |= c
+      k3 ^= c << 16
+    // falls through
+    case 10:
+      c = s.charCodeAt(i + 9)
+      any |= c
+      k3 ^= c << 8
+    // falls through
+    case 9:
+      c = s.charCodeAt(i + 8)
+      any |= c
+      k3 ^= c
       k3 = Math.imul(k3, 0x38b34ae5)
       k3 = (k3 << 17) | (k3 >>> 15)
       h3 ^= Math.imul(k3, 0xa1e38b93 | 0)
-    }
-    if (rem > 4) {
+    // falls through
+    case 8:
+      c = s.charCodeAt(i + 7)
+      any |= c
+      k2 ^= c << 24
+    // falls through
+    case 7:
+      c = s.charCodeAt(i + 6)
+      any |= c
+      k2 ^= c << 16
+    // falls through
+    case 6:
+      c = s.charCodeAt(i + 5)
+      any |= c
+      k2 ^= c << 8
+    // falls through
+    case 5:
+      c = s.charCodeAt(i + 4)
+      any |= c
+      k2 ^= c
       k2 = Math.imul(k2, 0xab0e9789 | 0)
       k2 = (k2 << 16) | (k2 >>> 16)
       h2 ^= Math.imul(k2, 0x38b34ae5)
-    }
-    k1 = Math.imul(k1, 0x239b961b)
-    k1 = (k1 << 15) | (k1 >>> 17)
-    h1 ^= Math.imul(k1, 0xab0e9789 | 0)
+    // falls through
+    case 4:
+      c = s.charCodeAt(i + 3)
+      any |= c
+      k1 ^= c << 24
+    // falls through
+    case 3:
+      c = s.charCodeAt(i + 2)
+      any |= c
+      k1 ^= c << 16
+    // falls through
+    case 2:
+      c = s.charCodeAt(i + 1)
+      any |= c
+      k1 ^= c << 8
+    // falls through
+    case 1:
+      c = s.charCodeAt(i)
+      any |= c
+      k1 ^= c
+      k1 = Math.imul(k1, 0x239b961b)
+      k1 = (k1 << 15) | (k1 >>> 17)
+      h1 ^= Math.imul(k1, 0xab0e9789 | 0)
   }
   if (any >= 0x80) return false
   h1 ^= len

@@ -44,6 +44,31 @@ export function sipKey(key: Uint8Array): SipKey {
  * bytes read as a little-endian u64) is written to `sOut` as `[high, low]` int32 words.
  */
 export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void {
+  sipHash24Of(bytes, len, key)
+}
+
+/**
+ * {@link sipHash24Into} of the UTF-8 bytes of `s`, read straight from the string when
+ * every char is ASCII (below U+0080, where a UTF-8 byte is the char code): no encoding
+ * pass and no byte buffer. Writes `sOut` exactly as hashing `utf8(s)` would.
+ * @returns `true` when `s` was ASCII and `sOut` holds its hash; `false` (output undefined)
+ *   when `s` holds a char ≥ U+0080: the caller then encodes it and hashes the bytes
+ */
+export function sipHash24AsciiInto(s: string, key: SipKey): boolean {
+  return sipHash24Of(s, s.length, key)
+}
+
+/** The i-th byte (or char code) of a message given as bytes or as a string. */
+function at(src: Uint8Array | string, i: number): number {
+  return typeof src === 'string' ? src.charCodeAt(i) : src[i]
+}
+
+/**
+ * SipHash-2-4 over `src[0..len)`, bytes or the char codes of a string (one body for both,
+ * so the rounds are written once; the source test is one predictable branch per 8 bytes).
+ * @returns for a string, whether every char was below 0x80; for bytes, `true`
+ */
+function sipHash24Of(src: Uint8Array | string, len: number, key: SipKey): boolean {
   // v0 = k0 ^ "somepseu", v1 = k1 ^ "dorandom", v2 = k0 ^ "lygenera", v3 = k1 ^ "tedbytes"
   let v0h = key.k0Hi ^ 0x736f6d65
   let v0l = key.k0Lo ^ 0x70736575
@@ -57,13 +82,34 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
   let t: number
   let mh: number
   let ml: number
+  let c0: number
+  let c1: number
+  let c2: number
+  let c3: number
+  // OR of every char code of a string source: ≥ 0x80 iff some char is not ASCII
+  let any = 0
   const end = len - (len & 7)
   let i = 0
   let last = false
   for (;;) {
     if (i < end) {
-      ml = bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24)
-      mh = bytes[i + 4] | (bytes[i + 5] << 8) | (bytes[i + 6] << 16) | (bytes[i + 7] << 24)
+      if (typeof src === 'string') {
+        c0 = src.charCodeAt(i)
+        c1 = src.charCodeAt(i + 1)
+        c2 = src.charCodeAt(i + 2)
+        c3 = src.charCodeAt(i + 3)
+        any |= c0 | c1 | c2 | c3
+        ml = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+        c0 = src.charCodeAt(i + 4)
+        c1 = src.charCodeAt(i + 5)
+        c2 = src.charCodeAt(i + 6)
+        c3 = src.charCodeAt(i + 7)
+        any |= c0 | c1 | c2 | c3
+        mh = c0 | (c1 << 8) | (c2 << 16) | (c3 << 24)
+      } else {
+        ml = src[i] | (src[i + 1] << 8) | (src[i + 2] << 16) | (src[i + 3] << 24)
+        mh = src[i + 4] | (src[i + 5] << 8) | (src[i + 6] << 16) | (src[i + 7] << 24)
+      }
       i += 8
     } else {
       // final block: remaining bytes, length in the top byte
@@ -71,25 +117,39 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
       mh = (len & 0xff) << 24
       switch (len & 7) {
         case 7:
-          mh |= bytes[i + 6] << 16
+          c0 = at(src, i + 6)
+          any |= c0
+          mh |= c0 << 16
         // falls through
         case 6:
-          mh |= bytes[i + 5] << 8
+          c0 = at(src, i + 5)
+          any |= c0
+          mh |= c0 << 8
         // falls through
         case 5:
-          mh |= bytes[i + 4]
+          c0 = at(src, i + 4)
+          any |= c0
+          mh |= c0
         // falls through
         case 4:
-          ml |= bytes[i + 3] << 24
+          c0 = at(src, i + 3)
+          any |= c0
+          ml |= c0 << 24
         // falls through
         case 3:
-          ml |= bytes[i + 2] << 16
+          c0 = at(src, i + 2)
+          any |= c0
+          ml |= c0 << 16
         // falls through
         case 2:
-          ml |= bytes[i + 1] << 8
+          c0 = at(src, i + 1)
+          any |= c0
+          ml |= c0 << 8
         // falls through
         case 1:
-          ml |= bytes[i]
+          c0 = at(src, i)
+          any |= c0
+          ml |= c0
       }
       last = true
     }
@@ -288,4 +348,5 @@ export function sipHash24Into(bytes: Uint8Array, len: number, key: SipKey): void
   v2l = t
   sOut[0] = v0h ^ v1h ^ v2h ^ v3h
   sOut[1] = v0l ^ v1l ^ v2l ^ v3l
+  return typeof src !== 'string' || any < 0x80
 }

@@ -1,6 +1,7 @@
 import { systemClock, type Clock } from '../clock.js'
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { modByReciprocal } from '../hash/indexes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
 import { decodeSketch, encodeSketch, finiteNow, type DeserializeOptions, type SerializeOptions } from './codec.js'
@@ -98,7 +99,7 @@ export class Sketch {
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
   /**
-   * `[lo, hi, ratePerMs, last aggregate, floor scratch]` for the hot paths. A typed array because a number read from a
+   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel]` for the hot paths. A typed array because a number read from a
    * class field is a tagged value: merged with a computed score (the clamp) it would box
    * every score into a heap number (measured: 64 B per update).
    */
@@ -155,7 +156,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
-    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -399,8 +400,9 @@ export class Sketch {
     const h2 = (hasher.hashHi | 1) >>> 0
     const M = this.cellsPerLevel
     const idx = this.idx
-    let c = h1 - Math.floor(h1 / M) * M
-    const step = h2 - Math.floor(h2 / M) * M
+    const invM = this.hot[5]
+    let c = modByReciprocal(h1, M, invM)
+    const step = modByReciprocal(h2, M, invM)
     idx[0] = c
     for (let i = 1; i < this.levels; i++) {
       c += step

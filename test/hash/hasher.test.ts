@@ -9,7 +9,7 @@ import {
   seedBytes,
   sipHash,
 } from '../../src/hash/hasher.js'
-import { kmIndexes } from '../../src/hash/indexes.js'
+import { kmIndexes, modByReciprocal } from '../../src/hash/indexes.js'
 
 t.test('seedBytes expands every SeedLike to 16 little-endian bytes', async (t) => {
   const le = (...b: number[]) => [...b, ...new Array<number>(16 - b.length).fill(0)]
@@ -98,4 +98,28 @@ t.test('kmIndexes is (h1 + i·h2) mod M with h1 = low word, h2 = high word | 1',
   t.same([...out], [295, 590, 885, 180], 'exact above 2^32 (int32 inputs read as unsigned)')
   kmIndexes(0x12345678, 0x9abcdef0, 3, 1, out)
   t.same([...out.subarray(0, 3)], [0, 0, 0], 'M = 1')
+})
+
+t.test('modByReciprocal is x mod m for every uint32 x and modulus up to 2^32', async (t) => {
+  const moduli = [1, 2, 3, 7, 1000, 1024, 100_000, 65_537, 999_983, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32]
+  let state = 0x8badf00d
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0)
+  let mismatches = 0
+  let checked = 0
+  for (const m of moduli) {
+    const invM = 1 / m
+    const xs = [0, 1, m - 1, m, m + 1, 2 ** 32 - 1, 2 ** 32 - 2, 2 ** 31, 2 ** 31 - 1]
+    for (let k = 1; k < 40; k++) {
+      const near = Math.floor((2 ** 32 - 1) / m) // the largest quotient: its multiples sit at the rounding edges
+      for (const q of [k, near - k, Math.floor(near / k)]) if (q >= 0) xs.push(q * m - 1, q * m, q * m + 1)
+    }
+    for (let i = 0; i < 2000; i++) xs.push(rnd())
+    for (const x of xs) {
+      if (x < 0 || x > 2 ** 32 - 1) continue
+      // the reference: BigInt remainder
+      if (BigInt(modByReciprocal(x, m, invM)) !== BigInt(x) % BigInt(m)) mismatches++
+      checked++
+    }
+  }
+  t.equal(mismatches, 0, `${checked} (x, m) pairs agree with BigInt %`)
 })

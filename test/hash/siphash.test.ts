@@ -41,3 +41,33 @@ t.test('differential against the siphash package on random inputs of every lengt
   }
   t.equal(mismatches, 0, `${checked} random inputs agree`)
 })
+
+t.test('ASCII strings are hashed from their chars exactly as their UTF-8 bytes are', async (t) => {
+  let state = 0x2545f491
+  const rnd = () => (state = (Math.imul(state, 1664525) + 1013904223) >>> 0) >>> 24
+  let mismatches = 0
+  let checked = 0
+  const expectedOf = (key: Uint8Array, msg: Uint8Array): bigint => {
+    const ref = siphashRef.hash(
+      [0, 4, 8, 12].map((o) => new DataView(key.buffer).getUint32(o, true)),
+      msg,
+    )
+    return (BigInt(ref.h >>> 0) << 32n) | BigInt(ref.l >>> 0)
+  }
+  for (let len = 0; len <= 300; len++) {
+    for (let rep = 0; rep < 4; rep++) {
+      const key = Uint8Array.from({ length: 16 }, rnd)
+      const s = String.fromCharCode(...Array.from({ length: len }, () => rnd() & 0x7f))
+      const h = sipHash(key)
+      if (h.hash(s) !== expectedOf(key, new Uint8Array(Buffer.from(s, 'utf8')))) mismatches++
+      checked++
+      // one char at or above U+0080 anywhere (a full block or the final one) takes the byte path
+      if (len > 0) {
+        const at = rnd() % len
+        const wide = s.slice(0, at) + String.fromCharCode(0x80 + ((rnd() << 3) % 0x780)) + s.slice(at + 1)
+        if (h.hash(wide) !== expectedOf(key, new Uint8Array(Buffer.from(wide, 'utf8')))) mismatches++
+      }
+    }
+  }
+  t.equal(mismatches, 0, `${checked} random ASCII strings (and as many with one wide char) agree with the package`)
+})
