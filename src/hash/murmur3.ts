@@ -489,7 +489,7 @@ export function murmur3x86_128AsciiInto(s: string, seed: number): boolean {
   k2 = 0
   k3 = 0
   k4 = 0
-  let c = 0
+  let c: number
   switch (len & 15) {
     case 15:
       c = s.charCodeAt(i + 14)
