@@ -5,7 +5,9 @@
  *
  * Each call of {@link grudge} is its own limiter with its own sketches; pass one
  * `store` factory to several instances to share where scores live (e.g. one Redis store).
- * `req.ip` follows the app's `trust proxy` setting.
+ * Several instances on one request (a global limit and a route's own) list one policy each
+ * in the `RateLimit-Policy` / `RateLimit` fields instead of overwriting each other; give
+ * each a `name` (spec/http.md §3.1). `req.ip` follows the app's `trust proxy` setting.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Decision } from '../src/limit/decision.js'
