@@ -31,6 +31,15 @@ export type KeySpec<Req> = KeyPartName | ((req: Req) => string | Promise<string>
 export interface AdapterLimitOptions<Req> extends Omit<DebtMeterOptions, 'cost'> {
   /** Cost of a request: a number in [0, burst] (default 1) or `(req) => number`. */
   cost?: number | ((req: Req) => number)
+  /**
+   * Policy name in the `RateLimit-Policy` / `RateLimit` fields (a non-empty string, sent as
+   * an sf-string). Default: the Express middleware's `name` when given, else `default`.
+   * When several Express middleware decide one request their policies are listed side by
+   * side: a name given here (or through `name`) replaces an earlier policy of the same name,
+   * while a defaulted `default` that clashes is written under the middleware's
+   * `express:<n>` name instead, so names stay unique (spec/http.md §3.1).
+   */
+  name?: string
 }
 
 /** Feedback-score options as adapters take them. */

@@ -5,7 +5,9 @@
  *
  * Each call of {@link grudge} is its own limiter with its own sketches; pass one
  * `store` factory to several instances to share where scores live (e.g. one Redis store).
- * `req.ip` follows the app's `trust proxy` setting.
+ * Several instances on one request (a global limit and a route's own) list one policy each
+ * in the `RateLimit-Policy` / `RateLimit` fields instead of overwriting each other; give
+ * each a `name` (spec/http.md §3.1). `req.ip` follows the app's `trust proxy` setting.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import type { Decision } from '../src/limit/decision.js'
@@ -29,10 +31,16 @@ import {
 import type { Limiter } from '../src/limit/limiter.js'
 import type { Clock } from '../src/clock.js'
 import { prometheusText } from './prometheus.js'
+import { FieldStack, fieldSource, type FieldSource } from './rate-limit-fields.js'
 
 /** Options of the Express middleware. */
 export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
-  /** Name of this limiter within a shared store (namespaces its state); default `express:<n>` by creation order. */
+  /**
+   * Name of this middleware's limiter: namespaces its state within a shared store, and is
+   * the default policy name in the `RateLimit-Policy` / `RateLimit` fields when
+   * `limit.name` is not given. Default `express:<n>` by creation order (the policy name
+   * then defaults to `default`; see `limit.name`).
+   */
   name?: string
   /** Body-less custom answer for a denial, instead of `errorResponseBuilder` (express-rate-limit's `handler`). */
   handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => void
@@ -51,7 +59,7 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
   }
 }
 
-/** `req.grudge`: the decision for this request. */
+/** `req.grudge`: the decision of the last grudge middleware that decided this request. */
 export interface GrudgeExpressState extends Decision {
   /** The request key. */
   key: string
@@ -93,9 +101,14 @@ const view: RequestView<Request> = {
 
 let instances = 0
 
+/** On `req.grudge`: the fields written so far on this request (one limiter's source, or the stack of several). */
+const kFields = Symbol('grudge.fields')
+type Marked = GrudgeExpressState & { [kFields]?: FieldSource | FieldStack }
+
 interface ExpressContext {
   r: ResolvedCommon<Request, Response>
   limiter: Limiter
+  fields: FieldSource
   handler: GrudgeExpressOptions['handler']
   runBloom: (req: Request, res: Response, next: NextFunction) => void
   clock: Clock
@@ -127,11 +140,23 @@ function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunc
 
 function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
   try {
-    const state = d as GrudgeExpressState
+    const prev: Marked | undefined = req.grudge
+    const state = d as Marked
     state.key = key
     req.grudge = state
-    const h = d.headers
-    for (const n in h) res.setHeader(n, h[n])
+    const written = prev !== undefined ? prev[kFields] : undefined
+    if (written === undefined) {
+      // the first grudge middleware on this request: its fields as they are
+      const h = d.headers
+      for (const n in h) res.setHeader(n, h[n])
+      state[kFields] = ctx.fields
+    } else {
+      // another one already wrote its fields: merge (one member per policy), don't overwrite
+      const stack = written instanceof FieldStack ? written : new FieldStack(written, prev!)
+      stack.add(ctx.fields, d)
+      stack.write(res)
+      state[kFields] = stack
+    }
     if (d.admitted) {
       if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
       return ctx.runBloom(req, res, next)
@@ -178,6 +203,11 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       invalidOption('bloom.onAbsent', 'a function (req, res)', bloom.onAbsent)
     gate = new BloomGate(bloom)
   }
+  // the middleware's name is the default policy name of its fields (a stack of named
+  // middleware then lists distinct policies); without either name the policy is `default`
+  const namedPolicy = typeof common.limit === 'object' && common.limit !== null && common.limit.name !== undefined
+  if (name !== undefined && typeof common.limit === 'object' && common.limit !== null && !namedPolicy)
+    common.limit = { ...common.limit, name }
   const r = resolveCommon<Request, Response>(common)
   const telemetry = new Telemetry({
     clock: common.clock ?? systemClock,
@@ -204,7 +234,8 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       .catch(next)
   }
 
-  const ctx: ExpressContext = { r, limiter, handler, runBloom, clock }
+  const fields = fieldSource(limiter, name === undefined && !namedPolicy)
+  const ctx: ExpressContext = { r, limiter, fields, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     try {
       if (r.skip !== undefined && r.skip(req) === true) return next()

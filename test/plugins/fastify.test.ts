@@ -272,7 +272,12 @@ t.test('two registrations in nested scopes: the inner one limits its routes, eac
     },
     { prefix: '/c' },
   )
-  for (let i = 0; i < 2; i++) t.equal((await f.inject('/c/inner')).statusCode, 200)
+  const first = await f.inject('/c/inner')
+  t.equal(first.statusCode, 200)
+  // one registration decides, so the fields carry one policy (no member of the outer one)
+  t.equal(first.headers['ratelimit-policy'], '"default";q=2;w=2')
+  t.equal(first.headers['ratelimit'], '"default";r=1;t=1')
+  t.equal((await f.inject('/c/inner')).statusCode, 200)
   t.equal((await f.inject('/c/inner')).statusCode, 429, 'burst 2 of the inner registration, counted once per request')
   t.equal(inner!.stats().requests, 3)
   t.equal(f.grudge.stats().requests, 0, 'the outer registration did not count the inner route')
