@@ -246,7 +246,7 @@ export const shaOf = (() => {
 export function fingerprintError(shape: FleetShape, stored: unknown): GrudgeError {
   return new GrudgeError(
     'ERR_GRUDGE_CLUSTER_FINGERPRINT',
-    `${shape.fpKey}: expected fingerprint ${shape.fingerprint} (this instance's seed and policy shape), received ${String(stored)} stored by another instance: another seed, shape, decay, bounds, generations, period or mode`,
+    `${shape.fpKey}: expected fingerprint ${shape.fingerprint} (this instance's seed and policy shape), received ${String(stored)} stored by another instance: another seed, hash function, shape, decay, bounds, generations, period or mode`,
   )
 }
 

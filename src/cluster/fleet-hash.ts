@@ -1,4 +1,4 @@
-import { SipHasher, type Hasher } from '../hash/hasher.js'
+import { HASHER_IDS, SipHasher, type Hasher } from '../hash/hasher.js'
 import { generationSeed } from '../sketch/rotator.js'
 import type { DECAY_IDS } from '../sketch/decay.js'
 import type { AGGREGATOR_IDS } from '../sketch/sketch.js'
@@ -22,7 +22,11 @@ export function generationHasher(base: Hasher, secret: Uint8Array, generationId:
 export interface FingerprintInput {
   /** `'exact'` or `'sync'`: the two modes never share cells. */
   mode: 'exact' | 'sync'
-  /** Name of the hash function (`'murmur3'` or `'siphash'`). */
+  /**
+   * The hash function as the fingerprint names it (see {@link fleetHasherName}):
+   * `'siphash'`, `'murmur3'` (MurmurHash3_x64_128 h1, hasher id 1) or `'murmur3x86'`
+   * (MurmurHash3_x86_128, id 3).
+   */
   hasher: string
   /** L, levels. */
   levels: number
@@ -68,6 +72,20 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }
 
+/**
+ * The hasher field of the fingerprint text, by hasher id: `'murmur3'` for id 1
+ * (MurmurHash3_x64_128 h1, the default murmur3 before 0.1.0, which fingerprinted as
+ * `'murmur3'`: a node pinned to `new Murmur3Hasher(seed, 'x64_128')` places keys as those
+ * nodes do and shares their fleet), `'siphash'` for id 2 and `'murmur3x86'` for id 3 (the
+ * current default murmur3). Not the hasher's name: the default is named `'murmur3'` in
+ * both releases, and two functions under one name would share Redis cells silently.
+ */
+export function fleetHasherName(hasher: Pick<Hasher, 'id' | 'name'>): string {
+  if (hasher.id === HASHER_IDS.murmur3x64) return 'murmur3'
+  if (hasher.id === HASHER_IDS.murmur3) return 'murmur3x86'
+  return hasher.name
+}
+
 /** Fingerprint input of a sketch (used by tests and the store). */
 export function sketchFingerprintInput(
   s: Pick<Sketch, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'lo' | 'hi' | 'aggregator'>,
@@ -77,7 +95,7 @@ export function sketchFingerprintInput(
 ): FingerprintInput {
   return {
     mode,
-    hasher: s.hasher.name,
+    hasher: fleetHasherName(s.hasher),
     levels: s.levels,
     cellsPerLevel: s.cellsPerLevel,
     decayKind: s.decay.kind,

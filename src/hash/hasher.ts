@@ -80,14 +80,15 @@ export function randomSeed(): Uint8Array {
 }
 
 /**
- * A seeded 64-bit hash over key bytes. The hot path is {@link Hasher.hashInto}, which
- * writes the two 32-bit halves to `hashHi` / `hashLo` and allocates nothing; `hash` is the
- * convenient (allocating) form for users and tests.
+ * A seeded 64-bit hash over key bytes. The hot paths are {@link Hasher.hashKey} (a key as
+ * given) and {@link Hasher.hashInto} (bytes), which write the two 32-bit halves to
+ * `hashHi` / `hashLo` and allocate nothing; `hash` is the convenient (allocating) form for
+ * users and tests.
  */
 export interface Hasher {
-  /** `'murmur3'` or `'siphash'`. */
+  /** `'murmur3'`, `'siphash'` or `'murmur3x64'`. */
   readonly name: HasherName
-  /** The numeric id stored in frames (1 = murmur3, 2 = siphash). */
+  /** The numeric id stored in frames ({@link HASHER_IDS}: 3 = murmur3, 2 = siphash, 1 = murmur3x64). */
   readonly id: number
   /** The 16 seed bytes (a copy of what was passed in; treat it as read-only: it is what frames store). */
   readonly seed: Uint8Array

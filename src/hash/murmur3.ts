@@ -270,9 +270,9 @@ export const m86Out = new Int32Array(4)
  * MurmurHash3_x86_128 of `bytes[0..len)` with a 32-bit seed (reference:
  * aappleby/smhasher `MurmurHash3_x86_128`), into {@link m86Out}. All 32-bit arithmetic
  * (`Math.imul`), so several times cheaper in JavaScript than x64_128, whose 64-bit
- * multiplies must be emulated; not used by the sketches (their 64-bit hash is x64_128's
- * h1, see spec/hashing.md) but checked against SMHasher's verification value and the
- * `murmurhash3js-revisited` package, as a candidate for a faster 64-bit hash.
+ * multiplies must be emulated. Its output bytes 0..7 (`m86Out[1]` high, `m86Out[0]` low)
+ * are the 64-bit hash of the default murmur3 (hasher id 3, spec/hashing.md). Checked
+ * against SMHasher's verification value and the `murmurhash3js-revisited` package.
  */
 export function murmur3x86_128Into(bytes: Uint8Array, len: number, seed: number): void {
   let h1 = seed | 0

@@ -7,6 +7,7 @@ import t from 'tap'
 import { Redis } from 'ioredis'
 import { linear, none } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/cluster/index.js'
+import { Murmur3Hasher } from '../../src/hash/hasher.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 import { client, dropPrefix, haveRedisServer, needRedis, privateRedis, uniquePrefix } from './redis-helper.js'
@@ -114,6 +115,11 @@ t.test('fingerprint: one hash for the fleet', async (t) => {
     await t.rejects(otherShape.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
     const otherDecay = redisStore({ redis: admin, seed: SEED, prefix })(spec({ decay: linear(2) }))
     await t.rejects(otherDecay.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
+    // the default murmur3 (x86_128, id 3) against the x64_128 variant (id 1, the default before 0.1.0)
+    const otherHash = redisStore({ redis: admin, seed: SEED, prefix })(
+      spec({ hasher: new Murmur3Hasher(1, 'x64_128') }),
+    )
+    await t.rejects(otherHash.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, 'another murmur3 variant')
     const otherMode = redisStore({
       redis: admin,
       seed: SEED,
@@ -123,7 +129,7 @@ t.test('fingerprint: one hash for the fleet', async (t) => {
     })(spec())
     await t.rejects(otherMode.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
     t.same(await a.tryConsume('k', 1, 10), { admitted: true, score: 3 }, 'the first instance is unaffected')
-    for (const s of [a, same, otherSeed, otherShape, otherDecay, otherMode]) await s.close()
+    for (const s of [a, same, otherSeed, otherShape, otherDecay, otherHash, otherMode]) await s.close()
     await dropPrefix(admin, prefix)
   })
 })

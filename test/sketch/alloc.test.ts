@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 // Zero allocation on the hot path (issue 2): 10^6 update / tryUpdate / updateWithFloor calls with pre-built
-// 16- and 40-byte string keys, murmur3 and SipHash, exponential decay with a moving clock.
+// 16- and 40-byte ASCII string keys, murmur3 and SipHash, exponential decay with a moving clock;
+// and 10^6 updates with keys holding a char ≥ U+0080 (hashKey's UTF-8 encoding fallback).
 // One heap number per operation would be 16 MB per run, i.e. at least one scavenge of
 // the young generation; we require none, and a heap growth below 1 byte per operation.
 // Measured in a child process without coverage instrumentation (see fixtures/alloc-child.ts),
@@ -27,14 +28,24 @@ t.test('update, tryUpdate and updateWithFloor allocate nothing over 10^6 operati
   const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
     hasher: string
     keyBytes: number
+    keyKind: string
     op: string
     minorGcs: number
     otherGcs: number
     heapGrowthBytes: number
   }>
-  t.equal(rows.length, 12, 'murmur3 and siphash × 16 and 40 bytes × update, tryUpdate and updateWithFloor')
+  t.equal(
+    rows.length,
+    16,
+    'murmur3 and siphash × (16 and 40 ASCII bytes × update, tryUpdate and updateWithFloor + 17 and 41 non-ASCII bytes × update)',
+  )
+  t.same(
+    [...new Set(rows.map((r) => `${r.hasher} ${r.keyKind}`))],
+    ['murmur3 ascii', 'siphash ascii', 'murmur3 latin1', 'siphash latin1'],
+    'both hashers, both string paths',
+  )
   for (const row of rows) {
-    const name = `${row.op} ${row.hasher} ${row.keyBytes}-byte keys`
+    const name = `${row.op} ${row.hasher} ${row.keyBytes}-byte ${row.keyKind} keys`
     t.equal(row.minorGcs, 0, `${name}: no scavenge`)
     t.ok(row.heapGrowthBytes < 1_000_000, `${name}: heap grew ${row.heapGrowthBytes} B (< 1 B/op)`)
   }
