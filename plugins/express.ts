@@ -176,7 +176,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
     if (bloom.onAbsent !== undefined && typeof bloom.onAbsent !== 'function')
       invalidOption('bloom.onAbsent', 'a function (req, res)', bloom.onAbsent)
-    gate = new BloomGate(bloom)
+    gate = new BloomGate({ filter: bloom.filter })
   }
   const r = resolveCommon<Request, Response>(common)
   const telemetry = new Telemetry({

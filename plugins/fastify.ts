@@ -280,7 +280,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       invalidOption(prefix + 'onAbsent', 'a function (req, reply)', b.onAbsent)
     if (bloomRegistry === undefined)
       invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', bloomRegistry)
-    const gate = new BloomGate(b, prefix)
+    const gate = new BloomGate({ filter: b.filter }, prefix)
     const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
       // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
       if (req.grudge === null)
