@@ -4,6 +4,7 @@
  * reads (address, method, route pattern, headers) come in through a {@link RequestView}.
  */
 import { invalidOption } from '../src/errors.js'
+import { checkKnownOptions, optionKeys, type OptionNames } from '../src/options.js'
 import {
   keyPart,
   joinKeyParts,
@@ -21,7 +22,8 @@ import type { SketchOptions } from '../src/limit/options.js'
 import { Limiter } from '../src/limit/limiter.js'
 import type { Telemetry } from '../src/limit/telemetry.js'
 import type { BloomLookup } from '../src/limit/bloom-gate.js'
-import { BloomFilterRegistry, type RegisterBloomOptions } from '../src/bloom/registry.js'
+import { BloomFilterRegistry, REGISTER_BLOOM_KEYS, type RegisterBloomOptions } from '../src/bloom/registry.js'
+import { PERSIST_POLICY_KEYS } from '../src/bloom/persist.js'
 import type { Ticker } from '../src/clock.js'
 
 /** A key part: a built-in name or a function of the request. */
@@ -106,6 +108,62 @@ export interface CommonOptions<Req, Res> extends SketchOptions {
   onStoreError?: 'open' | 'closed'
 }
 
+/**
+ * The names of {@link CommonOptions}, the options both adapters take (each adds its own to
+ * them for its top-level list).
+ */
+export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> = Object.freeze({
+  levels: true,
+  cellsPerLevel: true,
+  generations: true,
+  periodMs: true,
+  hasher: true,
+  clock: true,
+  ticker: true,
+  store: true,
+  limit: true,
+  fairness: true,
+  abuse: true,
+  key: true,
+  tenantHeader: true,
+  ipv6Subnet: true,
+  headers: true,
+  legacyHeaders: true,
+  errorResponseBuilder: true,
+  onExceeded: true,
+  allowList: true,
+  skip: true,
+  random: true,
+  targetFalsePositiveRate: true,
+  storeTimeoutMs: true,
+  onStoreError: true,
+})
+/** The option names of {@link AdapterLimitOptions} (`limit`). */
+export const ADAPTER_LIMIT_KEYS = optionKeys<AdapterLimitOptions<unknown>>({
+  rate: true,
+  burst: true,
+  cost: true,
+  maxDebt: true,
+  name: true,
+})
+/** The option names of {@link AdapterFairnessOptions} (`fairness`). */
+export const ADAPTER_FAIRNESS_KEYS = optionKeys<AdapterFairnessOptions<unknown, unknown>>({
+  failureDelta: true,
+  successDelta: true,
+  lambdaPerSecond: true,
+  slowMs: true,
+  status: true,
+  isFailure: true,
+})
+/** The option names of {@link AdapterAbuseOptions} (`abuse`). */
+export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknown>>({
+  weights: true,
+  threshold: true,
+  halfLifeMs: true,
+  maxScore: true,
+  score: true,
+})
+
 /** The framework's reads of a request. */
 export interface RequestView<Req> {
   ip(req: Req): string
@@ -156,10 +214,13 @@ function fn(name: string, v: unknown): void {
 }
 
 /**
- * Parse adapter options once. Throws at registration, never per request.
+ * Parse adapter options once. Throws at registration, never per request. The top-level
+ * names are the adapter's to check (each adds its own options); the nested policy
+ * objects (`limit`, `fairness`, `abuse`) are checked here.
  * @param o the options
  * @param prefix option path prefix for messages (e.g. `config.grudge.` for a route)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY`
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also an unknown key
+ * of a policy, e.g. `limit.burts`); `ERR_GRUDGE_ROTATOR_AMNESTY`
  */
 export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = ''): ResolvedCommon<Req, Res> {
   if (typeof o !== 'object' || o === null) invalidOption(prefix || 'options', 'an object', o)
@@ -198,20 +259,33 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
   let limit: DebtMeterOptions | false | undefined
   if (o.limit) {
     if (typeof o.limit !== 'object') invalidOption(prefix + 'limit', 'an object { rate, burst }', o.limit)
+    checkKnownOptions(o.limit, ADAPTER_LIMIT_KEYS, prefix + 'limit.')
     if (typeof o.limit.cost === 'function') {
       cost = o.limit.cost
       limit = { ...o.limit, cost: undefined }
     } else limit = o.limit as DebtMeterOptions
   }
+  // the adapters' own policy options (isFailure, score) are taken out here: the core
+  // policies refuse names they do not know
   let isFailure: ResolvedCommon<Req, Res>['isFailure']
+  let fairness: FeedbackScoreOptions | undefined
   if (o.fairness) {
+    if (typeof o.fairness !== 'object') invalidOption(prefix + 'fairness', 'an object', o.fairness)
+    checkKnownOptions(o.fairness, ADAPTER_FAIRNESS_KEYS, prefix + 'fairness.')
     fn(prefix + 'fairness.isFailure', o.fairness.isFailure)
-    isFailure = o.fairness.isFailure
+    const { isFailure: f, ...rest } = o.fairness
+    isFailure = f
+    fairness = rest
   }
   let abuseScore: ResolvedCommon<Req, Res>['abuseScore']
+  let abuse: AbuseScoreOptions | undefined
   if (o.abuse) {
+    if (typeof o.abuse !== 'object') invalidOption(prefix + 'abuse', 'an object', o.abuse)
+    checkKnownOptions(o.abuse, ADAPTER_ABUSE_KEYS, prefix + 'abuse.')
     fn(prefix + 'abuse.score', o.abuse.score)
-    abuseScore = o.abuse.score
+    const { score, ...rest } = o.abuse
+    abuseScore = score
+    abuse = rest
   }
   const headers =
     o.headers === false ? (false as const) : { ietf: true, legacy: o.legacyHeaders === true, retryAfter: true }
@@ -228,8 +302,8 @@ export function resolveCommon<Req, Res>(o: CommonOptions<Req, Res>, prefix = '')
     storeTimeoutMs: o.storeTimeoutMs,
     onStoreError: o.onStoreError,
     limit,
-    fairness: o.fairness || undefined,
-    abuse: o.abuse || undefined,
+    fairness,
+    abuse,
     headers,
   }
   // parse the policies now, so that a bad option throws at registration
@@ -381,12 +455,22 @@ export interface BloomRegistryConfig {
   onError?: (err: Error) => void
 }
 
+/** The option names of {@link BloomRegistryConfig}. */
+export const BLOOM_REGISTRY_CONFIG_KEYS = optionKeys<BloomRegistryConfig>({
+  dir: true,
+  filters: true,
+  ticker: true,
+  onError: true,
+})
+
 /**
- * The registry an adapter uses: the object itself when it has `mightContain`, else a
- * `BloomFilterRegistry` built from a {@link BloomRegistryConfig}.
+ * The registry an adapter uses: the object itself when it has `mightContain` (a value: its
+ * keys are not checked), else a `BloomFilterRegistry` built from a {@link BloomRegistryConfig}.
  * @param v a registry or its configuration
  * @param option option path for error messages
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for neither; the registry's own errors for a bad configuration
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for neither, or for an unknown key of the
+ * configuration, of a filter's options or of a filter's `policy` (named by its full path,
+ * e.g. `bloomRegistry.filters.users.capacty`); the registry's own errors for a bad configuration
  */
 export function openBloomRegistry(v: BloomRegistryLike | BloomRegistryConfig, option: string): BloomRegistryLike {
   if (typeof v !== 'object' || v === null)
@@ -395,6 +479,13 @@ export function openBloomRegistry(v: BloomRegistryLike | BloomRegistryConfig, op
   const c = v as BloomRegistryConfig
   if (typeof c.dir !== 'string' || typeof c.filters !== 'object' || c.filters === null) {
     invalidOption(option, 'a registry with mightContain(name, item) or { dir, filters }', v)
+  }
+  checkKnownOptions(c, BLOOM_REGISTRY_CONFIG_KEYS, option + '.')
+  // checked here first, so that the message names the path from the adapter's options
+  for (const [name, o] of Object.entries(c.filters)) {
+    const path = `${option}.filters.${name}.`
+    checkKnownOptions(o, REGISTER_BLOOM_KEYS, path)
+    if (typeof o === 'object' && o !== null) checkKnownOptions(o.policy, PERSIST_POLICY_KEYS, path + 'policy.')
   }
   const registry = new BloomFilterRegistry({ ticker: c.ticker, onError: c.onError })
   registry.init(c.dir)

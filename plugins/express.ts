@@ -32,6 +32,8 @@ import type { Limiter } from '../src/limit/limiter.js'
 import type { Clock } from '../src/clock.js'
 import { prometheusText } from './prometheus.js'
 import { FieldStack, fieldSource, type FieldSource } from './rate-limit-fields.js'
+import { checkKnownOptions } from '../src/options.js'
+import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from './express-options.js'
 
 /** Options of the Express middleware. */
 export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
@@ -185,9 +187,13 @@ function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: str
 /**
  * Build a grudge middleware. Options are parsed now (a bad option throws a coded error
  * naming it) and frozen.
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad option, or a key that is not an
+ * option of {@link GrudgeExpressOptions} (or of `limit`, `fairness`, `abuse`, `bloom`, …),
+ * named by its path with the closest option suggested
+ * (`option "limt": unknown option (did you mean "limit"?)`); `ERR_GRUDGE_ROTATOR_AMNESTY`
  */
 export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
+  checkKnownOptions(options, GRUDGE_EXPRESS_OPTION_KEYS)
   const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, decision)', handler)
@@ -198,10 +204,11 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
       invalidOption('bloom', 'an object { registry, filter, item }', bloom)
+    checkKnownOptions(bloom, EXPRESS_BLOOM_KEYS, 'bloom.')
     if (typeof bloom.item !== 'function') invalidOption('bloom.item', 'a function (req) => string', bloom.item)
     if (bloom.onAbsent !== undefined && typeof bloom.onAbsent !== 'function')
       invalidOption('bloom.onAbsent', 'a function (req, res)', bloom.onAbsent)
-    gate = new BloomGate(bloom)
+    gate = new BloomGate({ filter: bloom.filter })
   }
   // the middleware's name is the default policy name of its fields (a stack of named
   // middleware then lists distinct policies); without either name the policy is `default`

@@ -15,7 +15,13 @@
  * (denied requests add no debt).
  */
 import { DebtMeter } from '../src/limit/debt-meter.js'
-import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from '../src/limit/options.js'
+import {
+  SKETCH_OPTION_KEYS,
+  resolveSketchOptions,
+  type ResolvedSketchOptions,
+  type SketchOptions,
+} from '../src/limit/options.js'
+import { checkKnownOptions } from '../src/options.js'
 import { settle } from '../src/limit/settle.js'
 import { invalidOption } from '../src/errors.js'
 
@@ -50,11 +56,14 @@ export class GrudgeStore {
   private readonly children: GrudgeStore[] = []
 
   /**
-   * @param _pluginOptions the options @fastify/rate-limit passes (unused)
+   * @param _pluginOptions the options @fastify/rate-limit passes (unused and not checked:
+   * they are that plugin's)
    * @param sketch sketch options (levels, cellsPerLevel, generations, hasher, clock, ticker, store)
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bad sketch options
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bad sketch options, also a key
+   * that is not an option of {@link SketchOptions} (`store.level`)
    */
   constructor(_pluginOptions?: unknown, sketch?: SketchOptions, name?: string) {
+    checkKnownOptions(sketch, SKETCH_OPTION_KEYS, 'store.')
     this.sketch = resolveSketchOptions(sketch, 'store.')
     this.name = name ?? `fastify-rate-limit:${++stores}`
   }
@@ -143,7 +152,8 @@ export class GrudgeStore {
  * A `GrudgeStore` constructor bound to sketch options, for `@fastify/rate-limit`:
  * `fastify.register(rateLimit, { max: 100, timeWindow: 60_000, store: grudgeStore({ cellsPerLevel: 4096 }) })`.
  * @param sketch sketch options; parsed now (bad options throw here)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`, also for a key that is not an option
+ * of {@link SketchOptions} (`store.level`, with the closest name suggested)
  */
 export function grudgeStore(sketch: SketchOptions = {}): {
   /**
@@ -153,6 +163,7 @@ export function grudgeStore(sketch: SketchOptions = {}): {
    */
   new (pluginOptions?: unknown): GrudgeStore
 } {
+  checkKnownOptions(sketch, SKETCH_OPTION_KEYS, 'store.')
   resolveSketchOptions(sketch, 'store.')
   return class BoundGrudgeStore extends GrudgeStore {
     constructor(pluginOptions?: unknown) {

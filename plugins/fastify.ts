@@ -44,6 +44,13 @@ import {
   openBloomRegistry,
 } from './common.js'
 import { prometheusText } from './prometheus.js'
+import { checkKnownOptions } from '../src/options.js'
+import {
+  FASTIFY_BLOOM_ROUTE_KEYS,
+  FASTIFY_REGISTER_KEYS,
+  GRUDGE_FASTIFY_OPTION_KEYS,
+  GRUDGE_ROUTE_OPTION_KEYS,
+} from './fastify-options.js'
 
 /** The route option `bloom`: answer without running the handler when the item is surely absent. */
 export interface FastifyBloomRouteOptions {
@@ -93,7 +100,8 @@ export interface GrudgeFastifyDecorator {
    * (`{ onRequest: fastify.grudge.hook({ limit }) }`): a route carrying such a hook is
    * limited by it alone (no registration adds or strips a hook beside it), and its
    * outcomes are recorded for the feedback and abuse scores.
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`,
+   * also a key that is not an option of {@link GrudgeRouteOptions} (`hook.limt`)
    */
   hook(overrides?: GrudgeRouteOptions): onRequestHookHandler
 }
@@ -219,11 +227,13 @@ const grudgePlugin: FastifyPluginCallback<GrudgeFastifyOptions> = (fastify, rawO
   done()
 }
 
+const PLUGIN_KEYS: readonly string[] = [...GRUDGE_FASTIFY_OPTION_KEYS, ...FASTIFY_REGISTER_KEYS]
+
 function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void {
+  checkKnownOptions(rawOptions, PLUGIN_KEYS)
   const options = { ...rawOptions }
   // register() passes these in the options object; they are not ours
-  delete (options as Record<string, unknown>).prefix
-  delete (options as Record<string, unknown>).logLevel
+  for (const k of FASTIFY_REGISTER_KEYS) delete (options as Record<string, unknown>)[k]
   const { bloomRegistry: bloomOption, notFound, bloom: defaultBloom, targetFalsePositiveRate, ...given } = options
   // routes added later build their limiters from these defaults: copy the nested policy
   // objects now, so that mutating the caller's options after registration changes nothing
@@ -275,12 +285,14 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   }
 
   function makeBloomHook(b: FastifyBloomRouteOptions, prefix: string): preHandlerHookHandler {
+    if (typeof b !== 'object' || b === null) invalidOption(prefix.slice(0, -1), 'an object { filter, item }', b)
+    checkKnownOptions(b, FASTIFY_BLOOM_ROUTE_KEYS, prefix)
     if (typeof b.item !== 'function') invalidOption(prefix + 'item', 'a function (req) => string', b.item)
     if (b.onAbsent !== undefined && typeof b.onAbsent !== 'function')
       invalidOption(prefix + 'onAbsent', 'a function (req, reply)', b.onAbsent)
     if (bloomRegistry === undefined)
       invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', bloomRegistry)
-    const gate = new BloomGate(b, prefix)
+    const gate = new BloomGate({ filter: b.filter }, prefix)
     const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
       // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
       if (req.grudge === null)
@@ -357,6 +369,8 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     let limiter = shared
     if (cfg !== undefined) {
       if (typeof cfg !== 'object' || cfg === null) invalidOption('config.grudge', 'an object or false', cfg)
+      // only grudge's own entry of the route config: its other keys belong to other plugins
+      checkKnownOptions(cfg, GRUDGE_ROUTE_OPTION_KEYS, 'config.grudge.')
       const { bloom, ...rest } = cfg
       if (Object.keys(rest).length > 0) {
         // one limiter per route declaration: the HEAD route Fastify derives from a GET route
@@ -392,6 +406,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       let h: Tagged
       if (overrides === undefined) h = makeHook(resolved, shared)
       else {
+        checkKnownOptions(overrides, GRUDGE_ROUTE_OPTION_KEYS, 'hook.')
         const r = resolveCommon<FastifyRequest, FastifyReply>({ ...common, ...overrides }, 'hook.')
         h = makeHook(r, makeLimiter(r, `hook:${limiters.length}`))
       }
@@ -438,6 +453,11 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
 /**
  * The grudge Fastify plugin (fastify-plugin, Fastify 5.x). Register it before declaring
  * the routes it should limit: `await app.register(grudge, { limit: { rate: 10, burst: 20 } })`.
+ * Registration fails with `ERR_GRUDGE_OPTION_INVALID` for a bad option, or a key that is
+ * neither an option of {@link GrudgeFastifyOptions} nor one of Fastify's register options
+ * (`prefix`, `logLevel`, `logSerializers`), named by its path with the closest option
+ * suggested (`option "limit.burts": unknown option (did you mean "burst"?)`); so does
+ * adding a route whose `config.grudge` has one (other keys of `config` are left alone).
  */
 export const grudge = fp(grudgePlugin, { fastify: '5.x', name: 'grudge' })
 export default grudge

@@ -8,7 +8,7 @@
  */
 export const ERROR_CODES = {
   // options and arguments
-  ERR_GRUDGE_OPTION_INVALID: 'An option or argument is missing, of the wrong type or out of range.',
+  ERR_GRUDGE_OPTION_INVALID: 'An option or argument is missing, unknown, of the wrong type or out of range.',
   ERR_GRUDGE_VALUE_NOT_FINITE: 'A delta, limit, count or clock reading is NaN or ±Infinity; nothing was changed.',
   ERR_GRUDGE_KEY_INVALID: 'A key is neither a string nor a Uint8Array.',
   ERR_GRUDGE_SIZING_INVALID: 'A sizing helper got arguments outside its domain.',

@@ -3,6 +3,7 @@ import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type S
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Format version of the Bloom frame (family 3, `FAMILY.bloom`) written by this release. */
 export const BLOOM_FORMAT_VERSION = 1
@@ -52,6 +53,21 @@ export interface BloomFilterSize extends BloomHashOptions {
   hashes: number
 }
 
+/** The option names of {@link BloomFilterConfig}; any other key is refused. */
+export const BLOOM_FILTER_CONFIG_KEYS = optionKeys<BloomFilterConfig>({
+  capacity: true,
+  errorRate: true,
+  hasher: true,
+  seed: true,
+})
+/** The option names of {@link BloomFilterSize}; any other key is refused. */
+export const BLOOM_FILTER_SIZE_KEYS = optionKeys<BloomFilterSize>({
+  bits: true,
+  hashes: true,
+  hasher: true,
+  seed: true,
+})
+
 const TWO32 = 0x100000000
 const INV16 = 1 / 65536
 const GEOMETRY = Symbol('geometry')
@@ -93,7 +109,8 @@ export class BloomFilter {
    * m = {@link optimalSize}(capacity, errorRate), k = {@link optimalHashCount}(m, capacity).
    * @param config see {@link BloomFilterConfig}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option: capacity not a
-   * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or seed
+   * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or
+   * seed, or a key that is not an option of {@link BloomFilterConfig}
    */
   constructor(config: BloomFilterConfig) {
     if (typeof config !== 'object' || config === null)
@@ -105,6 +122,7 @@ export class BloomFilter {
     if (internal !== undefined) {
       ;({ bits, hashes, hasher } = internal)
     } else {
+      checkKnownOptions(config, BLOOM_FILTER_CONFIG_KEYS)
       const { capacity, errorRate } = config
       if (!Number.isSafeInteger(capacity) || capacity < 1)
         invalidOption('capacity', 'a positive safe integer', capacity)
@@ -132,10 +150,12 @@ export class BloomFilter {
    * A filter of exactly `bits` bits and `hashes` positions per item.
    * @param size see {@link BloomFilterSize}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bits not an integer in [1, 2^36],
-   * hashes not an integer in [1, 1024], a bad hasher or seed
+   * hashes not an integer in [1, 1024], a bad hasher or seed, or a key that is not an
+   * option of {@link BloomFilterSize}
    */
   static withSize(size: BloomFilterSize): BloomFilter {
     if (typeof size !== 'object' || size === null) invalidOption('size', 'an object { bits, hashes }', size)
+    checkKnownOptions(size, BLOOM_FILTER_SIZE_KEYS)
     checkGeometry(size.bits, size.hashes)
     return BloomFilter.build(size.bits, size.hashes, pickHasher(size))
   }

@@ -6,6 +6,7 @@ import { MAX_BITS } from './positions.js'
 import { moveAside, readFileOrNull, removeStaleTemps, writeFrameAtomic } from './checkpoint-file.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link ManagedBloomFilter}. */
 export interface ManagedBloomFilterConfig extends BloomHashOptions, PersistOptions {
@@ -16,6 +17,20 @@ export interface ManagedBloomFilterConfig extends BloomHashOptions, PersistOptio
   /** The checkpoint file. Its directory must exist. */
   path: string
 }
+
+/** The option names of {@link ManagedBloomFilterConfig}; any other key is refused. */
+export const MANAGED_BLOOM_CONFIG_KEYS = optionKeys<ManagedBloomFilterConfig>({
+  capacity: true,
+  errorRate: true,
+  path: true,
+  hasher: true,
+  seed: true,
+  policy: true,
+  ticker: true,
+  onError: true,
+  onBadCheckpoint: true,
+  writeChunkBytes: true,
+})
 
 /** What a loaded checkpoint must match: geometry always, hasher and seed when asked for. */
 export interface ExpectedBloom {
@@ -138,14 +153,16 @@ export class ManagedBloomFilter extends CheckpointRunner {
 
   /**
    * @param config see {@link ManagedBloomFilterConfig}
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option; when the
-   * checkpoint is corrupt (`ERR_GRUDGE_FORMAT_*`) or was written with other parameters
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option, or a key that is
+   * not an option of {@link ManagedBloomFilterConfig} or of `policy`; when the checkpoint
+   * is corrupt (`ERR_GRUDGE_FORMAT_*`) or was written with other parameters
    * (`ERR_GRUDGE_BLOOM_PARAMS_MISMATCH`) — unless `onBadCheckpoint: 'start-empty'`; for
    * a read failure `ERR_GRUDGE_BLOOM_IO`
    */
   constructor(config: ManagedBloomFilterConfig) {
     if (typeof config !== 'object' || config === null)
       invalidOption('config', 'an object { capacity, errorRate, path }', config)
+    checkKnownOptions(config, MANAGED_BLOOM_CONFIG_KEYS)
     if (typeof config.path !== 'string' || config.path === '')
       invalidOption('path', 'a non-empty file path', config.path)
     const opts = parsePersistOptions(config)
@@ -161,7 +178,14 @@ export class ManagedBloomFilter extends CheckpointRunner {
     }
     super(opts)
     this.path = config.path
-    this.filter = loaded ?? new BloomFilter(config)
+    this.filter =
+      loaded ??
+      new BloomFilter({
+        capacity: config.capacity,
+        errorRate: config.errorRate,
+        hasher: config.hasher,
+        seed: config.seed,
+      })
     this.movedAside = moved
     this.chunkBytes = opts.writeChunkBytes
   }

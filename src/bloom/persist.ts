@@ -1,5 +1,6 @@
 import { systemTicker, type Ticker, type TickerHandle } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /**
  * When a persistent Bloom filter writes its checkpoint. Each trigger is independent;
@@ -31,13 +32,21 @@ export const DEFAULT_PERSIST_POLICY: Readonly<PersistPolicy> = Object.freeze({
   checkpointOnShutdown: true,
 })
 
+/** The field names of {@link PersistPolicy}; any other key of a `policy` is refused. */
+export const PERSIST_POLICY_KEYS = optionKeys<PersistPolicy>({
+  checkpointIntervalMs: true,
+  checkpointInsertThreshold: true,
+  checkpointOnShutdown: true,
+})
+
 /**
  * Complete a partial policy with the defaults and freeze it.
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad field
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad or unknown field
  */
 export function parsePolicy(policy: Partial<PersistPolicy> | undefined, name = 'policy'): Readonly<PersistPolicy> {
   if (policy === undefined) return DEFAULT_PERSIST_POLICY
   if (typeof policy !== 'object' || policy === null) invalidOption(name, 'an object', policy)
+  checkKnownOptions(policy, PERSIST_POLICY_KEYS, name + '.')
   const interval = policy.checkpointIntervalMs ?? DEFAULT_PERSIST_POLICY.checkpointIntervalMs
   const threshold = policy.checkpointInsertThreshold ?? DEFAULT_PERSIST_POLICY.checkpointInsertThreshold
   const onShutdown = policy.checkpointOnShutdown ?? DEFAULT_PERSIST_POLICY.checkpointOnShutdown

@@ -6,6 +6,7 @@ import { ensureDir } from './checkpoint-file.js'
 import { ManagedBloomFilter } from './managed.js'
 import type { PersistOptions, PersistPolicy } from './persist.js'
 import { ShardedBloomFilter } from './sharded.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link BloomFilterRegistry.register}. */
 export interface RegisterBloomOptions extends BloomHashOptions {
@@ -33,6 +34,24 @@ export interface BloomFilterRegistryOptions {
   /** Bytes per asynchronous checkpoint write; default 1 MiB. */
   writeChunkBytes?: number
 }
+
+/** The option names of {@link RegisterBloomOptions}; any other key is refused. */
+export const REGISTER_BLOOM_KEYS = optionKeys<RegisterBloomOptions>({
+  capacity: true,
+  errorRate: true,
+  policy: true,
+  shardCount: true,
+  onBadCheckpoint: true,
+  hasher: true,
+  seed: true,
+})
+
+/** The option names of {@link BloomFilterRegistryOptions}; any other key is refused. */
+export const BLOOM_REGISTRY_OPTION_KEYS = optionKeys<BloomFilterRegistryOptions>({
+  ticker: true,
+  onError: true,
+  writeChunkBytes: true,
+})
 
 /** A registered filter: one file or shards. */
 export type PersistentBloomFilter = ManagedBloomFilter | ShardedBloomFilter
@@ -79,10 +98,12 @@ export class BloomFilterRegistry {
 
   /**
    * @param options see {@link BloomFilterRegistryOptions}
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for options that are not an object
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for options that are not an object or
+   * a key that is not an option of {@link BloomFilterRegistryOptions}
    */
   constructor(options: BloomFilterRegistryOptions = {}) {
     if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+    checkKnownOptions(options, BLOOM_REGISTRY_OPTION_KEYS)
     this.options = Object.freeze({ ...options })
   }
 
@@ -121,7 +142,9 @@ export class BloomFilterRegistry {
    * @returns the filter
    * @throws {GrudgeError} `ERR_GRUDGE_BLOOM_REGISTRY_STATE` before `init` or after `close`;
    * `ERR_GRUDGE_BLOOM_NAME_INVALID`; `ERR_GRUDGE_BLOOM_NAME_TAKEN` for a name registered
-   * already, also when it differs only in case (one file on case-insensitive file systems); and whatever
+   * already, also when it differs only in case (one file on case-insensitive file systems);
+   * `ERR_GRUDGE_OPTION_INVALID` for a key that is not an option of {@link RegisterBloomOptions}
+   * or of `policy`; and whatever
    * {@link ManagedBloomFilter} / {@link ShardedBloomFilter} throw at construction
    */
   register(name: string, options: RegisterBloomOptions): PersistentBloomFilter {
@@ -145,6 +168,7 @@ export class BloomFilterRegistry {
     }
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object { capacity, errorRate }', options)
+    checkKnownOptions(options, REGISTER_BLOOM_KEYS)
     const common: PersistOptions & BloomHashOptions = {
       policy: options.policy,
       ticker: this.options.ticker,

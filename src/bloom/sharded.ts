@@ -15,6 +15,7 @@ import {
 } from './checkpoint-file.js'
 import { expectedBloom, hasherIdAccepted, isBadCheckpointError, loadCheckpoint, type ExpectedBloom } from './managed.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`). */
 export const MANIFEST_FORMAT_VERSION = 1
@@ -41,6 +42,21 @@ export interface ShardedBloomFilterConfig extends BloomHashOptions, PersistOptio
   /** Number of shards: an integer in [1, 65536]. */
   shardCount: number
 }
+
+/** The option names of {@link ShardedBloomFilterConfig}; any other key is refused. */
+export const SHARDED_BLOOM_CONFIG_KEYS = optionKeys<ShardedBloomFilterConfig>({
+  capacity: true,
+  errorRate: true,
+  dir: true,
+  shardCount: true,
+  hasher: true,
+  seed: true,
+  policy: true,
+  ticker: true,
+  onError: true,
+  onBadCheckpoint: true,
+  writeChunkBytes: true,
+})
 
 /**
  * The shard of a 64-bit hash among S shards: `floor(fmix32(hi XOR lo) · S / 2^32)`, with
@@ -140,7 +156,8 @@ export class ShardedBloomFilter extends CheckpointRunner {
 
   /**
    * @param config see {@link ShardedBloomFilterConfig}
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option;
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option, or a key that is
+   * not an option of {@link ShardedBloomFilterConfig} or of `policy`;
    * `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH` for a directory written with another shard count,
    * geometry, hasher or seed, or shard files without a manifest; a corrupt manifest or
    * shard raises its `ERR_GRUDGE_FORMAT_*` code (a corrupt shard is moved aside instead
@@ -149,6 +166,7 @@ export class ShardedBloomFilter extends CheckpointRunner {
   constructor(config: ShardedBloomFilterConfig) {
     if (typeof config !== 'object' || config === null)
       invalidOption('config', 'an object { capacity, errorRate, dir, shardCount }', config)
+    checkKnownOptions(config, SHARDED_BLOOM_CONFIG_KEYS)
     const { dir, shardCount } = config
     if (typeof dir !== 'string' || dir === '') invalidOption('dir', 'a non-empty directory path', dir)
     if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_SHARDS) {

@@ -2,6 +2,7 @@ import type { Clock, Ticker } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { seedBytes, type SeedLike } from '../hash/hasher.js'
 import { isRedisLike, type RedisLike } from './client.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** What a store does when Redis does not answer in time (see {@link RedisStoreOptions.onStoreError}). */
 export type OnStoreError = 'open' | 'closed' | 'local'
@@ -61,6 +62,21 @@ export interface RedisStoreOptions {
   onError?: (err: unknown) => void
 }
 
+/** The option names of {@link RedisStoreOptions}; any other key is refused. */
+export const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({
+  redis: true,
+  mode: true,
+  seed: true,
+  timeoutMs: true,
+  onStoreError: true,
+  prefix: true,
+  syncMs: true,
+  retryMs: true,
+  clock: true,
+  ticker: true,
+  onError: true,
+})
+
 /** The parsed, frozen options. */
 export interface ParsedRedisOptions {
   readonly redis: RedisLike | string
@@ -79,10 +95,11 @@ export interface ParsedRedisOptions {
 /**
  * Parse {@link RedisStoreOptions} once.
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SEED_REQUIRED` without a seed;
- * `ERR_GRUDGE_OPTION_INVALID` naming any other bad option
+ * `ERR_GRUDGE_OPTION_INVALID` naming any other bad option or a key that is not an option
  */
 export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOptions {
   if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+  checkKnownOptions(options, REDIS_STORE_OPTION_KEYS)
   const redis = options.redis
   if (typeof redis === 'string') {
     if (!/^rediss?:\/\//.test(redis)) invalidOption('redis', 'an ioredis client or a redis:// or rediss:// URL', redis)

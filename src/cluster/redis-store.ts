@@ -50,7 +50,9 @@ export interface RedisStoreFactory {
  * at startup) besides the {@link ScoreStore} methods.
  * @param options see {@link RedisStoreOptions}
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SEED_REQUIRED` without `seed`;
- * `ERR_GRUDGE_OPTION_INVALID` naming any other bad option (and, from the factory, a bad spec)
+ * `ERR_GRUDGE_OPTION_INVALID` naming any other bad option or a key that is not an option of
+ * {@link RedisStoreOptions} (the message suggests the closest name; the client in `redis` is
+ * a value and is not inspected), and, from the factory, a bad spec
  */
 export function redisStore(options: RedisStoreOptions): RedisStoreFactory {
   const o = parseRedisOptions(options)

@@ -19,6 +19,8 @@
  * (seconds), clamped at 0 and never NaN; a 0 is sent as `0`, never omitted.
  */
 
+import { optionKeys } from '../options.js'
+
 /** Which fields {@link rateLimitHeaders} writes. */
 export interface HeaderOptions {
   /** Write `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10). Default true. */
@@ -28,6 +30,9 @@ export interface HeaderOptions {
   /** Write `Retry-After` on denials. Default true. */
   retryAfter?: boolean
 }
+
+/** The option names of {@link HeaderOptions}; any other key is refused where a constructor takes them. */
+export const HEADER_OPTION_KEYS = optionKeys<HeaderOptions>({ ietf: true, legacy: true, retryAfter: true })
 
 /** The figures a policy reports, in the units named. */
 export interface RateLimitFigures {

@@ -4,6 +4,7 @@ import { clockTicker } from './clock-ticker.js'
 import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /**
  * Score deltas by response status: keys are an exact status (`'401'`), a class (`'4xx'`),
@@ -23,6 +24,14 @@ export interface AbuseScoreOptions {
   /** Score ceiling hi, ≥ threshold; default 4 × threshold, so a block lasts at most 2 half-lives after the last offence. */
   maxScore?: number
 }
+
+/** The option names of {@link AbuseScoreOptions}; any other key is refused. */
+export const ABUSE_SCORE_OPTION_KEYS = optionKeys<AbuseScoreOptions>({
+  weights: true,
+  threshold: true,
+  halfLifeMs: true,
+  maxScore: true,
+})
 
 /** The result of {@link AbuseScore.check}. */
 export interface AbuseVerdict {
@@ -61,10 +70,12 @@ export class AbuseScore {
   readonly store: ScoreStore
 
   /**
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also a key that is
+   * not an option of {@link AbuseScoreOptions})
    */
   constructor(options: AbuseScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'abuse.') {
     if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+    checkKnownOptions(options, ABUSE_SCORE_OPTION_KEYS, prefix)
     const weights = options.weights ?? DEFAULT_ABUSE_WEIGHTS
     if (typeof weights !== 'object' || weights === null)
       invalidOption(prefix + 'weights', 'an object of status → delta', weights)

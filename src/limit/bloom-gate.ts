@@ -1,5 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { settle } from './settle.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /**
  * What the Bloom gate needs of a filter registry (the `BloomFilterRegistry` of
@@ -16,6 +17,9 @@ export interface BloomGateOptions {
   filter: string
 }
 
+/** The option names of {@link BloomGateOptions}; any other key is refused. */
+export const BLOOM_GATE_OPTION_KEYS = optionKeys<BloomGateOptions>({ filter: true })
+
 /**
  * A Bloom pre-check: if the named filter surely does not contain the item, the request is
  * answered without running the handler (no database query for an id that does not exist).
@@ -26,11 +30,13 @@ export class BloomGate {
   /** Name of the registry filter consulted (non-empty). */
   readonly filter: string
   /**
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a missing filter name
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a missing filter name or a key
+   * that is not an option of {@link BloomGateOptions}
    */
   constructor(options: BloomGateOptions, prefix = 'bloom.') {
     if (typeof options !== 'object' || options === null)
       invalidOption(prefix.slice(0, -1), 'an object { filter, item, onAbsent }', options)
+    checkKnownOptions(options, BLOOM_GATE_OPTION_KEYS, prefix)
     if (typeof options.filter !== 'string' || options.filter.length === 0)
       invalidOption(prefix + 'filter', 'a filter name', options.filter)
     this.filter = options.filter

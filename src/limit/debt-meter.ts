@@ -5,6 +5,7 @@ import { positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator.js'
 import { policyField, sfString } from '../http/headers.js'
 import type { ScoreStore, StoreResult } from './store.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of the debt meter (`limit`). */
 export interface DebtMeterOptions {
@@ -19,6 +20,15 @@ export interface DebtMeterOptions {
   /** Policy name in the rate-limit fields; default `"default"`. */
   name?: string
 }
+
+/** The option names of {@link DebtMeterOptions}; any other key is refused. */
+export const DEBT_METER_OPTION_KEYS = optionKeys<DebtMeterOptions>({
+  rate: true,
+  burst: true,
+  cost: true,
+  maxDebt: true,
+  name: true,
+})
 
 /** The result of {@link DebtMeter.consume}. */
 export interface DebtVerdict {
@@ -71,11 +81,14 @@ export class DebtMeter {
    * @param sketch resolved sketch options
    * @param storeName unique name of this policy instance for the store (e.g. `limit:GET /a`)
    * @param prefix option path prefix for error messages (default `limit.`)
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY` when `periodMs` is too short
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also a key that is
+   * not an option of {@link DebtMeterOptions}, e.g. `limit.burts`, with the closest name
+   * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when `periodMs` is too short
    */
   constructor(options: DebtMeterOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'limit.') {
     if (typeof options !== 'object' || options === null)
       invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
+    checkKnownOptions(options, DEBT_METER_OPTION_KEYS, prefix)
     this.rate = positive(prefix + 'rate', options.rate)
     this.burst = positive(prefix + 'burst', options.burst)
     const cost = options.cost ?? 1

@@ -4,6 +4,7 @@ import { clockTicker } from './clock-ticker.js'
 import { minimumPeriodMs, nonNegative, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of the feedback score (`fairness`). */
 export interface FeedbackScoreOptions {
@@ -18,6 +19,15 @@ export interface FeedbackScoreOptions {
   /** Status of a throttled request: 503 (default) or 429. */
   status?: 503 | 429
 }
+
+/** The option names of {@link FeedbackScoreOptions}; any other key is refused. */
+export const FEEDBACK_SCORE_OPTION_KEYS = optionKeys<FeedbackScoreOptions>({
+  failureDelta: true,
+  successDelta: true,
+  lambdaPerSecond: true,
+  slowMs: true,
+  status: true,
+})
 
 /** The result of {@link FeedbackScore.check}. */
 export interface FairnessVerdict {
@@ -59,10 +69,12 @@ export class FeedbackScore {
   readonly store: ScoreStore
 
   /**
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY` for a short period
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also a key that is
+   * not an option of {@link FeedbackScoreOptions}); `ERR_GRUDGE_ROTATOR_AMNESTY` for a short period
    */
   constructor(options: FeedbackScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'fairness.') {
     if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+    checkKnownOptions(options, FEEDBACK_SCORE_OPTION_KEYS, prefix)
     this.failureDelta = positive(prefix + 'failureDelta', options.failureDelta, 0.1)
     if (this.failureDelta > 1) invalidOption(prefix + 'failureDelta', 'a number in (0, 1]', options.failureDelta)
     this.successDelta = nonNegative(prefix + 'successDelta', options.successDelta, 0.01)

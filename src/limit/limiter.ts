@@ -9,6 +9,8 @@ import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
 import type { Clock } from '../clock.js'
+import { HEADER_OPTION_KEYS } from '../http/headers.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
 export interface LimiterOptions extends SketchOptions {
@@ -35,6 +37,27 @@ export interface LimiterOptions extends SketchOptions {
   /** What a store timeout or rejection means: `'open'` (admit, no figures; default) or `'closed'` (503). */
   onStoreError?: 'open' | 'closed'
 }
+
+/** The option names of {@link LimiterOptions}; any other key is refused. */
+export const LIMITER_OPTION_KEYS = optionKeys<LimiterOptions>({
+  levels: true,
+  cellsPerLevel: true,
+  generations: true,
+  periodMs: true,
+  hasher: true,
+  clock: true,
+  ticker: true,
+  store: true,
+  name: true,
+  limit: true,
+  fairness: true,
+  abuse: true,
+  headers: true,
+  random: true,
+  telemetry: true,
+  storeTimeoutMs: true,
+  onStoreError: true,
+})
 
 /** Coded errors that are the caller's bug (a bad cost or key) or the deployment's (a fleet mismatch), not a store failure. */
 const CALLER_ERRORS = new Set<unknown>([
@@ -91,10 +114,13 @@ export class Limiter {
   /**
    * @param options see {@link LimiterOptions}
    * @param prefix option path prefix for error messages
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_ROTATOR_AMNESTY`
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
+   * not an option of {@link LimiterOptions}, of `headers` or of a policy (`limit.burts`: the
+   * message suggests the closest name); `ERR_GRUDGE_ROTATOR_AMNESTY`
    */
   constructor(options: LimiterOptions, prefix = '') {
     if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
+    checkKnownOptions(options, LIMITER_OPTION_KEYS, prefix)
     this.name = options.name ?? 'default'
     const resolved = resolveSketchOptions(options, prefix)
     this.pinnedClock = new PinnedClock(resolved.clock)
@@ -115,6 +141,7 @@ export class Limiter {
     const h = options.headers
     if (h !== undefined && h !== false && (typeof h !== 'object' || h === null))
       invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
+    if (h) checkKnownOptions(h, HEADER_OPTION_KEYS, prefix + 'headers.')
     this.headerOptions =
       h === false
         ? false

@@ -2,6 +2,7 @@ import { invalidOption } from '../errors.js'
 import { systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type StoreFactory } from './store.js'
+import { optionKeys } from '../options.js'
 
 /** Sketch size, hashing, time and store shared by a limiter's policies. */
 export interface SketchOptions {
@@ -26,6 +27,18 @@ export interface SketchOptions {
   /** Where scores live; default `localStore()` (in-process Rotators). Pass one factory to several limiters to share it. */
   store?: StoreFactory
 }
+
+/** The option names of {@link SketchOptions}. */
+export const SKETCH_OPTION_KEYS = optionKeys<SketchOptions>({
+  levels: true,
+  cellsPerLevel: true,
+  generations: true,
+  periodMs: true,
+  hasher: true,
+  clock: true,
+  ticker: true,
+  store: true,
+})
 
 /** {@link SketchOptions} with defaults filled in and checked. */
 export interface ResolvedSketchOptions {

@@ -4,6 +4,7 @@ import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
 import { falsePositiveRate } from '../sketch/sizing.js'
 import type { PolicyName } from './decision.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Counts of one policy. */
 export interface PolicyCounts {
@@ -56,6 +57,15 @@ export interface TelemetryOptions {
   warn?: (message: string) => void
 }
 
+/** The option names of {@link TelemetryOptions}; any other key is refused. */
+export const TELEMETRY_OPTION_KEYS = optionKeys<TelemetryOptions>({
+  clock: true,
+  bucketMs: true,
+  windowBuckets: true,
+  targetFalsePositiveRate: true,
+  warn: true,
+})
+
 const POLICIES: PolicyName[] = ['limit', 'fairness', 'abuse', 'bloom', 'store']
 /** HyperLogLog precision of the distinct-key window: 2^14 one-byte registers per slot. */
 const HLL_PRECISION = 14
@@ -104,9 +114,11 @@ export class Telemetry {
   private readonly shapes: { levels: number; cellsPerLevel: number; sizeBytes: () => number }[] = []
 
   /**
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
+   * not an option of {@link TelemetryOptions}
    */
   constructor(options: TelemetryOptions) {
+    checkKnownOptions(options, TELEMETRY_OPTION_KEYS)
     this.clock = options.clock
     const b = options.bucketMs ?? 60_000
     if (typeof b !== 'number' || !Number.isSafeInteger(b) || b <= 0)

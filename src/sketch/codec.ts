@@ -4,6 +4,7 @@ import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { hasherFromId, isHasherId, type Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, exponential, linear, none, type Decay } from './decay.js'
 import type { Aggregator, SketchConfig } from './sketch.js'
+import { optionKeys } from '../options.js'
 
 /** Highest version of the sketch family (FAMILY.sketch = 1) this release writes and reads. */
 export const SKETCH_FORMAT_VERSION = 1
@@ -42,6 +43,9 @@ export interface DeserializeOptions {
    */
   wallMs?: number
 }
+
+/** The option names of {@link DeserializeOptions}; any other key is refused. */
+export const DESERIALIZE_OPTION_KEYS = optionKeys<DeserializeOptions>({ clock: true, wallMs: true })
 
 /** The configuration fields a frame carries; `Sketch`, `SketchDelta` and a rotator's generations all have them. */
 export interface SketchShape {

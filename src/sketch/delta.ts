@@ -1,7 +1,9 @@
 import type { Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
+import { checkKnownOptions } from '../options.js'
 import {
+  DESERIALIZE_OPTION_KEYS,
   decodeSketch,
   encodeSketch,
   finiteNow,
@@ -77,9 +79,11 @@ export class SketchDelta implements SketchShape {
    * the reader's clock like `Sketch.deserialize`.
    * @param bytes the frame
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` for a damaged, foreign or full-state frame
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` for a damaged, foreign or full-state frame;
+   * `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): SketchDelta {
+    checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, true, options)
     const c = d.config
     return new SketchDelta(

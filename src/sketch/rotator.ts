@@ -2,6 +2,7 @@ import { systemClock, systemTicker, type Clock, type Ticker, type TickerHandle }
 import { GrudgeError, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type SeedLike } from '../hash/hasher.js'
 import {
+  DESERIALIZE_OPTION_KEYS,
   decodeRotator,
   encodeRotator,
   finiteNow,
@@ -13,7 +14,8 @@ import {
 import { SketchDelta } from './delta.js'
 import { incompatibility } from './merge.js'
 import { invalidField } from '../format/frame.js'
-import { Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
+import { SKETCH_CONFIG_KEYS, Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Rotator}. */
 export interface RotatorConfig {
@@ -48,6 +50,23 @@ export interface RotatorConfig {
    */
   seed?: SeedLike
 }
+
+/** The option names of {@link RotatorConfig}; any other key is refused. */
+export const ROTATOR_CONFIG_KEYS = optionKeys<RotatorConfig>({
+  sketch: true,
+  generations: true,
+  periodMs: true,
+  ticker: true,
+  clock: true,
+  seed: true,
+})
+
+/** The option names of {@link Rotator.deserialize}'s options. */
+export const ROTATOR_DESERIALIZE_KEYS = optionKeys<DeserializeOptions & { ticker?: Ticker }>({
+  clock: true,
+  wallMs: true,
+  ticker: true,
+})
 
 /**
  * The smallest rotation period in ms that passes the amnesty guard for linear decay:
@@ -166,9 +185,10 @@ export class RotatorDelta {
   /**
    * Read a frame written by {@link RotatorDelta.serialize}, times mapped onto the reader's clock.
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): RotatorDelta {
+    checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeRotator(bytes, true, options, generationSeed)
     const deltas = d.gens.map((g) => new SketchDelta(shapeOf(d, g.seed), d.clock, g.scores, g.touched))
     return new RotatorDelta(d.fields.rotations, d.fields.periodMs, d.masterSeed, deltas)
@@ -226,14 +246,18 @@ export class Rotator {
   /**
    * @param config see {@link RotatorConfig}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option (generations,
-   * periodMs, ticker, seed, or any sketch option); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
+   * periodMs, ticker, seed, or any sketch option), also a key that is not an option of
+   * {@link RotatorConfig} or of `sketch` (e.g. `sketch.level`, with the closest name
+   * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
    * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
   constructor(config: RotatorConfig) {
     if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
+    checkKnownOptions(config, ROTATOR_CONFIG_KEYS)
     if (typeof config.sketch !== 'object' || config.sketch === null)
       invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
+    checkKnownOptions(config.sketch, SKETCH_CONFIG_KEYS, 'sketch.')
     const generations = config.generations ?? 2
     if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
       invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
@@ -481,9 +505,10 @@ export class Rotator {
    * `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
    * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
-   * period fails the amnesty guard
+   * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions & { ticker?: Ticker }): Rotator {
+    checkKnownOptions(options, ROTATOR_DESERIALIZE_KEYS)
     const d = decodeRotator(bytes, false, options, generationSeed)
     const gens = d.gens.map((g) => {
       const s = new Sketch({ ...shapeOf(d, g.seed), clock: d.clock })

@@ -4,9 +4,17 @@ import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
-import { decodeSketch, encodeSketch, finiteNow, type DeserializeOptions, type SerializeOptions } from './codec.js'
+import {
+  DESERIALIZE_OPTION_KEYS,
+  decodeSketch,
+  encodeSketch,
+  finiteNow,
+  type DeserializeOptions,
+  type SerializeOptions,
+} from './codec.js'
 import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
 import { addCells, assertMergeable, incompatibility } from './merge.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** How the L per-level scores of a key combine into one value. */
 export type Aggregator = 'min' | 'max' | 'mean'
@@ -37,6 +45,19 @@ export interface SketchConfig {
   /** Time source in ms; default {@link systemClock} (monotonic). */
   clock?: Clock
 }
+
+/** The option names of {@link SketchConfig}; any other key is refused. */
+export const SKETCH_CONFIG_KEYS = optionKeys<SketchConfig>({
+  levels: true,
+  cellsPerLevel: true,
+  decay: true,
+  lo: true,
+  hi: true,
+  aggregator: true,
+  hasher: true,
+  seed: true,
+  clock: true,
+})
 
 /** The result of {@link Sketch.queryDetailed}. */
 export interface SketchDetail {
@@ -109,9 +130,11 @@ export class Sketch {
    * @param config see {@link SketchConfig}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option: levels or
    * cellsPerLevel not a positive integer (or L×M above 2^31), lo/hi not finite or not
-   * `lo ≤ 0 ≤ hi, lo < hi`, unknown aggregator, hasher or decay, bad seed or clock
+   * `lo ≤ 0 ≤ hi, lo < hi`, unknown aggregator, hasher or decay, bad seed or clock, or a
+   * key that is not an option of {@link SketchConfig} (the message suggests the closest name)
    */
   constructor(config: SketchConfig = {}) {
+    checkKnownOptions(config, SKETCH_CONFIG_KEYS)
     const levels = config.levels ?? 4
     const cells = config.cellsPerLevel ?? 1024
     if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20) {
@@ -559,10 +582,12 @@ export class Sketch {
    * @param bytes the frame
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_TRUNCATED`, `_MAGIC`, `_CHECKSUM`, `_FAMILY`,
-   * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match)
+   * `_VERSION`, `_INVALID` (a bad field, a delta frame, or a size that does not match);
+   * `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the reader's clock reads NaN or ±Infinity
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
+    checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, false, options)
     const sketch = new Sketch(d.config)
     sketch.scores.set(d.cells.scores)

@@ -10,6 +10,7 @@ import {
   type SeedLike,
 } from '../hash/hasher.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link CountMinSketch} by size. */
 export interface CountMinOptions {
@@ -83,6 +84,23 @@ export function countMinDepth(delta: number): number {
   return Math.max(1, Math.ceil(Math.log(1 / delta)))
 }
 
+/** The option names of {@link CountMinOptions}; any other key is refused. */
+export const COUNT_MIN_OPTION_KEYS = optionKeys<CountMinOptions>({
+  width: true,
+  depth: true,
+  conservative: true,
+  seed: true,
+  hasher: true,
+})
+/** The option names of {@link CountMinAccuracy}; any other key is refused. */
+export const COUNT_MIN_ACCURACY_KEYS = optionKeys<CountMinAccuracy>({
+  epsilon: true,
+  delta: true,
+  conservative: true,
+  seed: true,
+  hasher: true,
+})
+
 function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
   if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
   if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
@@ -123,11 +141,12 @@ export class CountMinSketch implements Mergeable {
    * An empty sketch of `depth` rows × `width` counters (4·w·d bytes).
    * @param options see {@link CountMinOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `width`, `depth`,
-   * `conservative`, `seed` or `hasher`
+   * `conservative`, `seed` or `hasher`, or a key that is not an option of {@link CountMinOptions}
    */
   constructor(options: CountMinOptions) {
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object with width and depth', options)
+    checkKnownOptions(options, COUNT_MIN_OPTION_KEYS)
     const { width, depth } = options
     if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > MAX_WIDTH) {
       invalidOption('width', 'an integer in [1, 2^28]', width)
@@ -151,11 +170,12 @@ export class CountMinSketch implements Mergeable {
    * width = ceil(e/ε), depth = ceil(ln(1/δ)) ({@link countMinWidth}, {@link countMinDepth});
    * ε = 0.001, δ = 0.001 gives 2719 × 7.
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `epsilon` or `delta` outside
-   * (0, 1), or a width × depth above 2^28
+   * (0, 1), a width × depth above 2^28, or a key that is not an option of {@link CountMinAccuracy}
    */
   static withAccuracy(options: CountMinAccuracy): CountMinSketch {
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object with epsilon and delta', options)
+    checkKnownOptions(options, COUNT_MIN_ACCURACY_KEYS)
     const { epsilon, delta } = options
     if (typeof epsilon !== 'number' || !(epsilon > 0 && epsilon < 1))
       invalidOption('epsilon', 'a number in (0, 1)', epsilon)

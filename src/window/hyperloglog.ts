@@ -10,6 +10,7 @@ import {
   type SeedLike,
 } from '../hash/hasher.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link HyperLogLog}. */
 export interface HyperLogLogOptions {
@@ -60,6 +61,9 @@ function checkPrecision(p: unknown): asserts p is number {
   }
 }
 
+/** The option names of {@link HyperLogLogOptions}; any other key is refused. */
+export const HYPERLOGLOG_OPTION_KEYS = optionKeys<HyperLogLogOptions>({ precision: true, seed: true, hasher: true })
+
 function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
   if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
   if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
@@ -102,10 +106,11 @@ export class HyperLogLog implements Mergeable {
    * An empty sketch.
    * @param options see {@link HyperLogLogOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `precision`, `seed` or
-   * `hasher` when one is invalid
+   * `hasher` when one is invalid, or a key that is not an option of {@link HyperLogLogOptions}
    */
   constructor(options: HyperLogLogOptions = {}) {
     if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+    checkKnownOptions(options, HYPERLOGLOG_OPTION_KEYS)
     const p = options.precision ?? 14
     checkPrecision(p)
     this.precision = p

@@ -11,6 +11,7 @@ import {
   type MergeableFamily,
   type MergeMethod,
 } from './mergeable.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** What {@link WindowOptions.onRoll} receives when the window moves into a new slot. */
 export interface RollEvent {
@@ -59,6 +60,15 @@ export interface WindowDeserializeOptions<S extends Mergeable = Mergeable> {
    */
   family?: MergeableFamily<S, never>
 }
+
+/** The option names of {@link WindowOptions}; any other key is refused. */
+export const WINDOW_OPTION_KEYS = optionKeys<WindowOptions>({ everyMs: true, keep: true, clock: true, onRoll: true })
+/** The option names of {@link WindowDeserializeOptions}; any other key is refused. */
+export const WINDOW_DESERIALIZE_KEYS = optionKeys<WindowDeserializeOptions>({
+  clock: true,
+  onRoll: true,
+  family: true,
+})
 
 /** One held slot: its key `floor(t / everyMs)` and its sketch. */
 export interface WindowSlot<S> {
@@ -162,8 +172,9 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * @param options see {@link WindowOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_UNSUPPORTED_OPERATION` naming the family when it has
    * no merge/union (or another method of the contract); `ERR_GRUDGE_OPTION_INVALID` naming
-   * `family`, `everyMs`, `keep`, `clock` or `onRoll`; whatever the family's constructor
-   * throws for bad `familyOptions`
+   * `family`, `everyMs`, `keep`, `clock` or `onRoll`, or a key that is not an option of
+   * {@link WindowOptions}; whatever the family's constructor throws for bad (or unknown)
+   * `familyOptions`
    */
   constructor(family: MergeableFamily<S, O>, familyOptions: O, options: WindowOptions) {
     const template = restoredTemplate as S | undefined
@@ -171,6 +182,7 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
     this.mergeMethod = checkMergeableFamily(family)
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object with everyMs and keep', options)
+    checkKnownOptions(options, WINDOW_OPTION_KEYS)
     const { everyMs, keep } = options
     if (typeof everyMs !== 'number' || !Number.isSafeInteger(everyMs) || everyMs < 1) {
       invalidOption('everyMs', 'a positive integer number of ms', everyMs)
@@ -419,13 +431,14 @@ export class Window<S extends Mergeable = Mergeable, O = unknown> {
    * @throws {GrudgeError} a `ERR_GRUDGE_FORMAT_*` code (three garbage bytes give
    * `ERR_GRUDGE_FORMAT_TRUNCATED`); `ERR_GRUDGE_FORMAT_FAMILY` when the slots' family is
    * not built in and `options.family` is absent; `ERR_GRUDGE_OPTION_INVALID` /
-   * `ERR_GRUDGE_UNSUPPORTED_OPERATION` for bad options
+   * `ERR_GRUDGE_UNSUPPORTED_OPERATION` for bad options (an unknown key included)
    */
   static deserialize<S extends Mergeable = Mergeable>(
     bytes: Uint8Array,
     options: WindowDeserializeOptions<S> = {},
   ): Window<S> {
     if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+    checkKnownOptions(options, WINDOW_DESERIALIZE_KEYS)
     const f = readFrame(bytes, FAMILY.window, VERSION)
     if (f.flags !== 0) invalidField('flags', '0', f.flags)
     if (f.params.length !== PARAMS_BYTES) invalidField('params', `${PARAMS_BYTES} bytes`, f.params.length)

@@ -4,6 +4,13 @@ import { readFileSync } from 'node:fs'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
+import {
+  BLOOM_FILTER_CONFIG_KEYS,
+  BLOOM_FILTER_SIZE_KEYS,
+  type BloomFilterConfig,
+  type BloomFilterSize,
+} from '../../src/bloom/bloom-filter.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('construction by accuracy and by size', async (t) => {
   const f = new BloomFilter({ capacity: 1000, errorRate: 0.01, seed: 1 })
@@ -337,4 +344,22 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
     ['version', remake(() => {}, { version: 2 }), 'ERR_GRUDGE_FORMAT_VERSION'],
   ]
   for (const [what, frame, code] of rows) t.throws(() => BloomFilter.deserialize(frame), { code }, what)
+})
+
+t.test('both constructions refuse an unknown option, naming the closest one; every option passes', async (t) => {
+  t.throws(
+    () => new BloomFilter(typo<BloomFilterConfig>({ capacity: 100, errorRate: 0.01, errorrate: 0.1 })),
+    unknownOption('errorrate', 'errorRate'),
+  )
+  t.throws(
+    () => new BloomFilter(typo<BloomFilterConfig>({ capacity: 100, errorRate: 0.01, sed: 1 })),
+    unknownOption('sed', 'seed'),
+  )
+  t.throws(() => BloomFilter.withSize(typo<BloomFilterSize>({ bits: 64, hashs: 3 })), unknownOption('hashs', 'hashes'))
+  const byAccuracy: Required<BloomFilterConfig> = { capacity: 100, errorRate: 0.01, hasher: sipHash(), seed: 3 }
+  t.same(Object.keys(byAccuracy).sort(), [...BLOOM_FILTER_CONFIG_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => new BloomFilter(byAccuracy))
+  const bySize: Required<BloomFilterSize> = { bits: 64, hashes: 3, hasher: murmur3(), seed: 3 }
+  t.same(Object.keys(bySize).sort(), [...BLOOM_FILTER_SIZE_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => BloomFilter.withSize(bySize))
 })

@@ -5,6 +5,9 @@ import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { FakeTicker } from '../../src/testing/index.js'
+import { MANAGED_BLOOM_CONFIG_KEYS, type ManagedBloomFilterConfig } from '../../src/bloom/managed.js'
+import type { PersistPolicy } from '../../src/bloom/persist.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
 
@@ -280,3 +283,45 @@ t.test('each mismatched field is named: same bits but other hashes, other hasher
     t.ok(readFileSync(path).equals(bytes), `file untouched after a ${field} mismatch`)
   }
 })
+
+t.test(
+  'an unknown option or policy field throws naming its path, before any file is touched; every option passes',
+  async (t) => {
+    const dir = t.testdir()
+    const path = join(dir, 'users.bloom')
+    const ticker = new FakeTicker()
+    t.throws(
+      () =>
+        new ManagedBloomFilter(
+          typo<ManagedBloomFilterConfig>({ capacity: 10, errorRate: 0.01, path, onEror: () => {} }),
+        ),
+      unknownOption('onEror', 'onError'),
+    )
+    t.throws(
+      () =>
+        new ManagedBloomFilter({
+          capacity: 10,
+          errorRate: 0.01,
+          path,
+          policy: typo<Partial<PersistPolicy>>({ checkpointIntervalMS: 10 }),
+        }),
+      unknownOption('policy.checkpointIntervalMS', 'checkpointIntervalMs'),
+    )
+    t.same(readdirSync(dir), [], 'nothing written')
+    const policy: Required<PersistPolicy> = { ...manual }
+    const all: Required<ManagedBloomFilterConfig> = {
+      capacity: 10,
+      errorRate: 0.01,
+      path,
+      hasher: sipHash(),
+      seed: 9,
+      policy,
+      ticker,
+      onError: () => {},
+      onBadCheckpoint: 'start-empty',
+      writeChunkBytes: 4096,
+    }
+    t.same(Object.keys(all).sort(), [...MANAGED_BLOOM_CONFIG_KEYS].sort(), 'the test names every option')
+    await new ManagedBloomFilter(all).close()
+  },
+)

@@ -5,6 +5,14 @@ import { BloomFilterRegistry, bloomRegistry, checkBloomName } from '../../src/bl
 import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { ShardedBloomFilter } from '../../src/bloom/sharded.js'
 import { FakeTicker } from '../../src/testing/index.js'
+import {
+  BLOOM_REGISTRY_OPTION_KEYS,
+  REGISTER_BLOOM_KEYS,
+  type BloomFilterRegistryOptions,
+  type RegisterBloomOptions,
+} from '../../src/bloom/registry.js'
+import { murmur3 } from '../../src/hash/hasher.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('life cycle: before init, register, use, close, reopen', async (t) => {
   const dir = join(t.testdir(), 'blooms')
@@ -99,5 +107,39 @@ t.test('names that share a file elsewhere are refused: case variants and Windows
   t.throws(() => r.register('Users', opts), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN', message: /"users"/ })
   t.throws(() => r.register('USERS', { ...opts, shardCount: 2 }), { code: 'ERR_GRUDGE_BLOOM_NAME_TAKEN' })
   t.same(r.names(), ['users'])
+  await r.close()
+})
+
+t.test('the registry and register refuse an unknown option naming it; every option passes', async (t) => {
+  const ticker = new FakeTicker()
+  t.throws(
+    () => new BloomFilterRegistry(typo<BloomFilterRegistryOptions>({ tickr: ticker })),
+    unknownOption('tickr', 'ticker'),
+  )
+  const options: Required<BloomFilterRegistryOptions> = { ticker, onError: () => {}, writeChunkBytes: 4096 }
+  t.same(Object.keys(options).sort(), [...BLOOM_REGISTRY_OPTION_KEYS].sort(), 'the test names every option')
+  const r = new BloomFilterRegistry(options)
+  const dir = t.testdir()
+  r.init(dir)
+  t.throws(
+    () => r.register('users', typo<RegisterBloomOptions>({ capacity: 10, errorRate: 0.01, shards: 2 })),
+    unknownOption('shards', undefined, REGISTER_BLOOM_KEYS),
+  )
+  t.throws(
+    () => r.register('users', { capacity: 10, errorRate: 0.01, policy: typo({ checkpointOnShutdwn: false }) }),
+    unknownOption('policy.checkpointOnShutdwn', 'checkpointOnShutdown'),
+  )
+  t.notOk(r.has('users'), 'nothing registered')
+  const all: Required<RegisterBloomOptions> = {
+    capacity: 10,
+    errorRate: 0.01,
+    policy: { checkpointOnShutdown: false },
+    shardCount: 2,
+    onBadCheckpoint: 'throw',
+    hasher: murmur3(),
+    seed: 1,
+  }
+  t.same(Object.keys(all).sort(), [...REGISTER_BLOOM_KEYS].sort(), 'the test names every option')
+  t.ok(r.register('users', all) instanceof ShardedBloomFilter)
   await r.close()
 })

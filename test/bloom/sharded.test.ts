@@ -6,6 +6,8 @@ import { optimalSize } from '../../src/bloom/sizing.js'
 import { FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, writeFrame } from '../../src/format/frame.js'
+import { SHARDED_BLOOM_CONFIG_KEYS, type ShardedBloomFilterConfig } from '../../src/bloom/sharded.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
 
@@ -234,4 +236,31 @@ t.test('a manifest with the same shard geometry but another hash count is refuse
   const f = new ShardedBloomFilter({ capacity: 8000, errorRate: 0.01, dir, shardCount: 8, policy: manual })
   t.same([...f.shards[0].seed], [...seed])
   await f.close()
+})
+
+t.test('an unknown option throws naming it, before the directory is created; every option passes', async (t) => {
+  const dir = join(t.testdir(), 'shards')
+  t.throws(
+    () =>
+      new ShardedBloomFilter(
+        typo<ShardedBloomFilterConfig>({ capacity: 100, errorRate: 0.01, dir, shardcount: 2, shardCount: 2 }),
+      ),
+    unknownOption('shardcount', 'shardCount'),
+  )
+  t.notOk(existsSync(dir), 'nothing created')
+  const all: Required<ShardedBloomFilterConfig> = {
+    capacity: 100,
+    errorRate: 0.01,
+    dir,
+    shardCount: 2,
+    hasher: sipHash(),
+    seed: 4,
+    policy: manual,
+    ticker: new FakeTicker(),
+    onError: () => {},
+    onBadCheckpoint: 'throw',
+    writeChunkBytes: 4096,
+  }
+  t.same(Object.keys(all).sort(), [...SHARDED_BLOOM_CONFIG_KEYS].sort(), 'the test names every option')
+  await new ShardedBloomFilter(all).close()
 })

@@ -4,6 +4,8 @@ import { AbuseScore } from '../../src/limit/abuse-score.js'
 import { resolveSketchOptions } from '../../src/limit/options.js'
 import type { Decision } from '../../src/limit/decision.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { ABUSE_SCORE_OPTION_KEYS, type AbuseScoreOptions } from '../../src/limit/abuse-score.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('weights: exact status, then class, then success, then default', async (t) => {
   const a = new AbuseScore(
@@ -41,4 +43,19 @@ t.test('blocked with 403 until decay brings it below the threshold: closed-form 
   t.equal((limiter.decide('k') as Decision).status, 403)
   clock.advance(2)
   t.ok((limiter.decide('k') as Decision).admitted)
+})
+
+t.test('an unknown option throws naming its path and the closest option; every option passes', async (t) => {
+  const sketch = resolveSketchOptions({ ticker: new FakeTicker() })
+  t.throws(
+    () => new AbuseScore(typo<AbuseScoreOptions>({ halflifeMs: 1000 }), sketch, 'x'),
+    unknownOption('abuse.halflifeMs', 'halfLifeMs'),
+  )
+  t.throws(
+    () => new AbuseScore(typo<AbuseScoreOptions>({ weight: { '404': 1 } }), sketch, 'x'),
+    unknownOption('abuse.weight', 'weights'),
+  )
+  const all: Required<AbuseScoreOptions> = { weights: { '4xx': 1 }, threshold: 3, halfLifeMs: 1000, maxScore: 6 }
+  t.same(Object.keys(all).sort(), [...ABUSE_SCORE_OPTION_KEYS].sort(), 'the test names every option')
+  await new AbuseScore(all, sketch, 'x').close()
 })

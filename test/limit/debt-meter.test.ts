@@ -3,6 +3,8 @@ import { DebtMeter, type DebtVerdict } from '../../src/limit/debt-meter.js'
 import { resolveSketchOptions } from '../../src/limit/options.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/hash/index.js'
+import { DEBT_METER_OPTION_KEYS, type DebtMeterOptions } from '../../src/limit/debt-meter.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 function meter(
   opts: { rate: number; burst: number; maxDebt?: number; cost?: number },
@@ -140,4 +142,19 @@ t.test('fresh keys read as a full bucket', async (t) => {
   const v = consume('never-seen')
   t.ok(v.admitted)
   t.equal(v.remaining, 3)
+})
+
+t.test('an unknown option throws naming its path and the closest option; every option passes', async (t) => {
+  const sketch = resolveSketchOptions({ ticker: new FakeTicker() })
+  t.throws(
+    () => new DebtMeter(typo<DebtMeterOptions>({ rate: 1, burst: 2, maxdebt: 20 }), sketch, 'x'),
+    unknownOption('limit.maxdebt', 'maxDebt'),
+  )
+  t.throws(
+    () => new DebtMeter(typo<DebtMeterOptions>({ rate: 1, burst: 2, burts: 10 }), sketch, 'x', 'policy.'),
+    unknownOption('policy.burts', 'burst'),
+  )
+  const all: Required<DebtMeterOptions> = { rate: 1, burst: 2, cost: 1, maxDebt: 20, name: 'api' }
+  t.same(Object.keys(all).sort(), [...DEBT_METER_OPTION_KEYS].sort(), 'the test names every option')
+  await new DebtMeter(all, sketch, 'x').close()
 })

@@ -3,6 +3,9 @@ import { Limiter } from '../../src/limit/limiter.js'
 import type { Decision } from '../../src/limit/decision.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/hash/index.js'
+import { FEEDBACK_SCORE_OPTION_KEYS, FeedbackScore, type FeedbackScoreOptions } from '../../src/limit/feedback-score.js'
+import { resolveSketchOptions } from '../../src/limit/options.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 /** mulberry32: a small seeded PRNG for reproducible draws. */
 function mulberry32(seed: number): () => number {
@@ -92,4 +95,25 @@ t.test('throttle probability equals the score; Retry-After is when the same draw
   const l429 = new Limiter({ clock, ticker: new FakeTicker(), random: () => 0, fairness: { status: 429 } })
   l429.record('k', { failed: true, abuseDelta: 0 })
   t.equal((l429.decide('k') as Decision).status, 429)
+})
+
+t.test('an unknown option throws naming its path and the closest option; every option passes', async (t) => {
+  const sketch = resolveSketchOptions({ ticker: new FakeTicker() })
+  t.throws(
+    () => new FeedbackScore(typo<FeedbackScoreOptions>({ lambdaPerSec: 1 }), sketch, 'x'),
+    unknownOption('fairness.lambdaPerSec', undefined, FEEDBACK_SCORE_OPTION_KEYS),
+  )
+  t.throws(
+    () => new FeedbackScore(typo<FeedbackScoreOptions>({ Status: 429 }), sketch, 'x'),
+    unknownOption('fairness.Status', 'status'),
+  )
+  const all: Required<FeedbackScoreOptions> = {
+    failureDelta: 0.2,
+    successDelta: 0.05,
+    lambdaPerSecond: 0.5,
+    slowMs: 100,
+    status: 429,
+  }
+  t.same(Object.keys(all).sort(), [...FEEDBACK_SCORE_OPTION_KEYS].sort(), 'the test names every option')
+  await new FeedbackScore(all, sketch, 'x').close()
 })

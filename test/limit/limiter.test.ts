@@ -5,6 +5,11 @@ import type { StoreFactory } from '../../src/limit/store.js'
 import { localStore } from '../../src/limit/store.js'
 import { clockTicker } from '../../src/limit/clock-ticker.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { LIMITER_OPTION_KEYS, type LimiterOptions } from '../../src/limit/limiter.js'
+import { Telemetry } from '../../src/limit/telemetry.js'
+import { HEADER_OPTION_KEYS, type HeaderOptions } from '../../src/http/headers.js'
+import { sipHash } from '../../src/hash/index.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('policies run abuse → fairness → limit; a denial does not charge later policies', async (t) => {
   const clock = new FakeClock(0)
@@ -182,5 +187,58 @@ t.test(
     t.equal(d.headers['retry-after'], '1')
     t.match(d.headers['ratelimit'], /;t=1$/)
     t.equal(d.headers['x-ratelimit-reset'], '1')
+  },
+)
+
+t.test(
+  'an unknown option of the limiter, its headers or a policy throws naming its path; every option passes',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    t.throws(
+      () => new Limiter(typo<LimiterOptions>({ ticker, limt: { rate: 1, burst: 2 } })),
+      unknownOption('limt', 'limit'),
+    )
+    t.throws(
+      () => new Limiter({ ticker, limit: typo({ rate: 1, burts: 10 }) }),
+      unknownOption('limit.burts', 'burst'),
+      'the policy names the option by its path',
+    )
+    t.throws(() => new Limiter({ ticker, fairness: typo({ slowms: 10 }) }), unknownOption('fairness.slowms', 'slowMs'))
+    t.throws(() => new Limiter({ ticker, abuse: typo({ treshold: 3 }) }), unknownOption('abuse.treshold', 'threshold'))
+    t.throws(
+      () => new Limiter({ ticker, headers: typo<HeaderOptions>({ legacyHeaders: true }) }),
+      unknownOption('headers.legacyHeaders', undefined, HEADER_OPTION_KEYS),
+    )
+    t.throws(
+      () => new Limiter({ ticker, limit: typo({ rate: 1, burst: 2, cots: 1 }) }, 'route.'),
+      unknownOption('route.limit.cots', 'cost'),
+      'under the caller’s prefix',
+    )
+    const headers: Required<HeaderOptions> = { ietf: true, legacy: true, retryAfter: false }
+    t.same(Object.keys(headers).sort(), [...HEADER_OPTION_KEYS].sort(), 'the test names every header option')
+    const all: Required<LimiterOptions> = {
+      levels: 2,
+      cellsPerLevel: 16,
+      generations: 3,
+      periodMs: 60_000,
+      hasher: sipHash(),
+      clock,
+      ticker,
+      store: localStore(),
+      name: 'api',
+      limit: { rate: 1, burst: 2, cost: 1, maxDebt: 20, name: 'per-ip' },
+      fairness: { failureDelta: 0.2, successDelta: 0.01, lambdaPerSecond: 0.1, slowMs: 1000, status: 429 },
+      abuse: { weights: { '404': 1 }, threshold: 5, halfLifeMs: 1000, maxScore: 10 },
+      headers,
+      random: () => 0.5,
+      telemetry: new Telemetry({ clock }),
+      storeTimeoutMs: 100,
+      onStoreError: 'closed',
+    }
+    t.same(Object.keys(all).sort(), [...LIMITER_OPTION_KEYS].sort(), 'the test names every option')
+    const l = new Limiter(all)
+    t.ok((l.decide('k') as Decision).admitted)
+    await l.close()
   },
 )

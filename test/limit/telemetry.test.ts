@@ -2,6 +2,8 @@ import t from 'tap'
 import { Telemetry, suggestSize } from '../../src/limit/telemetry.js'
 import { falsePositiveRate } from '../../src/sketch/sizing.js'
 import { FakeClock } from '../../src/testing/index.js'
+import { TELEMETRY_OPTION_KEYS, type TelemetryOptions } from '../../src/limit/telemetry.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('distinct keys by a Window of HyperLogLog within 3 %; the window forgets old buckets', async (t) => {
   const clock = new FakeClock(0)
@@ -54,4 +56,21 @@ t.test('the health check also runs when a new bucket starts, without anyone call
   clock.advance(1000)
   tel.request('next')
   t.equal(warnings.length, 1)
+})
+
+t.test('an unknown option throws naming it and the closest option; every option passes', async (t) => {
+  const clock = new FakeClock(0)
+  t.throws(
+    () => new Telemetry(typo<TelemetryOptions>({ clock, bucketMS: 1000 })),
+    unknownOption('bucketMS', 'bucketMs'),
+  )
+  const all: Required<TelemetryOptions> = {
+    clock,
+    bucketMs: 1000,
+    windowBuckets: 3,
+    targetFalsePositiveRate: 0.05,
+    warn: () => {},
+  }
+  t.same(Object.keys(all).sort(), [...TELEMETRY_OPTION_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => new Telemetry(all))
 })

@@ -7,6 +7,16 @@ import { request } from 'undici'
 import grudge from '../../plugins/express.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { localStore } from '../../src/limit/store.js'
+import type { Request, Response } from 'express'
+import type {
+  AdapterAbuseOptions,
+  AdapterFairnessOptions,
+  AdapterLimitOptions,
+  GrudgeExpressOptions,
+} from '../../plugins/express.js'
+import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from '../../plugins/express-options.js'
+import { sipHash } from '../../src/hash/hasher.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 // Express 4 is installed as the npm alias `express4`; it has no types of its own, and its API is the one used here
 const express4 = createRequire(import.meta.url)('express4') as typeof express
@@ -349,3 +359,88 @@ t.test(
     t.throws(() => grudge({ warn: 1 as never }), { message: /warn/ })
   },
 )
+
+t.test('an unknown option throws at construction naming its path and the closest option', async (t) => {
+  const ticker = new FakeTicker()
+  const registry = { mightContain: () => true }
+  const cases: [Record<string, unknown>, ReturnType<typeof unknownOption>][] = [
+    [{ limt: { rate: 1, burst: 5 } }, unknownOption('limt', 'limit')],
+    [{ limit: { rate: 1, burts: 10 } }, unknownOption('limit.burts', 'burst')],
+    [{ fairness: { slowMS: 10 } }, unknownOption('fairness.slowMS', 'slowMs')],
+    [{ abuse: { Score: () => 1 } }, unknownOption('abuse.Score', 'score')],
+    [
+      { keyGeneratr: () => 'k', limit: { rate: 1, burst: 5 } },
+      unknownOption('keyGeneratr', undefined, GRUDGE_EXPRESS_OPTION_KEYS),
+    ],
+    [{ handlr: () => {} }, unknownOption('handlr', 'handler')],
+    [
+      { bloom: { registry, filter: 'users', item: () => 'x', onabsent: () => {} } },
+      unknownOption('bloom.onabsent', 'onAbsent'),
+    ],
+    [
+      { bloom: { registry: { dir: '/nonexistent', filters: {}, onErorr: () => {} }, filter: 'f', item: () => 'x' } },
+      unknownOption('bloom.registry.onErorr', 'onError'),
+    ],
+  ]
+  for (const [opts, err] of cases) t.throws(() => grudge(typo<GrudgeExpressOptions>({ ticker, ...opts })), err)
+})
+
+t.test('every documented option passes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const limit: Required<AdapterLimitOptions<Request>> = { rate: 1, burst: 5, cost: () => 1, maxDebt: 50, name: 'api' }
+  const fairness: Required<AdapterFairnessOptions<Request, Response>> = {
+    failureDelta: 0.1,
+    successDelta: 0.01,
+    lambdaPerSecond: 0.1,
+    slowMs: 1000,
+    status: 429,
+    isFailure: () => false,
+  }
+  const abuse: Required<AdapterAbuseOptions<Request, Response>> = {
+    weights: { '404': 1 },
+    threshold: 10,
+    halfLifeMs: 1000,
+    maxScore: 40,
+    score: () => 0,
+  }
+  const bloom: Required<NonNullable<GrudgeExpressOptions['bloom']>> = {
+    registry: { mightContain: () => true },
+    filter: 'users',
+    item: () => 'x',
+    onAbsent: () => {},
+  }
+  t.same(Object.keys(bloom).sort(), [...EXPRESS_BLOOM_KEYS].sort(), 'the test names every bloom option')
+  const all: Required<GrudgeExpressOptions> = {
+    levels: 2,
+    cellsPerLevel: 64,
+    generations: 2,
+    periodMs: 60_000,
+    hasher: sipHash(),
+    clock,
+    ticker,
+    store: localStore(),
+    limit,
+    fairness,
+    abuse,
+    key: ['ip', 'tenant'],
+    tenantHeader: 'x-tenant',
+    ipv6Subnet: 48,
+    headers: true,
+    legacyHeaders: false,
+    errorResponseBuilder: () => ({ denied: true }),
+    onExceeded: () => {},
+    allowList: () => false,
+    skip: () => false,
+    random: () => 0.5,
+    targetFalsePositiveRate: 0.02,
+    storeTimeoutMs: 500,
+    onStoreError: 'open',
+    name: 'api',
+    handler: (_req, res) => res.status(429).end(),
+    warn: () => {},
+    bloom,
+  }
+  t.same(Object.keys(all).sort(), [...GRUDGE_EXPRESS_OPTION_KEYS].sort(), 'the test names every option')
+  await grudge(all).close()
+})

@@ -3,6 +3,10 @@ import Fastify from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import { grudgeStore, GrudgeStore } from '../../plugins/fastify-rate-limit-store.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { SKETCH_OPTION_KEYS, type SketchOptions } from '../../src/limit/options.js'
+import { localStore } from '../../src/limit/store.js'
+import { murmur3 } from '../../src/hash/hasher.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('@fastify/rate-limit with a GrudgeStore: max per timeWindow as a debt meter', async (t) => {
   const clock = new FakeClock(0)
@@ -40,5 +44,31 @@ t.test('GrudgeStore directly: incr, read, child', async (t) => {
   t.ok(s.sizeBytes() > 0)
   const err = await new Promise((resolve) => s.incr('a', (e) => resolve(e), -1, 5))
   t.match(err, { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  await s.close()
+})
+
+t.test('unknown sketch options are refused; the options @fastify/rate-limit passes are its own', async (t) => {
+  const ticker = new FakeTicker()
+  t.throws(() => grudgeStore(typo<SketchOptions>({ ticker, level: 2 })), unknownOption('store.level', 'levels'))
+  t.throws(
+    () => new GrudgeStore(undefined, typo<SketchOptions>({ ticker, generation: 3 })),
+    unknownOption('store.generation', 'generations'),
+  )
+  const all: Required<SketchOptions> = {
+    levels: 2,
+    cellsPerLevel: 64,
+    generations: 3,
+    periodMs: 60_000,
+    hasher: murmur3(),
+    clock: new FakeClock(0),
+    ticker,
+    store: localStore(),
+  }
+  t.same(Object.keys(all).sort(), [...SKETCH_OPTION_KEYS].sort(), 'the test names every option')
+  const Store = grudgeStore(all)
+  // what @fastify/rate-limit hands the store: its whole options object, not checked
+  const s = new Store({ max: 3, timeWindow: 1000, keyGenerator: () => 'k', hook: 'onRequest', anything: true })
+  const child = s.child({ url: '/a', method: 'GET' })
+  await child.close()
   await s.close()
 })

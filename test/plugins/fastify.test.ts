@@ -7,6 +7,24 @@ import { join } from 'node:path'
 import grudge from '../../plugins/fastify.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { localStore, type StoreFactory } from '../../src/limit/store.js'
+import type { FastifyReply, FastifyRequest, RegisterOptions } from 'fastify'
+import type {
+  AdapterAbuseOptions,
+  AdapterFairnessOptions,
+  AdapterLimitOptions,
+  BloomRegistryConfig,
+  GrudgeFastifyOptions,
+  GrudgeRouteOptions,
+} from '../../plugins/fastify.js'
+import {
+  FASTIFY_REGISTER_KEYS,
+  GRUDGE_FASTIFY_OPTION_KEYS,
+  GRUDGE_ROUTE_OPTION_KEYS,
+} from '../../plugins/fastify-options.js'
+import { BLOOM_REGISTRY_CONFIG_KEYS } from '../../plugins/common.js'
+import type { RegisterBloomOptions } from '../../src/bloom/registry.js'
+import { sipHash } from '../../src/hash/hasher.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 function app(opts: Record<string, unknown> = {}, fastifyOpts: Record<string, unknown> = {}) {
   const clock = new FakeClock(1_000_000)
@@ -797,5 +815,181 @@ t.test('allowList addresses are normalised like request keys (IPv6 /64, ::ffff:)
   }
   t.equal(await hit('2001:db8:0:1::1'), 200)
   t.equal(await hit('2001:db8:0:1::1'), 429, 'another /64 is limited')
+  await f.close()
+})
+
+t.test('an unknown plugin option fails the registration naming its path and the closest option', async (t) => {
+  const cases: [Record<string, unknown>, ReturnType<typeof unknownOption>][] = [
+    [{ limt: { rate: 1, burst: 5 } }, unknownOption('limt', 'limit')],
+    [{ limit: { rate: 1, burts: 10 } }, unknownOption('limit.burts', 'burst')],
+    [{ limit: { rate: 1, burst: 5, cots: () => 1 } }, unknownOption('limit.cots', 'cost')],
+    [{ fairness: { isFailur: () => true } }, unknownOption('fairness.isFailur', 'isFailure')],
+    [{ abuse: { scor: () => 1 } }, unknownOption('abuse.scor', 'score')],
+    [{ limit: { rate: 1, burst: 5 }, cellsperlevel: 64 }, unknownOption('cellsperlevel', 'cellsPerLevel')],
+    [
+      { keyGenerator: () => 'k' },
+      unknownOption('keyGenerator', undefined, [...GRUDGE_FASTIFY_OPTION_KEYS, ...FASTIFY_REGISTER_KEYS]),
+    ],
+    [{ notfound: true }, unknownOption('notfound', 'notFound')],
+    [{ prefx: '/api' }, unknownOption('prefx', 'prefix')],
+    [{ limit: { rate: 1, burst: 5 }, skipp: undefined }, unknownOption('skipp', 'skip')],
+  ]
+  for (const [opts, err] of cases) {
+    const { register } = app(opts)
+    await t.rejects(
+      async () => {
+        await register()
+      },
+      err,
+      Object.keys(opts).join(', '),
+    )
+  }
+})
+
+t.test(
+  'a { dir, filters } Bloom registry refuses unknown keys down to a filter policy, before opening anything',
+  async (t) => {
+    const dir = t.testdir()
+    const filters = { users: { capacity: 100, errorRate: 0.01 } }
+    const cases: [BloomRegistryConfig, ReturnType<typeof unknownOption>][] = [
+      [typo({ dir, filters, tickr: new FakeTicker() }), unknownOption('bloomRegistry.tickr', 'ticker')],
+      [
+        { dir, filters: { users: typo<RegisterBloomOptions>({ capacity: 100, errorRate: 0.01, capacty: 1 }) } },
+        unknownOption('bloomRegistry.filters.users.capacty', 'capacity'),
+      ],
+      [
+        { dir, filters: { users: { capacity: 100, errorRate: 0.01, policy: typo({ checkpointOnShutdwn: false }) } } },
+        unknownOption('bloomRegistry.filters.users.policy.checkpointOnShutdwn', 'checkpointOnShutdown'),
+      ],
+    ]
+    for (const [bloomRegistry, err] of cases) {
+      const { register } = app({ bloomRegistry })
+      await t.rejects(async () => {
+        await register()
+      }, err)
+    }
+    t.notOk(existsSync(join(dir, 'users.bloom')), 'no filter opened')
+  },
+)
+
+t.test(
+  'route config: only config.grudge is checked (other plugins keep their keys); hook() overrides are checked too',
+  async (t) => {
+    const registry = { mightContain: () => true }
+    const { f, register } = app({ limit: { rate: 1, burst: 5 }, bloomRegistry: registry })
+    await register()
+    const bad: [Record<string, unknown>, ReturnType<typeof unknownOption>][] = [
+      [{ limt: { rate: 1, burst: 1 } }, unknownOption('config.grudge.limt', 'limit')],
+      [{ limit: { rate: 1, burts: 1 } }, unknownOption('config.grudge.limit.burts', 'burst')],
+      [{ bloom: { filtr: 'users', item: () => 'x' } }, unknownOption('config.grudge.bloom.filtr', 'filter')],
+      [{ bloomRegistry: registry }, unknownOption('config.grudge.bloomRegistry', undefined, GRUDGE_ROUTE_OPTION_KEYS)],
+    ]
+    for (const [grudgeConfig, err] of bad) {
+      t.throws(
+        () => f.get('/bad', { config: { grudge: typo<GrudgeRouteOptions>(grudgeConfig) } }, async () => 'x'),
+        err,
+      )
+    }
+    f.get(
+      '/shared',
+      {
+        config: { rateLimit: { max: 1 }, anotherPlugin: { anything: true }, grudge: { limit: { rate: 1, burst: 1 } } },
+      },
+      async () => 'ok',
+    )
+    t.equal((await f.inject('/shared')).statusCode, 200, 'other keys of the route config are not grudge’s to refuse')
+    t.throws(
+      () => f.grudge.hook(typo<GrudgeRouteOptions>({ limt: { rate: 1, burst: 1 } })),
+      unknownOption('hook.limt', 'limit'),
+    )
+    await f.close()
+  },
+)
+
+t.test('every documented plugin, route and Fastify register option passes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const limit: Required<AdapterLimitOptions<FastifyRequest>> = {
+    rate: 1,
+    burst: 5,
+    cost: () => 1,
+    maxDebt: 50,
+    name: 'api',
+  }
+  const fairness: Required<AdapterFairnessOptions<FastifyRequest, FastifyReply>> = {
+    failureDelta: 0.1,
+    successDelta: 0.01,
+    lambdaPerSecond: 0.1,
+    slowMs: 1000,
+    status: 503,
+    isFailure: () => false,
+  }
+  const abuse: Required<AdapterAbuseOptions<FastifyRequest, FastifyReply>> = {
+    weights: { '404': 1 },
+    threshold: 10,
+    halfLifeMs: 1000,
+    maxScore: 40,
+    score: () => 0,
+  }
+  const filter: Required<RegisterBloomOptions> = {
+    capacity: 100,
+    errorRate: 0.01,
+    policy: { checkpointOnShutdown: false },
+    shardCount: 2,
+    onBadCheckpoint: 'throw',
+    hasher: sipHash(),
+    seed: 1,
+  }
+  const bloomRegistry: Required<BloomRegistryConfig> = {
+    dir: t.testdir(),
+    filters: { users: filter },
+    ticker,
+    onError: () => {},
+  }
+  t.same(Object.keys(bloomRegistry).sort(), [...BLOOM_REGISTRY_CONFIG_KEYS].sort(), 'every registry config option')
+  const common = {
+    levels: 2,
+    cellsPerLevel: 64,
+    generations: 2,
+    periodMs: 60_000,
+    hasher: sipHash(),
+    clock,
+    ticker,
+    store: localStore(),
+    limit,
+    fairness,
+    abuse,
+    key: ['ip', 'route'] as const,
+    tenantHeader: 'x-tenant',
+    ipv6Subnet: 56,
+    headers: true,
+    legacyHeaders: true,
+    errorResponseBuilder: () => ({ denied: true }),
+    onExceeded: () => {},
+    allowList: ['10.0.0.1'],
+    skip: () => false,
+    random: () => 0.5,
+    targetFalsePositiveRate: 0.02,
+    storeTimeoutMs: 500,
+    onStoreError: 'closed' as const,
+  }
+  // `bloom` is a route option: given to the plugin it is refused with its own message
+  const plugin: Required<Omit<GrudgeFastifyOptions, 'bloom'>> = { ...common, bloomRegistry, notFound: true }
+  const fastifyOwn: Required<RegisterOptions> = { prefix: '/api', logLevel: 'warn', logSerializers: {} }
+  t.same(
+    [...Object.keys(plugin), 'bloom'].sort(),
+    [...GRUDGE_FASTIFY_OPTION_KEYS].sort(),
+    'the test names every plugin option',
+  )
+  t.same(Object.keys(fastifyOwn).sort(), [...FASTIFY_REGISTER_KEYS].sort(), 'and every register option')
+  const f = Fastify()
+  await f.register(grudge, { ...plugin, ...fastifyOwn })
+  const route: Required<GrudgeRouteOptions> = {
+    ...common,
+    bloom: { filter: 'users', item: (req) => (req.query as { id?: string }).id ?? '', onAbsent: () => 'absent' },
+  }
+  t.same(Object.keys(route).sort(), [...GRUDGE_ROUTE_OPTION_KEYS].sort(), 'the test names every route option')
+  f.get('/u', { config: { grudge: route } }, async () => 'present')
+  t.equal((await f.inject('/u?id=nobody')).body, 'absent')
   await f.close()
 })

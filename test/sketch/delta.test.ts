@@ -1,9 +1,10 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { Sketch, Rotator, RotatorDelta, exponential, linear, none } from '../../src/sketch/index.js'
-import type { SketchDelta } from '../../src/sketch/index.js'
+import { SketchDelta, type DeserializeOptions } from '../../src/sketch/index.js'
 import { murmur3 } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 const WALL = 1_700_000_000_000
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4']
@@ -542,4 +543,26 @@ t.test('RotatorDelta.isEmpty: empty after a sync, not after an update; applyDelt
     })
   }
   t.equal(b.query('k'), 3, 'a refused delta changes nothing')
+})
+
+t.test('deserializing a delta refuses an unknown option', async (t) => {
+  const clock = new FakeClock(0)
+  const s = new Sketch({ seed: 1, clock, decay: none() })
+  s.update('a', 1)
+  const bytes = s.takeDelta().serialize({ wallMs: 0 })
+  t.throws(
+    () => SketchDelta.deserialize(bytes, typo<DeserializeOptions>({ wallms: 0 })),
+    unknownOption('wallms', 'wallMs'),
+  )
+  t.doesNotThrow(() => SketchDelta.deserialize(bytes, { clock, wallMs: 0 }))
+  const ticker = new FakeTicker()
+  const r = new Rotator({ sketch: { decay: none() }, periodMs: 1000, clock, ticker, seed: 2 })
+  r.update('a', 1)
+  const rbytes = r.takeDelta().serialize({ wallMs: 0 })
+  r.close()
+  t.throws(
+    () => RotatorDelta.deserialize(rbytes, typo<DeserializeOptions>({ clocks: clock })),
+    unknownOption('clocks', 'clock'),
+  )
+  t.doesNotThrow(() => RotatorDelta.deserialize(rbytes, { clock, wallMs: 0 }))
 })

@@ -2,6 +2,10 @@ import t from 'tap'
 import { Rotator, suggestPeriodMs, generationSeed, linear, exponential, none } from '../../src/sketch/index.js'
 import { murmur3, sipHash } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { ROTATOR_CONFIG_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/rotator.js'
+import type { RotatorConfig, SketchConfig, DeserializeOptions } from '../../src/sketch/index.js'
+import type { Ticker } from '../../src/clock.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 /** An exact single-key token bucket (GCRA form: a debt drained at `rate` per second), the reference of the acceptance timeline. */
 class TokenBucket {
@@ -329,4 +333,33 @@ t.test('merge refuses a value that is not a Rotator, and the rotator itself', as
   t.throws(() => r.merge(r), { code: 'ERR_GRUDGE_MERGE_SELF' })
   t.equal(r.query('k'), 2, 'a refused merge changes nothing')
   r.close()
+})
+
+t.test('an unknown option of the rotator or of its sketch throws naming its path; every option passes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const sketch: SketchConfig = { levels: 2, cellsPerLevel: 16, decay: exponential(1) }
+  t.throws(
+    () => new Rotator(typo<RotatorConfig>({ sketch, periodMs: 1000, generation: 3, ticker })),
+    unknownOption('generation', 'generations'),
+  )
+  t.throws(
+    () => new Rotator({ sketch: typo<SketchConfig>({ level: 4 }), periodMs: 1000, ticker }),
+    unknownOption('sketch.level', 'levels'),
+    'the sketch option is checked with its path',
+  )
+  t.equal(ticker.size, 0, 'nothing was started')
+  const all: Required<RotatorConfig> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5 }
+  t.same(Object.keys(all).sort(), [...ROTATOR_CONFIG_KEYS].sort(), 'the test names every option')
+  const r = new Rotator(all)
+  const bytes = r.serialize({ wallMs: 0 })
+  r.close()
+
+  t.throws(
+    () => Rotator.deserialize(bytes, typo<DeserializeOptions>({ clock, ticker, tickr: ticker })),
+    unknownOption('tickr', 'ticker'),
+  )
+  const read: Required<DeserializeOptions & { ticker?: Ticker }> = { clock, wallMs: 0, ticker }
+  t.same(Object.keys(read).sort(), [...ROTATOR_DESERIALIZE_KEYS].sort())
+  Rotator.deserialize(bytes, read).close()
 })

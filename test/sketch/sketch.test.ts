@@ -9,6 +9,9 @@ import MurmurHashRef from 'murmurhash3js-revisited'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { FakeClock } from '../../src/testing/index.js'
 import type { Clock } from '../../src/clock.js'
+import { SKETCH_CONFIG_KEYS } from '../../src/sketch/sketch.js'
+import type { DeserializeOptions } from '../../src/sketch/codec.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 /** A Sketch that lets the tests read its cells (scores and last-touched times). */
 class Probe extends Sketch {
@@ -544,3 +547,32 @@ t.test(
     }
   },
 )
+
+t.test('an unknown option throws naming it and the closest option; every SketchConfig option passes', async (t) => {
+  t.throws(() => new Sketch(typo<SketchConfig>({ level: 4 })), unknownOption('level', 'levels'))
+  t.throws(
+    () => new Sketch(typo<SketchConfig>({ levels: 2, cellsperlevel: 8 })),
+    unknownOption('cellsperlevel', 'cellsPerLevel'),
+  )
+  t.throws(() => new Sketch(typo<SketchConfig>({ aggregater: undefined })), unknownOption('aggregater', 'aggregator'))
+  const clock = new FakeClock(0)
+  const all: Required<SketchConfig> = {
+    levels: 2,
+    cellsPerLevel: 8,
+    decay: exponential(1),
+    lo: -1,
+    hi: 10,
+    aggregator: 'max',
+    hasher: sipHash(),
+    seed: 7,
+    clock,
+  }
+  t.same(Object.keys(all).sort(), [...SKETCH_CONFIG_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => new Sketch(all))
+  t.doesNotThrow(() => new Sketch({ levels: undefined, seed: undefined }), 'known options may be undefined')
+
+  const bytes = new Sketch({ seed: 1, clock }).serialize({ wallMs: 0 })
+  t.throws(() => Sketch.deserialize(bytes, typo<DeserializeOptions>({ clok: clock })), unknownOption('clok', 'clock'))
+  const read: Required<DeserializeOptions> = { clock, wallMs: 0 }
+  t.doesNotThrow(() => Sketch.deserialize(bytes, read))
+})

@@ -5,6 +5,13 @@ import { HyperLogLog } from '../../src/window/hyperloglog.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
+import {
+  COUNT_MIN_ACCURACY_KEYS,
+  COUNT_MIN_OPTION_KEYS,
+  type CountMinAccuracy,
+  type CountMinOptions,
+} from '../../src/window/count-min.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 /** Rebuild a Count-Min frame with edits (valid checksum). */
 function reframe(
@@ -308,4 +315,27 @@ t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec
       t.equal(c.estimate(item), 5)
     }
   }
+})
+
+t.test('both constructions refuse an unknown option naming the closest one; every option passes', async (t) => {
+  t.throws(
+    () => new CountMinSketch(typo<CountMinOptions>({ width: 8, depth: 2, conservativ: true })),
+    unknownOption('conservativ', 'conservative'),
+  )
+  t.throws(
+    () => CountMinSketch.withAccuracy(typo<CountMinAccuracy>({ epsilon: 0.1, delta: 0.1, epsilom: 0.1 })),
+    unknownOption('epsilom', 'epsilon'),
+  )
+  const bySize: Required<CountMinOptions> = { width: 8, depth: 2, conservative: true, seed: 1, hasher: murmur3() }
+  t.same(Object.keys(bySize).sort(), [...COUNT_MIN_OPTION_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => new CountMinSketch(bySize))
+  const byAccuracy: Required<CountMinAccuracy> = {
+    epsilon: 0.1,
+    delta: 0.1,
+    conservative: false,
+    seed: 1,
+    hasher: sipHash(),
+  }
+  t.same(Object.keys(byAccuracy).sort(), [...COUNT_MIN_ACCURACY_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => CountMinSketch.withAccuracy(byAccuracy))
 })

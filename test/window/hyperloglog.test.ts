@@ -3,6 +3,8 @@ import { HyperLogLog, hllRelativeStandardError } from '../../src/window/hyperlog
 import { CountMinSketch } from '../../src/window/count-min.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, HEADER_BYTES, readFrame, writeFrame } from '../../src/format/frame.js'
+import { HYPERLOGLOG_OPTION_KEYS, type HyperLogLogOptions } from '../../src/window/hyperloglog.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 /** The registers of a sketch, read from its frame (params are 4 bytes). */
 function registers(h: HyperLogLog): Uint8Array {
@@ -318,4 +320,11 @@ t.test('saturated registers: estimate follows Ertl (2017) eq. 39–41 with τ su
   t.ok(near < m ** 2 / (2 * Math.LN2) / (4 * 2 ** -q), 'the saturated registers add to z (τ(1/4) > 0)')
   const full = HyperLogLog.deserialize(reframe(h, (_, payload) => payload.fill(q + 1))).estimate()
   t.equal(full, Infinity, 'every register saturated: τ(0) = 0, z = 0, no finite estimate')
+})
+
+t.test('an unknown option throws naming it and the closest option; every option passes', async (t) => {
+  t.throws(() => new HyperLogLog(typo<HyperLogLogOptions>({ Precision: 10 })), unknownOption('Precision', 'precision'))
+  const all: Required<HyperLogLogOptions> = { precision: 10, seed: 1, hasher: sipHash() }
+  t.same(Object.keys(all).sort(), [...HYPERLOGLOG_OPTION_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => new HyperLogLog(all))
 })

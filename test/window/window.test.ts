@@ -6,6 +6,14 @@ import { CountMinSketch } from '../../src/window/count-min.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { ExactSet, TinySet } from '../fixtures/tiny-set-family.js'
+import {
+  WINDOW_DESERIALIZE_KEYS,
+  WINDOW_OPTION_KEYS,
+  type WindowDeserializeOptions,
+  type WindowOptions,
+} from '../../src/window/window.js'
+import type { HyperLogLogOptions } from '../../src/window/hyperloglog.js'
+import { typo, unknownOption } from '../unknown-option.js'
 
 type Step =
   | { nowMs: number; action: 'update'; item?: string; expected: number[] }
@@ -608,3 +616,30 @@ t.test('estimateItem sums per-slot counts: ≥ truth, ≤ the merged estimate, p
     message: /HyperLogLog; use estimate\(nowMs\)/,
   })
 })
+
+t.test(
+  "an unknown window option throws naming it; bad family options are the family's to refuse; every option passes",
+  async (t) => {
+    const clock = new FakeClock(0)
+    t.throws(
+      () => new Window(HyperLogLog, { precision: 4 }, typo<WindowOptions>({ everyMs: 1000, keep: 3, kepp: 4 })),
+      unknownOption('kepp', 'keep'),
+    )
+    t.throws(
+      () => new Window(HyperLogLog, typo<HyperLogLogOptions>({ precission: 4 }), { everyMs: 1000, keep: 3 }),
+      unknownOption('precission', 'precision'),
+    )
+    const all: Required<WindowOptions> = { everyMs: 1000, keep: 3, clock, onRoll: () => {} }
+    t.same(Object.keys(all).sort(), [...WINDOW_OPTION_KEYS].sort(), 'the test names every option')
+    const w = new Window(HyperLogLog, { precision: 4 }, all)
+    w.update('a', 0)
+    const bytes = w.serialize()
+    t.throws(
+      () => Window.deserialize(bytes, typo<WindowDeserializeOptions>({ onroll: () => {} })),
+      unknownOption('onroll', 'onRoll'),
+    )
+    const read: Required<WindowDeserializeOptions<HyperLogLog>> = { clock, onRoll: () => {}, family: HyperLogLog }
+    t.same(Object.keys(read).sort(), [...WINDOW_DESERIALIZE_KEYS].sort(), 'the test names every option')
+    t.equal(Window.deserialize(bytes, read).estimate(0), w.estimate(0))
+  },
+)
