@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { gzipSync } from 'node:zlib'
 import { repoRoot } from './fixtures/shared-data.js'
+import { uncoveredChildEnv } from '../fixtures/child-env.js'
 
 // The `grudge` command end to end, as a child process (bin/grudge.ts through tsx).
 function grudge(args: string[], input?: Buffer | string) {
@@ -12,6 +13,7 @@ function grudge(args: string[], input?: Buffer | string) {
     cwd: repoRoot,
     input,
     encoding: 'utf8',
+    env: uncoveredChildEnv(), // keeps the child's tsx coverage out of tap's report
   })
   return { code: r.status, stdout: r.stdout, stderr: r.stderr }
 }

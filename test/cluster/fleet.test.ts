@@ -3,6 +3,7 @@
 // Exact mode: the admitted total per key stays within 5% of B + R·T (T = the load window).
 // Sync mode: within the bound of spec/cluster.md, B + R·T + (n − 1)·(B + R·(syncMs + rtt)).
 import { fork } from 'node:child_process'
+import { uncoveredChildEnv } from '../fixtures/child-env.js'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
@@ -42,6 +43,7 @@ async function runFleet(
   const children = Array.from({ length: N }, () =>
     fork(WORKER, [JSON.stringify(cfg)], {
       execArgv: ['--import', 'tsx'],
+      env: uncoveredChildEnv(), // keeps the child's tsx coverage out of tap's report
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     }),
   )

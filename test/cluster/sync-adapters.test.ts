@@ -13,6 +13,7 @@ import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import express from 'express'
 import { fork } from 'node:child_process'
+import { uncoveredChildEnv } from '../fixtures/child-env.js'
 import { fileURLToPath } from 'node:url'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
@@ -402,6 +403,7 @@ t.test('shutdown stops the sync timer and releases the client', async (t) => {
     // the worker uses a ref'd setInterval ticker: a task close() left running would keep it alive
     const child = fork(WORKER, [JSON.stringify({ url: REDIS_URL, seed: SEED, prefix })], {
       execArgv: ['--import', 'tsx'],
+      env: uncoveredChildEnv(), // keeps the child's tsx coverage out of tap's report
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
     const report = new Promise<{ syncs: number[] }>((resolve) => child.once('message', resolve as never))
