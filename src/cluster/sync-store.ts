@@ -34,6 +34,28 @@ class FleetSketch extends Sketch {
    * Replace every cell by the fleet's (decayed from its server time to `serverNowMs`) plus
    * what this instance added since the push (`pending`), clamped; touched = `localNowMs`.
    */
+  /** Per-level scratch: the key's decayed cells before a carried write. */
+  private readonly before: Float64Array = new Float64Array(this.levels)
+
+  /**
+   * `updateWithFloor(key, delta, floor)` (the Rotator's carry-forward) that adds to the
+   * generation's pending sums what each of the key's cells actually gained (after minus
+   * decayed before, which may exceed `delta` when the floor raised it), so that the next
+   * push carries the raise to the fleet and the pull that follows does not undo it.
+   */
+  updateWithFloorTracked(key: string | Uint8Array, delta: number, floor: number, gen: Generation): void {
+    this.query(key) // decays the key's cells to now (written back) and locates them
+    const M = this.cellsPerLevel
+    const idx = this.lastIdx
+    const before = this.before
+    for (let i = 0; i < idx.length; i++) before[i] = this.scores[i * M + idx[i]]
+    this.updateWithFloor(key, delta, floor)
+    for (let i = 0; i < idx.length; i++) {
+      const p = i * M + idx[i]
+      addPending(gen, p, this.scores[p] - before[i])
+    }
+  }
+
   load(raw: Uint8Array | undefined, serverNowMs: number, localNowMs: number, pending: Float64Array): void {
     const n = this.levels * this.cellsPerLevel
     const inRaw = raw === undefined ? 0 : Math.min(n, Math.floor(raw.length / 16))
@@ -78,6 +100,8 @@ export class RedisSyncStore implements ScoreStore {
   private readonly sha: string
   private readonly local: Clock
   private readonly sketchConfig: SketchConfig
+  /** Whether writes carry the oldest generation's aggregate forward (linear decay, as the Rotator). */
+  private readonly carry: boolean
   private gens: Generation[] = []
   private offsetMs = 0
   private lastOkMs: number
@@ -106,6 +130,7 @@ export class RedisSyncStore implements ScoreStore {
       clock: this.local,
       seed: undefined,
     }
+    this.carry = spec.sketch.decay?.kind === 'linear'
     this.lastOkMs = this.mono()
     shared.acquire()
     shared.get().catch(() => {})
@@ -157,11 +182,27 @@ export class RedisSyncStore implements ScoreStore {
     const oldest = gens[0]
     if (!oldest.sketch.tryUpdate(key, cost, limit)) return { admitted: false, score: oldest.sketch.query(key) }
     record(oldest, cost)
+    const score = oldest.sketch.query(key)
+    this.writeYounger(key, cost, score)
+    return { admitted: true, score }
+  }
+
+  /**
+   * The write to the younger generations after the oldest took `delta` and reads `oldestAfter`:
+   * with linear decay and `delta ≥ 0`, the Rotator's carry-forward (spec/rotator.md §1: each
+   * cell becomes at least `oldestAfter`, so a promoted generation never reads the key lower
+   * than the generation it replaces); otherwise the plain clamped addition.
+   */
+  private writeYounger(key: string, delta: number, oldestAfter: number): void {
+    const gens = this.gens
+    const carry = this.carry && delta >= 0
     for (let g = 1; g < gens.length; g++) {
-      gens[g].sketch.update(key, cost)
-      record(gens[g], cost)
+      if (carry) gens[g].sketch.updateWithFloorTracked(key, delta, oldestAfter, gens[g])
+      else {
+        gens[g].sketch.update(key, delta)
+        record(gens[g], delta)
+      }
     }
-    return { admitted: true, score: oldest.sketch.query(key) }
   }
 
   /**
@@ -172,12 +213,12 @@ export class RedisSyncStore implements ScoreStore {
     checkFinite('delta', delta)
     this.assertOpen()
     this.rotate()
-    const gens = this.gens
-    for (let g = gens.length - 1; g >= 0; g--) {
-      gens[g].sketch.update(key, delta)
-      record(gens[g], delta)
-    }
-    return gens[0].sketch.query(key)
+    const oldest = this.gens[0]
+    oldest.sketch.update(key, delta)
+    record(oldest, delta)
+    const score = oldest.sketch.query(key)
+    this.writeYounger(key, delta, score)
+    return score
   }
 
   /** The key's aggregate in the oldest live generation of the local view. */
