@@ -6,8 +6,11 @@ import grudge from '../plugins/express.js'
 
 const app = express()
 app.set('trust proxy', false) // set to your proxy's address to key by X-Forwarded-For
-const limiter = grudge({ limit: { rate: 10, burst: 20 } })
+// stacked middleware list one policy each in the RateLimit fields: name them, or the second
+// unnamed one is listed as `express:<n>` (its creation order)
+const limiter = grudge({ name: 'per-ip', limit: { rate: 10, burst: 20 } })
 const login = grudge({
+  name: 'login',
   limit: { rate: 0.1, burst: 5 },
   abuse: { weights: { 401: 1 }, threshold: 5, halfLifeMs: 15 * 60_000 },
 })
