@@ -23,7 +23,7 @@ export interface FingerprintInput {
   /** `'exact'` or `'sync'`: the two modes never share cells. */
   mode: 'exact' | 'sync'
   /**
-   * The hash function as the fingerprint names it (see {@link fleetHasherName}):
+   * The hash function as the fingerprint names it (by hasher id, not by name):
    * `'siphash'`, `'murmur3'` (MurmurHash3_x64_128 h1, hasher id 1) or `'murmur3x86'`
    * (MurmurHash3_x86_128, id 3).
    */
