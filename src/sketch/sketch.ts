@@ -120,7 +120,7 @@ export class Sketch {
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
   /**
-   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel]` for the hot paths. A typed array because a number read from a
+   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel, gather sink]` for the hot paths. A typed array because a number read from a
    * class field is a tagged value: merged with a computed score (the clamp) it would box
    * every score into a heap number (measured: 64 B per update).
    */
@@ -179,7 +179,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
-    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells, 0)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -426,12 +426,21 @@ export class Sketch {
     const invM = this.hot[5]
     let c = modByReciprocal(h1, M, invM)
     const step = modByReciprocal(h2, M, invM)
+    const scores = this.scores
+    const touched = this.touched
+    // Each level's cell is read here, back to back, before any is worked on: the L cache
+    // misses (2·L: scores and times live apart) then overlap instead of being taken one
+    // level at a time behind each level's decay arithmetic. The sum only keeps the loads
+    // from being removed as dead code.
     idx[0] = c
-    for (let i = 1; i < this.levels; i++) {
+    let z = scores[c] + touched[c]
+    for (let i = 1, base = M; i < this.levels; i++, base += M) {
       c += step
       if (c >= M) c -= M
       idx[i] = c
+      z += scores[base + c] + touched[base + c]
     }
+    this.hot[6] = z
   }
 
   /** For each of the located cells: decay to now, add delta, clamp to [lo, hi]. */
