@@ -75,6 +75,15 @@ const AGG_MEAN = 2
 const DECAY_NONE = 0
 const DECAY_EXP = 1
 const DECAY_LIN = 2
+// Slots of Sketch.hot that carry values between the hot-path methods (see its docstring).
+/** The aggregate after the last updateAndQuery / admitting tracked write (lastAggregate). */
+const HOT_LAST = 3
+/** The clock reading of the operation in progress (ms). */
+const HOT_NOW = 7
+/** The delta of the operation in progress. */
+const HOT_DELTA = 8
+/** The aggregate computed by `aggregate()` (before any delta). */
+const HOT_AGGREGATE = 9
 
 /**
  * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
@@ -120,9 +129,13 @@ export class Sketch {
   /** Reused index scratch, one per level. */
   private readonly idx: Uint32Array
   /**
-   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel, gather sink]` for the hot paths. A typed array because a number read from a
+   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel, gather sink,
+   * now, delta, aggregate]` for the hot paths. A typed array because a number read from a
    * class field is a tagged value: merged with a computed score (the clamp) it would box
-   * every score into a heap number (measured: 64 B per update).
+   * every score into a heap number (measured: 64 B per update). The clock reading, the
+   * delta and the aggregate pass between the methods of an operation through it too: a
+   * double passed to or returned from a call V8 does not inline is boxed (measured: 16 to
+   * 32 B per `updateAndQuery` while its cell loop took and returned doubles).
    */
   private readonly hot: Float64Array
 
@@ -179,7 +192,7 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
-    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells, 0)
+    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells, 0, 0, 0, NaN)
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -198,7 +211,10 @@ export class Sketch {
   update(key: string | Uint8Array, delta: number): void {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    this.addAll(delta, readClock(this.clock))
+    const hot = this.hot
+    hot[HOT_NOW] = readClock(this.clock)
+    hot[HOT_DELTA] = delta
+    this.addAll()
   }
 
   /**
@@ -209,7 +225,9 @@ export class Sketch {
    */
   query(key: string | Uint8Array): number {
     this.locate(key)
-    return this.aggregate(readClock(this.clock))
+    this.hot[HOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    return this.hot[HOT_AGGREGATE]
   }
 
   /**
@@ -221,50 +239,36 @@ export class Sketch {
   updateAndQuery(key: string | Uint8Array, delta: number): number {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
-    const now = readClock(this.clock)
+    const hot = this.hot
+    hot[HOT_NOW] = readClock(this.clock)
+    hot[HOT_DELTA] = delta
+    this.addAll()
+    this.aggregateWritten()
+    return hot[HOT_LAST]
+  }
+
+  /**
+   * The aggregate of the located cells as they stand (just written by `addAll`, so already
+   * decayed to now) into `hot[HOT_LAST]`. A second pass over L cells that are in cache,
+   * kept apart from `addAll` so that each stays small enough for V8 to inline.
+   */
+  private aggregateWritten(): void {
     const scores = this.scores
-    const touched = this.touched
     const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
-    const hot = this.hot
-    const lo = hot[0]
-    const hi = hot[1]
-    const kind = this.decayId
-    const rate = this.hot[2]
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
-      if (now > touched[p]) {
-        if (s !== 0) {
-          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
-          else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
-            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-          }
-        }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
-        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
-        // score added now would not decay until the clock passes 0
-        touched[p] = now
-      }
-      s += delta
-      if (s < lo) s = lo
-      else if (s > hi) s = hi
-      scores[p] = s
+      const s = scores[base + idx[i]]
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
       } else if (agg === AGG_MAX) {
         if (s > acc) acc = s
       } else acc += s
     }
-    const a = agg === AGG_MEAN ? this.mean(acc) : acc
-    hot[3] = a
-    return a
+    if (agg === AGG_MEAN) this.hot[HOT_LAST] = this.mean(acc)
+    else this.hot[HOT_LAST] = acc
   }
 
   /**
@@ -283,9 +287,12 @@ export class Sketch {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
-    const now = readClock(this.clock)
-    if (this.aggregate(now) + delta > limit) return false
-    this.addAll(delta, now)
+    const hot = this.hot
+    hot[HOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    if (hot[HOT_AGGREGATE] + delta > limit) return false
+    hot[HOT_DELTA] = delta
+    this.addAll()
     return true
   }
 
@@ -357,9 +364,12 @@ export class Sketch {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
-    const now = readClock(this.clock)
-    if (this.aggregate(now) + delta > limit) return false
-    this.addAllTracked(delta) // the cells were just decayed to now by aggregate()
+    const hot = this.hot
+    hot[HOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    if (hot[HOT_AGGREGATE] + delta > limit) return false
+    hot[HOT_DELTA] = delta
+    this.addAllTracked() // the cells were just decayed to now by aggregate()
     return true
   }
 
@@ -376,10 +386,14 @@ export class Sketch {
    */
   consumeTracked(key: string | Uint8Array, delta: number, limit: number): number {
     this.locate(key)
-    const a = this.aggregate(readClock(this.clock))
+    const hot = this.hot
+    hot[HOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    const a = hot[HOT_AGGREGATE]
     if (!(a + delta <= limit)) return a
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
-    this.addAllTracked(delta) // the cells were just decayed to now by aggregate()
+    hot[HOT_DELTA] = delta
+    this.addAllTracked() // the cells were just decayed to now by aggregate()
     return a
   }
 
@@ -390,7 +404,7 @@ export class Sketch {
    * @internal
    */
   get lastAggregate(): number {
-    return this.hot[3]
+    return this.hot[HOT_LAST]
   }
 
   /**
@@ -400,7 +414,9 @@ export class Sketch {
    */
   queryDetailed(key: string | Uint8Array): SketchDetail {
     this.locate(key)
-    const value = this.aggregate(readClock(this.clock))
+    this.hot[HOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    const value = this.hot[HOT_AGGREGATE]
     const scores: number[] = []
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
@@ -443,8 +459,10 @@ export class Sketch {
     this.hot[6] = z
   }
 
-  /** For each of the located cells: decay to now, add delta, clamp to [lo, hi]. */
-  private addAll(delta: number, now: number): void {
+  /** For each of the located cells: decay to `hot[HOT_NOW]`, add `hot[HOT_DELTA]`, clamp to [lo, hi]. */
+  private addAll(): void {
+    const now = this.hot[HOT_NOW]
+    const delta = this.hot[HOT_DELTA]
     const scores = this.scores
     const touched = this.touched
     const idx = this.idx
@@ -481,12 +499,13 @@ export class Sketch {
   }
 
   /**
-   * For the located cells, already decayed to now (by `aggregate`): add delta, clamp to
-   * [lo, hi], and leave their aggregate in `hot[3]` (a typed-array slot, so nothing is
-   * boxed; read by {@link Sketch.lastAggregate}). Kept apart from {@link Sketch.addAll} so
-   * the plain update path stays as small as before.
+   * For the located cells, already decayed to now (by `aggregate`): add `hot[HOT_DELTA]`,
+   * clamp to [lo, hi], and leave their aggregate in `hot[HOT_LAST]` (read by
+   * {@link Sketch.lastAggregate}). Kept apart from `addAll` so the plain update path stays
+   * as small as before.
    */
-  private addAllTracked(delta: number): void {
+  private addAllTracked(): void {
+    const delta = this.hot[HOT_DELTA]
     const scores = this.scores
     const idx = this.idx
     const L = this.levels
@@ -509,7 +528,10 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    hot[3] = agg === AGG_MEAN ? this.mean(acc) : acc
+    // two stores, not one of a conditional: merged with mean()'s (tagged) result, acc would be
+    // boxed on every call
+    if (agg === AGG_MEAN) hot[HOT_LAST] = this.mean(acc)
+    else hot[HOT_LAST] = acc
   }
 
   /**
@@ -529,8 +551,9 @@ export class Sketch {
     return acc
   }
 
-  /** Decay the located cells to now (written back) and return their aggregate. */
-  private aggregate(now: number): number {
+  /** Decay the located cells to `hot[HOT_NOW]` (written back) and leave their aggregate in `hot[HOT_AGGREGATE]`. */
+  private aggregate(): void {
+    const now = this.hot[HOT_NOW]
     const scores = this.scores
     const touched = this.touched
     const idx = this.idx
@@ -564,7 +587,8 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    return agg === AGG_MEAN ? this.mean(acc) : acc
+    if (agg === AGG_MEAN) this.hot[HOT_AGGREGATE] = this.mean(acc)
+    else this.hot[HOT_AGGREGATE] = acc
   }
 
   // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
