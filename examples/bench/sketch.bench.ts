@@ -13,8 +13,9 @@
 //           pre-computed cell indexes (no key, no hashing, no method calls), in the same
 //           order as Sketch (all L cells read first, so their cache misses overlap)
 //   keyed floor  the floor's cell work at the positions of the key's murmur3 hash computed
-//           in the loop (hashKey + indexes, no Sketch API): the least any keyed
-//           implementation pays; "× keyed floor" is what grudge's own code adds to it
+//           in the loop (grudge's hashKey + indexes, no Sketch API): the least a keyed
+//           operation pays with this hash code; "× keyed floor" is what the Sketch API adds
+//           on top of hashing and indexing
 //   naive floor  the same loop a level at a time (0.1.0's floor): each level's misses
 //           wait for the previous level's work. Shown for comparison with earlier figures;
 //           the verdicts use the floor above (stricter) and name the naive ratio beside it
@@ -24,13 +25,16 @@
 //   Map     a Map<string, number> counter (map.set(k, (map.get(k) ?? 0) + 1))
 //   CMS     bloom-filters' CountMinSketch(100000, 4).update(k, 1)
 // Variants compared with each other run round-robin (the box is shared, load drifts);
-// each figure is the median of RUNS runs, ratios are medians of per-round ratios; "scav"
-// is the number of young-generation GCs (scavenges) seen during the runs of that row,
-// i.e. allocation on the hot path.
+// each figure is the median of RUNS runs; "×floor" (and a row's ratio to the first row of
+// its group) is the median of per-round ratios, and the other quotients (×naive floor,
+// ×keyed floor, ×(floor+key), siphash/murmur3) are quotients of those medians; "scav"
+// is the number of young-generation GCs (scavenges) seen during the runs of that row (each
+// run starts with an empty young generation), i.e. allocation on the hot path.
 // Targets: update with murmur3 within 2× of the floor and < 300 ns/op; SipHash within
 // 1.5× of murmur3. Verdicts are printed for A and for B.
 //
-// Run: npm run bench -- sketch   (node --import tsx --expose-gc examples/bench/sketch.bench.ts)
+// Run: npm run bench -- sketch
+//   (node --import tsx --expose-gc --no-concurrent-recompilation examples/bench/sketch.bench.ts)
 import { PerformanceObserver, constants } from 'node:perf_hooks'
 import bloomFilters from 'bloom-filters'
 import { Sketch } from '../../src/sketch/sketch.js'
@@ -81,6 +85,10 @@ function buildKeys(bytes: number): string[] {
 // so that every operation decays (exp) and reading the clock allocates nothing. The
 // default systemClock is measured in one extra row.
 const T = new Float64Array(1)
+// query and updateAndQuery results are added here rather than into a local: V8 may box a
+// double local carried around a loop that calls a function it does not inline (the
+// harness's allocation, which "scav" would then charge to the sketch)
+const ACC = new Float64Array(1)
 const benchClock = { now: () => T[0] }
 
 // One loop function per operation, so that every call site stays monomorphic in the op.
@@ -100,20 +108,18 @@ function runUpdateInHand(s: Sketch, drawn: string[], n: number): number {
   return 0
 }
 function runQueryInHand(s: Sketch, drawn: string[], n: number): number {
-  let acc = 0
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    acc += s.query(drawn[i])
+    ACC[0] += s.query(drawn[i])
   }
-  return acc
+  return 0
 }
 function runUpdateAndQueryInHand(s: Sketch, drawn: string[], n: number): number {
-  let acc = 0
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    acc += s.updateAndQuery(drawn[i], 1)
+    ACC[0] += s.updateAndQuery(drawn[i], 1)
   }
-  return acc
+  return 0
 }
 function runTryUpdateInHand(s: Sketch, drawn: string[], n: number): number {
   let admitted = 0
@@ -124,20 +130,18 @@ function runTryUpdateInHand(s: Sketch, drawn: string[], n: number): number {
   return admitted
 }
 function runQuery(s: Sketch, keys: string[], n: number): number {
-  let acc = 0
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    acc += s.query(keys[order[i]])
+    ACC[0] += s.query(keys[order[i]])
   }
-  return acc
+  return 0
 }
 function runUpdateAndQuery(s: Sketch, keys: string[], n: number): number {
-  let acc = 0
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    acc += s.updateAndQuery(keys[order[i]], 1)
+    ACC[0] += s.updateAndQuery(keys[order[i]], 1)
   }
-  return acc
+  return 0
 }
 function runTryUpdate(s: Sketch, keys: string[], n: number): number {
   let admitted = 0
@@ -155,104 +159,119 @@ function runUpdateSystemClock(s: Sketch, keys: string[], n: number): number {
 // The floor: the same cell work as Sketch.update at pre-computed absolute positions
 // pos[base .. base + L), done as Sketch does it: the L cells (score and time) are read back
 // to back first, so that their cache misses overlap, then each is decayed, added to,
-// clamped and written. No key, no hashing, no method calls (small enough to be inlined
-// into the loops below).
-const floorScores = new Float64Array(LEVELS * CELLS)
-const floorTouched = new Float64Array(LEVELS * CELLS)
+// clamped and written. No key, no hashing, no method calls (floorOp, floorOpNaive and keyedOp are
+// inlined into the loops below: checked with node --trace-turbo-inlining). Every baseline
+// has cells of its own (as each Sketch has), so that no baseline runs on cache lines
+// another one has just warmed.
 const floorParams = Float64Array.of(0, 1e9, LAMBDA / 1000, 0) // lo, hi, rate per ms, sink
-function floorOp(pos: Int32Array, base: number, now: number): void {
+/** A baseline's own cells, laid out as Sketch's (score and last-touched time, level-major). */
+const newCells = () => ({ scores: new Float64Array(LEVELS * CELLS), touched: new Float64Array(LEVELS * CELLS) })
+const floorCells = newCells()
+const naiveCells = newCells()
+const floorKeyCells = newCells()
+const keyedCells = newCells()
+function floorOp(sc: Float64Array, tc: Float64Array, pos: Int32Array, base: number, now: number): void {
   let z = 0
-  for (let l = 0; l < LEVELS; l++) z += floorScores[pos[base + l]] + floorTouched[pos[base + l]]
+  for (let l = 0; l < LEVELS; l++) z += sc[pos[base + l]] + tc[pos[base + l]]
   floorParams[3] = z
   const lo = floorParams[0]
   const hi = floorParams[1]
   const rate = floorParams[2]
   for (let l = 0; l < LEVELS; l++) {
     const p = pos[base + l]
-    let s = floorScores[p]
-    if (now > floorTouched[p]) {
-      if (s !== 0) s *= Math.exp(-rate * (now - floorTouched[p]))
-      floorTouched[p] = now
+    let s = sc[p]
+    if (now > tc[p]) {
+      if (s !== 0) s *= Math.exp(-rate * (now - tc[p]))
+      tc[p] = now
     }
     s += 1
     if (s < lo) s = lo
     else if (s > hi) s = hi
-    floorScores[p] = s
+    sc[p] = s
   }
 }
 // The floor as 0.1.0's bench wrote it (and as the issue's baseline reads most plainly):
 // each level's cell read, decayed and written before the next level's is read, so its
 // cache misses are taken one after another. Reported beside the floor for comparison.
-function floorOpNaive(pos: Int32Array, base: number, now: number): void {
+function floorOpNaive(sc: Float64Array, tc: Float64Array, pos: Int32Array, base: number, now: number): void {
   const lo = floorParams[0]
   const hi = floorParams[1]
   const rate = floorParams[2]
   for (let l = 0; l < LEVELS; l++) {
     const p = pos[base + l]
-    let s = floorScores[p]
-    if (now > floorTouched[p]) {
-      if (s !== 0) s *= Math.exp(-rate * (now - floorTouched[p]))
-      floorTouched[p] = now
+    let s = sc[p]
+    if (now > tc[p]) {
+      if (s !== 0) s *= Math.exp(-rate * (now - tc[p]))
+      tc[p] = now
     }
     s += 1
     if (s < lo) s = lo
     else if (s > hi) s = hi
-    floorScores[p] = s
+    sc[p] = s
   }
 }
 function runFloorNaiveInHand(posDrawn: Int32Array, n: number): number {
+  const { scores, touched } = naiveCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    floorOpNaive(posDrawn, i * LEVELS, T[0])
+    floorOpNaive(scores, touched, posDrawn, i * LEVELS, T[0])
   }
   return 0
 }
 function runFloorNaive(pos: Int32Array, n: number): number {
+  const { scores, touched } = naiveCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    floorOpNaive(pos, order[i] * LEVELS, T[0])
+    floorOpNaive(scores, touched, pos, order[i] * LEVELS, T[0])
   }
   return 0
 }
-// B: the cells of keys[order[i]] (pos[k·L + l] are the cells of key k)
+// B: the cells of keys[order[i]] (pos[k·L + l] are the cells of key k). Reading them from
+// this 16 MB table at the drawn key's number is itself one cache miss per operation, which
+// the floor of A does not take (B's floor is not free of a cold read: it takes this one
+// instead of the key's).
 function runFloor(pos: Int32Array, n: number): number {
+  const { scores, touched } = floorCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    floorOp(pos, order[i] * LEVELS, T[0])
+    floorOp(scores, touched, pos, order[i] * LEVELS, T[0])
   }
   return 0
 }
 // A: positions read in draw order (posDrawn[i·L + l] are the cells of the i-th drawn key)
 function runFloorInHand(posDrawn: Int32Array, n: number): number {
+  const { scores, touched } = floorCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    floorOp(posDrawn, i * LEVELS, T[0])
+    floorOp(scores, touched, posDrawn, i * LEVELS, T[0])
   }
   return 0
 }
 // B, plus fetching the key string (its first and last byte): the cache miss every keyed
 // operation pays when keys are drawn at random from 10^6 strings (tens of MB).
 function runFloorKey(pos: Int32Array, keys: string[], n: number): number {
+  const { scores, touched } = floorKeyCells
   let acc = 0
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
     const k = keys[order[i]]
     acc += k.charCodeAt(0) ^ k.charCodeAt(k.length - 1)
-    floorOp(pos, order[i] * LEVELS, T[0])
+    floorOp(scores, touched, pos, order[i] * LEVELS, T[0])
   }
   return acc
 }
 
 // The keyed floor: the floor's cell work at the positions of the key's murmur3 hash,
-// computed in the loop (Hasher.hashKey, then the Kirsch–Mitzenmacher indexes as Sketch
-// computes them), without Sketch's API (no method on the sketch, no clock call, no checks).
-// The least any keyed implementation of this hash pays: what it leaves for grudge's own
-// code is "× keyed floor". The positions of operation i+1 are not known before its key is
-// hashed, so, unlike the floor, its cache misses cannot start during operation i's work.
+// computed in the loop (grudge's Hasher.hashKey, then the Kirsch–Mitzenmacher indexes as
+// Sketch computes them), without Sketch's API (no method on the sketch, no clock call, no
+// checks). The least a keyed operation pays with grudge's murmur3: "× keyed floor" is what
+// the Sketch API adds on top of hashing and indexing. The positions of operation i+1 are
+// not known before its key is hashed, so, unlike the floor, its cache misses cannot start
+// during operation i's work.
 const keyedHasher = murmur3(1)
 const keyedPos = new Int32Array(LEVELS)
 const INV_CELLS = 1 / CELLS
-function keyedOp(key: string, now: number): void {
+function keyedOp(sc: Float64Array, tc: Float64Array, key: string, now: number): void {
   keyedHasher.hashKey(key)
   let c = modByReciprocal(keyedHasher.hashLo >>> 0, CELLS, INV_CELLS)
   const step = modByReciprocal((keyedHasher.hashHi | 1) >>> 0, CELLS, INV_CELLS)
@@ -261,19 +280,21 @@ function keyedOp(key: string, now: number): void {
     c += step
     if (c >= CELLS) c -= CELLS
   }
-  floorOp(keyedPos, 0, now)
+  floorOp(sc, tc, keyedPos, 0, now)
 }
 function runKeyedFloorInHand(drawn: string[], n: number): number {
+  const { scores, touched } = keyedCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    keyedOp(drawn[i], T[0])
+    keyedOp(scores, touched, drawn[i], T[0])
   }
   return 0
 }
 function runKeyedFloor(keys: string[], n: number): number {
+  const { scores, touched } = keyedCells
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    keyedOp(keys[order[i]], T[0])
+    keyedOp(scores, touched, keys[order[i]], T[0])
   }
   return 0
 }
@@ -291,6 +312,8 @@ function runCms(c: InstanceType<typeof CountMinSketch>, keys: string[], n: numbe
 }
 
 let sink = 0
+/** A forced young-generation GC (needs --expose-gc, which `npm run bench` passes). */
+const gcMinor = () => (globalThis as { gc?: (o: { type: 'minor' }) => void }).gc?.({ type: 'minor' })
 const settle = () => new Promise((r) => setTimeout(r, 5)) // lets gc entries arrive
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]
 /**
@@ -323,6 +346,10 @@ async function compare(
   const scav = variants.map(() => 0)
   for (let r = 0; r < RUNS; r++) {
     for (let i = 0; i < variants.length; i++) {
+      // empty the young generation first (a forced scavenge, reported before s0 is read), so
+      // that a scavenge during the run is the run's own allocation, not the harness's
+      // garbage (timers, promises, result arrays) coming due
+      gcMinor()
       await settle()
       const s0 = scavenges
       const t = timeRun(variants[i].n, variants[i].run)
@@ -351,7 +378,7 @@ console.log(
   `Sketch L=${LEVELS} M=${CELLS}, exponential(${LAMBDA}), keys drawn from ${DISTINCT} distinct, ${OPS} ops/run, median of ${RUNS} round-robin runs, node ${process.version}`,
 )
 console.log(
-  '(ns/op = CPU time of this process per op; wall = wall-clock; ×floor and siphash/murmur3 = medians of per-round ratios; scav = young-generation GCs during the runs)',
+  '(ns/op = CPU time of this process per op; wall = wall-clock; ×floor = median of per-round ratios, the other quotients are quotients of such medians; scav = young-generation GCs during the runs)',
 )
 const started = Date.now()
 const OPS_IN_HAND = {
