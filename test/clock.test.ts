@@ -17,6 +17,20 @@ t.test('systemClock is monotonic and on the Unix epoch scale', async (t) => {
   t.ok(Math.abs(wallClockMs() - Date.now()) < 60_000, 'wallClockMs is Date.now()')
 })
 
+t.test(
+  'systemClock reads as performance.timeOrigin + performance.now() (process.hrtime() on that scale)',
+  async (t) => {
+    for (let i = 0; i < 100; i++) {
+      const before = performance.timeOrigin + performance.now()
+      const now = systemClock.now()
+      const after = performance.timeOrigin + performance.now()
+      // the two clocks are tied once at load, within microseconds; 1 ms leaves room for that
+      if (!(now >= before - 1 && now <= after + 1)) t.fail(`${now} outside [${before}, ${after}] ± 1 ms`)
+    }
+    t.pass('100 readings between two performance readings, ± 1 ms')
+  },
+)
+
 t.test('systemTicker returns a cancellable handle', async (t) => {
   let runs = 0
   const handle = systemTicker.every(2 ** 40, () => runs++)

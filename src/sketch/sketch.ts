@@ -1,4 +1,4 @@
-import { systemClock, type Clock } from '../clock.js'
+import { systemClock, systemNowMs, type Clock } from '../clock.js'
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
@@ -727,7 +727,8 @@ export class Sketch {
  * (a NaN or infinite stamp would freeze or poison the cell for every key hashing to it).
  */
 function readClock(clock: Clock): number {
-  const t = clock.now()
+  // the default clock by a direct call: monomorphic whatever other clocks the process uses
+  const t = clock === systemClock ? systemNowMs() : clock.now()
   return t - t === 0 ? t : -Infinity
 }
 
