@@ -1,6 +1,5 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
-import { kmIndexes } from '../hash/indexes.js'
 import { applyDecay } from '../sketch/decay.js'
 import { Sketch, checkFinite, type SketchConfig } from '../sketch/sketch.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
@@ -22,12 +21,9 @@ import { syncScript } from './scripts.js'
 
 /** A Sketch whose cells a sync can overwrite, and which remembers the cells of the last key it located. */
 class FleetSketch extends Sketch {
-  /** The cell index per level of the last key located. */
-  readonly lastIdx: Uint32Array = new Uint32Array(this.levels)
-
-  protected override locate(key: string | Uint8Array): void {
-    super.locate(key)
-    kmIndexes(this.hasher.hashHi, this.hasher.hashLo, this.levels, this.cellsPerLevel, this.lastIdx)
+  /** The cell index per level of the last key located (the sketch's own, not a copy). */
+  get lastIdx(): Uint32Array {
+    return this.idx
   }
 
   /**

@@ -126,8 +126,8 @@ export class Sketch {
   private readonly decayId: number
   /** Decay rate per millisecond. */
   private readonly ratePerMs: number
-  /** Reused index scratch, one per level. */
-  private readonly idx: Uint32Array
+  /** The cell index per level of the last key located (reused scratch). */
+  protected readonly idx: Uint32Array
   /**
    * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel, gather sink,
    * now, delta, aggregate]` for the hot paths. A typed array because a number read from a
