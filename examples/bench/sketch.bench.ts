@@ -174,21 +174,7 @@ function floorOp(sc: Float64Array, tc: Float64Array, pos: Int32Array, base: numb
   let z = 0
   for (let l = 0; l < LEVELS; l++) z += sc[pos[base + l]] + tc[pos[base + l]]
   floorParams[3] = z
-  const lo = floorParams[0]
-  const hi = floorParams[1]
-  const rate = floorParams[2]
-  for (let l = 0; l < LEVELS; l++) {
-    const p = pos[base + l]
-    let s = sc[p]
-    if (now > tc[p]) {
-      if (s !== 0) s *= Math.exp(-rate * (now - tc[p]))
-      tc[p] = now
-    }
-    s += 1
-    if (s < lo) s = lo
-    else if (s > hi) s = hi
-    sc[p] = s
-  }
+  floorOpNaive(sc, tc, pos, base, now) // the cells are in cache now
 }
 // The floor as 0.1.0's bench wrote it (and as the issue's baseline reads most plainly):
 // each level's cell read, decayed and written before the next level's is read, so its
