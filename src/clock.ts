@@ -1,3 +1,5 @@
+import { invalidOption } from './errors.js'
+
 /**
  * Time source of every grudge structure: milliseconds as a float64. Nothing else in grudge
  * reads time; tests inject a FakeClock from `grudge/testing`.
@@ -67,11 +69,121 @@ export interface Ticker {
   every(periodMs: number, fn: () => void): TickerHandle
 }
 
-/** The default ticker: unref'd `setInterval` (the period is clamped to 2^31 − 1 ms). */
+/** The longest delay `setInterval` supports, ms (2^31 − 1); a longer one fires at once in Node. */
+export const MAX_TIMER_MS = 0x7fffffff
+
+/** The default ticker: unref'd `setInterval` (the period is clamped to {@link MAX_TIMER_MS}). */
 export const systemTicker: Ticker = {
   every(periodMs, fn) {
-    const timer = setInterval(fn, Math.min(periodMs, 0x7fffffff))
+    const timer = setInterval(fn, Math.min(periodMs, MAX_TIMER_MS))
     timer.unref()
     return { cancel: () => clearInterval(timer) }
   },
+}
+
+/** Longest step handed to the inner ticker by {@link longPeriodTicker}: one hour, ms. */
+const LONG_PERIOD_STEP_MS = 3_600_000
+
+/** Most runs of a task one wake-up of {@link longPeriodTicker} catches up on. */
+const MAX_CATCH_UP_RUNS = 64
+
+/**
+ * A ticker whose periods may exceed what a timer can wait ({@link MAX_TIMER_MS}, about 24.8
+ * days: a 365-day limit would rotate far too early and forgive debt). This is the one home of
+ * that rule; every periodic task of grudge goes through it.
+ *
+ * The inner ticker wakes every `step` ms, where `step` is `periodMs` itself up to one hour and
+ * otherwise `periodMs / ⌈periodMs / 1 h⌉` (so a whole number of steps makes a period). The task
+ * runs when the clock says a period has passed since it last ran, less half a step of slack:
+ * a timer can fire a little before the clock shows a whole period (libuv reads its loop time
+ * once per iteration), and without the slack such a wake-up would be skipped and the period
+ * doubled. Several periods passed at once (a sleeping laptop, a manual clock's jump) run the
+ * task once each, at most 64 times per wake-up. So the schedule follows the clock, not the count
+ * of timer callbacks, and a {@link ManualClock} with a {@link ManualTicker} drives it in tests.
+ * @param inner the ticker that wakes us ({@link systemTicker} or a {@link ManualTicker})
+ * @param clock the time source, ms
+ * @returns a ticker taking any positive finite period in ms
+ */
+export function longPeriodTicker(inner: Ticker, clock: Clock): Ticker {
+  return {
+    every(periodMs: number, fn: () => void): TickerHandle {
+      const stepMs = periodMs <= LONG_PERIOD_STEP_MS ? periodMs : periodMs / Math.ceil(periodMs / LONG_PERIOD_STEP_MS)
+      const dueMs = periodMs - stepMs / 2
+      let last = clock.now()
+      return inner.every(stepMs, () => {
+        const now = clock.now()
+        let runs = 0
+        while (now - last >= dueMs && runs < MAX_CATCH_UP_RUNS) {
+          last += periodMs
+          runs++
+          fn()
+        }
+        if (now - last >= dueMs) last = now
+      })
+    },
+  }
+}
+
+/**
+ * A clock that moves only when told to: the replay CLI drives time with it, and tests use it
+ * as `FakeClock` from `grudge/testing`. Time is in milliseconds; it may be set backwards to
+ * test how structures cope.
+ */
+export class ManualClock implements Clock {
+  private t: number
+  /**
+   * A clock standing at `startMs`.
+   * @param startMs initial time in ms (default 0, any finite number)
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a non-finite startMs
+   */
+  constructor(startMs = 0) {
+    if (!Number.isFinite(startMs)) invalidOption('startMs', 'a finite number', startMs)
+    this.t = startMs
+  }
+  /** Current time in ms. */
+  now(): number {
+    return this.t
+  }
+  /**
+   * Move time by `ms` (may be negative).
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a non-finite ms
+   */
+  advance(ms: number): void {
+    if (!Number.isFinite(ms)) invalidOption('ms', 'a finite number', ms)
+    this.t += ms
+  }
+  /**
+   * Set the time to `ms`.
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a non-finite ms
+   */
+  set(ms: number): void {
+    if (!Number.isFinite(ms)) invalidOption('ms', 'a finite number', ms)
+    this.t = ms
+  }
+}
+
+/**
+ * A ticker whose tasks run only on {@link ManualTicker.tick}, synchronously, so replays and
+ * tests of rotation and checkpoints never poll or sleep (`FakeTicker` in `grudge/testing`).
+ */
+export class ManualTicker implements Ticker {
+  private readonly tasks = new Set<{ periodMs: number; fn: () => void }>()
+  /** Register a task; `periodMs` is recorded (see {@link ManualTicker.periods}) but not used. */
+  every(periodMs: number, fn: () => void): TickerHandle {
+    const task = { periodMs, fn }
+    this.tasks.add(task)
+    return { cancel: () => void this.tasks.delete(task) }
+  }
+  /** Run every live task once, in registration order. */
+  tick(): void {
+    for (const task of [...this.tasks]) task.fn()
+  }
+  /** Number of live (not cancelled) tasks. */
+  get size(): number {
+    return this.tasks.size
+  }
+  /** The periods in ms of the live tasks. */
+  periods(): number[] {
+    return [...this.tasks].map((t) => t.periodMs)
+  }
 }

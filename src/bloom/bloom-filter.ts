@@ -1,5 +1,5 @@
 import { GrudgeError, describeValue, invalidOption } from '../errors.js'
-import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
 import { optimalHashCount, optimalSize } from './sizing.js'
@@ -477,16 +477,9 @@ export function checkGeometry(bits: unknown, hashes: unknown): void {
   }
 }
 
-/** The hasher of a config: `hasher` (re-seeded by `seed` if both) or murmur3 under `seed` or a random seed. */
+/** The hasher of a config (see {@link resolveHasher}). */
 export function pickHasher(config: BloomHashOptions): Hasher {
-  const h = config.hasher
-  if (h !== undefined && !(h instanceof Murmur3Hasher) && !(h instanceof SipHasher)) {
-    invalidOption('hasher', 'murmur3() or sipHash()', h)
-  }
-  if (h === undefined) return new Murmur3Hasher(config.seed ?? randomSeed())
-  // A private copy: hashInto writes hashHi/hashLo on the hasher, so sharing one instance
-  // between structures is safe only because every use reads them right after hashing.
-  return h.withSeed(config.seed ?? h.seed)
+  return resolveHasher(config.hasher, config.seed)
 }
 
 /** Number of set bits in the words (SWAR popcount). */

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { GrudgeError, describeValue } from '../errors.js'
+import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { keyBytes, keyLength, keyView } from './key-bytes.js'
 import {
   m86Out,
@@ -277,6 +277,28 @@ export function murmur3(seed?: SeedLike): Murmur3Hasher {
  */
 export function sipHash(seed?: SeedLike): SipHasher {
   return new SipHasher(seed ?? randomSeed())
+}
+
+/**
+ * The hasher a structure uses, from its `hasher` and `seed` options: the one home of that
+ * rule for every structure (Sketch, Rotator, Bloom filters, HyperLogLog, Count-Min).
+ * - no `hasher`: murmur3 (x86_128, id 3) under `seed`, or under a random 16-byte seed;
+ * - a `hasher`: a private copy of it, re-seeded by `seed` when both are given. The copy
+ *   matters: a hasher writes its last output on itself (`hashHi`/`hashLo`), so two structures
+ *   must never share one instance.
+ * @param hasher a {@link Murmur3Hasher} or {@link SipHasher}, or undefined
+ * @param seed 16 bytes, a number, a bigint or 32 hex digits, or undefined
+ * @param option the option's name in the error message (default `"hasher"`)
+ * @returns a hasher owned by the caller
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for anything else as hasher, or a bad seed
+ * @internal
+ */
+export function resolveHasher(hasher: unknown, seed: SeedLike | undefined, option = 'hasher'): Hasher {
+  if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
+  if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
+    invalidOption(option, 'murmur3() or sipHash()', hasher)
+  }
+  return hasher.withSeed(seed ?? hasher.seed)
 }
 
 /**

@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
-import { clockTicker } from './clock-ticker.js'
+import { longPeriodTicker } from '../clock.js'
 import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -108,7 +108,7 @@ export class AbuseScore {
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,
-      ticker: clockTicker(sketch.ticker, sketch.clock),
+      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
     })
   }
 

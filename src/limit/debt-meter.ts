@@ -1,6 +1,6 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { clockTicker } from './clock-ticker.js'
+import { longPeriodTicker } from '../clock.js'
 import { positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator.js'
 import { policyField, sfString } from '../http/headers.js'
@@ -129,7 +129,7 @@ export class DebtMeter {
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,
-      ticker: clockTicker(sketch.ticker, sketch.clock),
+      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
     })
   }
 

@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { exponential } from '../sketch/decay.js'
-import { clockTicker } from './clock-ticker.js'
+import { longPeriodTicker } from '../clock.js'
 import { minimumPeriodMs, nonNegative, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -102,7 +102,7 @@ export class FeedbackScore {
       generations: sketch.generations,
       periodMs: this.periodMs,
       clock: sketch.clock,
-      ticker: clockTicker(sketch.ticker, sketch.clock),
+      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
     })
   }
 

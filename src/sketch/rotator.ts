@@ -1,4 +1,4 @@
-import { systemClock, systemTicker, type Clock, type Ticker, type TickerHandle } from '../clock.js'
+import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker, type TickerHandle } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type SeedLike } from '../hash/hasher.js'
 import {
@@ -97,9 +97,6 @@ export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: 
   }
   return period
 }
-
-/** The longest delay setInterval supports, ms; the default ticker clamps to it. */
-const MAX_TIMER_MS = 0x7fffffff
 
 function minPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
   return ((hi / ratePerSecond) * 1000) / (generations - 1)
@@ -290,17 +287,10 @@ export class Rotator {
       }
     }
     this.lastRotationAtMs = finiteNow(this.clock, 'Rotator')
-    if (ticker === systemTicker && periodMs > MAX_TIMER_MS) {
-      // setInterval cannot wait longer than 2^31 − 1 ms (the default ticker clamps to it),
-      // which would rotate early and forgive debt: tick k times per period instead and
-      // rotate once periodMs has passed on the clock (half a tick of slack for timer jitter)
-      const tickMs = periodMs / Math.ceil(periodMs / MAX_TIMER_MS)
-      this.handle = ticker.every(tickMs, () => {
-        if (!(this.clock.now() - this.lastRotationAtMs < periodMs - tickMs / 2)) this.rotate()
-      })
-    } else {
-      this.handle = ticker.every(periodMs, () => this.rotate())
-    }
+    // the default ticker goes through longPeriodTicker, which keeps periods beyond the timer
+    // range (2^31 − 1 ms) on the clock; an injected ticker is the caller's schedule as it is
+    const schedule = ticker === systemTicker ? longPeriodTicker(ticker, this.clock) : ticker
+    this.handle = schedule.every(periodMs, () => this.rotate())
   }
 
   /** A new generation for generation index `g`: its seed derived from the master seed, or random. */

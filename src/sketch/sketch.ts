@@ -1,6 +1,6 @@
 import { systemClock, systemNowMs, type Clock } from '../clock.js'
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
-import { Murmur3Hasher, SipHasher, randomSeed, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkDecay, type Decay } from './decay.js'
 import { GrudgeError } from '../errors.js'
@@ -169,11 +169,7 @@ export class Sketch {
       invalidOption('aggregator', "'min', 'max' or 'mean'", aggregator)
     }
     const decay = checkDecay(config.decay)
-    let hasher = config.hasher ?? new Murmur3Hasher(config.seed ?? randomSeed())
-    if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
-      invalidOption('hasher', 'murmur3() or sipHash()', hasher)
-    }
-    if (config.hasher !== undefined && config.seed !== undefined) hasher = hasher.withSeed(config.seed)
+    const hasher = resolveHasher(config.hasher, config.seed)
     const clock = config.clock ?? systemClock
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
       invalidOption('clock', 'an object with now(): number', clock)

@@ -1,14 +1,6 @@
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import {
-  isHasherId,
-  Murmur3Hasher,
-  SipHasher,
-  hasherFromId,
-  randomSeed,
-  type Hasher,
-  type SeedLike,
-} from '../hash/hasher.js'
+import { isHasherId, hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -101,14 +93,6 @@ export const COUNT_MIN_ACCURACY_KEYS = optionKeys<CountMinAccuracy>({
   hasher: true,
 })
 
-function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
-  if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
-  if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
-    invalidOption('hasher', 'murmur3() or sipHash()', hasher)
-  }
-  return seed === undefined ? hasher : hasher.withSeed(seed)
-}
-
 /**
  * Count-Min sketch (Cormode & Muthukrishnan 2005): d rows of w unsigned 32-bit counters.
  * An item maps to one counter per row (Kirsch–Mitzenmacher double hashing of one 64-bit
@@ -160,7 +144,7 @@ export class CountMinSketch implements Mergeable {
     this.width = width
     this.depth = depth
     this.conservative = conservative
-    this.hasher = pickHasher(options.hasher, options.seed)
+    this.hasher = resolveHasher(options.hasher, options.seed)
     this.counters = new Uint32Array(width * depth)
     this.idx = new Uint32Array(depth)
   }

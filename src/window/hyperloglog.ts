@@ -1,14 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import {
-  isHasherId,
-  Murmur3Hasher,
-  SipHasher,
-  hasherFromId,
-  randomSeed,
-  type Hasher,
-  type SeedLike,
-} from '../hash/hasher.js'
+import { isHasherId, hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -64,14 +56,6 @@ function checkPrecision(p: unknown): asserts p is number {
 /** The option names of {@link HyperLogLogOptions}; any other key is refused. */
 export const HYPERLOGLOG_OPTION_KEYS = optionKeys<HyperLogLogOptions>({ precision: true, seed: true, hasher: true })
 
-function pickHasher(hasher: unknown, seed: SeedLike | undefined): Hasher {
-  if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
-  if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
-    invalidOption('hasher', 'murmur3() or sipHash()', hasher)
-  }
-  return seed === undefined ? hasher : hasher.withSeed(seed)
-}
-
 /**
  * HyperLogLog distinct counter (Flajolet et al. 2007) with 64-bit hashes and Ertl's
  * improved estimator (Otmar Ertl, "New cardinality estimation algorithms for HyperLogLog
@@ -115,7 +99,7 @@ export class HyperLogLog implements Mergeable {
     checkPrecision(p)
     this.precision = p
     this.registerCount = 2 ** p
-    this.hasher = pickHasher(options.hasher, options.seed)
+    this.hasher = resolveHasher(options.hasher, options.seed)
     this.registers = new Uint8Array(this.registerCount)
     this.indexShift = 32 - p
   }

@@ -3,7 +3,7 @@ import { Limiter } from '../../src/limit/limiter.js'
 import type { Decision } from '../../src/limit/decision.js'
 import type { StoreFactory } from '../../src/limit/store.js'
 import { localStore } from '../../src/limit/store.js'
-import { clockTicker } from '../../src/limit/clock-ticker.js'
+import { longPeriodTicker } from '../../src/clock.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { LIMITER_OPTION_KEYS, type LimiterOptions } from '../../src/limit/limiter.js'
 import { Telemetry } from '../../src/limit/telemetry.js'
@@ -73,11 +73,11 @@ t.test('a store that never answers in time: its own timeout decides open/closed 
   t.equal(c.headers['retry-after'], '1')
 })
 
-t.test('clockTicker runs a task by the clock, so periods beyond the timer range work', async (t) => {
+t.test('longPeriodTicker runs a task by the clock, so periods beyond the timer range work', async (t) => {
   const clock = new FakeClock(0)
   const inner = new FakeTicker()
   let runs = 0
-  const h = clockTicker(inner, clock).every(100 * 86_400_000, () => runs++)
+  const h = longPeriodTicker(inner, clock).every(100 * 86_400_000, () => runs++)
   t.same(inner.periods(), [3_600_000], 'the inner timer wakes at most hourly')
   clock.advance(99 * 86_400_000)
   inner.tick()
