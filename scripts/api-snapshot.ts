@@ -45,8 +45,14 @@ const FLAGS =
   ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType |
   ts.TypeFormatFlags.UseAliasDefinedOutsideCurrentScope
 
+/** Whether a declaration's docstring carries `@internal` (stripped from the shipped .d.ts by `stripInternal`). */
+function isInternal(decl: ts.Node): boolean {
+  return ts.getJSDocTags(decl).some((tag) => tag.tagName.text === 'internal')
+}
+
 function isHidden(decl: ts.Declaration | undefined): boolean {
   if (!decl) return false
+  if (isInternal(decl)) return true
   const flags = ts.getCombinedModifierFlags(decl)
   if (flags & (ts.ModifierFlags.Private | ts.ModifierFlags.Protected)) return true
   const name = ts.getNameOfDeclaration(decl)
@@ -215,6 +221,11 @@ export function snapshot(): { text: string; missing: EntryPoint[] } {
     const exports = moduleSym ? checker.getExportsOfModule(moduleSym) : []
     const resolve = (s: ts.Symbol) => (s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s)
     const blocks = exports
+      .filter((s) => {
+        // an @internal declaration is not part of the API even when a barrel re-exports it
+        const decl = resolve(s).valueDeclaration ?? resolve(s).declarations?.[0]
+        return !decl || !isInternal(decl)
+      })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
       .map((s) => {
         // `export default x` where x is also exported by name: say so instead of listing x twice.
