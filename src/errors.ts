@@ -26,7 +26,7 @@ export const ERROR_CODES = {
   // merge
   ERR_GRUDGE_MERGE_INCOMPATIBLE: 'Two sketches differ in family, shape, parameters or seed and cannot be merged.',
   ERR_GRUDGE_MERGE_SELF: 'A sketch cannot be merged with itself.',
-  // bloom (issue: Bloom filter, checkpoints, shards, registry)
+  // bloom filters, checkpoints, shards, registry
   ERR_GRUDGE_BLOOM_PARAMS_MISMATCH:
     'A Bloom checkpoint or shard directory was written with other parameters than the ones asked for.',
   ERR_GRUDGE_BLOOM_CLOSED: 'A persistent Bloom filter was closed and can no longer take inserts or checkpoints.',
@@ -36,12 +36,7 @@ export const ERROR_CODES = {
   ERR_GRUDGE_BLOOM_NAME_UNKNOWN: 'No Bloom filter is registered under that name.',
   ERR_GRUDGE_BLOOM_REGISTRY_STATE:
     'The Bloom registry was used before init(), initialized twice, or used after close().',
-
-  // window (issue: Window, HyperLogLog, Count-Min)
-
-  // adapters and policies (issue: Fastify plugin and Express middleware)
-
-  // cluster (issue: Redis)
+  // cluster (Redis)
   ERR_GRUDGE_CLUSTER_SEED_REQUIRED: 'A Redis-backed store was configured without the shared secret seed of the fleet.',
   ERR_GRUDGE_CLUSTER_FINGERPRINT:
     'Redis holds cells of this policy written with another seed, shape, decay, bounds, aggregator, generations, period or mode.',

@@ -11,13 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 function modules(dir: string): string[] {
-  let entries
-  try {
-    entries = readdirSync(dir, { withFileTypes: true })
-  } catch {
-    return [] // plugins/ may not exist yet
-  }
-  return entries.flatMap((e) => {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = join(dir, e.name)
     if (e.isDirectory()) return modules(p)
     return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [p] : []

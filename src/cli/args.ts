@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util'
 import { invalidOption } from '../errors.js'
-import type { KeyKind, LogFormat, ReplayOptions } from './replay.js'
+import type { KeyKind, LogFormat, ReplayOptions } from './replay-config.js'
 import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 
 /** Usage text of the `grudge` command. */

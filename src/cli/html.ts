@@ -1,4 +1,4 @@
-import type { ReplayReport } from './replay.js'
+import type { ReplayReport } from './replay-report.js'
 import { formatBytes, formatDuration, formatTime } from './units.js'
 
 /** Escape text for HTML content and attribute values. */

@@ -1,4 +1,4 @@
-import type { ReplayReport } from './replay.js'
+import type { ReplayReport } from './replay-report.js'
 import { formatBytes, formatDuration, formatTime } from './units.js'
 
 function pct(n: number, d: number): string {

@@ -5,7 +5,7 @@ export type { Decay, DecayKind } from './decay.js'
 export { falsePositiveRate, suggestLevels } from './sizing.js'
 export { Rotator } from './rotator.js'
 export type { RotatorConfig } from './rotator.js'
-// serialization, merge and replica deltas (issue 3)
+// serialization, merge and replica deltas
 export { RotatorDelta, suggestPeriodMs, generationSeed } from './rotator.js'
 export { SketchDelta } from './delta.js'
 export { SKETCH_FORMAT_VERSION, ROTATOR_FORMAT_VERSION } from './codec.js'

@@ -587,7 +587,7 @@ export class Sketch {
     else this.hot[HOT_AGGREGATE] = acc
   }
 
-  // Serialization, merge and replica deltas (issue 3). Thin methods: the logic lives in
+  // Serialization, merge and replica deltas. Thin methods: the logic lives in
   // codec.ts, merge.ts and delta.ts, so the hot path above stays untouched.
 
   /**

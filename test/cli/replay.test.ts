@@ -1,5 +1,6 @@
 import t from 'tap'
-import { Replay, replayConfig, subnetOf } from '../../src/cli/replay.js'
+import { addressKey, Replay } from '../../src/cli/replay.js'
+import { replayConfig } from '../../src/cli/replay-config.js'
 
 const T0 = Date.parse('2026-01-05T10:00:00Z')
 const MON = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -148,8 +149,9 @@ t.test('unparseable lines are counted and sampled, never fatal', async (t) => {
 })
 
 t.test('keys: ip24, route, ip+route, ip+method', async (t) => {
-  t.equal(subnetOf('100.64.3.7'), '100.64.3.0/24')
-  t.equal(subnetOf('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64')
+  t.equal(addressKey('100.64.3.7', 'ip24'), '100.64.3.0/24')
+  t.equal(addressKey('2001:db8:1:2:3:4:5:6', 'ip24'), '2001:db8:1:2::/64')
+  t.equal(addressKey('not-an-address', 'ip24'), 'not-an-address', 'a host name is its own key')
   const lines = [clf('10.0.0.1', 0, 200, '/a'), clf('10.0.0.2', 0, 200, '/a'), clf('10.0.0.1', 0, 200, '/b')]
   t.equal(run(lines, { key: 'ip24' }).distinctKeys.exact, 1)
   t.equal(run(lines, { key: 'route' }).distinctKeys.exact, 2)

@@ -4,7 +4,7 @@ import { resolveSketchOptions } from '../../src/limit/options.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
-// Found by `grudge replay` (issue 7): a key held at its limit across rotations was given back
+// Found by `grudge replay`: a key held at its limit across rotations was given back
 // about one burst per rotation. A fresh generation saw only the deltas of admitted requests;
 // for a key that keeps sending above its rate, admitted requests arrive at exactly the drain
 // rate, so the fresh generation's debt stayed near 0 while the true debt stayed near the

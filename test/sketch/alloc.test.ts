@@ -2,7 +2,7 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-// Zero allocation on the hot path (issue 2): 10^6 update / tryUpdate / updateWithFloor / query /
+// Zero allocation on the hot path: 10^6 update / tryUpdate / updateWithFloor / query /
 // updateAndQuery calls with pre-built 16- and 40-byte ASCII string keys, murmur3 and SipHash,
 // exponential decay with a moving clock; 10^6 updates with keys holding a char ≥ U+0080 (hashKey's UTF-8 encoding fallback);
 // and 10^6 updates under the default clock (systemClock).

@@ -4,9 +4,7 @@ import { Window } from '../../src/window/window.js'
 import { checkMergeableFamily } from '../../src/window/mergeable.js'
 import { FakeClock } from '../../src/testing/index.js'
 
-// The Bloom filter is a mergeable family that merges by `union`. It is in the tree now, so
-// this test imports it directly (it used to skip while src/bloom had not landed, which
-// would also have hidden a renamed export).
+// The Bloom filter is a mergeable family that merges by `union`.
 t.test('a Window over Bloom filters (merged by union)', async (t) => {
   const BF = BloomFilter
   t.equal(checkMergeableFamily(BF), 'union')

@@ -1,0 +1,229 @@
+import type { LogFormat, ReplayConfig } from './replay-config.js'
+import { formatDuration } from './units.js'
+
+/** A throttled key in the report. */
+export interface ThrottledKey {
+  key: string
+  /** Requests of the key refused by the sketch policies. */
+  rejected: number
+  /** All requests of the key. */
+  requests: number
+  /** Requests of the key refused by the exact reference. */
+  referenceRejected: number
+  /** Time of the first refusal, ms since the epoch. */
+  startedMs: number
+  /** Time of the last refusal, ms since the epoch. */
+  endedMs: number
+}
+
+/** One bin of the timeline. */
+export interface TimelineBin {
+  /** Start of the bin, ms since the epoch. */
+  startMs: number
+  admitted: number
+  rejected: number
+  /** Requests the exact reference refused in this bin. */
+  referenceRejected: number
+}
+
+/** Everything `grudge replay` reports; `--json` prints it as is. */
+export interface ReplayReport {
+  input: {
+    format: LogFormat | 'unknown'
+    linesRead: number
+    /** Lines that parsed (for auth logs: well-formed syslog lines, events or not). */
+    linesParsed: number
+    linesUnparseable: number
+    /** Up to 5 unparseable lines: line number (1-based) and text (cut at 200 characters). */
+    unparseableSamples: { line: number; text: string }[]
+    /** Auth logs: sshd login events (a `message repeated N times` line counts N). */
+    events: number
+    /** Parsed lines whose time was before a time already read (put back in order by the reorder buffer). */
+    outOfOrder: number
+    /** Of those, lines more than `maxDisorderMs` late, replayed at the latest time already replayed. */
+    late: number
+    /** The largest step back in time, ms. */
+    maxBackwardsMs: number
+  }
+  /** Earliest and latest time read (ms since the epoch and ISO 8601). */
+  span: { startMs: number; endMs: number; durationMs: number; start: string; end: string }
+  config: ReplayConfig
+  totals: { requests: number; admitted: number; rejected: number }
+  /** Distinct keys: `count` by the counter (a HyperLogLog by default), `exact` from the reference's map. */
+  distinctKeys: { count: number; method: 'exact' | 'hyperloglog'; relativeStandardError: number; exact: number }
+  throttled: { distinctKeys: number; top: ThrottledKey[] }
+  sketch: {
+    policies: string[]
+    levels: number
+    cellsPerLevel: number
+    generations: number
+    sizeBytes: number
+    /** Rotation period of each policy, ms. */
+    periodsMs: { rate?: number; abuse?: number }
+    /** Rotations during the replay (log time span / period of the first policy). */
+    rotations: number
+  }
+  reference: {
+    admitted: number
+    rejected: number
+    /** Requests decided differently by the sketch and the reference. */
+    decisionsDiffering: number
+    distinctKeysThrottled: number
+    /** Keys the sketch throttled and the reference never did (false positives of the sketch), up to 20, and their count. */
+    onlySketch: string[]
+    onlySketchCount: number
+    /** Keys the reference throttled and the sketch never did, up to 20, and their count. */
+    onlyReference: string[]
+    onlyReferenceCount: number
+  }
+  timeline: { binMs: number; bins: TimelineBin[] }
+}
+
+const BINS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]
+
+interface KeyStats {
+  rejected: number
+  startedMs: number
+  endedMs: number
+}
+
+/**
+ * The decision counts of a replay, sketch and reference side by side, and the report
+ * sections built from them: totals, throttled keys, the comparison with the reference, the
+ * timeline. Requests are binned by minute as they come; {@link ReplayTally.timeline} groups
+ * the minutes into the report's bins.
+ */
+export class ReplayTally {
+  private admitted = 0
+  private rejected = 0
+  private refAdmitted = 0
+  private refRejected = 0
+  private differing = 0
+  private readonly throttledKeys = new Map<string, KeyStats>()
+  private readonly refRejectedByKey = new Map<string, number>()
+  private readonly minutes = new Map<number, Float64Array>()
+  private curMinute = -1
+  private curBin: Float64Array = new Float64Array(3)
+
+  /**
+   * Count one request.
+   * @param nowMs its time, ms since the epoch (non-decreasing across calls)
+   * @param key its key
+   * @param admitted the sketch policies' decision
+   * @param refAdmitted the exact reference's decision
+   */
+  record(nowMs: number, key: string, admitted: boolean, refAdmitted: boolean): void {
+    const minute = Math.floor(nowMs / 60_000)
+    if (minute !== this.curMinute) {
+      this.curMinute = minute
+      let bin = this.minutes.get(minute)
+      if (bin === undefined) {
+        bin = new Float64Array(3)
+        this.minutes.set(minute, bin)
+      }
+      this.curBin = bin
+    }
+    const bin = this.curBin
+    if (admitted) {
+      this.admitted++
+      bin[0]++
+    } else {
+      this.rejected++
+      bin[1]++
+      const s = this.throttledKeys.get(key)
+      if (s === undefined) this.throttledKeys.set(key, { rejected: 1, startedMs: nowMs, endedMs: nowMs })
+      else {
+        s.rejected++
+        s.endedMs = nowMs
+      }
+    }
+    if (refAdmitted) this.refAdmitted++
+    else {
+      this.refRejected++
+      bin[2]++
+      this.refRejectedByKey.set(key, (this.refRejectedByKey.get(key) ?? 0) + 1)
+    }
+    if (admitted !== refAdmitted) this.differing++
+  }
+
+  /** The report's `totals`. */
+  totals(): ReplayReport['totals'] {
+    return { requests: this.admitted + this.rejected, admitted: this.admitted, rejected: this.rejected }
+  }
+
+  /**
+   * The report's `throttled`: the `top` keys by refusals (then earliest first refusal, then key).
+   * @param top how many keys to list, ≥ 1
+   * @param requestsOf all requests of a key (the reference counts them)
+   */
+  throttled(top: number, requestsOf: (key: string) => number): ReplayReport['throttled'] {
+    const keys = [...this.throttledKeys]
+      .sort((a, b) => b[1].rejected - a[1].rejected || a[1].startedMs - b[1].startedMs || (a[0] < b[0] ? -1 : 1))
+      .slice(0, top)
+      .map(([key, s]) => ({
+        key,
+        rejected: s.rejected,
+        requests: requestsOf(key),
+        referenceRejected: this.refRejectedByKey.get(key) ?? 0,
+        startedMs: s.startedMs,
+        endedMs: s.endedMs,
+      }))
+    return { distinctKeys: this.throttledKeys.size, top: keys }
+  }
+
+  /** The report's `reference`: the reference's counts and the keys only one side throttled (20 of each). */
+  reference(): ReplayReport['reference'] {
+    const refKeys = new Set(this.refRejectedByKey.keys())
+    const onlySketch = [...this.throttledKeys.keys()].filter((k) => !refKeys.has(k)).sort()
+    const onlyReference = [...refKeys].filter((k) => !this.throttledKeys.has(k)).sort()
+    return {
+      admitted: this.refAdmitted,
+      rejected: this.refRejected,
+      decisionsDiffering: this.differing,
+      distinctKeysThrottled: refKeys.size,
+      onlySketch: onlySketch.slice(0, 20),
+      onlySketchCount: onlySketch.length,
+      onlyReference: onlyReference.slice(0, 20),
+      onlyReferenceCount: onlyReference.length,
+    }
+  }
+
+  /**
+   * The report's `timeline`; empty bins are omitted.
+   * @param binMs bin width in ms, a multiple of 60000; 0 picks the smallest of 1 min, 5 min,
+   *   15 min, 1 h, 6 h, 1 day giving fewer than 1440 bins over `spanMs`
+   * @param spanMs the log's time span, ms
+   */
+  timeline(binMs: number, spanMs: number): ReplayReport['timeline'] {
+    if (binMs === 0) binMs = BINS_MS.find((b) => spanMs / b < 1440) ?? BINS_MS[BINS_MS.length - 1]
+    const bins = new Map<number, TimelineBin>()
+    for (const [minute, v] of this.minutes) {
+      const start = Math.floor((minute * 60_000) / binMs) * binMs
+      let b = bins.get(start)
+      if (b === undefined) {
+        b = { startMs: start, admitted: 0, rejected: 0, referenceRejected: 0 }
+        bins.set(start, b)
+      }
+      b.admitted += v[0]
+      b.rejected += v[1]
+      b.referenceRejected += v[2]
+    }
+    return { binMs, bins: [...bins.values()].sort((a, b) => a.startMs - b.startMs) }
+  }
+}
+
+/**
+ * The report's one-line description of each policy of a config (`rate 1/s burst 20`,
+ * `abuse 404=1 threshold 5 half-life 10 min`).
+ */
+export function policyLabels(c: ReplayConfig): string[] {
+  const policies: string[] = []
+  if (c.ratePerSecond !== null) policies.push(`rate ${c.ratePerSecond}/s burst ${c.burst}`)
+  if (c.abuse !== null) {
+    const w = Object.entries(c.abuse)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(',')
+    policies.push(`abuse ${w} threshold ${c.threshold} half-life ${formatDuration(c.halfLifeMs)}`)
+  }
+  return policies
+}
