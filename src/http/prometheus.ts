@@ -1,4 +1,4 @@
-import type { LimiterStats } from '../src/limit/telemetry.js'
+import type { LimiterStats } from '../limit/telemetry.js'
 import type * as PromClient from 'prom-client'
 
 /**
