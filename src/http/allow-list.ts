@@ -7,7 +7,10 @@
 import { invalidOption } from '../errors.js'
 import { normalizeIp, type RequestView } from './client-key.js'
 
-/** The allow list as parsed: a set of keys and addresses, a predicate, or neither. */
+/**
+ * The allow list as parsed: a set of keys and addresses, a predicate, or neither.
+ * @internal
+ */
 export interface AllowList<Req> {
   /** Keys and normalised addresses; undefined for none. */
   readonly set: ReadonlySet<string> | undefined
@@ -23,6 +26,7 @@ export interface AllowList<Req> {
  * @param ipv6Subnet IPv6 grouping in bits, [1, 128]
  * @param option option path for messages
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for anything else
+ * @internal
  */
 export function parseAllowList<Req>(v: unknown, ipv6Subnet: number, option = 'allowList'): AllowList<Req> {
   if (typeof v === 'function') return Object.freeze({ set: undefined, fn: v as AllowList<Req>['fn'], ipv6Subnet })
@@ -40,6 +44,7 @@ export function parseAllowList<Req>(v: unknown, ipv6Subnet: number, option = 'al
 /**
  * Whether a key or its client's address is on the allow list (sync unless the predicate
  * returns a Promise).
+ * @internal
  */
 export function isAllowed<Req>(
   list: AllowList<Req>,

@@ -34,7 +34,10 @@ export interface BloomRegistryConfig {
   onError?: (err: Error) => void
 }
 
-/** The option names of {@link BloomRegistryConfig}. */
+/**
+ * The option names of {@link BloomRegistryConfig}.
+ * @internal
+ */
 export const BLOOM_REGISTRY_CONFIG_KEYS = optionKeys<BloomRegistryConfig>({
   dir: true,
   filters: true,
@@ -50,6 +53,7 @@ export const BLOOM_REGISTRY_CONFIG_KEYS = optionKeys<BloomRegistryConfig>({
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for neither, or for an unknown key of the
  * configuration, of a filter's options or of a filter's `policy` (named by its full path,
  * e.g. `bloomRegistry.filters.users.capacty`); the registry's own errors for a bad configuration
+ * @internal
  */
 export function openBloomRegistry(v: BloomRegistryLike | BloomRegistryConfig, option: string): BloomRegistryLike {
   if (typeof v !== 'object' || v === null)

@@ -129,6 +129,7 @@ export function joinKeyParts(parts: readonly string[]): string {
 /**
  * Validate an `ipv6Subnet` option.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `name`
+ * @internal
  */
 export function checkIpv6Subnet(value: unknown, name = 'ipv6Subnet'): number {
   if (value === undefined) return 64
@@ -141,7 +142,10 @@ export function checkIpv6Subnet(value: unknown, name = 'ipv6Subnet'): number {
 /** A key part: a built-in name or a function of the request. */
 export type KeySpec<Req> = KeyPartName | ((req: Req) => string | Promise<string>)
 
-/** The framework's reads of a request (each adapter has one). */
+/**
+ * The framework's reads of a request (each adapter has one).
+ * @internal
+ */
 export interface RequestView<Req> {
   /** The client address, as the framework reports it. */
   ip(req: Req): string
@@ -153,7 +157,10 @@ export interface RequestView<Req> {
   header(req: Req, name: string): string | undefined
 }
 
-/** How keys are derived: the parsed `key`, `tenantHeader` and `ipv6Subnet` options. */
+/**
+ * How keys are derived: the parsed `key`, `tenantHeader` and `ipv6Subnet` options.
+ * @internal
+ */
 export interface KeyRules<Req> {
   /** The parts, in order (at least one). */
   readonly keyParts: readonly KeySpec<Req>[]
@@ -166,6 +173,7 @@ export interface KeyRules<Req> {
 /**
  * Parse the `key` option: a part or a non-empty array of parts.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `option`
+ * @internal
  */
 export function parseKeyParts<Req>(v: unknown, option = 'key'): readonly KeySpec<Req>[] {
   const raw = v ?? 'ip'
@@ -183,6 +191,7 @@ export function parseKeyParts<Req>(v: unknown, option = 'key'): readonly KeySpec
  * Promise. A key function that throws throws here (the adapter sends it down the
  * framework's error path).
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` when a key function returns a non-string
+ * @internal
  */
 export function deriveKey<Req>(rules: KeyRules<Req>, view: RequestView<Req>, req: Req): string | Promise<string> {
   const parts = rules.keyParts

@@ -64,6 +64,7 @@ export function defaultErrorBody(_req: unknown, c: ErrorContext): ErrorBody {
  * The 404 body: of the Bloom pre-check when the item is surely absent (`Not found`), or of
  * the not-found handler (`Route GET:/x not found`).
  * @param message the message; default `Not found`
+ * @internal
  */
 export function notFoundBody(message = 'Not found'): ErrorBody {
   return { statusCode: 404, error: STATUS_TEXT[404], message }
@@ -74,6 +75,7 @@ export function notFoundBody(message = 'Not found'): ErrorBody {
  * @param decision the denial
  * @param key the request key
  * @param statusCode the status the adapter answers with
+ * @internal
  */
 export function errorContext(decision: Decision, key: string, statusCode: number): ErrorContext {
   return {

@@ -33,7 +33,10 @@ interface Member {
   readonly denied: boolean
 }
 
-/** Where the fields go: a Node `ServerResponse` (Express's `res`) is one. */
+/**
+ * Where the fields go: a Node `ServerResponse` (Express's `res`) is one.
+ * @internal
+ */
 export interface FieldWriter {
   /** Set a response field. */
   setHeader(name: string, value: string): unknown
@@ -48,7 +51,10 @@ function tighter(a: Member, b: Member): boolean {
   return a.reset > b.reset
 }
 
-/** The members of every limiter that decided one request so far (see the module comment). */
+/**
+ * The members of every limiter that decided one request so far (see the module comment).
+ * @internal
+ */
 export class FieldStack {
   private readonly members: Member[] = []
   /** Largest Retry-After (s) of the denials so far; 0 for none. */

@@ -38,7 +38,10 @@ export interface HeaderOptions {
   retryAfter?: boolean
 }
 
-/** The option names of {@link HeaderOptions}; any other key is refused. */
+/**
+ * The option names of {@link HeaderOptions}; any other key is refused.
+ * @internal
+ */
 export const HEADER_OPTION_KEYS = optionKeys<HeaderOptions>({ ietf: true, legacy: true, retryAfter: true })
 
 /**
@@ -149,6 +152,7 @@ export function sfString(s: string): string {
  * @param set writes one field into `out`
  * @param source the limiter's field source
  * @param d the decision
+ * @internal
  */
 export function writeRateLimitFields<Out>(
   out: Out,

@@ -88,6 +88,7 @@ export interface CommonOptions<Req, Res> extends SketchOptions {
 /**
  * The names of {@link CommonOptions}, the options both adapters take (each adds its own to
  * them for its top-level list).
+ * @internal
  */
 export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> = Object.freeze({
   levels: true,
@@ -115,7 +116,10 @@ export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> =
   storeTimeoutMs: true,
   onStoreError: true,
 })
-/** The option names of {@link AdapterLimitOptions} (`limit`). */
+/**
+ * The option names of {@link AdapterLimitOptions} (`limit`).
+ * @internal
+ */
 export const ADAPTER_LIMIT_KEYS = optionKeys<AdapterLimitOptions<unknown>>({
   rate: true,
   burst: true,
@@ -123,7 +127,10 @@ export const ADAPTER_LIMIT_KEYS = optionKeys<AdapterLimitOptions<unknown>>({
   maxDebt: true,
   name: true,
 })
-/** The option names of {@link AdapterFairnessOptions} (`fairness`). */
+/**
+ * The option names of {@link AdapterFairnessOptions} (`fairness`).
+ * @internal
+ */
 export const ADAPTER_FAIRNESS_KEYS = optionKeys<AdapterFairnessOptions<unknown, unknown>>({
   failureDelta: true,
   successDelta: true,
@@ -132,7 +139,10 @@ export const ADAPTER_FAIRNESS_KEYS = optionKeys<AdapterFairnessOptions<unknown, 
   status: true,
   isFailure: true,
 })
-/** The option names of {@link AdapterAbuseOptions} (`abuse`). */
+/**
+ * The option names of {@link AdapterAbuseOptions} (`abuse`).
+ * @internal
+ */
 export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknown>>({
   weights: true,
   threshold: true,
@@ -144,6 +154,7 @@ export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknow
 /**
  * The adapters' options after parsing: complete, checked and frozen. Build its limiters
  * with {@link buildLimiter}.
+ * @internal
  */
 export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req, Res> {
   /** The cost function of `limit.cost`, when it is one. */
@@ -180,6 +191,7 @@ function fn(name: string, v: unknown): void {
  * @param prefix option path prefix for messages (e.g. `config.grudge.` for a route)
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also an unknown key
  * of a policy, e.g. `limit.burts`); `ERR_GRUDGE_ROTATOR_AMNESTY`
+ * @internal
  */
 export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix = ''): AdapterConfig<Req, Res> {
   if (typeof o !== 'object' || o === null) invalidOption(prefix || 'options', 'an object', o)
@@ -273,6 +285,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
  * @param config the adapter's configuration
  * @param name the limiter's name (namespaces its state in a shared store)
  * @param telemetry the counters it reports into (the adapter's), or undefined for its own
+ * @internal
  */
 export function buildLimiter<Req, Res>(
   config: AdapterConfig<Req, Res>,

@@ -6,7 +6,10 @@
  */
 import type { Limiter, Outcome } from '../limit/limiter.js'
 
-/** The adapter's own rules for an outcome, when given (else the defaults above). */
+/**
+ * The adapter's own rules for an outcome, when given (else the defaults above).
+ * @internal
+ */
 export interface OutcomeRules<Req, Res> {
   /** Whether a response is a failure (`fairness.isFailure`). */
   readonly isFailure: ((req: Req, res: Res) => boolean) | undefined
@@ -20,6 +23,7 @@ export interface OutcomeRules<Req, Res> {
  * @param limiter the limiter that admitted the request (its policies' defaults)
  * @param status the response status
  * @param elapsedMs ms from the decision to the response
+ * @internal
  */
 export function outcomeOf<Req, Res>(
   rules: OutcomeRules<Req, Res>,
