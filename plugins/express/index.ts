@@ -238,15 +238,4 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
 
 export default grudge
 export type { GrudgeExpressOptions, GrudgeExpressBloomOptions } from './options.js'
-export type {
-  CommonOptions,
-  AdapterLimitOptions,
-  AdapterFairnessOptions,
-  AdapterAbuseOptions,
-} from '../../src/http/options.js'
-export type { KeySpec } from '../../src/http/client-key.js'
-export type { ErrorContext, ErrorBody } from '../../src/http/error-body.js'
-export type { BloomRegistryLike, BloomRegistryConfig } from '../../src/http/bloom-registry.js'
-export type { FairnessStatus } from '../../src/http/status.js'
-export type { Decision } from '../../src/limit/decision.js'
-export type { LimiterStats } from '../../src/limit/telemetry.js'
+export type * from '../../src/http/adapter-types.js'

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import { invalidOption } from '../../src/errors.js'
 import { checkKnownOptions } from '../../src/options.js'
-import { makeDecision, type Decision } from '../../src/limit/decision.js'
+import { unlimitedDecision, type Decision } from '../../src/limit/decision.js'
 import type { Limiter } from '../../src/limit/limiter.js'
 import type { Telemetry } from '../../src/limit/telemetry.js'
 import { BloomGate } from '../../src/limit/bloom-gate.js'
@@ -186,20 +186,7 @@ export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, p
   const gate = new BloomGate({ filter: b.filter }, prefix)
   const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
-    if (req.grudge === null)
-      req.grudge = Object.assign(
-        makeDecision({
-          admitted: true,
-          policy: undefined,
-          limit: undefined,
-          remaining: undefined,
-          resetMs: undefined,
-          retryAfterMs: 0,
-          score: NaN,
-          scores: {},
-        }),
-        { key: '', bloom: scope.bloomOf },
-      )
+    if (req.grudge === null) req.grudge = Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf })
     const item = await b.item(req)
     const present = await gate.check(registry, item)
     scope.telemetry.policy('bloom', present)

@@ -71,3 +71,21 @@ export function makeDecision(d: Decision): Decision {
   } else d.remaining = nonNegativeInt(d.remaining ?? 0)
   return d
 }
+
+/**
+ * A Decision that admits without any policy having been consulted: no figures, no scores.
+ * What a Fastify route with only a Bloom pre-check carries on `req.grudge`.
+ * @internal
+ */
+export function unlimitedDecision(): Decision {
+  return {
+    admitted: true,
+    policy: undefined,
+    limit: undefined,
+    remaining: undefined,
+    resetMs: undefined,
+    retryAfterMs: 0,
+    score: NaN,
+    scores: {},
+  }
+}

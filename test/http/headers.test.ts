@@ -1,20 +1,10 @@
 import t from 'tap'
 import { fieldSource, rateLimitHeaders, retryAfterSeconds, sfString, type FieldOwner } from '../../src/http/headers.js'
-import { ceilSeconds, nonNegativeInt, type Decision } from '../../src/limit/decision.js'
+import { ceilSeconds, nonNegativeInt, unlimitedDecision, type Decision } from '../../src/limit/decision.js'
 
 /** A decision with the figures given (the core's numbers, before formatting). */
 function decision(p: Partial<Decision>): Decision {
-  return {
-    admitted: true,
-    policy: undefined,
-    limit: undefined,
-    remaining: undefined,
-    resetMs: undefined,
-    retryAfterMs: 0,
-    score: NaN,
-    scores: {},
-    ...p,
-  }
+  return { ...unlimitedDecision(), ...p }
 }
 
 const meter = (name: string, burst: number, windowMs: number): FieldOwner => ({

@@ -10,7 +10,7 @@ import grudge from '../../plugins/express/index.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import { fieldSource, rateLimitHeaders } from '../../src/http/headers.js'
 import { Limiter } from '../../src/limit/limiter.js'
-import { makeDecision } from '../../src/limit/decision.js'
+import { unlimitedDecision } from '../../src/limit/decision.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const express4 = createRequire(import.meta.url)('express4') as typeof express
@@ -382,16 +382,7 @@ t.test(
     const h = rateLimitHeaders(src, first)
     for (const n in h) out.setHeader(n, h[n])
     const stack = new FieldStack(src, first)
-    const open = makeDecision({
-      admitted: true,
-      policy: undefined,
-      limit: undefined,
-      remaining: undefined,
-      resetMs: undefined,
-      retryAfterMs: 0,
-      score: NaN,
-      scores: {},
-    })
+    const open = unlimitedDecision() // the same limiter failing open: admitted, no figures
     stack.add(src, open)
     stack.write(out)
     t.same([...out.fields.keys()], [], 'no member left: RateLimit and X-RateLimit-* removed, nothing invented')
