@@ -87,7 +87,17 @@ export interface FieldOwner {
   /** The limiter's name. */
   readonly name: string
   /** Its debt meter (a `DebtMeter` is one), or undefined for none. */
-  readonly limit: { readonly name: string; readonly burst: number; readonly windowMs: number } | undefined
+  readonly limit: FieldMeter | undefined
+}
+
+/** What {@link fieldSource} reads of a debt meter (a `DebtMeter` is one). */
+export interface FieldMeter {
+  /** The policy name, written as an sf-string. */
+  readonly name: string
+  /** The quota (burst), ≥ 0. */
+  readonly burst: number
+  /** Ms in which the quota is restored from empty (burst / rate · 1000). */
+  readonly windowMs: number
 }
 
 /**
