@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs'
 
 // One per package.json `exports` entry; an adapter whose source has not landed yet is left out.
-const entryPoints = ['src/index.ts', 'src/testing/index.ts', 'plugins/fastify.ts', 'plugins/express.ts'].filter((f) =>
+const entryPoints = ['src/index.ts', 'src/testing/index.ts', 'plugins/fastify/index.ts', 'plugins/express/index.ts'].filter((f) =>
   existsSync(f),
 )
 

@@ -2,7 +2,7 @@
 // bursts of 20 on everything, and a stricter limiter on the login route.
 //   node --import tsx examples/express-basic.ts   then   curl -i http://127.0.0.1:3000/
 import express from 'express'
-import grudge from '../plugins/express.js'
+import grudge from '../plugins/express/index.js'
 
 const app = express()
 app.set('trust proxy', false) // set to your proxy's address to key by X-Forwarded-For

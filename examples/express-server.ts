@@ -8,7 +8,7 @@
 import express, { type Express, type Request } from 'express'
 import type { Server } from 'node:http'
 import { pathToFileURL } from 'node:url'
-import grudge from '../plugins/express.js'
+import grudge from '../plugins/express/index.js'
 import {
   API_PER_IP,
   API_PER_TENANT,

@@ -2,7 +2,7 @@
 // of 20, abusive clients (many 401/404) blocked with 403, and a per-route override.
 //   node --import tsx examples/fastify-basic.ts   then   curl -i http://127.0.0.1:3000/
 import Fastify from 'fastify'
-import grudge from '../plugins/fastify.js'
+import grudge from '../plugins/fastify/index.js'
 
 const app = Fastify({ logger: true, trustProxy: false })
 await app.register(grudge, {

@@ -7,8 +7,9 @@
 //   GET  /grudge/stats                                  the limiters' telemetry
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import { pathToFileURL } from 'node:url'
-import grudge from '../plugins/fastify.js'
+import grudge from '../plugins/fastify/index.js'
 import { Limiter } from '../src/limit/limiter.js'
+import { denialStatus, fieldSource, rateLimitHeaders } from '../src/http/index.js'
 import {
   API_PER_IP,
   API_PER_TENANT,
@@ -62,15 +63,19 @@ export async function buildFastifyServer(options: ExampleServerOptions = {}): Pr
     limit: API_PER_TENANT,
   })
   app.addHook('onClose', () => tenants.close())
+  // the limiter's constant field parts (its RateLimit-Policy value), formatted once
+  const tenantFields = fieldSource(tenants)
   const perTenant = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     const tenant = req.headers[TENANT_HEADER]
     if (typeof tenant !== 'string' || tenant === '') return done()
     const d = tenants.decide(`tenant:${tenant}`)
     if (d instanceof Promise) return done(new Error('the example uses in-process stores only'))
     if (d.admitted) return done()
-    for (const name in d.headers) reply.header(name, d.headers[name])
-    reply.code(d.status).send({
-      statusCode: d.status,
+    const headers = rateLimitHeaders(tenantFields, d)
+    for (const name in headers) reply.header(name, headers[name])
+    const status = denialStatus(d) // 429: the debt meter denied
+    reply.code(status).send({
+      statusCode: status,
       error: 'Too Many Requests',
       message: `tenant ${tenant} is over its limit`,
     })

@@ -29,16 +29,16 @@ import {
   ADAPTER_ABUSE_KEYS,
   ADAPTER_FAIRNESS_KEYS,
   ADAPTER_LIMIT_KEYS,
-  BLOOM_REGISTRY_CONFIG_KEYS,
   COMMON_OPTION_NAMES,
-} from '../plugins/common.js'
+} from '../src/http/options.js'
+import { BLOOM_REGISTRY_CONFIG_KEYS } from '../src/http/bloom-registry.js'
 import {
   FASTIFY_BLOOM_ROUTE_KEYS,
   FASTIFY_REGISTER_KEYS,
   GRUDGE_FASTIFY_OPTION_KEYS,
   GRUDGE_ROUTE_OPTION_KEYS,
-} from '../plugins/fastify-options.js'
-import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from '../plugins/express-options.js'
+} from '../plugins/fastify/options.js'
+import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from '../plugins/express/options.js'
 
 // src/options.ts: the unknown-option check every constructor and factory runs once, and
 // the lists of names it checks against, which must stay the keys of the options interfaces.
@@ -268,57 +268,57 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
     name: 'COMMON_OPTION_NAMES',
     keys: Object.keys(COMMON_OPTION_NAMES),
-    where: { file: 'plugins/common.ts', type: 'CommonOptions' },
+    where: { file: 'src/http/options.ts', type: 'CommonOptions' },
   },
   {
     name: 'ADAPTER_LIMIT_KEYS',
     keys: ADAPTER_LIMIT_KEYS,
-    where: { file: 'plugins/common.ts', type: 'AdapterLimitOptions' },
+    where: { file: 'src/http/options.ts', type: 'AdapterLimitOptions' },
   },
   {
     name: 'ADAPTER_FAIRNESS_KEYS',
     keys: ADAPTER_FAIRNESS_KEYS,
-    where: { file: 'plugins/common.ts', type: 'AdapterFairnessOptions' },
+    where: { file: 'src/http/options.ts', type: 'AdapterFairnessOptions' },
   },
   {
     name: 'ADAPTER_ABUSE_KEYS',
     keys: ADAPTER_ABUSE_KEYS,
-    where: { file: 'plugins/common.ts', type: 'AdapterAbuseOptions' },
+    where: { file: 'src/http/options.ts', type: 'AdapterAbuseOptions' },
   },
   {
     name: 'BLOOM_REGISTRY_CONFIG_KEYS',
     keys: BLOOM_REGISTRY_CONFIG_KEYS,
-    where: { file: 'plugins/common.ts', type: 'BloomRegistryConfig' },
+    where: { file: 'src/http/bloom-registry.ts', type: 'BloomRegistryConfig' },
   },
   {
     name: 'FASTIFY_REGISTER_KEYS',
     keys: FASTIFY_REGISTER_KEYS,
-    where: { file: 'plugins/fastify-options.ts', type: 'RegisterOptions' },
+    where: { file: 'plugins/fastify/options.ts', type: 'RegisterOptions' },
   },
   {
     name: 'GRUDGE_ROUTE_OPTION_KEYS',
     keys: GRUDGE_ROUTE_OPTION_KEYS,
-    where: { file: 'plugins/fastify.ts', type: 'GrudgeRouteOptions' },
+    where: { file: 'plugins/fastify/options.ts', type: 'GrudgeRouteOptions' },
   },
   {
     name: 'GRUDGE_FASTIFY_OPTION_KEYS',
     keys: GRUDGE_FASTIFY_OPTION_KEYS,
-    where: { file: 'plugins/fastify.ts', type: 'GrudgeFastifyOptions' },
+    where: { file: 'plugins/fastify/options.ts', type: 'GrudgeFastifyOptions' },
   },
   {
     name: 'FASTIFY_BLOOM_ROUTE_KEYS',
     keys: FASTIFY_BLOOM_ROUTE_KEYS,
-    where: { file: 'plugins/fastify.ts', type: 'FastifyBloomRouteOptions' },
+    where: { file: 'plugins/fastify/options.ts', type: 'FastifyBloomRouteOptions' },
   },
   {
     name: 'GRUDGE_EXPRESS_OPTION_KEYS',
     keys: GRUDGE_EXPRESS_OPTION_KEYS,
-    where: { file: 'plugins/express.ts', type: 'GrudgeExpressOptions' },
+    where: { file: 'plugins/express/options.ts', type: 'GrudgeExpressOptions' },
   },
   {
     name: 'EXPRESS_BLOOM_KEYS',
     keys: EXPRESS_BLOOM_KEYS,
-    where: { file: 'plugins/express.ts', type: 'GrudgeExpressOptions', member: 'bloom' },
+    where: { file: 'plugins/express/options.ts', type: 'GrudgeExpressBloomOptions' },
   },
 ]
 

@@ -48,8 +48,8 @@ const entries: Entry[] = [
     source: 'src/testing/index.ts',
     check: `(() => { const c = new m.FakeClock(10); c.advance(5); return c.now() === 15 })() && typeof m.FakeTicker === 'function'`,
   },
-  { specifier: 'grudge/fastify', source: 'plugins/fastify.ts', check: `Object.keys(m).length > 0` },
-  { specifier: 'grudge/express', source: 'plugins/express.ts', check: `Object.keys(m).length > 0` },
+  { specifier: 'grudge/fastify', source: 'plugins/fastify/index.ts', check: `Object.keys(m).length > 0` },
+  { specifier: 'grudge/express', source: 'plugins/express/index.ts', check: `Object.keys(m).length > 0` },
 ]
 
 t.test('the documented entry points are the ones in package.json exports', async (t) => {

@@ -9,15 +9,15 @@ import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 
 // http.ts compiles grudge with tsc into GRUDGE_DIST so the servers run the shipped JS, not tsx's transpilation
-import type * as FastifyPlugin from '../../plugins/fastify.js'
-import type * as ExpressPlugin from '../../plugins/express.js'
+import type * as FastifyPlugin from '../../plugins/fastify/index.js'
+import type * as ExpressPlugin from '../../plugins/express/index.js'
 
 const dist = process.env.GRUDGE_DIST
 const fastifyModule = (await import(
-  dist ? pathToFileURL(`${dist}/plugins/fastify.js`).href : '../../plugins/fastify.js'
+  dist ? pathToFileURL(`${dist}/plugins/fastify/index.js`).href : '../../plugins/fastify/index.js'
 )) as typeof FastifyPlugin
 const expressModule = (await import(
-  dist ? pathToFileURL(`${dist}/plugins/express.js`).href : '../../plugins/express.js'
+  dist ? pathToFileURL(`${dist}/plugins/express/index.js`).href : '../../plugins/express/index.js'
 )) as typeof ExpressPlugin
 const grudgeFastify = fastifyModule.default
 const grudgeExpress = expressModule.default

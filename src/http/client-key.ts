@@ -1,3 +1,9 @@
+/**
+ * Request keys: the client address normalised (port, mapping, zone and IPv6 subnet), the
+ * built-in parts (`ip`, `tenant`, `route`), key functions, and their unambiguous join.
+ * Frameworks come in through a {@link RequestView}.
+ * @module
+ */
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors.js'
 
@@ -123,6 +129,7 @@ export function joinKeyParts(parts: readonly string[]): string {
 /**
  * Validate an `ipv6Subnet` option.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `name`
+ * @internal
  */
 export function checkIpv6Subnet(value: unknown, name = 'ipv6Subnet'): number {
   if (value === undefined) return 64
@@ -130,4 +137,98 @@ export function checkIpv6Subnet(value: unknown, name = 'ipv6Subnet'): number {
     invalidOption(name, 'an integer in [1, 128]', value)
   }
   return value
+}
+
+/** A key part: a built-in name or a function of the request. */
+export type KeySpec<Req> = KeyPartName | ((req: Req) => string | Promise<string>)
+
+/**
+ * The framework's reads of a request (each adapter has one).
+ * @internal
+ */
+export interface RequestView<Req> {
+  /** The client address, as the framework reports it. */
+  ip(req: Req): string
+  /** The method, upper case. */
+  method(req: Req): string
+  /** The route pattern, or undefined when the framework does not know it. */
+  route(req: Req): string | undefined
+  /** One request header by lower-case name. */
+  header(req: Req, name: string): string | undefined
+}
+
+/**
+ * How keys are derived: the parsed `key`, `tenantHeader` and `ipv6Subnet` options.
+ * @internal
+ */
+export interface KeyRules<Req> {
+  /** The parts, in order (at least one). */
+  readonly keyParts: readonly KeySpec<Req>[]
+  /** Header of the tenant id, lower case. */
+  readonly tenantHeader: string
+  /** IPv6 grouping prefix in bits, [1, 128]. */
+  readonly ipv6Subnet: number
+}
+
+/**
+ * Parse the `key` option: a part or a non-empty array of parts.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `option`
+ * @internal
+ */
+export function parseKeyParts<Req>(v: unknown, option = 'key'): readonly KeySpec<Req>[] {
+  const raw = v ?? 'ip'
+  const parts = (Array.isArray(raw) ? raw : [raw]) as KeySpec<Req>[]
+  if (parts.length === 0) invalidOption(option, "'ip', 'tenant', 'route', a function or a non-empty array of them", raw)
+  for (const k of parts) {
+    if (k !== 'ip' && k !== 'tenant' && k !== 'route' && typeof k !== 'function')
+      invalidOption(option, "'ip', 'tenant', 'route' or a function", k)
+  }
+  return Object.freeze([...parts])
+}
+
+/**
+ * The request's key from the configured parts. Sync unless a key function returns a
+ * Promise. A key function that throws throws here (the adapter sends it down the
+ * framework's error path).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` when a key function returns a non-string
+ * @internal
+ */
+export function deriveKey<Req>(rules: KeyRules<Req>, view: RequestView<Req>, req: Req): string | Promise<string> {
+  const parts = rules.keyParts
+  if (parts.length === 1) return onePart(rules, view, req, parts[0])
+  const out: (string | Promise<string>)[] = []
+  let async = false
+  for (const p of parts) {
+    const v = onePart(rules, view, req, p)
+    if (v instanceof Promise) async = true
+    out.push(v)
+  }
+  if (!async) return joinKeyParts(out as string[])
+  return Promise.all(out.map((v) => Promise.resolve(v))).then(joinKeyParts)
+}
+
+function checkKey(v: unknown): string {
+  if (typeof v !== 'string') invalidOption('key', 'a key function returning a string', v)
+  return v
+}
+
+function onePart<Req>(
+  rules: KeyRules<Req>,
+  view: RequestView<Req>,
+  req: Req,
+  p: KeySpec<Req>,
+): string | Promise<string> {
+  if (typeof p === 'function') {
+    const v = p(req)
+    if (v instanceof Promise) return v.then((x) => 'fn:' + checkKey(x))
+    return 'fn:' + checkKey(v)
+  }
+  if (p === 'ip') return 'ip:' + normalizeIp(view.ip(req) ?? '', rules.ipv6Subnet)
+  const kr: KeyRequest = {
+    ip: view.ip(req) ?? '',
+    method: view.method(req),
+    routePattern: view.route(req),
+    header: (name) => view.header(req, name),
+  }
+  return keyPart(p, kr, rules)
 }

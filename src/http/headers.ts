@@ -7,7 +7,7 @@
  * - `RateLimit-Policy: "<name>";q=<quota>;w=<window seconds>` — the quota (here the burst)
  *   and the window in which it is restored (here burst / rate, rounded up);
  * - `RateLimit: "<name>";r=<remaining>;t=<seconds>` — quota units left and seconds until
- *   the quota is restored (see {@link RateLimitFigures.resetMs} for what "restored" means).
+ *   the quota is restored (see `Decision.resetMs` for what "restored" means).
  *
  * (Earlier drafts used `RateLimit-Limit/-Remaining/-Reset` or one dictionary
  * `limit=, remaining=, reset=`; those are not emitted.) The legacy family is
@@ -15,13 +15,20 @@
  * GitHub and @fastify/rate-limit send it), and `Retry-After` is delay-seconds (RFC 9110
  * §10.2.3).
  *
+ * The core's {@link Decision} carries numbers; this module is where they become fields. Each
+ * limiter's constant parts (the quoted policy name, the whole `RateLimit-Policy` value) are
+ * built once, in its {@link FieldSource}, so a decision costs only the `RateLimit` member
+ * and the figures' strings.
+ *
  * Every figure is a non-negative integer: values are floored (remaining) or rounded up
  * (seconds), clamped at 0 and never NaN; a 0 is sent as `0`, never omitted.
  */
 
-import { optionKeys } from '../options.js'
+import { invalidOption } from '../errors.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
+import { ceilSeconds, nonNegativeInt, type Decision } from '../limit/decision.js'
 
-/** Which fields {@link rateLimitHeaders} writes. */
+/** Which fields are written. */
 export interface HeaderOptions {
   /** Write `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10). Default true. */
   ietf?: boolean
@@ -31,57 +38,110 @@ export interface HeaderOptions {
   retryAfter?: boolean
 }
 
-/** The option names of {@link HeaderOptions}; any other key is refused where a constructor takes them. */
+/**
+ * The option names of {@link HeaderOptions}; any other key is refused.
+ * @internal
+ */
 export const HEADER_OPTION_KEYS = optionKeys<HeaderOptions>({ ietf: true, legacy: true, retryAfter: true })
 
-/** The figures a policy reports, in the units named. */
-export interface RateLimitFigures {
-  /** Policy name, written as an sf-string item. */
-  name: string
-  /** Quota (the burst), ≥ 0. */
-  limit: number
-  /** Quota units left (floored, ≥ 0). */
-  remaining: number
-  /** Window in ms in which the quota is restored from empty (burst / rate). */
-  windowMs: number
-  /** Ms until the quota is restored: for an admitted request until the debt drains to 0; for a denied one until this request would be admitted (equal to `retryAfterMs`). */
-  resetMs: number
-  /** The `RateLimit-Policy` value, when the caller has it cached; else built from name, limit and windowMs. */
-  policyField?: string
-  /** The name as an sf-string, when the caller has it cached. */
-  quotedName?: string
+/**
+ * Parse header options: `false` for none, else every family decided (defaults filled in), frozen.
+ * @param h the options
+ * @param option option path for messages
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a non-object or an unknown key
+ * @internal
+ */
+export function parseHeaderOptions(
+  h: HeaderOptions | false | undefined,
+  option = 'headers',
+): Readonly<Required<HeaderOptions>> | false {
+  if (h === false) return false
+  if (h !== undefined && (typeof h !== 'object' || h === null))
+    invalidOption(option, 'false or { ietf, legacy, retryAfter }', h)
+  if (h) checkKnownOptions(h, HEADER_OPTION_KEYS, option + '.')
+  return Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
 }
 
-/** The `RateLimit-Policy` value: `"<name>";q=<limit>;w=<window seconds, ≥ 1>`. */
-export function policyField(name: string, limit: number, windowMs: number): string {
-  return `${sfString(name)};q=${nonNegativeInt(limit)};w=${Math.max(1, delaySeconds(windowMs))}`
+/** What one limiter contributes to the fields; constant per limiter, built once by {@link fieldSource}. */
+export interface FieldSource {
+  /** The debt meter's policy name as an sf-string; '' without a debt meter. */
+  readonly quotedName: string
+  /** The debt meter's `RateLimit-Policy` member; '' without a debt meter. */
+  readonly policyField: string
+  /** Whether the policy name was defaulted: it never replaces a member of the same name (spec/http.md §3.1). */
+  readonly implicit: boolean
+  /** The limiter's own name as an sf-string: what a defaulted name becomes on a clash. */
+  readonly altQuotedName: string
+  /** The `RateLimit-Policy` member under {@link FieldSource.altQuotedName}. */
+  readonly altPolicyField: string
+  /** Whether `RateLimit-Policy` and `RateLimit` are written. */
+  readonly ietf: boolean
+  /** Whether `X-RateLimit-*` are written. */
+  readonly legacy: boolean
+  /** Whether `Retry-After` is written on a denial. */
+  readonly retryAfter: boolean
+}
+
+/** What {@link fieldSource} reads of a limiter (a `Limiter` is one). */
+export interface FieldOwner {
+  /** The limiter's name. */
+  readonly name: string
+  /** Its debt meter (a `DebtMeter` is one), or undefined for none. */
+  readonly limit: FieldMeter | undefined
+}
+
+/** What {@link fieldSource} reads of a debt meter (a `DebtMeter` is one). */
+export interface FieldMeter {
+  /** The policy name, written as an sf-string. */
+  readonly name: string
+  /** The quota (burst), ≥ 0. */
+  readonly burst: number
+  /** Ms in which the quota is restored from empty (burst / rate · 1000). */
+  readonly windowMs: number
 }
 
 /**
- * Delay-seconds of a duration in ms: ceil(ms / 1000), at least 0, NaN → 0. Sub-microsecond
- * excess (floating-point noise of a decayed score divided by a small rate) is ignored, so an
- * exact 86 400 000 ms computed as 86 400 000.000003 is 86 400 s, not 86 401.
+ * The field source of a limiter: its debt meter's name, quota and window formatted once.
+ * @param limiter the limiter (its name and debt meter)
+ * @param headers which families to write (default IETF fields and Retry-After), or false for none
+ * @param implicit whether the debt meter's name was defaulted rather than given; default false
  */
-export function delaySeconds(ms: number): number {
-  if (!(ms > 0)) return 0
-  if (ms === Infinity) return 2147483647
-  return Math.ceil(ms / 1000 - 1e-6)
+export function fieldSource(limiter: FieldOwner, headers: HeaderOptions | false = {}, implicit = false): FieldSource {
+  const meter = limiter.limit
+  return Object.freeze({
+    quotedName: meter !== undefined ? sfString(meter.name) : '',
+    policyField: meter !== undefined ? policyField(meter.name, meter.burst, meter.windowMs) : '',
+    implicit,
+    altQuotedName: sfString(limiter.name),
+    altPolicyField: meter !== undefined ? policyField(limiter.name, meter.burst, meter.windowMs) : '',
+    ietf: headers !== false && headers.ietf !== false,
+    legacy: headers !== false && headers.legacy === true,
+    retryAfter: headers !== false && headers.retryAfter !== false,
+  })
 }
 
-/** Retry-After seconds of a denial: {@link delaySeconds}, at least 1. */
+/**
+ * The `RateLimit-Policy` value: `"<name>";q=<limit>;w=<window seconds, ≥ 1>`.
+ * @internal
+ */
+export function policyField(name: string, limit: number, windowMs: number): string {
+  return `${sfString(name)};q=${nonNegativeInt(limit)};w=${Math.max(1, ceilSeconds(windowMs))}`
+}
+
+/**
+ * Retry-After seconds of a denial (delay-seconds, RFC 9110 §10.2.3): the core's
+ * whole-seconds rounding (`ceilSeconds`), at least 1.
+ * @internal
+ */
 export function retryAfterSeconds(ms: number): number {
-  const s = delaySeconds(ms)
+  const s = ceilSeconds(ms)
   return s < 1 ? 1 : s
 }
 
-/** A non-negative integer for a header: floor, ≥ 0, NaN → 0. */
-export function nonNegativeInt(x: number): number {
-  if (!(x > 0)) return 0
-  if (x === Infinity) return Number.MAX_SAFE_INTEGER
-  return Math.floor(x)
-}
-
-/** An RFC 9651 sf-string: printable ASCII with `"` and `\` escaped; other characters become `?`. */
+/**
+ * An RFC 9651 sf-string: printable ASCII with `"` and `\` escaped; other characters become `?`.
+ * @internal
+ */
 export function sfString(s: string): string {
   let out = '"'
   for (let i = 0; i < s.length; i++) {
@@ -94,34 +154,50 @@ export function sfString(s: string): string {
 }
 
 /**
- * Write the rate-limit fields for `figures` into `out` (lower-case names).
- * @param out the header record to fill
- * @param figures the policy's figures, or undefined when there are none (a fail-open
- *   answer from an unreachable store: nothing is invented)
- * @param retryAfterMs ms until a denied request may be retried, or undefined when admitted
- * @param options which families to write
+ * Write the rate-limit fields of a decision (lower-case names, in the order
+ * `ratelimit-policy`, `ratelimit`, `x-ratelimit-*`, `retry-after`). A decision without
+ * figures (no debt meter, or a store that failed open) gets none: nothing is invented.
+ * `set` is a module function of the adapter's, so that writing allocates no closure.
+ * @param out where the fields go (a reply, a response, a record)
+ * @param set writes one field into `out`
+ * @param source the limiter's field source
+ * @param d the decision
+ * @internal
  */
-export function rateLimitHeaders(
-  out: Record<string, string>,
-  figures: RateLimitFigures | undefined,
-  retryAfterMs: number | undefined,
-  options: HeaderOptions = {},
-): Record<string, string> {
-  if (figures !== undefined) {
-    const limit = nonNegativeInt(figures.limit)
-    const remaining = nonNegativeInt(figures.remaining)
-    const reset = delaySeconds(figures.resetMs)
-    if (options.ietf !== false) {
-      out['ratelimit-policy'] = figures.policyField ?? policyField(figures.name, figures.limit, figures.windowMs)
-      out['ratelimit'] = `${figures.quotedName ?? sfString(figures.name)};r=${remaining};t=${reset}`
+export function writeRateLimitFields<Out>(
+  out: Out,
+  set: (out: Out, name: string, value: string) => unknown,
+  source: FieldSource,
+  d: Decision,
+): void {
+  if (d.limit !== undefined && d.remaining !== undefined && d.resetMs !== undefined) {
+    const remaining = nonNegativeInt(d.remaining)
+    const reset = ceilSeconds(d.resetMs)
+    if (source.ietf) {
+      set(out, 'ratelimit-policy', source.policyField)
+      set(out, 'ratelimit', `${source.quotedName};r=${remaining};t=${reset}`)
     }
-    if (options.legacy === true) {
-      out['x-ratelimit-limit'] = String(limit)
-      out['x-ratelimit-remaining'] = String(remaining)
-      out['x-ratelimit-reset'] = String(reset)
+    if (source.legacy) {
+      set(out, 'x-ratelimit-limit', String(nonNegativeInt(d.limit)))
+      set(out, 'x-ratelimit-remaining', String(remaining))
+      set(out, 'x-ratelimit-reset', String(reset))
     }
   }
-  if (retryAfterMs !== undefined && options.retryAfter !== false)
-    out['retry-after'] = String(retryAfterSeconds(retryAfterMs))
+  if (!d.admitted && source.retryAfter) set(out, 'retry-after', String(retryAfterSeconds(d.retryAfterMs)))
+}
+
+function setRecord(out: Record<string, string>, name: string, value: string): void {
+  out[name] = value
+}
+
+/**
+ * The rate-limit fields of a decision as a record (lower-case names), for a server of your
+ * own over the core `Limiter`: `for (const n in h) reply.header(n, h[n])`.
+ * @param source the limiter's field source ({@link fieldSource}, built once per limiter)
+ * @param d the decision
+ */
+export function rateLimitHeaders(source: FieldSource, d: Decision): Record<string, string> {
+  const out: Record<string, string> = {}
+  writeRateLimitFields(out, setRecord, source, d)
   return out
 }

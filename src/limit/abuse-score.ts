@@ -1,7 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
-import { longPeriodTicker } from '../clock.js'
-import { minimumPeriodMs, positive, type ResolvedSketchOptions } from './options.js'
+import { minimumPeriodMs, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
@@ -47,6 +46,49 @@ export interface AbuseVerdict {
 export const DEFAULT_ABUSE_WEIGHTS: AbuseWeights = Object.freeze({ '401': 1, '403': 1, '404': 0.2, success: -0.1 })
 
 /**
+ * The complete options of a {@link AbuseScore} (see {@link parseAbuseScoreOptions}).
+ * @internal
+ */
+export type AbuseScoreConfig = Readonly<
+  Pick<AbuseScore, 'weights' | 'threshold' | 'halfLifeMs' | 'maxScore' | 'periodMs'>
+>
+
+/**
+ * Abuse-score options checked and complete: what {@link AbuseScore} holds, without its store. Pure: it opens no
+ * store and starts no timer, so options can be checked at registration.
+ * @param options the policy options
+ * @param sketch the limiter's resolved sketch options (generations, periodMs)
+ * @param prefix option path prefix for error messages
+ * @throws {GrudgeError} as the {@link AbuseScore} constructor
+ * @internal
+ */
+export function parseAbuseScoreOptions(
+  options: AbuseScoreOptions,
+  sketch: Pick<ResolvedSketchOptions, 'generations' | 'periodMs'>,
+  prefix: string,
+): AbuseScoreConfig {
+  if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+  checkKnownOptions(options, ABUSE_SCORE_OPTION_KEYS, prefix)
+  const given = options.weights ?? DEFAULT_ABUSE_WEIGHTS
+  if (typeof given !== 'object' || given === null)
+    invalidOption(prefix + 'weights', 'an object of status → delta', given)
+  for (const [k, v] of Object.entries(given)) {
+    if (!/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(k))
+      invalidOption(`${prefix}weights.${k}`, "a status, 'Nxx', 'success' or 'default' key", k)
+    if (typeof v !== 'number' || !Number.isFinite(v)) invalidOption(`${prefix}weights.${k}`, 'a finite number', v)
+  }
+  const weights = Object.freeze({ ...given })
+  const threshold = positive(prefix + 'threshold', options.threshold, 10)
+  const halfLifeMs = positive(prefix + 'halfLifeMs', options.halfLifeMs, 600_000)
+  const maxScore = positive(prefix + 'maxScore', options.maxScore, 4 * threshold)
+  if (maxScore < threshold) invalidOption(prefix + 'maxScore', `a number ≥ threshold (${threshold})`, options.maxScore)
+  // from maxScore to below 1/1000 of the threshold
+  const drainMs = halfLifeMs * Math.log2((maxScore / threshold) * 1000)
+  const periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
+  return Object.freeze({ weights, threshold, halfLifeMs, maxScore, periodMs })
+}
+
+/**
  * An abuse score: responses add weighted deltas to the key's score, which decays
  * exponentially with `halfLifeMs`; a key at or above `threshold` is blocked with 403 until
  * decay brings it below. With exponential decay the wait is closed-form:
@@ -74,42 +116,13 @@ export class AbuseScore {
    * not an option of {@link AbuseScoreOptions})
    */
   constructor(options: AbuseScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'abuse.') {
-    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
-    checkKnownOptions(options, ABUSE_SCORE_OPTION_KEYS, prefix)
-    const weights = options.weights ?? DEFAULT_ABUSE_WEIGHTS
-    if (typeof weights !== 'object' || weights === null)
-      invalidOption(prefix + 'weights', 'an object of status → delta', weights)
-    for (const [k, v] of Object.entries(weights)) {
-      if (!/^([1-5][0-9][0-9]|[1-5]xx|success|default)$/.test(k))
-        invalidOption(`${prefix}weights.${k}`, "a status, 'Nxx', 'success' or 'default' key", k)
-      if (typeof v !== 'number' || !Number.isFinite(v)) invalidOption(`${prefix}weights.${k}`, 'a finite number', v)
-    }
-    this.weights = Object.freeze({ ...weights })
-    this.threshold = positive(prefix + 'threshold', options.threshold, 10)
-    this.halfLifeMs = positive(prefix + 'halfLifeMs', options.halfLifeMs, 600_000)
-    this.maxScore = positive(prefix + 'maxScore', options.maxScore, 4 * this.threshold)
-    if (this.maxScore < this.threshold)
-      invalidOption(prefix + 'maxScore', `a number ≥ threshold (${this.threshold})`, options.maxScore)
-    // from maxScore to below 1/1000 of the threshold
-    const drainMs = this.halfLifeMs * Math.log2((this.maxScore / this.threshold) * 1000)
-    this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
-    this.store = sketch.store({
-      name: storeName,
-      sketch: {
-        levels: sketch.levels,
-        cellsPerLevel: sketch.cellsPerLevel,
-        decay: halfLife(this.halfLifeMs),
-        lo: 0,
-        hi: this.maxScore,
-        aggregator: 'min',
-        hasher: sketch.hasher,
-        clock: sketch.clock,
-      },
-      generations: sketch.generations,
-      periodMs: this.periodMs,
-      clock: sketch.clock,
-      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
-    })
+    const c = parseAbuseScoreOptions(options, sketch, prefix)
+    this.weights = c.weights
+    this.threshold = c.threshold
+    this.halfLifeMs = c.halfLifeMs
+    this.maxScore = c.maxScore
+    this.periodMs = c.periodMs
+    this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), this.maxScore)
   }
 
   /** The delta for a response status: exact status, then `Nxx`, then `success` (< 400), then `default`, else 0. */

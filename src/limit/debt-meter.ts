@@ -1,9 +1,7 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { longPeriodTicker } from '../clock.js'
-import { positive, type ResolvedSketchOptions } from './options.js'
+import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator.js'
-import { policyField, sfString } from '../http/headers.js'
 import type { ScoreStore, StoreResult } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -47,6 +45,54 @@ export interface DebtVerdict {
 }
 
 /**
+ * The complete options of a {@link DebtMeter} (see {@link parseDebtMeterOptions}).
+ * @internal
+ */
+export type DebtMeterConfig = Readonly<
+  Pick<DebtMeter, 'rate' | 'burst' | 'cost' | 'maxDebt' | 'name' | 'windowMs' | 'periodMs'>
+>
+
+/**
+ * Debt-meter options checked and complete: what {@link DebtMeter} holds, without its store. Pure: it opens no
+ * store and starts no timer, so options can be checked at registration.
+ * @param options the policy options
+ * @param sketch the limiter's resolved sketch options (generations, periodMs)
+ * @param prefix option path prefix for error messages
+ * @throws {GrudgeError} as the {@link DebtMeter} constructor
+ * @internal
+ */
+export function parseDebtMeterOptions(
+  options: DebtMeterOptions,
+  sketch: Pick<ResolvedSketchOptions, 'generations' | 'periodMs'>,
+  prefix: string,
+): DebtMeterConfig {
+  if (typeof options !== 'object' || options === null)
+    invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
+  checkKnownOptions(options, DEBT_METER_OPTION_KEYS, prefix)
+  const rate = positive(prefix + 'rate', options.rate)
+  const burst = positive(prefix + 'burst', options.burst)
+  const cost = options.cost ?? 1
+  if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > burst) {
+    invalidOption(prefix + 'cost', `a finite number in [0, burst = ${burst}] or a function`, cost)
+  }
+  const maxDebt = options.maxDebt === undefined ? 10 * burst : positive(prefix + 'maxDebt', options.maxDebt)
+  if (maxDebt < burst) invalidOption(prefix + 'maxDebt', `a number ≥ burst (${burst})`, options.maxDebt)
+  const name = options.name ?? 'default'
+  if (typeof name !== 'string' || name.length === 0) invalidOption(prefix + 'name', 'a non-empty string', name)
+  const windowMs = (burst / rate) * 1000
+  const drainMs = (maxDebt / rate) * 1000
+  const minPeriod = suggestPeriodMs(maxDebt, rate, sketch.generations)
+  if (sketch.periodMs !== undefined && (sketch.generations - 1) * sketch.periodMs < drainMs) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_ROTATOR_AMNESTY',
+      `option "periodMs": expected ≥ ${minPeriod} ms ((generations − 1) · periodMs ≥ maxDebt / rate · 1000 = ${drainMs} ms), received ${sketch.periodMs}`,
+    )
+  }
+  const periodMs = sketch.periodMs ?? minPeriod
+  return Object.freeze({ rate, burst, cost, maxDebt, name, windowMs, periodMs })
+}
+
+/**
  * A debt meter (the GCRA / leaky-bucket reading of a decaying sketch): each key carries a
  * debt that drains linearly at `rate` per second, floored at 0 and clamped at `maxDebt`;
  * a request of cost c is admitted iff debt + c ≤ burst, and then adds c. A fresh key reads
@@ -71,10 +117,6 @@ export class DebtMeter {
   readonly windowMs: number
   /** Where the debts live. */
   readonly store: ScoreStore
-  /** The constant `RateLimit-Policy` field value of this meter. */
-  readonly policyField: string
-  /** The name as an sf-string. */
-  readonly quotedName: string
 
   /**
    * @param options the policy options
@@ -86,51 +128,15 @@ export class DebtMeter {
    * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when `periodMs` is too short
    */
   constructor(options: DebtMeterOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'limit.') {
-    if (typeof options !== 'object' || options === null)
-      invalidOption(prefix.slice(0, -1), 'an object { rate, burst }', options)
-    checkKnownOptions(options, DEBT_METER_OPTION_KEYS, prefix)
-    this.rate = positive(prefix + 'rate', options.rate)
-    this.burst = positive(prefix + 'burst', options.burst)
-    const cost = options.cost ?? 1
-    if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > this.burst) {
-      invalidOption(prefix + 'cost', `a finite number in [0, burst = ${this.burst}] or a function`, cost)
-    }
-    this.cost = cost
-    this.maxDebt = options.maxDebt === undefined ? 10 * this.burst : positive(prefix + 'maxDebt', options.maxDebt)
-    if (this.maxDebt < this.burst)
-      invalidOption(prefix + 'maxDebt', `a number ≥ burst (${this.burst})`, options.maxDebt)
-    const name = options.name ?? 'default'
-    if (typeof name !== 'string' || name.length === 0) invalidOption(prefix + 'name', 'a non-empty string', name)
-    this.name = name
-    this.windowMs = (this.burst / this.rate) * 1000
-    this.policyField = policyField(this.name, this.burst, this.windowMs)
-    this.quotedName = sfString(this.name)
-    const drainMs = (this.maxDebt / this.rate) * 1000
-    const minPeriod = suggestPeriodMs(this.maxDebt, this.rate, sketch.generations)
-    if (sketch.periodMs !== undefined && (sketch.generations - 1) * sketch.periodMs < drainMs) {
-      throw new GrudgeError(
-        'ERR_GRUDGE_ROTATOR_AMNESTY',
-        `option "periodMs": expected ≥ ${minPeriod} ms ((generations − 1) · periodMs ≥ maxDebt / rate · 1000 = ${drainMs} ms), received ${sketch.periodMs}`,
-      )
-    }
-    this.periodMs = sketch.periodMs ?? minPeriod
-    this.store = sketch.store({
-      name: storeName,
-      sketch: {
-        levels: sketch.levels,
-        cellsPerLevel: sketch.cellsPerLevel,
-        decay: linear(this.rate),
-        lo: 0,
-        hi: this.maxDebt,
-        aggregator: 'min',
-        hasher: sketch.hasher,
-        clock: sketch.clock,
-      },
-      generations: sketch.generations,
-      periodMs: this.periodMs,
-      clock: sketch.clock,
-      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
-    })
+    const c = parseDebtMeterOptions(options, sketch, prefix)
+    this.rate = c.rate
+    this.burst = c.burst
+    this.cost = c.cost
+    this.maxDebt = c.maxDebt
+    this.name = c.name
+    this.windowMs = c.windowMs
+    this.periodMs = c.periodMs
+    this.store = policyStore(sketch, storeName, this.periodMs, linear(this.rate), this.maxDebt)
   }
 
   /**

@@ -1,26 +1,24 @@
-import { rateLimitHeaders, nonNegativeInt, type HeaderOptions, type RateLimitFigures } from '../http/headers.js'
-
 /** The policy that decided: the debt meter, the feedback score, the abuse score, the Bloom gate or a failed shared store. */
 export type PolicyName = 'limit' | 'fairness' | 'abuse' | 'bloom' | 'store'
 
 /**
- * What the core decided about one request; adapters copy `headers` onto the response and,
- * when `admitted` is false, answer with `status`. All durations in ms.
+ * What the core decided about one request, in numbers: whether it may proceed, which policy
+ * denied it, and the debt meter's figures. The core says what happened; `grudge/fastify`
+ * and `grudge/express` (through `src/http/`) turn it into a status (429, 503, 403) and
+ * rate-limit fields. All durations in ms.
  */
 export interface Decision {
   /** Whether the request may proceed. */
   admitted: boolean
-  /** HTTP status to answer with: 200 when admitted, else 429 (debt meter), 503 (feedback score, or a fail-closed store; configurable), 403 (abuse score). */
-  status: number
-  /** The policy that denied, or undefined when admitted. */
+  /** The policy that denied (`limit`, `fairness`, `abuse` or `store`), or undefined when admitted. */
   policy: PolicyName | undefined
   /** The debt meter's quota (burst); undefined without a debt meter or when a failed store answered open. */
   limit: number | undefined
   /** Quota units left after this request, floored, ≥ 0; undefined as for `limit`. */
   remaining: number | undefined
-  /** Ms until the quota is restored (see {@link RateLimitFigures.resetMs}); undefined as for `limit`. */
+  /** Ms until the quota is restored: for an admitted request until the debt drains to 0; for a denied one `retryAfterMs`. Undefined as for `limit`. */
   resetMs: number | undefined
-  /** Ms until a denied request may be retried (> 0 when denied, 0 when admitted). */
+  /** Ms until a denied request may be retried: whole seconds, ≥ 1000 when denied; 0 when admitted. */
   retryAfterMs: number
   /** The deciding policy's score (debt for the debt meter, [0, 1] for the feedback score, the abuse score); NaN when unknown. */
   score: number
@@ -33,75 +31,61 @@ export interface Decision {
     /** Abuse score of the key in [0, maxScore]; blocked at ≥ threshold; absent without one or when not read. */
     abuse?: number
   }
-  /** Response fields to copy (lower-case names). */
-  headers: Record<string, string>
-}
-
-/** What {@link makeDecision} needs of a debt meter for the rate-limit fields. */
-export interface MeterFigures {
-  /** Policy name. */
-  readonly name: string
-  /** The quota (burst). */
-  readonly burst: number
-  /** Ms to restore the quota from empty. */
-  readonly windowMs: number
-  /** The constant `RateLimit-Policy` value of this meter (cached). */
-  readonly policyField: string
-  /** The name as an sf-string (cached). */
-  readonly quotedName: string
 }
 
 /**
- * Assemble a Decision and its header record (one object shape for every decision).
- * @param admitted whether the request may proceed
- * @param status 200 or the denial status
- * @param policy the denying policy, or undefined
- * @param score the deciding policy's score
- * @param scores each policy's score
- * @param retryAfterMs the wait when denied (whole seconds in ms), 0 when admitted
- * @param meter the debt meter whose figures go into the fields, or undefined for none
- * @param remaining quota left (ignored without a meter)
- * @param resetMs ms until the quota is restored (ignored without a meter)
- * @param headerOptions which fields to write, or false for none
+ * Whole seconds of a duration in ms, rounded up: ceil(ms / 1000), at least 0, NaN → 0,
+ * Infinity → 2^31 − 1. Sub-microsecond excess (floating-point noise of a decayed score
+ * divided by a small rate) is ignored, so an exact 86 400 000 ms computed as
+ * 86 400 000.000003 is 86 400 s, not 86 401. The one rounding rule of every wait the core
+ * reports and every seconds field `src/http/` writes.
+ * @internal
  */
-export function makeDecision(
-  admitted: boolean,
-  status: number,
-  policy: PolicyName | undefined,
-  score: number,
-  scores: Decision['scores'],
-  retryAfterMs: number,
-  meter: MeterFigures | undefined,
-  remaining: number,
-  resetMs: number,
-  headerOptions: HeaderOptions | false,
-): Decision {
-  const headers: Record<string, string> = {}
-  if (headerOptions !== false) {
-    const figures: RateLimitFigures | undefined =
-      meter !== undefined
-        ? {
-            name: meter.name,
-            limit: meter.burst,
-            remaining,
-            windowMs: meter.windowMs,
-            resetMs,
-            policyField: meter.policyField,
-            quotedName: meter.quotedName,
-          }
-        : undefined
-    rateLimitHeaders(headers, figures, admitted ? undefined : retryAfterMs, headerOptions)
-  }
+export function ceilSeconds(ms: number): number {
+  if (!(ms > 0)) return 0
+  if (ms === Infinity) return 2147483647
+  return Math.ceil(ms / 1000 - 1e-6)
+}
+
+/**
+ * A non-negative integer of a count: floor, ≥ 0, NaN → 0, Infinity → 2^53 − 1.
+ * @internal
+ */
+export function nonNegativeInt(x: number): number {
+  if (!(x > 0)) return 0
+  if (x === Infinity) return Number.MAX_SAFE_INTEGER
+  return Math.floor(x)
+}
+
+/**
+ * A Decision from its fields, with the figures made header-safe in place: without a quota
+ * (`limit` undefined) `remaining` and `resetMs` are undefined too; `remaining` is floored
+ * at 0. The caller writes every field in one literal, so every decision has one object
+ * shape and no second object is allocated.
+ * @internal
+ */
+export function makeDecision(d: Decision): Decision {
+  if (d.limit === undefined) {
+    d.remaining = undefined
+    d.resetMs = undefined
+  } else d.remaining = nonNegativeInt(d.remaining ?? 0)
+  return d
+}
+
+/**
+ * A Decision that admits without any policy having been consulted: no figures, no scores.
+ * What a Fastify route with only a Bloom pre-check carries on `req.grudge`.
+ * @internal
+ */
+export function unlimitedDecision(): Decision {
   return {
-    admitted,
-    status,
-    policy,
-    limit: meter !== undefined ? meter.burst : undefined,
-    remaining: meter !== undefined ? nonNegativeInt(remaining) : undefined,
-    resetMs: meter !== undefined ? resetMs : undefined,
-    retryAfterMs,
-    score,
-    scores,
-    headers,
+    admitted: true,
+    policy: undefined,
+    limit: undefined,
+    remaining: undefined,
+    resetMs: undefined,
+    retryAfterMs: 0,
+    score: NaN,
+    scores: {},
   }
 }

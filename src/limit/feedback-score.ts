@@ -1,7 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { exponential } from '../sketch/decay.js'
-import { longPeriodTicker } from '../clock.js'
-import { minimumPeriodMs, nonNegative, positive, type ResolvedSketchOptions } from './options.js'
+import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
@@ -16,8 +15,6 @@ export interface FeedbackScoreOptions {
   lambdaPerSecond?: number
   /** A response slower than this many ms counts as a failure (default outcome rule); finite, > 0. Default 5000. */
   slowMs?: number
-  /** Status of a throttled request: 503 (default) or 429. */
-  status?: 503 | 429
 }
 
 /** The option names of {@link FeedbackScoreOptions}; any other key is refused. */
@@ -26,7 +23,6 @@ export const FEEDBACK_SCORE_OPTION_KEYS = optionKeys<FeedbackScoreOptions>({
   successDelta: true,
   lambdaPerSecond: true,
   slowMs: true,
-  status: true,
 })
 
 /** The result of {@link FeedbackScore.check}. */
@@ -41,6 +37,42 @@ export interface FairnessVerdict {
 
 /** Scores below this are treated as drained when sizing the rotation period. */
 const NEGLIGIBLE = 1e-3
+
+/**
+ * The complete options of a {@link FeedbackScore} (see {@link parseFeedbackScoreOptions}).
+ * @internal
+ */
+export type FeedbackScoreConfig = Readonly<
+  Pick<FeedbackScore, 'failureDelta' | 'successDelta' | 'lambdaPerSecond' | 'slowMs' | 'periodMs'>
+>
+
+/**
+ * Feedback-score options checked and complete: what {@link FeedbackScore} holds, without its store. Pure: it opens no
+ * store and starts no timer, so options can be checked at registration.
+ * @param options the policy options
+ * @param sketch the limiter's resolved sketch options (generations, periodMs)
+ * @param prefix option path prefix for error messages
+ * @throws {GrudgeError} as the {@link FeedbackScore} constructor
+ * @internal
+ */
+export function parseFeedbackScoreOptions(
+  options: FeedbackScoreOptions,
+  sketch: Pick<ResolvedSketchOptions, 'generations' | 'periodMs'>,
+  prefix: string,
+): FeedbackScoreConfig {
+  if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
+  checkKnownOptions(options, FEEDBACK_SCORE_OPTION_KEYS, prefix)
+  const failureDelta = positive(prefix + 'failureDelta', options.failureDelta, 0.1)
+  if (failureDelta > 1) invalidOption(prefix + 'failureDelta', 'a number in (0, 1]', options.failureDelta)
+  const successDelta = nonNegative(prefix + 'successDelta', options.successDelta, 0.01)
+  if (successDelta > 1) invalidOption(prefix + 'successDelta', 'a number in [0, 1]', options.successDelta)
+  const lambdaPerSecond = positive(prefix + 'lambdaPerSecond', options.lambdaPerSecond, 0.1)
+  const slowMs = positive(prefix + 'slowMs', options.slowMs, 5000)
+  // a full score (1) decays below NEGLIGIBLE in ln(1/NEGLIGIBLE)/λ seconds
+  const drainMs = (Math.log(1 / NEGLIGIBLE) / lambdaPerSecond) * 1000
+  const periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
+  return Object.freeze({ failureDelta, successDelta, lambdaPerSecond, slowMs, periodMs })
+}
 
 /**
  * A FAIR-style feedback score: each key's score in [0, 1] rises by `failureDelta` on a
@@ -61,8 +93,6 @@ export class FeedbackScore {
   readonly lambdaPerSecond: number
   /** Response time in ms above which the default outcome rule counts a failure (> 0; default 5000). */
   readonly slowMs: number
-  /** Status of a throttled request: 503 (default) or 429. */
-  readonly status: 503 | 429
   /** Rotation period of the score's Rotator in ms: the configured `periodMs`, else the shortest one that never forgives a score early. */
   readonly periodMs: number
   /** Where the scores live (one Rotator of sketches with lo 0, hi 1, exponential decay, Min aggregator, or a shared store). */
@@ -73,37 +103,13 @@ export class FeedbackScore {
    * not an option of {@link FeedbackScoreOptions}); `ERR_GRUDGE_ROTATOR_AMNESTY` for a short period
    */
   constructor(options: FeedbackScoreOptions, sketch: ResolvedSketchOptions, storeName: string, prefix = 'fairness.') {
-    if (typeof options !== 'object' || options === null) invalidOption(prefix.slice(0, -1), 'an object', options)
-    checkKnownOptions(options, FEEDBACK_SCORE_OPTION_KEYS, prefix)
-    this.failureDelta = positive(prefix + 'failureDelta', options.failureDelta, 0.1)
-    if (this.failureDelta > 1) invalidOption(prefix + 'failureDelta', 'a number in (0, 1]', options.failureDelta)
-    this.successDelta = nonNegative(prefix + 'successDelta', options.successDelta, 0.01)
-    if (this.successDelta > 1) invalidOption(prefix + 'successDelta', 'a number in [0, 1]', options.successDelta)
-    this.lambdaPerSecond = positive(prefix + 'lambdaPerSecond', options.lambdaPerSecond, 0.1)
-    this.slowMs = positive(prefix + 'slowMs', options.slowMs, 5000)
-    const status = options.status ?? 503
-    if (status !== 503 && status !== 429) invalidOption(prefix + 'status', '503 or 429', status)
-    this.status = status
-    // a full score (1) decays below NEGLIGIBLE in ln(1/NEGLIGIBLE)/λ seconds
-    const drainMs = (Math.log(1 / NEGLIGIBLE) / this.lambdaPerSecond) * 1000
-    this.periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
-    this.store = sketch.store({
-      name: storeName,
-      sketch: {
-        levels: sketch.levels,
-        cellsPerLevel: sketch.cellsPerLevel,
-        decay: exponential(this.lambdaPerSecond),
-        lo: 0,
-        hi: 1,
-        aggregator: 'min',
-        hasher: sketch.hasher,
-        clock: sketch.clock,
-      },
-      generations: sketch.generations,
-      periodMs: this.periodMs,
-      clock: sketch.clock,
-      ticker: longPeriodTicker(sketch.ticker, sketch.clock),
-    })
+    const c = parseFeedbackScoreOptions(options, sketch, prefix)
+    this.failureDelta = c.failureDelta
+    this.successDelta = c.successDelta
+    this.lambdaPerSecond = c.lambdaPerSecond
+    this.slowMs = c.slowMs
+    this.periodMs = c.periodMs
+    this.store = policyStore(sketch, storeName, this.periodMs, exponential(this.lambdaPerSecond), 1)
   }
 
   /**

@@ -1,29 +1,30 @@
 import { invalidOption } from '../errors.js'
-import { retryAfterSeconds, type HeaderOptions } from '../http/headers.js'
-import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
-import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
-import { makeDecision, type Decision } from './decision.js'
-import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from './feedback-score.js'
+import { AbuseScore, parseAbuseScoreOptions, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
+import { DebtMeter, parseDebtMeterOptions, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
+import { ceilSeconds, makeDecision, type Decision, type PolicyName } from './decision.js'
+import {
+  FeedbackScore,
+  parseFeedbackScoreOptions,
+  type FeedbackScoreOptions,
+  type FairnessVerdict,
+} from './feedback-score.js'
 import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
 import type { Clock } from '../clock.js'
-import { HEADER_OPTION_KEYS } from '../http/headers.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
 export interface LimiterOptions extends SketchOptions {
   /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
   name?: string
-  /** Debt meter (429); false or absent for none. */
+  /** Debt meter (the adapters answer its denials 429); false or absent for none. */
   limit?: DebtMeterOptions | false
-  /** Feedback score (503 or 429); false or absent for none. */
+  /** Feedback score (503, or 429 with the adapters' `fairness.status`); false or absent for none. */
   fairness?: FeedbackScoreOptions | false
   /** Abuse score (403); false or absent for none. */
   abuse?: AbuseScoreOptions | false
-  /** Fields to write: `false` for none; default IETF fields and Retry-After, no legacy fields. */
-  headers?: HeaderOptions | false
   /** Uniform [0, 1) source for the feedback score's throttling; default Math.random. Tests inject a seeded one. */
   random?: () => number
   /** Counters to report into (shared by the limiters of one plugin); default a private one. */
@@ -34,7 +35,7 @@ export interface LimiterOptions extends SketchOptions {
    * > 0; default 1000.
    */
   storeTimeoutMs?: number
-  /** What a store timeout or rejection means: `'open'` (admit, no figures; default) or `'closed'` (503). */
+  /** What a store timeout or rejection means: `'open'` (admit, no figures; default) or `'closed'` (deny, policy `store`: 503). */
   onStoreError?: 'open' | 'closed'
 }
 
@@ -52,12 +53,52 @@ export const LIMITER_OPTION_KEYS = optionKeys<LimiterOptions>({
   limit: true,
   fairness: true,
   abuse: true,
-  headers: true,
   random: true,
   telemetry: true,
   storeTimeoutMs: true,
   onStoreError: true,
 })
+
+/** The limiter's own options (not its policies'), checked. */
+interface TopLevel {
+  readonly name: string
+  readonly sketch: ResolvedSketchOptions
+  readonly random: () => number
+  readonly storeTimeoutMs: number
+  readonly onStoreError: 'open' | 'closed'
+}
+
+function parseTopLevel(options: LimiterOptions, prefix: string): TopLevel {
+  if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
+  checkKnownOptions(options, LIMITER_OPTION_KEYS, prefix)
+  const name = options.name ?? 'default'
+  const sketch = resolveSketchOptions(options, prefix)
+  const random = options.random ?? Math.random
+  if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
+  const storeTimeoutMs = options.storeTimeoutMs ?? 1000
+  if (typeof storeTimeoutMs !== 'number' || !Number.isFinite(storeTimeoutMs) || storeTimeoutMs <= 0)
+    invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', storeTimeoutMs)
+  const onStoreError = options.onStoreError ?? 'open'
+  if (onStoreError !== 'open' && onStoreError !== 'closed')
+    invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
+  return { name, sketch, random, storeTimeoutMs, onStoreError }
+}
+
+/**
+ * Check limiter options as the {@link Limiter} constructor would, without building it: no
+ * store is opened and no timer started (the adapters check their options at registration
+ * with it, and build limiters later, per route).
+ * @param options see {@link LimiterOptions}
+ * @param prefix option path prefix for error messages
+ * @throws {GrudgeError} as the {@link Limiter} constructor
+ * @internal
+ */
+export function checkLimiterOptions(options: LimiterOptions, prefix = ''): void {
+  const { sketch } = parseTopLevel(options, prefix)
+  if (options.limit) parseDebtMeterOptions(options.limit, sketch, prefix + 'limit.')
+  if (options.fairness) parseFeedbackScoreOptions(options.fairness, sketch, prefix + 'fairness.')
+  if (options.abuse) parseAbuseScoreOptions(options.abuse, sketch, prefix + 'abuse.')
+}
 
 /** Coded errors that are the caller's bug (a bad cost or key) or the deployment's (a fleet mismatch), not a store failure. */
 const CALLER_ERRORS = new Set<unknown>([
@@ -80,9 +121,10 @@ export interface Outcome {
 
 /**
  * The framework-free core of the adapters: a request key and its cost in, a
- * {@link Decision} out. Policies run in the order abuse score (403) → feedback score
- * (503/429) → debt meter (429); the first denial decides and later policies are not
- * charged. With in-process stores everything is synchronous; when a shared store answers
+ * {@link Decision} out. Policies run in the order abuse score → feedback score → debt
+ * meter; the first denial decides and later policies are not charged. The Decision names
+ * the policy that denied; the status that means (403, 503 or 429) is the adapters'.
+ * With in-process stores everything is synchronous; when a shared store answers
  * with a Promise, the Decision comes as a Promise.
  */
 export class Limiter {
@@ -94,14 +136,12 @@ export class Limiter {
   readonly clock: Clock
   /** The same clock, with its pin/unpin handles (internal). */
   private readonly pinnedClock: PinnedClock
-  /** Debt meter (429), or undefined when not configured. */
+  /** Debt meter, or undefined when not configured. */
   readonly limit: DebtMeter | undefined
-  /** Feedback score (503 or 429), or undefined when not configured. */
+  /** Feedback score, or undefined when not configured. */
   readonly fairness: FeedbackScore | undefined
-  /** Abuse score (403), or undefined when not configured. */
+  /** Abuse score, or undefined when not configured. */
   readonly abuse: AbuseScore | undefined
-  /** Which response fields decisions carry (frozen; defaults filled in), or false for none. */
-  readonly headerOptions: HeaderOptions | false
   /** Windowed counters this limiter reports into (given in the options or a private one). */
   readonly telemetry: Telemetry
   private readonly random: () => number
@@ -115,37 +155,20 @@ export class Limiter {
    * @param options see {@link LimiterOptions}
    * @param prefix option path prefix for error messages
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
-   * not an option of {@link LimiterOptions}, of `headers` or of a policy (`limit.burts`: the
+   * not an option of {@link LimiterOptions} or of a policy (`limit.burts`: the
    * message suggests the closest name); `ERR_GRUDGE_ROTATOR_AMNESTY`
    */
   constructor(options: LimiterOptions, prefix = '') {
-    if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
-    checkKnownOptions(options, LIMITER_OPTION_KEYS, prefix)
-    this.name = options.name ?? 'default'
-    const resolved = resolveSketchOptions(options, prefix)
+    const top = parseTopLevel(options, prefix)
+    this.name = top.name
+    const resolved = top.sketch
     this.pinnedClock = new PinnedClock(resolved.clock)
     this.clock = this.pinnedClock
     // policies read the pinned clock (one clock read per decision); rotation timing reads the real one
     this.sketch = Object.freeze({ ...resolved, clock: this.pinnedClock })
-    const random = options.random ?? Math.random
-    if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
-    this.random = random
-    const timeout = options.storeTimeoutMs ?? 1000
-    if (typeof timeout !== 'number' || !Number.isFinite(timeout) || timeout <= 0)
-      invalidOption(prefix + 'storeTimeoutMs', 'a finite number > 0 (ms)', timeout)
-    this.storeTimeoutMs = timeout
-    const onStoreError = options.onStoreError ?? 'open'
-    if (onStoreError !== 'open' && onStoreError !== 'closed')
-      invalidOption(prefix + 'onStoreError', "'open' or 'closed'", onStoreError)
-    this.onStoreError = onStoreError
-    const h = options.headers
-    if (h !== undefined && h !== false && (typeof h !== 'object' || h === null))
-      invalidOption(prefix + 'headers', 'false or { ietf, legacy, retryAfter }', h)
-    if (h) checkKnownOptions(h, HEADER_OPTION_KEYS, prefix + 'headers.')
-    this.headerOptions =
-      h === false
-        ? false
-        : Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
+    this.random = top.random
+    this.storeTimeoutMs = top.storeTimeoutMs
+    this.onStoreError = top.onStoreError
     this.limit = options.limit
       ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
       : undefined
@@ -202,7 +225,7 @@ export class Limiter {
         resolve(
           this.onStoreError === 'open'
             ? this.admit(NaN, {}, undefined, 0)
-            : this.deny(503, 'store', NaN, 1000, {}, undefined),
+            : this.deny('store', NaN, 1000, {}, undefined),
         )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
@@ -248,7 +271,7 @@ export class Limiter {
     if (a !== undefined) {
       scores.abuse = a.score
       this.telemetry.policy('abuse', a.admitted)
-      if (!a.admitted) return this.deny(403, 'abuse', a.score, a.retryAfterMs, scores, undefined)
+      if (!a.admitted) return this.deny('abuse', a.score, a.retryAfterMs, scores, undefined)
     }
     if (this.fairness === undefined) return this.afterFairness(key, cost, scores, undefined)
     const f = this.fairness.check(key, this.random())
@@ -265,7 +288,7 @@ export class Limiter {
     if (f !== undefined) {
       scores.fairness = f.score
       this.telemetry.policy('fairness', f.admitted)
-      if (!f.admitted) return this.deny(this.fairness!.status, 'fairness', f.score, f.retryAfterMs, scores, undefined)
+      if (!f.admitted) return this.deny('fairness', f.score, f.retryAfterMs, scores, undefined)
     }
     if (this.limit === undefined) return this.admit(NaN, scores, undefined, 0)
     const d = this.limit.consume(key, cost)
@@ -279,11 +302,11 @@ export class Limiter {
     if (d.failure !== undefined) {
       this.telemetry.policy('store', d.admitted)
       if (d.admitted) return this.admit(NaN, scores, undefined, 0)
-      return this.deny(503, 'store', NaN, d.retryAfterMs, scores, undefined)
+      return this.deny('store', NaN, d.retryAfterMs, scores, undefined)
     }
     this.telemetry.policy('limit', d.admitted)
     if (d.admitted) return this.admit(d.debt, scores, meter, d.remaining, d.resetMs)
-    return this.deny(429, 'limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
+    return this.deny('limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
   }
 
   private admit(
@@ -294,12 +317,20 @@ export class Limiter {
     resetMs = NaN,
   ): Decision {
     this.telemetry.outcome(true)
-    return makeDecision(true, 200, undefined, score, scores, 0, meter, remaining, resetMs, this.headerOptions)
+    return makeDecision({
+      admitted: true,
+      policy: undefined,
+      limit: meter !== undefined ? meter.burst : undefined,
+      remaining,
+      resetMs,
+      retryAfterMs: 0,
+      score,
+      scores,
+    })
   }
 
   private deny(
-    status: number,
-    policy: Decision['policy'],
+    policy: PolicyName,
     score: number,
     retryAfterMs: number,
     scores: Decision['scores'],
@@ -308,8 +339,17 @@ export class Limiter {
   ): Decision {
     this.telemetry.outcome(false)
     // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
-    const wait = retryAfterSeconds(retryAfterMs) * 1000
-    return makeDecision(false, status, policy, score, scores, wait, meter, remaining, wait, this.headerOptions)
+    const wait = Math.max(1, ceilSeconds(retryAfterMs)) * 1000
+    return makeDecision({
+      admitted: false,
+      policy,
+      limit: meter !== undefined ? meter.burst : undefined,
+      remaining,
+      resetMs: wait,
+      retryAfterMs: wait,
+      score,
+      scores,
+    })
   }
 
   /**

@@ -1,7 +1,8 @@
 import { invalidOption } from '../errors.js'
-import { systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
+import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
-import { localStore, type StoreFactory } from './store.js'
+import { localStore, type ScoreStore, type StoreFactory } from './store.js'
+import type { Decay } from '../sketch/decay.js'
 import { optionKeys } from '../options.js'
 
 /** Sketch size, hashing, time and store shared by a limiter's policies. */
@@ -72,6 +73,7 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
  * @param o the options (may be undefined)
  * @param prefix option path prefix for error messages
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+ * @internal
  */
 export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
   const src = o ?? {}
@@ -103,6 +105,7 @@ export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''):
 /**
  * A positive finite number option.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
+ * @internal
  */
 export function positive(name: string, v: unknown, dflt?: number): number {
   if (v === undefined && dflt !== undefined) return dflt
@@ -113,6 +116,7 @@ export function positive(name: string, v: unknown, dflt?: number): number {
 /**
  * A finite number ≥ 0 option.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
+ * @internal
  */
 export function nonNegative(name: string, v: unknown, dflt?: number): number {
   if (v === undefined && dflt !== undefined) return dflt
@@ -127,7 +131,46 @@ export function nonNegative(name: string, v: unknown, dflt?: number): number {
  * (The Rotator's own amnesty guard checks the same inequality.)
  * @param drainMs time in ms for the largest score to decay to where it no longer matters
  * @param generations N ≥ 2
+ * @internal
  */
 export function minimumPeriodMs(drainMs: number, generations: number): number {
   return Math.max(1, Math.ceil(drainMs / (generations - 1)))
+}
+
+/**
+ * The store of one policy: what every policy asks of the store factory, written once. The
+ * sketch holds scores in [0, hi] under `decay` with the Min aggregator (collisions only
+ * make a policy stricter), rotated every `periodMs` by a ticker that survives periods past
+ * 2^31 ms.
+ * @param sketch the limiter's resolved sketch options
+ * @param name the policy instance's store name (e.g. `limit:GET /a`)
+ * @param periodMs the policy's rotation period in ms
+ * @param decay the policy's decay
+ * @param hi the score ceiling
+ * @internal
+ */
+export function policyStore(
+  sketch: ResolvedSketchOptions,
+  name: string,
+  periodMs: number,
+  decay: Decay,
+  hi: number,
+): ScoreStore {
+  return sketch.store({
+    name,
+    sketch: {
+      levels: sketch.levels,
+      cellsPerLevel: sketch.cellsPerLevel,
+      decay,
+      lo: 0,
+      hi,
+      aggregator: 'min',
+      hasher: sketch.hasher,
+      clock: sketch.clock,
+    },
+    generations: sketch.generations,
+    periodMs,
+    clock: sketch.clock,
+    ticker: longPeriodTicker(sketch.ticker, sketch.clock),
+  })
 }

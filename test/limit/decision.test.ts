@@ -3,11 +3,12 @@ import fc from 'fast-check'
 import { Limiter } from '../../src/limit/limiter.js'
 import type { Decision } from '../../src/limit/decision.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { fieldSource, rateLimitHeaders, type FieldSource } from '../../src/http/headers.js'
 
 const INT = /^\d+$/
 
-function checkHeaders(d: Decision): boolean {
-  const h = d.headers
+function checkHeaders(source: FieldSource, d: Decision): boolean {
+  const h = rateLimitHeaders(source, d)
   if (h['ratelimit'] !== undefined && !/^"[^"]*";r=\d+;t=\d+$/.test(h['ratelimit'])) return false
   if (h['ratelimit-policy'] !== undefined && !/^"[^"]*";q=\d+;w=[1-9]\d*$/.test(h['ratelimit-policy'])) return false
   for (const k of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'retry-after']) {
@@ -40,12 +41,12 @@ t.test(
             levels: 2,
             cellsPerLevel: 16,
             limit: { rate, burst },
-            headers: { legacy: true },
           })
+          const source = fieldSource(l, { legacy: true })
           for (const [dt, frac] of steps) {
             clock.advance(dt)
             const d = l.decide('k', frac * burst) as Decision
-            if (!checkHeaders(d)) return false
+            if (!checkHeaders(source, d)) return false
             if (!(d.remaining! >= 0 && d.remaining! <= burst)) return false
           }
           return true

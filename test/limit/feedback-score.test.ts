@@ -81,20 +81,17 @@ t.test('throttle probability equals the score; Retry-After is when the same draw
   limiter.record('k', { failed: true, abuseDelta: 0 }) // 0.8
   u = 0.79
   const d = limiter.decide('k') as Decision
-  t.equal(d.status, 503)
+  t.equal(d.admitted, false)
   t.equal(d.policy, 'fairness')
   t.ok(Math.abs(d.score - 0.8) < 1e-9)
-  t.equal(d.headers['retry-after'], '1') // ln(0.8/0.79)/ln2 s ≈ 0.018 s → 1
+  t.equal(d.retryAfterMs, 1000) // ln(0.8/0.79)/ln2 s ≈ 0.018 s → 1 s
   u = 0.2
   const e = limiter.decide('k') as Decision
-  t.equal(e.headers['retry-after'], '2') // ln(0.8/0.2)/ln 2 = 2 half-lives = 2 s
+  t.equal(e.retryAfterMs, 2000) // ln(0.8/0.2)/ln 2 = 2 half-lives = 2 s
   clock.advance(2000)
   t.ok((limiter.decide('k') as Decision).admitted, 'after 2 s the score is 0.2: the draw 0.2 is no longer below it')
   u = 0.81
   t.ok((limiter.decide('k') as Decision).admitted)
-  const l429 = new Limiter({ clock, ticker: new FakeTicker(), random: () => 0, fairness: { status: 429 } })
-  l429.record('k', { failed: true, abuseDelta: 0 })
-  t.equal((l429.decide('k') as Decision).status, 429)
 })
 
 t.test('an unknown option throws naming its path and the closest option; every option passes', async (t) => {
@@ -104,15 +101,19 @@ t.test('an unknown option throws naming its path and the closest option; every o
     unknownOption('fairness.lambdaPerSec', undefined, FEEDBACK_SCORE_OPTION_KEYS),
   )
   t.throws(
-    () => new FeedbackScore(typo<FeedbackScoreOptions>({ Status: 429 }), sketch, 'x'),
-    unknownOption('fairness.Status', 'status'),
+    () => new FeedbackScore(typo<FeedbackScoreOptions>({ slowms: 429 }), sketch, 'x'),
+    unknownOption('fairness.slowms', 'slowMs'),
+  )
+  t.throws(
+    () => new FeedbackScore(typo<FeedbackScoreOptions>({ status: 429 }), sketch, 'x'),
+    unknownOption('fairness.status', undefined, FEEDBACK_SCORE_OPTION_KEYS),
+    "a status is the adapters' option (fairness.status there), not the core policy's",
   )
   const all: Required<FeedbackScoreOptions> = {
     failureDelta: 0.2,
     successDelta: 0.05,
     lambdaPerSecond: 0.5,
     slowMs: 100,
-    status: 429,
   }
   t.same(Object.keys(all).sort(), [...FEEDBACK_SCORE_OPTION_KEYS].sort(), 'the test names every option')
   await new FeedbackScore(all, sketch, 'x').close()

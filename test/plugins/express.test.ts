@@ -4,7 +4,7 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import { request } from 'undici'
-import grudge from '../../plugins/express.js'
+import grudge from '../../plugins/express/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { localStore } from '../../src/limit/store.js'
 import type { Request, Response } from 'express'
@@ -13,8 +13,8 @@ import type {
   AdapterFairnessOptions,
   AdapterLimitOptions,
   GrudgeExpressOptions,
-} from '../../plugins/express.js'
-import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from '../../plugins/express-options.js'
+} from '../../plugins/express/index.js'
+import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from '../../plugins/express/options.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
@@ -247,8 +247,8 @@ t.test('handler, onExceeded, skip and allowList in Express', async (t) => {
     allowList: ['127.0.0.2'],
     skip: (req) => req.path === '/health',
     onExceeded: (_req, key) => seen.push(key),
-    handler: (_req, res, _next, decision) => {
-      res.status(decision.status).send(`slow down ${decision.retryAfterMs}`)
+    handler: (_req, res, _next, context) => {
+      res.status(context.statusCode).send(`slow down ${context.decision.retryAfterMs}`)
     },
   })
   app.use(mw)

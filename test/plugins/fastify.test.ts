@@ -4,7 +4,7 @@ import { request } from 'undici'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import grudge from '../../plugins/fastify.js'
+import grudge from '../../plugins/fastify/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { localStore, type StoreFactory } from '../../src/limit/store.js'
 import type { FastifyReply, FastifyRequest, RegisterOptions } from 'fastify'
@@ -15,13 +15,13 @@ import type {
   BloomRegistryConfig,
   GrudgeFastifyOptions,
   GrudgeRouteOptions,
-} from '../../plugins/fastify.js'
+} from '../../plugins/fastify/index.js'
 import {
   FASTIFY_REGISTER_KEYS,
   GRUDGE_FASTIFY_OPTION_KEYS,
   GRUDGE_ROUTE_OPTION_KEYS,
-} from '../../plugins/fastify-options.js'
-import { BLOOM_REGISTRY_CONFIG_KEYS } from '../../plugins/common.js'
+} from '../../plugins/fastify/options.js'
+import { BLOOM_REGISTRY_CONFIG_KEYS } from '../../src/http/bloom-registry.js'
 import type { RegisterBloomOptions } from '../../src/bloom/registry.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { typo, unknownOption } from '../unknown-option.js'

@@ -6,10 +6,11 @@ import { createRequire } from 'node:module'
 import type { AddressInfo } from 'node:net'
 import type { Server } from 'node:http'
 import { request } from 'undici'
-import grudge from '../../plugins/express.js'
-import { FieldStack, fieldSource, type FieldWriter } from '../../plugins/rate-limit-fields.js'
+import grudge from '../../plugins/express/index.js'
+import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
+import { fieldSource, rateLimitHeaders } from '../../src/http/headers.js'
 import { Limiter } from '../../src/limit/limiter.js'
-import { makeDecision } from '../../src/limit/decision.js'
+import { unlimitedDecision } from '../../src/limit/decision.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const express4 = createRequire(import.meta.url)('express4') as typeof express
@@ -372,15 +373,16 @@ t.test(
   async (t) => {
     const ticker = new FakeTicker()
     const clock = new FakeClock(0)
-    const l = new Limiter({ clock, ticker, limit: { rate: 1, burst: 4 }, headers: { legacy: true } })
+    const l = new Limiter({ clock, ticker, limit: { rate: 1, burst: 4 } })
     t.teardown(() => l.close())
-    const src = fieldSource(l, true)
+    const src = fieldSource(l, { legacy: true }, true)
     const first = l.decide('k')
     if (first instanceof Promise) throw new Error('sync')
     const out = capture()
-    for (const n in first.headers) out.setHeader(n, first.headers[n])
+    const h = rateLimitHeaders(src, first)
+    for (const n in h) out.setHeader(n, h[n])
     const stack = new FieldStack(src, first)
-    const open = makeDecision(true, 200, undefined, NaN, {}, 0, undefined, NaN, NaN, l.headerOptions)
+    const open = unlimitedDecision() // the same limiter failing open: admitted, no figures
     stack.add(src, open)
     stack.write(out)
     t.same([...out.fields.keys()], [], 'no member left: RateLimit and X-RateLimit-* removed, nothing invented')
@@ -401,9 +403,9 @@ t.test('FieldStack: an implicit name whose fallback is taken replaces that membe
     if (d instanceof Promise) throw new Error('sync')
     return d
   }
-  const stack = new FieldStack(fieldSource(a, true), decide(a))
-  stack.add(fieldSource(b, false), decide(b))
-  stack.add(fieldSource(c, true), decide(c))
+  const stack = new FieldStack(fieldSource(a, {}, true), decide(a))
+  stack.add(fieldSource(b, {}, false), decide(b))
+  stack.add(fieldSource(c, {}, true), decide(c))
   const out = capture()
   stack.write(out)
   t.equal(out.fields.get('ratelimit-policy'), '"default";q=4;w=4, "x";q=2;w=2')

@@ -1,9 +1,9 @@
 import t from 'tap'
 import Fastify from 'fastify'
 import express from 'express'
-import grudge, { type GrudgeRequestState } from '../../plugins/fastify.js'
-import grudgeExpress, { type GrudgeExpressState } from '../../plugins/express.js'
-import type { LimiterStats } from '../../plugins/fastify.js'
+import grudge, { type GrudgeRequestState } from '../../plugins/fastify/index.js'
+import grudgeExpress, { type GrudgeExpressState } from '../../plugins/express/index.js'
+import type { LimiterStats } from '../../plugins/fastify/index.js'
 
 // Declaration merging, checked by the type checker (tsc --noEmit covers test/): each
 // `@ts-expect-error` fails the type check if the merged types stop rejecting the misuse.

@@ -4,7 +4,7 @@
 // burst 1, GET then HEAD both reached the costly handler.
 import t from 'tap'
 import Fastify from 'fastify'
-import grudge from '../../plugins/fastify.js'
+import grudge from '../../plugins/fastify/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 t.test('the derived HEAD route shares the GET route’s own limiter', async (t) => {

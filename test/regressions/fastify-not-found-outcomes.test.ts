@@ -3,7 +3,7 @@
 // the typical scan) were limited but never scored, so a scanner was never blocked.
 import t from 'tap'
 import Fastify from 'fastify'
-import grudge from '../../plugins/fastify.js'
+import grudge from '../../plugins/fastify/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 t.test('notFound: true — 404s of the not-found handler feed the abuse score', async (t) => {

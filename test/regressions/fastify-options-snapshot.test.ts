@@ -4,7 +4,7 @@
 // parsed once at registration and frozen.
 import t from 'tap'
 import Fastify from 'fastify'
-import grudge from '../../plugins/fastify.js'
+import grudge from '../../plugins/fastify/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 t.test('options mutated after registration do not reach routes added later', async (t) => {

@@ -3,7 +3,7 @@
 // its place: the route's stricter limit (or its opt-out) was silently ignored.
 import t from 'tap'
 import Fastify from 'fastify'
-import grudge from '../../plugins/fastify.js'
+import grudge from '../../plugins/fastify/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 t.test('a route-level hook(overrides) limits its route, alone', async (t) => {

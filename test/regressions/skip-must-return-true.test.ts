@@ -7,8 +7,8 @@ import Fastify from 'fastify'
 import express from 'express'
 import { request } from 'undici'
 import type { AddressInfo } from 'node:net'
-import fastifyGrudge from '../../plugins/fastify.js'
-import expressGrudge from '../../plugins/express.js'
+import fastifyGrudge from '../../plugins/fastify/index.js'
+import expressGrudge from '../../plugins/express/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const asyncSkip = (async () => false) as unknown as () => boolean

@@ -10,56 +10,24 @@
  * each a `name` (spec/http.md §3.1). `req.ip` follows the app's `trust proxy` setting.
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
-import type { Decision } from '../src/limit/decision.js'
-import { Telemetry, type LimiterStats } from '../src/limit/telemetry.js'
-import { systemClock } from '../src/clock.js'
-import { invalidOption } from '../src/errors.js'
-import { BloomGate } from '../src/limit/bloom-gate.js'
-import {
-  resolveCommon,
-  deriveKey,
-  isAllowed,
-  errorContext,
-  outcomeOf,
-  type CommonOptions,
-  type RequestView,
-  type BloomRegistryLike,
-  type BloomRegistryConfig,
-  openBloomRegistry,
-  type ResolvedCommon,
-} from './common.js'
-import type { Limiter } from '../src/limit/limiter.js'
-import type { Clock } from '../src/clock.js'
-import { prometheusText } from './prometheus.js'
-import { FieldStack, fieldSource, type FieldSource } from './rate-limit-fields.js'
-import { checkKnownOptions } from '../src/options.js'
-import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS } from './express-options.js'
-
-/** Options of the Express middleware. */
-export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
-  /**
-   * Name of this middleware's limiter: namespaces its state within a shared store, and is
-   * the default policy name in the `RateLimit-Policy` / `RateLimit` fields when
-   * `limit.name` is not given. Default `express:<n>` by creation order (the policy name
-   * then defaults to `default`; see `limit.name`).
-   */
-  name?: string
-  /** Body-less custom answer for a denial, instead of `errorResponseBuilder` (express-rate-limit's `handler`). */
-  handler?: (req: Request, res: Response, next: NextFunction, decision: Decision) => void
-  /** Called with the one-time sizing warning; default `console.warn`. */
-  warn?: (message: string) => void
-  /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
-  bloom?: {
-    /** The filter registry: one to use, or `{ dir, filters }` to open one (then closed by `close()`). */
-    registry: BloomRegistryLike | BloomRegistryConfig
-    /** Name of the filter in the registry to consult. */
-    filter: string
-    /** The item to look up, from the request (e.g. `req.params.id`); may be async; a throw or rejection goes to `next(err)`. */
-    item: (req: Request) => string | Promise<string>
-    /** Answers when the item is surely absent (the handler never runs); default a 404 response. */
-    onAbsent?: (req: Request, res: Response) => void
-  }
-}
+import type { Decision } from '../../src/limit/decision.js'
+import { Telemetry, type LimiterStats } from '../../src/limit/telemetry.js'
+import type { Limiter } from '../../src/limit/limiter.js'
+import { BloomGate } from '../../src/limit/bloom-gate.js'
+import { systemClock, type Clock } from '../../src/clock.js'
+import { invalidOption } from '../../src/errors.js'
+import { checkKnownOptions } from '../../src/options.js'
+import { deriveKey, type RequestView } from '../../src/http/client-key.js'
+import { isAllowed } from '../../src/http/allow-list.js'
+import { outcomeOf } from '../../src/http/outcome.js'
+import { errorContext, notFoundBody } from '../../src/http/error-body.js'
+import { denialStatus } from '../../src/http/status.js'
+import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
+import { FieldStack } from '../../src/http/field-stack.js'
+import { buildLimiter, parseLimiterOptions, type AdapterConfig } from '../../src/http/options.js'
+import { openBloomRegistry } from '../../src/http/bloom-registry.js'
+import { prometheusText } from '../../src/http/prometheus.js'
+import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
 export interface GrudgeExpressState extends Decision {
@@ -108,7 +76,7 @@ const kFields = Symbol('grudge.fields')
 type Marked = GrudgeExpressState & { [kFields]?: FieldSource | FieldStack }
 
 interface ExpressContext {
-  r: ResolvedCommon<Request, Response>
+  config: AdapterConfig<Request, Response>
   limiter: Limiter
   fields: FieldSource
   handler: GrudgeExpressOptions['handler']
@@ -119,7 +87,7 @@ interface ExpressContext {
 // the middleware's steps are module functions, so the synchronous path allocates no closures
 function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
-    const allowed = isAllowed(ctx.r, view, req, key)
+    const allowed = isAllowed(ctx.config.allowList, view, req, key)
     if (allowed instanceof Promise)
       allowed.then((a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
     else if (allowed === true) ctx.runBloom(req, res, next)
@@ -131,13 +99,17 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
 
 function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
-    const cost = ctx.r.cost !== undefined ? ctx.r.cost(req) : undefined
+    const cost = ctx.config.cost !== undefined ? ctx.config.cost(req) : undefined
     const d = ctx.limiter.decide(key, cost)
     if (d instanceof Promise) d.then((dd) => apply(ctx, req, res, next, key, dd), next)
     else apply(ctx, req, res, next, key, d)
   } catch (err) {
     next(err)
   }
+}
+
+function setResponseHeader(res: Response, name: string, value: string): void {
+  res.setHeader(name, value)
 }
 
 function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
@@ -149,8 +121,7 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
     const written = prev !== undefined ? prev[kFields] : undefined
     if (written === undefined) {
       // the first grudge middleware on this request: its fields as they are
-      const h = d.headers
-      for (const n in h) res.setHeader(n, h[n])
+      writeRateLimitFields(res, setResponseHeader, ctx.fields, d)
       state[kFields] = ctx.fields
     } else {
       // another one already wrote its fields: merge (one member per policy), don't overwrite
@@ -163,9 +134,11 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
       if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
       return ctx.runBloom(req, res, next)
     }
-    ctx.r.onExceeded?.(req, key, d)
-    if (ctx.handler !== undefined) return ctx.handler(req, res, next, d)
-    res.status(d.status).json(ctx.r.errorResponseBuilder(req, errorContext(d, key)))
+    ctx.config.onExceeded?.(req, key, d)
+    const status = denialStatus(d, ctx.config.fairnessStatus)
+    const context = errorContext(d, key, status)
+    if (ctx.handler !== undefined) return ctx.handler(req, res, next, context)
+    res.status(status).json(ctx.config.errorResponseBuilder(req, context))
   } catch (err) {
     next(err)
   }
@@ -175,7 +148,7 @@ function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: str
   const start = ctx.clock.now()
   res.once('finish', () => {
     try {
-      const o = outcomeOf(ctx.r, ctx.limiter, req, res, res.statusCode, ctx.clock.now() - start)
+      const o = outcomeOf(ctx.config, ctx.limiter, req, res, res.statusCode, ctx.clock.now() - start)
       const p = ctx.limiter.record(key, o)
       if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
     } catch (err) {
@@ -215,7 +188,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const namedPolicy = typeof common.limit === 'object' && common.limit !== null && common.limit.name !== undefined
   if (name !== undefined && typeof common.limit === 'object' && common.limit !== null && !namedPolicy)
     common.limit = { ...common.limit, name }
-  const r = resolveCommon<Request, Response>(common)
+  const config = parseLimiterOptions<Request, Response>(common)
   const telemetry = new Telemetry({
     clock: common.clock ?? systemClock,
     targetFalsePositiveRate,
@@ -223,7 +196,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   })
   // opened after every option is checked, so that a bad option leaves no registry open
   const registry = bloom === undefined ? undefined : openBloomRegistry(bloom.registry, 'bloom.registry')
-  const limiter = r.makeLimiter(name ?? `express:${++instances}`, telemetry)
+  const limiter = buildLimiter(config, name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
 
   function runBloom(req: Request, res: Response, next: NextFunction): void {
@@ -236,18 +209,18 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
         telemetry.policy('bloom', present)
         if (present) return next()
         if (b.onAbsent !== undefined) return b.onAbsent(req, res)
-        res.status(404).json({ statusCode: 404, error: 'Not Found', message: 'Not found' })
+        res.status(404).json(notFoundBody())
       })
       .catch(next)
   }
 
-  const fields = fieldSource(limiter, name === undefined && !namedPolicy)
-  const ctx: ExpressContext = { r, limiter, fields, handler, runBloom, clock }
+  const fields = fieldSource(limiter, config.headers, name === undefined && !namedPolicy)
+  const ctx: ExpressContext = { config, limiter, fields, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     try {
-      if (r.skip !== undefined && r.skip(req) === true) return next()
+      if (config.skip !== undefined && config.skip(req) === true) return next()
       if (!limiter.active) return runBloom(req, res, next)
-      const key = deriveKey(r, view, req)
+      const key = deriveKey(config, view, req)
       if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)
       else afterKey(ctx, req, res, next, key)
     } catch (err) {
@@ -264,15 +237,5 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
 }
 
 export default grudge
-export type {
-  ErrorContext,
-  KeySpec,
-  CommonOptions,
-  AdapterLimitOptions,
-  AdapterFairnessOptions,
-  AdapterAbuseOptions,
-  BloomRegistryLike,
-  BloomRegistryConfig,
-} from './common.js'
-export type { Decision } from '../src/limit/decision.js'
-export type { LimiterStats } from '../src/limit/telemetry.js'
+export type { GrudgeExpressOptions, GrudgeExpressBloomOptions } from './options.js'
+export type * from '../../src/http/adapter-types.js'

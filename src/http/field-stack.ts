@@ -13,53 +13,12 @@
  * - `Retry-After` is the largest of the denials' waits.
  *
  * The first limiter on a request writes its decision's fields as they are and marks the
- * request with its {@link FieldSource} (no allocation); only a second one builds a
+ * request with its `FieldSource` (no allocation); only a second one builds a
  * {@link FieldStack}, from the figures the decisions already carry: no header is parsed.
  * @module
  */
-import { delaySeconds, nonNegativeInt, retryAfterSeconds, sfString, policyField } from '../src/http/headers.js'
-import type { Decision } from '../src/limit/decision.js'
-import type { Limiter } from '../src/limit/limiter.js'
-
-/** What one limiter contributes to the fields; constant per limiter. */
-export interface FieldSource {
-  /** The debt meter's policy name as an sf-string; '' without a debt meter. */
-  readonly quotedName: string
-  /** The debt meter's `RateLimit-Policy` member; '' without a debt meter. */
-  readonly policyField: string
-  /** Whether the policy name was defaulted: it never replaces a member of the same name. */
-  readonly implicit: boolean
-  /** The limiter's own name as an sf-string: what a defaulted name becomes on a clash. */
-  readonly altQuotedName: string
-  /** The `RateLimit-Policy` member under {@link FieldSource.altQuotedName}. */
-  readonly altPolicyField: string
-  /** Whether the limiter writes `RateLimit-Policy` and `RateLimit`. */
-  readonly ietf: boolean
-  /** Whether the limiter writes `X-RateLimit-*`. */
-  readonly legacy: boolean
-  /** Whether the limiter writes `Retry-After` on a denial. */
-  readonly retryAfter: boolean
-}
-
-/**
- * The field source of a limiter.
- * @param limiter the limiter (its debt meter, name and header options)
- * @param implicit whether the debt meter's name was defaulted rather than given
- */
-export function fieldSource(limiter: Limiter, implicit: boolean): FieldSource {
-  const h = limiter.headerOptions
-  const meter = limiter.limit
-  return Object.freeze({
-    quotedName: meter !== undefined ? meter.quotedName : '',
-    policyField: meter !== undefined ? meter.policyField : '',
-    implicit,
-    altQuotedName: sfString(limiter.name),
-    altPolicyField: meter !== undefined ? policyField(limiter.name, meter.burst, meter.windowMs) : '',
-    ietf: h !== false && h.ietf !== false,
-    legacy: h !== false && h.legacy === true,
-    retryAfter: h !== false && h.retryAfter !== false,
-  })
-}
+import { ceilSeconds, nonNegativeInt, type Decision } from '../limit/decision.js'
+import { retryAfterSeconds, type FieldSource } from './headers.js'
 
 /** One policy's member of the fields. */
 interface Member {
@@ -74,7 +33,10 @@ interface Member {
   readonly denied: boolean
 }
 
-/** Where the fields go: a Node `ServerResponse` (Express's `res`) is one. */
+/**
+ * Where the fields go: a Node `ServerResponse` (Express's `res`) is one.
+ * @internal
+ */
 export interface FieldWriter {
   /** Set a response field. */
   setHeader(name: string, value: string): unknown
@@ -89,7 +51,10 @@ function tighter(a: Member, b: Member): boolean {
   return a.reset > b.reset
 }
 
-/** The members of every limiter that decided one request so far (see the module comment). */
+/**
+ * The members of every limiter that decided one request so far (see the module comment).
+ * @internal
+ */
 export class FieldStack {
   private readonly members: Member[] = []
   /** Largest Retry-After (s) of the denials so far; 0 for none. */
@@ -144,7 +109,7 @@ export class FieldStack {
       j = this.indexOf(quoted)
     }
     const remaining = nonNegativeInt(d.remaining)
-    const reset = delaySeconds(d.resetMs)
+    const reset = ceilSeconds(d.resetMs)
     const m: Member = {
       source,
       quoted,

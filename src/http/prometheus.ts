@@ -1,10 +1,11 @@
-import type { LimiterStats } from '../src/limit/telemetry.js'
+import type { LimiterStats } from '../limit/telemetry.js'
 import type * as PromClient from 'prom-client'
 
 /**
  * Prometheus text exposition of limiter statistics, built with prom-client (an optional
  * peer dependency, loaded on first use).
  * @throws Error when prom-client is not installed (the message says to install it)
+ * @internal
  */
 export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): Promise<string> {
   let prom: typeof PromClient

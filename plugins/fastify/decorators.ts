@@ -1,0 +1,44 @@
+/**
+ * The plugin's decorators: `fastify.grudge` (stats, Prometheus text, Bloom filters, hooks
+ * for routes of your own) and the request's `grudge` slot.
+ * @module
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { checkKnownOptions } from '../../src/options.js'
+import { parseLimiterOptions } from '../../src/http/options.js'
+import { prometheusText } from '../../src/http/prometheus.js'
+import { asOnRequest, kManual, kOwner, kState, makeHook, type PluginScope } from './hooks.js'
+import type { RouteDefaults } from './routes.js'
+import { GRUDGE_ROUTE_OPTION_KEYS, type GrudgeFastifyDecorator, type GrudgeRouteOptions } from './options.js'
+
+/** Decorate the instance with `fastify.grudge` and the request with `grudge` (null until decided). */
+export function decorate(
+  fastify: FastifyInstance,
+  scope: PluginScope,
+  defaults: RouteDefaults & { readonly config: Parameters<typeof makeHook>[1] },
+): void {
+  const decorator: GrudgeFastifyDecorator = {
+    stats: () => scope.telemetry.checkHealth(),
+    prometheus: () => prometheusText(scope.telemetry.stats()),
+    bloom: scope.bloomOf,
+    hook: (overrides?: GrudgeRouteOptions) => {
+      let h
+      if (overrides === undefined) h = makeHook(scope, defaults.config, defaults.shared)
+      else {
+        checkKnownOptions(overrides, GRUDGE_ROUTE_OPTION_KEYS, 'hook.')
+        const config = parseLimiterOptions<FastifyRequest, FastifyReply>({ ...defaults.common, ...overrides }, 'hook.')
+        h = makeHook(scope, config, defaults.makeLimiter(config, `hook:${scope.limiters.length}`))
+      }
+      // the user placed it: no registration strips it, and onRoute adds no hook beside it
+      delete h[kOwner]
+      h[kManual] = true
+      return asOnRequest(h)
+    },
+  }
+  if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator
+  else fastify.decorate('grudge', decorator)
+  if (!fastify.hasRequestDecorator('grudge')) fastify.decorateRequest('grudge', null)
+  // declared on the request class, so that setting it per request keeps one object shape
+  // (a property added per request would fork Fastify's Request objects into two shapes)
+  if (!fastify.hasRequestDecorator(kState)) fastify.decorateRequest(kState as never, undefined as never)
+}

@@ -1,0 +1,233 @@
+/**
+ * The plugin's hooks: the onRequest hook that limits (derive the key, check the allow list,
+ * call the core once, write the fields, answer a denial), the Bloom pre-check, and the
+ * onResponse hook that records outcomes. The steps of the onRequest hook are module
+ * functions, so the synchronous path allocates no closures.
+ * @module
+ */
+import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
+import { invalidOption } from '../../src/errors.js'
+import { checkKnownOptions } from '../../src/options.js'
+import { unlimitedDecision, type Decision } from '../../src/limit/decision.js'
+import type { Limiter } from '../../src/limit/limiter.js'
+import type { Telemetry } from '../../src/limit/telemetry.js'
+import { BloomGate } from '../../src/limit/bloom-gate.js'
+import { deriveKey, type RequestView } from '../../src/http/client-key.js'
+import { isAllowed } from '../../src/http/allow-list.js'
+import { outcomeOf } from '../../src/http/outcome.js'
+import { errorContext, notFoundBody } from '../../src/http/error-body.js'
+import { denialStatus } from '../../src/http/status.js'
+import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
+import type { AdapterConfig } from '../../src/http/options.js'
+import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
+import { FASTIFY_BLOOM_ROUTE_KEYS, type FastifyBloomRouteOptions, type GrudgeRequestState } from './options.js'
+
+/** Parsed options of the plugin, a route or a hook. */
+export type FastifyConfig = AdapterConfig<FastifyRequest, FastifyReply>
+
+/** Marks a hook as one of this plugin instance's: an inner registration strips it from a route. */
+export const kOwner = Symbol('grudge.owner')
+/** Marks a hook from `fastify.grudge.hook()`: put on a route by the user, never stripped. */
+export const kManual = Symbol('grudge.manual')
+/** The request's pending outcome (declared on the request class by the plugin). */
+export const kState = Symbol('grudge.state')
+
+/** A hook with grudge's marks. */
+export type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol; [kManual]?: true }
+
+/** What one plugin instance shares between its routes, hooks and decorator. */
+export interface PluginScope {
+  /** This instance's mark on its hooks. */
+  readonly owner: symbol
+  /** The instance's counters. */
+  readonly telemetry: Telemetry
+  /** The registry of the `bloom` route option, if any. */
+  readonly bloomRegistry: BloomRegistryLike | undefined
+  /** `req.grudge.bloom(name)` and `fastify.grudge.bloom(name)`. */
+  readonly bloomOf: (name: string) => unknown
+  /** Every limiter built, closed on server close. */
+  readonly limiters: Limiter[]
+  /** The onResponse hook recording outcomes, marked as this instance's. */
+  readonly onResponse: Tagged
+}
+
+const view: RequestView<FastifyRequest> = {
+  ip: (req) => req.ip,
+  method: (req) => req.method,
+  route: (req) => req.routeOptions?.url,
+  header: (req, name) => {
+    const v = req.headers[name]
+    return Array.isArray(v) ? v[0] : v
+  },
+}
+
+interface PerRequest {
+  key: string
+  startMs: number
+  limiter: Limiter
+  config: FastifyConfig
+}
+
+type Stateful = FastifyRequest & { [kState]?: PerRequest }
+type Next = (err?: Error) => void
+
+interface HookContext {
+  config: FastifyConfig
+  limiter: Limiter
+  fields: FieldSource
+  bloomOf: (name: string) => unknown
+}
+
+const NO_RECORD = Object.freeze({
+  key: '',
+  startMs: 0,
+  limiter: undefined,
+  config: undefined,
+}) as unknown as PerRequest
+
+function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
+  try {
+    const allowed = isAllowed(ctx.config.allowList, view, req, key)
+    if (allowed instanceof Promise)
+      allowed.then((a) => (a === true ? next() : decide(ctx, req, reply, next, key)), next)
+    else if (allowed === true) next()
+    else decide(ctx, req, reply, next, key)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
+  try {
+    const cost = ctx.config.cost !== undefined ? ctx.config.cost(req) : undefined
+    const d = ctx.limiter.decide(key, cost)
+    if (d instanceof Promise) d.then((dd) => apply(ctx, req, reply, next, key, dd), next)
+    else apply(ctx, req, reply, next, key, d)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+function setReplyHeader(reply: FastifyReply, name: string, value: string): void {
+  reply.header(name, value)
+}
+
+function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string, d: Decision): void {
+  const state = d as GrudgeRequestState
+  state.key = key
+  state.bloom = ctx.bloomOf
+  req.grudge = state
+  writeRateLimitFields(reply, setReplyHeader, ctx.fields, d)
+  if (d.admitted) {
+    if (ctx.limiter.recordsOutcomes)
+      (req as Stateful)[kState] = {
+        key,
+        startMs: ctx.limiter.sketch.clock.now(),
+        limiter: ctx.limiter,
+        config: ctx.config,
+      }
+    else (req as Stateful)[kState] = NO_RECORD
+    return next()
+  }
+  try {
+    ctx.config.onExceeded?.(req, key, d)
+    const status = denialStatus(d, ctx.config.fairnessStatus)
+    const body = ctx.config.errorResponseBuilder(req, errorContext(d, key, status))
+    reply.code(status).send(body)
+  } catch (err) {
+    next(err as Error)
+  }
+}
+
+/**
+ * The onRequest hook of a configuration and its limiter, marked as the scope's.
+ * @param scope the plugin instance
+ * @param config the parsed options
+ * @param limiter the limiter of these options
+ */
+export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Limiter): Tagged {
+  const ctx: HookContext = { config, limiter, fields: fieldSource(limiter, config.headers), bloomOf: scope.bloomOf }
+  const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
+    if ((req as Stateful)[kState] !== undefined) return next() // already limited by this scope's instance
+    try {
+      if (config.skip !== undefined && config.skip(req) === true) return next()
+      const key = deriveKey(config, view, req)
+      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
+      else afterKey(ctx, req, reply, next, key)
+    } catch (err) {
+      next(err as Error)
+    }
+  } as Tagged
+  hook[kOwner] = scope.owner
+  return hook
+}
+
+/** The hook as Fastify types it. */
+export function asOnRequest(h: Tagged): onRequestHookHandler {
+  return h as unknown as onRequestHookHandler
+}
+
+/**
+ * The preHandler of the `bloom` route option: the handler runs only when the item may be
+ * in the filter; otherwise `onAbsent` answers (default the 404 body).
+ * @param scope the plugin instance (its registry)
+ * @param b the route's `bloom` option
+ * @param prefix option path prefix for messages (`config.grudge.bloom.`)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; also without a registry
+ */
+export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, prefix: string): preHandlerHookHandler {
+  if (typeof b !== 'object' || b === null) invalidOption(prefix.slice(0, -1), 'an object { filter, item }', b)
+  checkKnownOptions(b, FASTIFY_BLOOM_ROUTE_KEYS, prefix)
+  if (typeof b.item !== 'function') invalidOption(prefix + 'item', 'a function (req) => string', b.item)
+  if (b.onAbsent !== undefined && typeof b.onAbsent !== 'function')
+    invalidOption(prefix + 'onAbsent', 'a function (req, reply)', b.onAbsent)
+  const registry = scope.bloomRegistry
+  if (registry === undefined) invalidOption('bloomRegistry', 'a registry (a route uses the bloom option)', registry)
+  const gate = new BloomGate({ filter: b.filter }, prefix)
+  const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+    // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
+    if (req.grudge === null) req.grudge = Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf })
+    const item = await b.item(req)
+    const present = await gate.check(registry, item)
+    scope.telemetry.policy('bloom', present)
+    if (present) return
+    if (b.onAbsent !== undefined) {
+      const body = await b.onAbsent(req, reply)
+      if (!reply.sent && body !== undefined) return reply.send(body)
+      if (!reply.sent) return reply.code(404).send(notFoundBody())
+      return reply
+    }
+    return reply.code(404).send(notFoundBody())
+  } as unknown as Tagged
+  hook[kOwner] = scope.owner
+  return hook as unknown as preHandlerHookHandler
+}
+
+/**
+ * Record the outcome of a request this instance admitted (feedback and abuse scores):
+ * once per request, even when a route hook and a scope hook (not-found) both run.
+ */
+export function recordOutcome(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+  const st = (req as Stateful)[kState]
+  if (st === undefined || st === NO_RECORD) return next()
+  ;(req as Stateful)[kState] = NO_RECORD
+  try {
+    const o = outcomeOf(st.config, st.limiter, req, reply, reply.statusCode, st.limiter.sketch.clock.now() - st.startMs)
+    const p = st.limiter.record(st.key, o)
+    if (p instanceof Promise) p.catch((err) => req.log.error({ err }, 'grudge: recording the outcome failed'))
+  } catch (err) {
+    req.log.error({ err }, 'grudge: recording the outcome failed')
+  }
+  next()
+}
+
+/**
+ * A hook function marked as the instance's.
+ * @param owner the instance's mark
+ * @param hook the function (a fresh one: the mark is set on it)
+ */
+export function owned<F extends (...args: never[]) => unknown>(owner: symbol, hook: F): F & Tagged {
+  const t = hook as F & Tagged
+  t[kOwner] = owner
+  return t
+}

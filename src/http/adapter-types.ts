@@ -1,0 +1,13 @@
+/**
+ * The types both adapters export (`grudge/fastify` and `grudge/express`): what their
+ * options, callbacks and request state are made of. One list, so the two entry points
+ * cannot drift apart.
+ * @module
+ */
+export type { CommonOptions, AdapterLimitOptions, AdapterFairnessOptions, AdapterAbuseOptions } from './options.js'
+export type { KeySpec } from './client-key.js'
+export type { ErrorContext, ErrorBody } from './error-body.js'
+export type { BloomRegistryLike, BloomRegistryConfig } from './bloom-registry.js'
+export type { FairnessStatus } from './status.js'
+export type { Decision, PolicyName } from '../limit/decision.js'
+export type { LimiterStats } from '../limit/telemetry.js'

@@ -1,0 +1,296 @@
+/**
+ * The options both adapters share, their key tables, and their parser: partial options in,
+ * a complete frozen {@link AdapterConfig} out, or a coded error naming the option. Framework
+ * reads come in through a `RequestView`; nothing here imports a framework.
+ * @module
+ */
+import { invalidOption } from '../errors.js'
+import { checkKnownOptions, optionKeys, type OptionNames } from '../options.js'
+import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './client-key.js'
+import { parseAllowList, type AllowList } from './allow-list.js'
+import { defaultErrorBody, type ErrorContext } from './error-body.js'
+import type { FairnessStatus } from './status.js'
+import { parseHeaderOptions, type HeaderOptions } from './headers.js'
+import type { OutcomeRules } from './outcome.js'
+import type { Decision } from '../limit/decision.js'
+import type { DebtMeterOptions } from '../limit/debt-meter.js'
+import type { FeedbackScoreOptions } from '../limit/feedback-score.js'
+import type { AbuseScoreOptions } from '../limit/abuse-score.js'
+import type { SketchOptions } from '../limit/options.js'
+import { checkLimiterOptions, Limiter, type LimiterOptions } from '../limit/limiter.js'
+import type { Telemetry } from '../limit/telemetry.js'
+
+/** Debt-meter options as adapters take them: `cost` may be a function of the request. */
+export interface AdapterLimitOptions<Req> extends Omit<DebtMeterOptions, 'cost'> {
+  /** Cost of a request: a number in [0, burst] (default 1) or `(req) => number`. */
+  cost?: number | ((req: Req) => number)
+  /**
+   * Policy name in the `RateLimit-Policy` / `RateLimit` fields (a non-empty string, sent as
+   * an sf-string). Default: the Express middleware's `name` when given, else `default`.
+   * When several Express middleware decide one request their policies are listed side by
+   * side: a name given here (or through `name`) replaces an earlier policy of the same name,
+   * while a defaulted `default` that clashes is written under the middleware's
+   * `express:<n>` name instead, so names stay unique (spec/http.md §3.1).
+   */
+  name?: string
+}
+
+/** Feedback-score options as adapters take them. */
+export interface AdapterFairnessOptions<Req, Res> extends FeedbackScoreOptions {
+  /** Whether a response is a failure; default status ≥ 500 or slower than `slowMs`. */
+  isFailure?: (req: Req, res: Res) => boolean
+  /** Status of a throttled request: 503 (default) or 429. */
+  status?: FairnessStatus
+}
+
+/** Abuse-score options as adapters take them. */
+export interface AdapterAbuseOptions<Req, Res> extends AbuseScoreOptions {
+  /** Delta of a response; when given, `weights` is ignored. Must return a finite number. */
+  score?: (req: Req, res: Res) => number
+}
+
+/** Options shared by both adapters (the plugin's/middleware's defaults). */
+export interface CommonOptions<Req, Res> extends SketchOptions {
+  /** Debt meter: `{ rate, burst, cost?, maxDebt?, name? }`; denied → 429. */
+  limit?: AdapterLimitOptions<Req> | false
+  /** Feedback score: denied → 503 (or 429). */
+  fairness?: AdapterFairnessOptions<Req, Res> | false
+  /** Abuse score: blocked → 403. */
+  abuse?: AdapterAbuseOptions<Req, Res> | false
+  /** The request key: `'ip'` (default), `'tenant'`, `'route'`, a function, or an array combining them. */
+  key?: KeySpec<Req> | readonly KeySpec<Req>[]
+  /** Header of the tenant id (lower case); default `x-tenant-id`. A missing tenant falls back to the IP key. */
+  tenantHeader?: string
+  /** IPv6 grouping prefix in bits, [1, 128]; default 64. */
+  ipv6Subnet?: number
+  /** `false` sends no rate-limit fields at all; default true (IETF fields and Retry-After). */
+  headers?: boolean
+  /** Also send `X-RateLimit-Limit/Remaining/Reset`; default false. */
+  legacyHeaders?: boolean
+  /** Body of a denial; default `{ statusCode, error, message }` naming the retry delay. */
+  errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
+  /** Called once per denied request, before the answer. */
+  onExceeded?: (req: Req, key: string, decision: Decision) => void
+  /** Keys or client addresses (normalised) never limited, or a predicate; only a `true` result (or a native Promise of `true`) allows. */
+  allowList?: readonly string[] | ((req: Req, key: string) => boolean | Promise<boolean>)
+  /** Requests for which this returns `true` (exactly; a Promise or any other value does not skip, so an async predicate never disables limiting) skip every policy. Synchronous. */
+  skip?: (req: Req) => boolean
+  /** Uniform [0, 1) source for the feedback score; default Math.random. */
+  random?: () => number
+  /** Estimated false-positive rate above which one warning is logged; default 0.01. */
+  targetFalsePositiveRate?: number
+  /** Longest wait in ms for an asynchronous store before `onStoreError` decides; default 1000. */
+  storeTimeoutMs?: number
+  /** A store timeout or rejection: `'open'` (admit, no figures; default) or `'closed'` (503). */
+  onStoreError?: 'open' | 'closed'
+}
+
+/**
+ * The names of {@link CommonOptions}, the options both adapters take (each adds its own to
+ * them for its top-level list).
+ * @internal
+ */
+export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> = Object.freeze({
+  levels: true,
+  cellsPerLevel: true,
+  generations: true,
+  periodMs: true,
+  hasher: true,
+  clock: true,
+  ticker: true,
+  store: true,
+  limit: true,
+  fairness: true,
+  abuse: true,
+  key: true,
+  tenantHeader: true,
+  ipv6Subnet: true,
+  headers: true,
+  legacyHeaders: true,
+  errorResponseBuilder: true,
+  onExceeded: true,
+  allowList: true,
+  skip: true,
+  random: true,
+  targetFalsePositiveRate: true,
+  storeTimeoutMs: true,
+  onStoreError: true,
+})
+/**
+ * The option names of {@link AdapterLimitOptions} (`limit`).
+ * @internal
+ */
+export const ADAPTER_LIMIT_KEYS = optionKeys<AdapterLimitOptions<unknown>>({
+  rate: true,
+  burst: true,
+  cost: true,
+  maxDebt: true,
+  name: true,
+})
+/**
+ * The option names of {@link AdapterFairnessOptions} (`fairness`).
+ * @internal
+ */
+export const ADAPTER_FAIRNESS_KEYS = optionKeys<AdapterFairnessOptions<unknown, unknown>>({
+  failureDelta: true,
+  successDelta: true,
+  lambdaPerSecond: true,
+  slowMs: true,
+  status: true,
+  isFailure: true,
+})
+/**
+ * The option names of {@link AdapterAbuseOptions} (`abuse`).
+ * @internal
+ */
+export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknown>>({
+  weights: true,
+  threshold: true,
+  halfLifeMs: true,
+  maxScore: true,
+  score: true,
+})
+
+/**
+ * The adapters' options after parsing: complete, checked and frozen. Build its limiters
+ * with {@link buildLimiter}.
+ * @internal
+ */
+export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req, Res> {
+  /** The cost function of `limit.cost`, when it is one. */
+  readonly cost: ((req: Req) => number) | undefined
+  /** The body of a denial. */
+  readonly errorResponseBuilder: (req: Req, context: ErrorContext) => unknown
+  /** Called once per denied request. */
+  readonly onExceeded: ((req: Req, key: string, decision: Decision) => void) | undefined
+  /** The parsed `allowList`. */
+  readonly allowList: AllowList<Req>
+  /** The `skip` predicate. */
+  readonly skip: ((req: Req) => boolean) | undefined
+  /** Which rate-limit fields are written, or false for none. */
+  readonly headers: Readonly<Required<HeaderOptions>> | false
+  /** Status of a feedback-score denial: 503 or 429. */
+  readonly fairnessStatus: FairnessStatus
+  /** The core limiter's options (checked, frozen; the adapter adds name and telemetry). */
+  readonly limiter: Readonly<LimiterOptions>
+  /** The option path prefix the options were parsed under (e.g. `config.grudge.`). */
+  readonly prefix: string
+}
+
+function fn(name: string, v: unknown): void {
+  if (v !== undefined && typeof v !== 'function') invalidOption(name, 'a function', v)
+}
+
+/**
+ * Parse adapter options once: a complete frozen {@link AdapterConfig}, or a coded error
+ * naming the option. Pure: it opens no store and starts no timer (the policies' options
+ * are checked by `checkLimiterOptions`, without building their sketches). The top-level
+ * names are the adapter's to check (each adds its own options); the nested policy objects
+ * (`limit`, `fairness`, `abuse`) are checked here.
+ * @param o the options
+ * @param prefix option path prefix for messages (e.g. `config.grudge.` for a route)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also an unknown key
+ * of a policy, e.g. `limit.burts`); `ERR_GRUDGE_ROTATOR_AMNESTY`
+ * @internal
+ */
+export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix = ''): AdapterConfig<Req, Res> {
+  if (typeof o !== 'object' || o === null) invalidOption(prefix || 'options', 'an object', o)
+  const keyParts = parseKeyParts<Req>(o.key, prefix + 'key')
+  const tenantHeader = o.tenantHeader ?? 'x-tenant-id'
+  if (typeof tenantHeader !== 'string' || !/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(tenantHeader))
+    invalidOption(prefix + 'tenantHeader', 'a lower-case header name', tenantHeader)
+  const ipv6Subnet = checkIpv6Subnet(o.ipv6Subnet, prefix + 'ipv6Subnet')
+  if (o.headers !== undefined && typeof o.headers !== 'boolean')
+    invalidOption(prefix + 'headers', 'a boolean', o.headers)
+  if (o.legacyHeaders !== undefined && typeof o.legacyHeaders !== 'boolean')
+    invalidOption(prefix + 'legacyHeaders', 'a boolean', o.legacyHeaders)
+  fn(prefix + 'errorResponseBuilder', o.errorResponseBuilder)
+  fn(prefix + 'onExceeded', o.onExceeded)
+  fn(prefix + 'skip', o.skip)
+  const allowList = parseAllowList<Req>(o.allowList, ipv6Subnet, prefix + 'allowList')
+  let cost: ((req: Req) => number) | undefined
+  let limit: DebtMeterOptions | undefined
+  if (o.limit) {
+    if (typeof o.limit !== 'object') invalidOption(prefix + 'limit', 'an object { rate, burst }', o.limit)
+    checkKnownOptions(o.limit, ADAPTER_LIMIT_KEYS, prefix + 'limit.')
+    if (typeof o.limit.cost === 'function') {
+      cost = o.limit.cost
+      limit = Object.freeze({ ...o.limit, cost: undefined })
+    } else limit = Object.freeze({ ...o.limit }) as DebtMeterOptions
+  }
+  // the adapters' own policy options (isFailure, status, score) are taken out here: the
+  // core policies refuse names they do not know
+  let isFailure: AdapterConfig<Req, Res>['isFailure']
+  let fairnessStatus: FairnessStatus = 503
+  let fairness: FeedbackScoreOptions | undefined
+  if (o.fairness) {
+    if (typeof o.fairness !== 'object') invalidOption(prefix + 'fairness', 'an object', o.fairness)
+    checkKnownOptions(o.fairness, ADAPTER_FAIRNESS_KEYS, prefix + 'fairness.')
+    fn(prefix + 'fairness.isFailure', o.fairness.isFailure)
+    const { isFailure: f, status, ...rest } = o.fairness
+    if (status !== undefined && status !== 503 && status !== 429)
+      invalidOption(prefix + 'fairness.status', '503 or 429', status)
+    isFailure = f
+    fairnessStatus = status ?? 503
+    fairness = Object.freeze(rest)
+  }
+  let abuseScore: AdapterConfig<Req, Res>['abuseScore']
+  let abuse: AbuseScoreOptions | undefined
+  if (o.abuse) {
+    if (typeof o.abuse !== 'object') invalidOption(prefix + 'abuse', 'an object', o.abuse)
+    checkKnownOptions(o.abuse, ADAPTER_ABUSE_KEYS, prefix + 'abuse.')
+    fn(prefix + 'abuse.score', o.abuse.score)
+    const { score, ...rest } = o.abuse
+    abuseScore = score
+    abuse = Object.freeze(rest)
+  }
+  const headers = parseHeaderOptions(o.headers === false ? false : { legacy: o.legacyHeaders === true })
+  const limiter: LimiterOptions = Object.freeze({
+    levels: o.levels,
+    cellsPerLevel: o.cellsPerLevel,
+    generations: o.generations,
+    periodMs: o.periodMs,
+    hasher: o.hasher,
+    clock: o.clock,
+    ticker: o.ticker,
+    store: o.store,
+    random: o.random,
+    storeTimeoutMs: o.storeTimeoutMs,
+    onStoreError: o.onStoreError,
+    limit,
+    fairness,
+    abuse,
+  })
+  checkLimiterOptions(limiter, prefix)
+  return Object.freeze({
+    keyParts,
+    tenantHeader,
+    ipv6Subnet,
+    cost,
+    isFailure,
+    abuseScore,
+    errorResponseBuilder: o.errorResponseBuilder ?? defaultErrorBody,
+    onExceeded: o.onExceeded,
+    allowList,
+    skip: o.skip,
+    headers,
+    fairnessStatus,
+    limiter,
+    prefix,
+  })
+}
+
+/**
+ * Build a limiter of a parsed configuration.
+ * @param config the adapter's configuration
+ * @param name the limiter's name (namespaces its state in a shared store)
+ * @param telemetry the counters it reports into (the adapter's), or undefined for its own
+ * @internal
+ */
+export function buildLimiter<Req, Res>(
+  config: AdapterConfig<Req, Res>,
+  name: string,
+  telemetry: Telemetry | undefined,
+): Limiter {
+  return new Limiter({ ...config.limiter, name, telemetry }, config.prefix)
+}
