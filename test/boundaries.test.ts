@@ -216,35 +216,17 @@ t.test('the rules', async (t) => {
   }
 })
 
-// Imports that break a rule and are being removed on another branch of this change: the core's
-// Decision carries numbers and src/http/ formats them. Each entry must still be found (a stale
-// one fails below, so the list only shrinks); delete the list once it is empty.
-const PENDING = new Set([
-  "src/limit/debt-meter.ts imports '../http/headers.js'",
-  "src/limit/decision.ts imports '../http/headers.js'",
-  "src/limit/limiter.ts imports '../http/headers.js'",
-])
-
 t.test('nothing under src/ crosses a boundary', async (t) => {
   const files = sourceFiles(join(root, 'src'))
   t.ok(files.length > 10, `found the sources (${files.length} files)`)
   const found: string[] = []
-  const pendingSeen = new Set<string>()
   for (const file of files) {
     const rel = relative(root, file).split(sep).join('/')
     for (const { spec, line } of importsOf(readFileSync(file, 'utf8'))) {
       const why = violation(rel, spec)
       if (why === undefined) continue
-      const edge = `${rel} imports '${spec}'`
-      if (PENDING.has(edge)) pendingSeen.add(edge)
-      else found.push(`${rel}:${line} imports '${spec}': ${why}`)
+      found.push(`${rel}:${line} imports '${spec}': ${why}`)
     }
   }
   t.same(found, [], found.length ? `boundary violations:\n  ${found.join('\n  ')}` : 'no boundary violations')
-  const stale = [...PENDING].filter((e) => !pendingSeen.has(e))
-  t.same(
-    stale,
-    [],
-    stale.length ? `gone, delete from PENDING:\n  ${stale.join('\n  ')}` : 'every pending exception is still there',
-  )
 })
