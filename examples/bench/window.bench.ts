@@ -79,21 +79,21 @@ const bfCmsAdd = add(`bloom-filters CountMinSketch.update (${bfCms.columns}×${b
 const bfCmsEst = add(`bloom-filters CountMinSketch.count (${bfCms.columns}×${bfCms.rows})`, 5_000, (n) => {
   for (let i = 0; i < n; i++) sink ^= bfCms.count(KEYS[i & MASK])
 })
-// Window update at 1000 updates per simulated second: a new 16 KiB slot every 1000 ops.
+// Window addAt at 1000 adds per simulated second: a new 16 KiB slot every 1000 ops.
 let now = 0
 const wHll = new Window(HyperLogLog.bySize({ precision: 14, seed: 1 }), { everyMs: 1000, keep: 5 })
-const winUpd = add('grudge Window<HyperLogLog p=14>.update (1 ms/op)', 300_000, (n) => {
+const winUpd = add('grudge Window<HyperLogLog p=14>.addAt (1 ms/op)', 300_000, (n) => {
   for (let i = 0; i < n; i++) wHll.addAt(now++, KEYS[i & MASK])
 })
 let nowC = 0
 const wCms = new Window(CountMinSketch.bySize({ width: 2719, depth: 7, seed: 1 }), { everyMs: 60_000, keep: 5 })
-const winCms = add('grudge Window<CountMinSketch 2719×7>.update (1 ms/op)', 300_000, (n) => {
+const winCms = add('grudge Window<CountMinSketch 2719×7>.addAt (1 ms/op)', 300_000, (n) => {
   for (let i = 0; i < n; i++) wCms.addAt(nowC++, KEYS[i & MASK])
 })
-add('grudge Window<CountMinSketch 2719×7>.estimateItem (≤ 5 slots)', 100_000, (n) => {
+add('grudge Window<CountMinSketch 2719×7>.estimateAt(t, item) (≤ 5 slots)', 100_000, (n) => {
   for (let i = 0; i < n; i++) sink ^= wCms.estimateAt(nowC, KEYS[i & MASK])
 })
-add('grudge Window<HyperLogLog p=14>.estimate (5 slots)', 200, (n) => {
+add('grudge Window<HyperLogLog p=14>.estimateAt (5 slots)', 200, (n) => {
   for (let i = 0; i < n; i++) sink ^= wHll.estimateAt(now) | 0
 })
 

@@ -258,7 +258,7 @@ t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t)
 })
 
 t.test('the golden v1 frame stays loadable', async (t) => {
-  // test/fixtures/bloom-v1.bin: withSize({ bits: 100, hashes: 3, seed: 1 }) after adding "alpha", "beta", "gamma"
+  // test/fixtures/bloom-v1.bin: bySize({ bits: 100, hashes: 3, seed: 1 }) after adding "alpha", "beta", "gamma"
   const bytes = readFileSync(new URL('../fixtures/bloom-v1.bin', import.meta.url))
   const f = BloomFilter.deserialize(bytes)
   t.equal(f.bitCount, 100)

@@ -16,9 +16,9 @@ t.test('a time beyond ±8.64e15 ms is rejected and changes nothing', async (t) =
   const w = make()
   w.addAt(0, 'a')
   for (const bad of [1e17, -1e17, 8.64e15 + 1, Number.MAX_VALUE]) {
-    t.throws(() => w.addAt(bad, 'b'), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"nowMs"/ }, `update ${bad}`)
-    t.throws(() => w.addAllAt(bad, ['b']), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `updateMany ${bad}`)
-    t.throws(() => w.tickAt(bad), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `tick ${bad}`)
+    t.throws(() => w.addAt(bad, 'b'), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"nowMs"/ }, `addAt ${bad}`)
+    t.throws(() => w.addAllAt(bad, ['b']), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `addAllAt ${bad}`)
+    t.throws(() => w.tickAt(bad), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `tickAt ${bad}`)
   }
   t.equal(w.lastSeenMs, 0)
   t.equal(w.slotCount, 1)

@@ -3,9 +3,9 @@ import { Window } from '../../src/window/window.js'
 import { HyperLogLog } from '../../src/window/hyperloglog.js'
 import { FakeClock } from '../../src/testing/index.js'
 
-// updateMany with something that is not iterable threw the engine's uncoded TypeError
+// addAll (then `updateMany`) with something that is not iterable threw the engine's uncoded TypeError
 // ("items is not iterable") after it had already moved time and opened an empty slot.
-t.test('updateMany rejects a non-iterable with a coded error and changes nothing', async (t) => {
+t.test('addAll rejects a non-iterable with a coded error and changes nothing', async (t) => {
   const w = new Window(HyperLogLog.bySize({ precision: 10, seed: 1 }), {
     everyMs: 1000,
     keep: 3,
