@@ -142,8 +142,9 @@ function decodeManifest(bytes: Uint8Array): Manifest {
  * so a checkpoint rewrites only the shards changed since the last one: with 16 shards a
  * few inserts cost one 1/16-size write instead of the whole filter.
  *
- * An item's shard is {@link shardOf} its 64-bit hash; within the shard its positions come
- * from the same hash (one hash per operation). Each shard is sized for
+ * An item's shard is `floor(fmix32(hi XOR lo) · S / 2^32)` of its 64-bit hash
+ * (`spec/bloom.md` §7); within the shard its positions come from the same hash (one hash
+ * per operation). Each shard is sized for
  * `ceil(capacity / shardCount)` items at `errorRate`. The directory carries a manifest
  * (frame family 7) with the shard count, shard geometry, hash function and seed; opening
  * a directory written with other values is refused with `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH`

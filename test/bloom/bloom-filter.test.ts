@@ -19,6 +19,18 @@ function mergedAll(first: BloomFilter, ...rest: BloomFilter[]): BloomFilter {
   return out
 }
 
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new BloomFilter({ capacity: 10, errorRate: 0.1 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  const viaSize = BloomFilter.bySize({ bits: 9586, hashes: 7, seed: 1 })
+  const viaAccuracy = BloomFilter.byAccuracy({ capacity: 1000, errorRate: 0.01, seed: 1 })
+  t.same(viaAccuracy.serialize(), viaSize.serialize(), 'byAccuracy is bySize at the optimal geometry')
+  t.equal(viaSize.merge(viaAccuracy), undefined, 'merge returns nothing')
+})
+
 t.test('construction by accuracy and by size', async (t) => {
   const f = BloomFilter.byAccuracy({ capacity: 1000, errorRate: 0.01, seed: 1 })
   t.equal(f.bitCount, 9586)

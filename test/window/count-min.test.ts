@@ -24,6 +24,23 @@ function reframe(
   return writeFrame(parts)
 }
 
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new CountMinSketch({ width: 4, depth: 1 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  t.same(
+    CountMinSketch.byAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 }).serialize(),
+    CountMinSketch.bySize({ width: 2719, depth: 7, seed: 1 }).serialize(),
+    'byAccuracy is bySize at ceil(e/ε) × ceil(ln(1/δ))',
+  )
+  t.throws(() => CountMinSketch.byAccuracy({ epsilon: 1e-8, delta: 1e-9 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"epsilon".*2\^28/,
+  })
+})
+
 t.test('sizing by accuracy: w = ceil(e/ε), d = ceil(ln(1/δ)) (Cormode & Muthukrishnan 2005)', async (t) => {
   // ε = δ = 0.001 → 2719 × 7 (the value; a known bug elsewhere builds 1 row)
   const c = CountMinSketch.byAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 })

@@ -25,6 +25,15 @@ function reframe(h: HyperLogLog, edit: (params: Uint8Array, payload: Uint8Array)
   return writeFrame({ ...f, params, payload })
 }
 
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new HyperLogLog({ precision: 4 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  t.equal(HyperLogLog.bySize({ precision: 4, seed: 1 }).merge(HyperLogLog.bySize({ precision: 4, seed: 1 })), undefined)
+})
+
 t.test('relative standard error is 1.04/√m (Flajolet et al. 2007)', async (t) => {
   t.equal(hyperLogLogStandardError(14), 1.04 / 128)
   t.equal(hyperLogLogStandardError(4), 0.26)
