@@ -8,13 +8,13 @@ import { unknownOption } from './unknown-option.js'
 import { SKETCH_CONFIG_KEYS } from '../src/sketch/sketch.js'
 import { ROTATOR_CONFIG_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../src/sketch/rotator.js'
 import { DESERIALIZE_OPTION_KEYS } from '../src/sketch/codec.js'
-import { BLOOM_FILTER_CONFIG_KEYS, BLOOM_FILTER_SIZE_KEYS } from '../src/bloom/bloom-filter.js'
+import { BLOOM_FILTER_ACCURACY_KEYS, BLOOM_FILTER_SIZE_KEYS } from '../src/bloom/bloom-filter.js'
 import { PERSIST_POLICY_KEYS } from '../src/bloom/persist.js'
-import { MANAGED_BLOOM_CONFIG_KEYS } from '../src/bloom/managed.js'
-import { SHARDED_BLOOM_CONFIG_KEYS } from '../src/bloom/sharded.js'
+import { MANAGED_BLOOM_OPTION_KEYS } from '../src/bloom/managed.js'
+import { SHARDED_BLOOM_OPTION_KEYS } from '../src/bloom/sharded.js'
 import { BLOOM_REGISTRY_OPTION_KEYS, REGISTER_BLOOM_KEYS } from '../src/bloom/registry.js'
-import { HYPERLOGLOG_OPTION_KEYS } from '../src/window/hyperloglog.js'
-import { COUNT_MIN_ACCURACY_KEYS, COUNT_MIN_OPTION_KEYS } from '../src/window/count-min.js'
+import { HYPERLOGLOG_ACCURACY_KEYS, HYPERLOGLOG_SIZE_KEYS } from '../src/window/hyperloglog.js'
+import { COUNT_MIN_ACCURACY_KEYS, COUNT_MIN_SIZE_KEYS } from '../src/window/count-min.js'
 import { WINDOW_DESERIALIZE_KEYS, WINDOW_OPTION_KEYS } from '../src/window/window.js'
 import { DEBT_METER_OPTION_KEYS } from '../src/limit/debt-meter.js'
 import { FEEDBACK_SCORE_OPTION_KEYS } from '../src/limit/feedback-score.js'
@@ -161,14 +161,14 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     where: { file: 'src/sketch/codec.ts', type: 'DeserializeOptions' },
   },
   {
-    name: 'BLOOM_FILTER_CONFIG_KEYS',
-    keys: BLOOM_FILTER_CONFIG_KEYS,
-    where: { file: 'src/bloom/bloom-filter.ts', type: 'BloomFilterConfig' },
+    name: 'BLOOM_FILTER_ACCURACY_KEYS',
+    keys: BLOOM_FILTER_ACCURACY_KEYS,
+    where: { file: 'src/bloom/bloom-filter.ts', type: 'BloomFilterAccuracyOptions' },
   },
   {
     name: 'BLOOM_FILTER_SIZE_KEYS',
     keys: BLOOM_FILTER_SIZE_KEYS,
-    where: { file: 'src/bloom/bloom-filter.ts', type: 'BloomFilterSize' },
+    where: { file: 'src/bloom/bloom-filter.ts', type: 'BloomFilterSizeOptions' },
   },
   {
     name: 'PERSIST_POLICY_KEYS',
@@ -176,14 +176,14 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     where: { file: 'src/bloom/persist.ts', type: 'PersistPolicy' },
   },
   {
-    name: 'MANAGED_BLOOM_CONFIG_KEYS',
-    keys: MANAGED_BLOOM_CONFIG_KEYS,
-    where: { file: 'src/bloom/managed.ts', type: 'ManagedBloomFilterConfig' },
+    name: 'MANAGED_BLOOM_OPTION_KEYS',
+    keys: MANAGED_BLOOM_OPTION_KEYS,
+    where: { file: 'src/bloom/managed.ts', type: 'ManagedBloomFilterOptions' },
   },
   {
-    name: 'SHARDED_BLOOM_CONFIG_KEYS',
-    keys: SHARDED_BLOOM_CONFIG_KEYS,
-    where: { file: 'src/bloom/sharded.ts', type: 'ShardedBloomFilterConfig' },
+    name: 'SHARDED_BLOOM_OPTION_KEYS',
+    keys: SHARDED_BLOOM_OPTION_KEYS,
+    where: { file: 'src/bloom/sharded.ts', type: 'ShardedBloomFilterOptions' },
   },
   {
     name: 'REGISTER_BLOOM_KEYS',
@@ -196,19 +196,24 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     where: { file: 'src/bloom/registry.ts', type: 'BloomFilterRegistryOptions' },
   },
   {
-    name: 'HYPERLOGLOG_OPTION_KEYS',
-    keys: HYPERLOGLOG_OPTION_KEYS,
-    where: { file: 'src/window/hyperloglog.ts', type: 'HyperLogLogOptions' },
+    name: 'HYPERLOGLOG_SIZE_KEYS',
+    keys: HYPERLOGLOG_SIZE_KEYS,
+    where: { file: 'src/window/hyperloglog.ts', type: 'HyperLogLogSizeOptions' },
   },
   {
-    name: 'COUNT_MIN_OPTION_KEYS',
-    keys: COUNT_MIN_OPTION_KEYS,
-    where: { file: 'src/window/count-min.ts', type: 'CountMinOptions' },
+    name: 'HYPERLOGLOG_ACCURACY_KEYS',
+    keys: HYPERLOGLOG_ACCURACY_KEYS,
+    where: { file: 'src/window/hyperloglog.ts', type: 'HyperLogLogAccuracyOptions' },
+  },
+  {
+    name: 'COUNT_MIN_SIZE_KEYS',
+    keys: COUNT_MIN_SIZE_KEYS,
+    where: { file: 'src/window/count-min.ts', type: 'CountMinSizeOptions' },
   },
   {
     name: 'COUNT_MIN_ACCURACY_KEYS',
     keys: COUNT_MIN_ACCURACY_KEYS,
-    where: { file: 'src/window/count-min.ts', type: 'CountMinAccuracy' },
+    where: { file: 'src/window/count-min.ts', type: 'CountMinAccuracyOptions' },
   },
   {
     name: 'WINDOW_OPTION_KEYS',

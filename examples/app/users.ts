@@ -42,7 +42,7 @@ export function passwordOf(username: string): string {
  */
 export async function openUsers(databaseUrl?: string, users = 10_000): Promise<UserDirectory> {
   const names = seedNames(users)
-  const bloom = new BloomFilter({ capacity: names.length, errorRate: 0.01 })
+  const bloom = BloomFilter.byAccuracy({ capacity: names.length, errorRate: 0.01 })
   for (const n of names) bloom.add(n)
   if (databaseUrl !== undefined && /^postgres(ql)?:\/\//.test(databaseUrl))
     return openPostgres(databaseUrl, names, bloom)

@@ -47,7 +47,7 @@ function measure(ops: number, loop: () => number): { ns: number; cpuNs: number; 
   return { ns: median(wall), cpuNs: median(cpu), bytesPerOp: bytes / ops }
 }
 
-const ours = new BloomFilter({ capacity: CAPACITY, errorRate: P, seed: 1 })
+const ours = BloomFilter.byAccuracy({ capacity: CAPACITY, errorRate: P, seed: 1 })
 const theirs = bloomFilters.BloomFilter.create(CAPACITY, P)
 console.log(
   `filter: capacity ${CAPACITY}, p ${P}: ${ours.bitCount} bits (${(ours.sizeBytes() / 2 ** 20).toFixed(1)} MiB), k = ${ours.hashCount}; keys of 16 bytes`,

@@ -43,14 +43,14 @@ const hashOnly = add('baseline: murmur3 hashKey (no sketch)', 300_000, (n) => {
     sink ^= hasher.hashLo
   }
 })
-const hll = new HyperLogLog({ precision: 14, seed: 1 })
+const hll = HyperLogLog.bySize({ precision: 14, seed: 1 })
 const hllAdd = add('grudge HyperLogLog.add (p=14)', 300_000, (n) => {
   for (let i = 0; i < n; i++) hll.add(KEYS[i & MASK])
 })
 const hllEst = add('grudge HyperLogLog.estimate (p=14)', 500, (n) => {
   for (let i = 0; i < n; i++) sink ^= hll.estimate() | 0
 })
-const hllIp = new HyperLogLog({ precision: 14, seed: 2 })
+const hllIp = HyperLogLog.bySize({ precision: 14, seed: 2 })
 const hllAddIp = add('grudge HyperLogLog.add (p=14, IPv4 keys)', 300_000, (n) => {
   for (let i = 0; i < n; i++) hllIp.add(IPS[i & MASK])
 })
@@ -61,14 +61,14 @@ const bfHllAdd = add('bloom-filters HyperLogLog.update (16384 registers)', 300, 
 const bfHllEst = add('bloom-filters HyperLogLog.count (16384 registers)', 300, (n) => {
   for (let i = 0; i < n; i++) sink ^= bfHll.count() | 0
 })
-const cms = CountMinSketch.withAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 })
+const cms = CountMinSketch.byAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 })
 const cmsAdd = add('grudge CountMinSketch.add (ε=δ=0.001: 2719×7)', 300_000, (n) => {
   for (let i = 0; i < n; i++) cms.add(KEYS[i & MASK])
 })
 const cmsEst = add('grudge CountMinSketch.estimate (2719×7)', 300_000, (n) => {
   for (let i = 0; i < n; i++) sink ^= cms.estimate(KEYS[i & MASK])
 })
-const cmsCu = new CountMinSketch({ width: 2719, depth: 7, seed: 1, conservative: true })
+const cmsCu = CountMinSketch.bySize({ width: 2719, depth: 7, seed: 1, conservative: true })
 add('grudge CountMinSketch.add conservative (2719×7)', 300_000, (n) => {
   for (let i = 0; i < n; i++) cmsCu.add(KEYS[i & MASK])
 })
@@ -79,22 +79,22 @@ const bfCmsAdd = add(`bloom-filters CountMinSketch.update (${bfCms.columns}×${b
 const bfCmsEst = add(`bloom-filters CountMinSketch.count (${bfCms.columns}×${bfCms.rows})`, 5_000, (n) => {
   for (let i = 0; i < n; i++) sink ^= bfCms.count(KEYS[i & MASK])
 })
-// Window update at 1000 updates per simulated second: a new 16 KiB slot every 1000 ops.
+// Window addAt at 1000 adds per simulated second: a new 16 KiB slot every 1000 ops.
 let now = 0
-const wHll = new Window(HyperLogLog, { precision: 14, seed: 1 }, { everyMs: 1000, keep: 5 })
-const winUpd = add('grudge Window<HyperLogLog p=14>.update (1 ms/op)', 300_000, (n) => {
-  for (let i = 0; i < n; i++) wHll.update(KEYS[i & MASK], now++)
+const wHll = new Window(HyperLogLog.bySize({ precision: 14, seed: 1 }), { everyMs: 1000, keep: 5 })
+const winUpd = add('grudge Window<HyperLogLog p=14>.addAt (1 ms/op)', 300_000, (n) => {
+  for (let i = 0; i < n; i++) wHll.addAt(now++, KEYS[i & MASK])
 })
 let nowC = 0
-const wCms = new Window(CountMinSketch, { width: 2719, depth: 7, seed: 1 }, { everyMs: 60_000, keep: 5 })
-const winCms = add('grudge Window<CountMinSketch 2719×7>.update (1 ms/op)', 300_000, (n) => {
-  for (let i = 0; i < n; i++) wCms.update(KEYS[i & MASK], nowC++)
+const wCms = new Window(CountMinSketch.bySize({ width: 2719, depth: 7, seed: 1 }), { everyMs: 60_000, keep: 5 })
+const winCms = add('grudge Window<CountMinSketch 2719×7>.addAt (1 ms/op)', 300_000, (n) => {
+  for (let i = 0; i < n; i++) wCms.addAt(nowC++, KEYS[i & MASK])
 })
-add('grudge Window<CountMinSketch 2719×7>.estimateItem (≤ 5 slots)', 100_000, (n) => {
-  for (let i = 0; i < n; i++) sink ^= wCms.estimateItem(KEYS[i & MASK], nowC)
+add('grudge Window<CountMinSketch 2719×7>.estimateAt(t, item) (≤ 5 slots)', 100_000, (n) => {
+  for (let i = 0; i < n; i++) sink ^= wCms.estimateAt(nowC, KEYS[i & MASK])
 })
-add('grudge Window<HyperLogLog p=14>.estimate (5 slots)', 200, (n) => {
-  for (let i = 0; i < n; i++) sink ^= wHll.estimate(now) | 0
+add('grudge Window<HyperLogLog p=14>.estimateAt (5 slots)', 200, (n) => {
+  for (let i = 0; i < n; i++) sink ^= wHll.estimateAt(now) | 0
 })
 
 for (const c of cases) c.body(Math.min(c.ops, 10_000)) // warm-up (JIT)

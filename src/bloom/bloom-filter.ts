@@ -2,17 +2,23 @@ import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { MAX_BITS, mulHi } from './positions.js'
-import { optimalHashCount, optimalSize } from './sizing.js'
+import { bloomOptimalBits, bloomOptimalHashes } from './sizing.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Format version of the Bloom frame (family 3, `FAMILY.bloom`) written by this release. */
 export const BLOOM_FORMAT_VERSION = 1
 /** Size in bytes of the Bloom frame's params block. */
-export const BLOOM_PARAMS_BYTES = 24
-/** Largest number of hash functions accepted: 1024. */
+const BLOOM_PARAMS_BYTES = 24
+/**
+ * Largest number of hash functions accepted: 1024.
+ * @internal
+ */
 export const MAX_HASHES = 1024
 
-/** The fixed parts of a Bloom frame (all but the payload), from {@link BloomFilter.frameHeader}. */
+/**
+ * The fixed parts of a Bloom frame (all but the payload), from `BloomFilter.frameHeader`.
+ * @internal
+ */
 export interface BloomFrameHeader {
   /** Frame family id: 3 (Bloom). */
   family: number
@@ -37,31 +43,37 @@ export interface BloomHashOptions {
   seed?: SeedLike
 }
 
-/** Options of `new BloomFilter(…)`: construction by accuracy. */
-export interface BloomFilterConfig extends BloomHashOptions {
+/** Options of {@link BloomFilter.byAccuracy}: construction by accuracy. */
+export interface BloomFilterAccuracyOptions extends BloomHashOptions {
   /** Expected number of distinct items n: a positive safe integer. */
   capacity: number
   /** Target false-positive rate p at `capacity` items, in (0, 1). */
   errorRate: number
 }
 
-/** Options of {@link BloomFilter.withSize}: construction by size. */
-export interface BloomFilterSize extends BloomHashOptions {
+/** Options of {@link BloomFilter.bySize}: construction by size. */
+export interface BloomFilterSizeOptions extends BloomHashOptions {
   /** m, the number of bits: an integer in [1, 2^36]. */
   bits: number
   /** k, the number of hash functions (positions per item): an integer in [1, 1024]. */
   hashes: number
 }
 
-/** The option names of {@link BloomFilterConfig}; any other key is refused. */
-export const BLOOM_FILTER_CONFIG_KEYS = optionKeys<BloomFilterConfig>({
+/**
+ * The option names of {@link BloomFilterAccuracyOptions}; any other key is refused.
+ * @internal
+ */
+export const BLOOM_FILTER_ACCURACY_KEYS = optionKeys<BloomFilterAccuracyOptions>({
   capacity: true,
   errorRate: true,
   hasher: true,
   seed: true,
 })
-/** The option names of {@link BloomFilterSize}; any other key is refused. */
-export const BLOOM_FILTER_SIZE_KEYS = optionKeys<BloomFilterSize>({
+/**
+ * The option names of {@link BloomFilterSizeOptions}; any other key is refused.
+ * @internal
+ */
+export const BLOOM_FILTER_SIZE_KEYS = optionKeys<BloomFilterSizeOptions>({
   bits: true,
   hashes: true,
   hasher: true,
@@ -70,12 +82,6 @@ export const BLOOM_FILTER_SIZE_KEYS = optionKeys<BloomFilterSize>({
 
 const TWO32 = 0x100000000
 const INV16 = 1 / 65536
-const GEOMETRY = Symbol('geometry')
-interface Geometry {
-  bits: number
-  hashes: number
-  hasher: Hasher
-}
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 /**
@@ -89,7 +95,7 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
  * in a Uint32Array: bit p is bit (p mod 32) of word floor(p / 32), which on the wire is
  * bit (p mod 8) of byte floor(p / 8). Nothing is allocated per operation.
  *
- * Mergeable: {@link BloomFilter.union} ORs two filters of the same bits, hashes, hasher and
+ * Mergeable: {@link BloomFilter.merge} ORs two filters of the same bits, hashes, hasher and
  * seed. Serializable as a grudge frame of family 3 (`spec/bloom.md`).
  */
 export class BloomFilter {
@@ -104,40 +110,8 @@ export class BloomFilter {
   private added: number
   private setBits: number
 
-  /**
-   * A filter sized for `capacity` items at false-positive rate `errorRate`:
-   * m = {@link optimalSize}(capacity, errorRate), k = {@link optimalHashCount}(m, capacity).
-   * @param config see {@link BloomFilterConfig}
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option: capacity not a
-   * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or
-   * seed, or a key that is not an option of {@link BloomFilterConfig}
-   */
-  constructor(config: BloomFilterConfig) {
-    if (typeof config !== 'object' || config === null)
-      invalidOption('config', 'an object { capacity, errorRate }', config)
-    let bits: number
-    let hashes: number
-    let hasher: Hasher
-    const internal = (config as unknown as { [GEOMETRY]?: Geometry })[GEOMETRY]
-    if (internal !== undefined) {
-      ;({ bits, hashes, hasher } = internal)
-    } else {
-      checkKnownOptions(config, BLOOM_FILTER_CONFIG_KEYS)
-      const { capacity, errorRate } = config
-      if (!Number.isSafeInteger(capacity) || capacity < 1)
-        invalidOption('capacity', 'a positive safe integer', capacity)
-      if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
-        invalidOption('errorRate', 'a number in (0, 1)', errorRate)
-      bits = optimalSize(capacity, errorRate)
-      if (bits > MAX_BITS)
-        invalidOption(
-          'capacity',
-          `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
-          capacity,
-        )
-      hashes = Math.min(optimalHashCount(bits, capacity), MAX_HASHES)
-      hasher = pickHasher(config)
-    }
+  /** Build from a checked geometry: every path (bySize, byAccuracy, clone, deserialize) ends here. */
+  private constructor(bits: number, hashes: number, hasher: Hasher) {
     this.bitCount = bits
     this.hashCount = hashes
     this.hasher = hasher
@@ -148,21 +122,33 @@ export class BloomFilter {
 
   /**
    * A filter of exactly `bits` bits and `hashes` positions per item.
-   * @param size see {@link BloomFilterSize}
+   * @param options see {@link BloomFilterSizeOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bits not an integer in [1, 2^36],
    * hashes not an integer in [1, 1024], a bad hasher or seed, or a key that is not an
-   * option of {@link BloomFilterSize}
+   * option of {@link BloomFilterSizeOptions}
    */
-  static withSize(size: BloomFilterSize): BloomFilter {
-    if (typeof size !== 'object' || size === null) invalidOption('size', 'an object { bits, hashes }', size)
-    checkKnownOptions(size, BLOOM_FILTER_SIZE_KEYS)
-    checkGeometry(size.bits, size.hashes)
-    return BloomFilter.build(size.bits, size.hashes, pickHasher(size))
+  static bySize(options: BloomFilterSizeOptions): BloomFilter {
+    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object { bits, hashes }', options)
+    checkKnownOptions(options, BLOOM_FILTER_SIZE_KEYS)
+    checkGeometry(options.bits, options.hashes)
+    return new BloomFilter(options.bits, options.hashes, pickHasher(options))
   }
 
-  /** Build from a checked geometry (withSize, clone, deserialize): one constructor, one hidden class. */
-  private static build(bits: number, hashes: number, hasher: Hasher): BloomFilter {
-    return new BloomFilter({ [GEOMETRY]: { bits, hashes, hasher } } as unknown as BloomFilterConfig)
+  /**
+   * A filter sized for `capacity` items at false-positive rate `errorRate`:
+   * m = {@link bloomOptimalBits}(capacity, errorRate), k = {@link bloomOptimalHashes}(m, capacity)
+   * (capped at 1024). Reference: capacity 1000 at errorRate 0.01 gives m = 9586, k = 7.
+   * @param options see {@link BloomFilterAccuracyOptions}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option: capacity not a
+   * positive safe integer, errorRate outside (0, 1), a size above 2^36 bits, a bad hasher or
+   * seed, or a key that is not an option of {@link BloomFilterAccuracyOptions}
+   */
+  static byAccuracy(options: BloomFilterAccuracyOptions): BloomFilter {
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { capacity, errorRate }', options)
+    checkKnownOptions(options, BLOOM_FILTER_ACCURACY_KEYS)
+    const { bits, hashes } = accuracyGeometry(options.capacity, options.errorRate)
+    return new BloomFilter(bits, hashes, pickHasher(options))
   }
 
   /** The 16 seed bytes of the hasher (a copy). */
@@ -170,7 +156,7 @@ export class BloomFilter {
     return new Uint8Array(this.hasher.seed)
   }
 
-  /** Number of `add` calls so far (duplicates included), plus those of unioned filters. */
+  /** Number of `add` calls so far (duplicates included), plus those of merged filters. */
   get addedCount(): number {
     return this.added
   }
@@ -203,6 +189,7 @@ export class BloomFilter {
    * @param hashHi high 32 bits of the hash (int32 or uint32)
    * @param hashLo low 32 bits of the hash (int32 or uint32)
    * @returns true when at least one bit went from 0 to 1
+   * @internal
    */
   addHashed(hashHi: number, hashLo: number): boolean {
     let xh = hashHi >>> 0
@@ -246,6 +233,7 @@ export class BloomFilter {
    * {@link BloomFilter.mightContain} by the item's 64-bit hash under this filter's hasher.
    * @param hashHi high 32 bits of the hash (int32 or uint32)
    * @param hashLo low 32 bits of the hash (int32 or uint32)
+   * @internal
    */
   mightContainHashed(hashHi: number, hashLo: number): boolean {
     let xh = hashHi >>> 0
@@ -309,7 +297,7 @@ export class BloomFilter {
   }
 
   /**
-   * Whether `other` can be {@link BloomFilter.union}ed into this filter: same bits,
+   * Whether `other` can be {@link BloomFilter.merge}d into this filter: same bits,
    * hashes, hash function and seed (and both of this family).
    */
   isCompatible(other: unknown): boolean {
@@ -320,32 +308,30 @@ export class BloomFilter {
    * OR `other` into this filter, in place: afterwards it answers true for every item
    * added to either. `addedCount` becomes the sum. Union is commutative, associative and
    * idempotent on the bits.
-   * @returns this
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs,
    * `ERR_GRUDGE_MERGE_SELF` when `other` is this filter
    */
-  union(other: BloomFilter): this {
+  merge(other: BloomFilter): void {
     if (other === this)
-      throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'union: expected another filter, received this filter itself')
+      throw new GrudgeError('ERR_GRUDGE_MERGE_SELF', 'merge: expected another filter, received this filter itself')
     if (!(other instanceof BloomFilter)) {
       throw new GrudgeError(
         'ERR_GRUDGE_MERGE_INCOMPATIBLE',
-        `union: expected a BloomFilter, received ${describeValue(other)}`,
+        `merge: expected a BloomFilter, received ${describeValue(other)}`,
       )
     }
     const why = incompatibility(this, other)
-    if (why !== null) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `union: ${why}`)
+    if (why !== null) throw new GrudgeError('ERR_GRUDGE_MERGE_INCOMPATIBLE', `merge: ${why}`)
     const a = this.words
     const b = other.words
     for (let i = 0; i < a.length; i++) a[i] |= b[i]
     this.added += other.added
     this.setBits = popcount(a)
-    return this
   }
 
   /** A deep copy (same hasher and seed). */
   clone(): BloomFilter {
-    const f = BloomFilter.build(this.bitCount, this.hashCount, this.hasher.withSeed(this.hasher.seed))
+    const f = new BloomFilter(this.bitCount, this.hashCount, this.hasher.withSeed(this.hasher.seed))
     f.words.set(this.words)
     f.added = this.added
     f.setBits = this.setBits
@@ -373,6 +359,7 @@ export class BloomFilter {
   /**
    * The frame's fixed parts (everything except the payload), for writers that stream
    * the payload themselves (checkpoints).
+   * @internal
    */
   frameHeader(): BloomFrameHeader {
     return {
@@ -387,6 +374,7 @@ export class BloomFilter {
   /**
    * The payload bytes as a view (no copy) on little-endian hosts; a copy otherwise. The
    * view changes as items are added. Length ceil(m / 8).
+   * @internal
    */
   payloadView(): Uint8Array {
     const n = Math.ceil(this.bitCount / 8)
@@ -425,7 +413,7 @@ export class BloomFilter {
     if (tail !== 0 && frame.payload[n - 1] >>> tail !== 0) {
       invalidField('payload', `bits beyond bit ${bits} clear`, frame.payload[n - 1])
     }
-    const f = BloomFilter.build(bits, hashes, hasher)
+    const f = new BloomFilter(bits, hashes, hasher)
     if (LITTLE_ENDIAN) {
       new Uint8Array(f.words.buffer, f.words.byteOffset, n).set(frame.payload)
     } else {
@@ -451,7 +439,7 @@ function encodeParams(f: BloomFilter): Uint8Array {
   return p
 }
 
-/** Why two filters cannot be unioned, or null. */
+/** Why two filters cannot be merged, or null. */
 function incompatibility(a: BloomFilter, b: BloomFilter): string | null {
   if (a.bitCount !== b.bitCount) return `expected bits ${a.bitCount}, received ${b.bitCount}`
   if (a.hashCount !== b.hashCount) return `expected hashes ${a.hashCount}, received ${b.hashCount}`
@@ -460,14 +448,43 @@ function incompatibility(a: BloomFilter, b: BloomFilter): string | null {
   return null
 }
 
-/** Whether two byte arrays are equal. */
+/**
+ * Whether two byte arrays are equal.
+ * @internal
+ */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
 }
 
-/** Check bits and hashes of a by-size construction. */
+/**
+ * The geometry of a by-accuracy filter: m = {@link bloomOptimalBits}(capacity, errorRate),
+ * k = {@link bloomOptimalHashes}(m, capacity) capped at 1024. Managed and sharded filters
+ * size their checkpoints by it too, so a filter can always reload its own checkpoint.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `capacity` (not a positive safe
+ * integer, or needing more than 2^36 bits) or `errorRate` (outside (0, 1))
+ * @internal
+ */
+export function accuracyGeometry(capacity: unknown, errorRate: unknown): { bits: number; hashes: number } {
+  if (typeof capacity !== 'number' || !Number.isSafeInteger(capacity) || capacity < 1)
+    invalidOption('capacity', 'a positive safe integer', capacity)
+  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
+    invalidOption('errorRate', 'a number in (0, 1)', errorRate)
+  const bits = bloomOptimalBits(capacity, errorRate)
+  if (bits > MAX_BITS)
+    invalidOption(
+      'capacity',
+      `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
+      capacity,
+    )
+  return { bits, hashes: Math.min(bloomOptimalHashes(bits, capacity), MAX_HASHES) }
+}
+
+/**
+ * Check bits and hashes of a by-size construction.
+ * @internal
+ */
 export function checkGeometry(bits: unknown, hashes: unknown): void {
   if (typeof bits !== 'number' || !Number.isInteger(bits) || bits < 1 || bits > MAX_BITS) {
     invalidOption('bits', 'an integer in [1, 2^36]', bits)
@@ -477,9 +494,12 @@ export function checkGeometry(bits: unknown, hashes: unknown): void {
   }
 }
 
-/** The hasher of a config (see {@link resolveHasher}). */
-export function pickHasher(config: BloomHashOptions): Hasher {
-  return resolveHasher(config.hasher, config.seed)
+/**
+ * The hasher of a filter's options (see {@link resolveHasher}).
+ * @internal
+ */
+export function pickHasher(options: BloomHashOptions): Hasher {
+  return resolveHasher(options.hasher, options.seed)
 }
 
 /** Number of set bits in the words (SWAR popcount). */

@@ -1,15 +1,13 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { wallClockMs } from '../clock.js'
 import { HASHER_IDS } from '../hash/hasher.js'
-import { BloomFilter, MAX_HASHES, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
-import { MAX_BITS } from './positions.js'
+import { BloomFilter, accuracyGeometry, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
 import { moveAside, readFileOrNull, removeStaleTemps, writeFrameAtomic } from './checkpoint-file.js'
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
-import { optimalHashCount, optimalSize } from './sizing.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link ManagedBloomFilter}. */
-export interface ManagedBloomFilterConfig extends BloomHashOptions, PersistOptions {
+export interface ManagedBloomFilterOptions extends BloomHashOptions, PersistOptions {
   /** Expected number of distinct items: a positive safe integer. */
   capacity: number
   /** Target false-positive rate at capacity, in (0, 1). */
@@ -18,8 +16,11 @@ export interface ManagedBloomFilterConfig extends BloomHashOptions, PersistOptio
   path: string
 }
 
-/** The option names of {@link ManagedBloomFilterConfig}; any other key is refused. */
-export const MANAGED_BLOOM_CONFIG_KEYS = optionKeys<ManagedBloomFilterConfig>({
+/**
+ * The option names of {@link ManagedBloomFilterOptions}; any other key is refused.
+ * @internal
+ */
+export const MANAGED_BLOOM_OPTION_KEYS = optionKeys<ManagedBloomFilterOptions>({
   capacity: true,
   errorRate: true,
   path: true,
@@ -32,7 +33,10 @@ export const MANAGED_BLOOM_CONFIG_KEYS = optionKeys<ManagedBloomFilterConfig>({
   writeChunkBytes: true,
 })
 
-/** What a loaded checkpoint must match: geometry always, hasher and seed when asked for. */
+/**
+ * What a loaded checkpoint must match: geometry always, hasher and seed when asked for.
+ * @internal
+ */
 export interface ExpectedBloom {
   bits: number
   hashes: number
@@ -46,37 +50,32 @@ export interface ExpectedBloom {
   seed: Uint8Array | null
 }
 
-/** Whether a file's hasher id satisfies `want` (the same id, or an adopted murmur3 variant). */
+/**
+ * Whether a file's hasher id satisfies `want` (the same id, or an adopted murmur3 variant).
+ * @internal
+ */
 export function hasherIdAccepted(want: ExpectedBloom, id: number): boolean {
   if (id === want.hasherId) return true
   return want.adoptMurmur3 && want.hasherId === HASHER_IDS.murmur3 && id === HASHER_IDS.murmur3x64
 }
 
 /**
- * The geometry and hashing a config asks for: the bits and hashes `new BloomFilter(…)`
- * would choose (k capped at 1024).
+ * The geometry and hashing the options ask for: the bits and hashes
+ * `BloomFilter.byAccuracy(…)` would choose (k capped at 1024).
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad capacity (or one needing
  * more than 2^36 bits), errorRate, hasher or seed
+ * @internal
  */
-export function expectedBloom(capacity: number, errorRate: number, config: BloomHashOptions): ExpectedBloom {
-  if (!Number.isSafeInteger(capacity) || capacity < 1) invalidOption('capacity', 'a positive safe integer', capacity)
-  if (typeof errorRate !== 'number' || !(errorRate > 0 && errorRate < 1))
-    invalidOption('errorRate', 'a number in (0, 1)', errorRate)
-  const bits = optimalSize(capacity, errorRate)
-  // the same limits as `new BloomFilter(…)`, or a filter could not reload its own checkpoint
-  if (bits > MAX_BITS)
-    invalidOption(
-      'capacity',
-      `a capacity needing at most 2^36 bits at errorRate ${errorRate} (needs ${bits})`,
-      capacity,
-    )
-  const explicit = config.seed !== undefined || config.hasher !== undefined
-  const hasher = explicit ? pickHasher(config) : null
+export function expectedBloom(capacity: number, errorRate: number, options: BloomHashOptions): ExpectedBloom {
+  // the same geometry as BloomFilter.byAccuracy, or a filter could not reload its own checkpoint
+  const { bits, hashes } = accuracyGeometry(capacity, errorRate)
+  const explicit = options.seed !== undefined || options.hasher !== undefined
+  const hasher = explicit ? pickHasher(options) : null
   return {
     bits,
-    hashes: Math.min(optimalHashCount(bits, capacity), MAX_HASHES),
+    hashes,
     hasherId: hasher?.id ?? HASHER_IDS.murmur3,
-    adoptMurmur3: config.hasher === undefined,
+    adoptMurmur3: options.hasher === undefined,
     seed: hasher === null ? null : hasher.seed,
   }
 }
@@ -84,6 +83,7 @@ export function expectedBloom(capacity: number, errorRate: number, config: Bloom
 /**
  * Check a loaded filter against what was asked for.
  * @throws {GrudgeError} `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH` naming the field
+ * @internal
  */
 export function checkLoaded(f: BloomFilter, want: ExpectedBloom, where: string): void {
   const fail = (field: string, expected: unknown, received: unknown): never => {
@@ -98,7 +98,10 @@ export function checkLoaded(f: BloomFilter, want: ExpectedBloom, where: string):
   if (want.seed !== null && !sameBytes(f.hasher.seed, want.seed)) fail('seed', 'the seed asked for', 'another seed')
 }
 
-/** Whether an error means "this file is bad" (as opposed to an I/O failure). */
+/**
+ * Whether an error means "this file is bad" (as opposed to an I/O failure).
+ * @internal
+ */
 export function isBadCheckpointError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code
   return (
@@ -111,6 +114,7 @@ export function isBadCheckpointError(err: unknown): boolean {
  * @throws {GrudgeError} the frame's `ERR_GRUDGE_FORMAT_*` code, or
  * `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH`, with the path in the message (the file is untouched);
  * `ERR_GRUDGE_BLOOM_IO`
+ * @internal
  */
 export function loadCheckpoint(path: string, want: ExpectedBloom): BloomFilter | null {
   const bytes = readFileOrNull(path)
@@ -152,39 +156,39 @@ export class ManagedBloomFilter extends CheckpointRunner {
   private readonly chunkBytes: number
 
   /**
-   * @param config see {@link ManagedBloomFilterConfig}
+   * @param options see {@link ManagedBloomFilterOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option, or a key that is
-   * not an option of {@link ManagedBloomFilterConfig} or of `policy`; when the checkpoint
+   * not an option of {@link ManagedBloomFilterOptions} or of `policy`; when the checkpoint
    * is corrupt (`ERR_GRUDGE_FORMAT_*`) or was written with other parameters
    * (`ERR_GRUDGE_BLOOM_PARAMS_MISMATCH`) — unless `onBadCheckpoint: 'start-empty'`; for
    * a read failure `ERR_GRUDGE_BLOOM_IO`
    */
-  constructor(config: ManagedBloomFilterConfig) {
-    if (typeof config !== 'object' || config === null)
-      invalidOption('config', 'an object { capacity, errorRate, path }', config)
-    checkKnownOptions(config, MANAGED_BLOOM_CONFIG_KEYS)
-    if (typeof config.path !== 'string' || config.path === '')
-      invalidOption('path', 'a non-empty file path', config.path)
-    const opts = parsePersistOptions(config)
-    const want = expectedBloom(config.capacity, config.errorRate, config)
-    removeStaleTemps(config.path)
+  constructor(options: ManagedBloomFilterOptions) {
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { capacity, errorRate, path }', options)
+    checkKnownOptions(options, MANAGED_BLOOM_OPTION_KEYS)
+    if (typeof options.path !== 'string' || options.path === '')
+      invalidOption('path', 'a non-empty file path', options.path)
+    const opts = parsePersistOptions(options)
+    const want = expectedBloom(options.capacity, options.errorRate, options)
+    removeStaleTemps(options.path)
     let loaded: BloomFilter | null = null
     let moved: string | null = null
     try {
-      loaded = loadCheckpoint(config.path, want)
+      loaded = loadCheckpoint(options.path, want)
     } catch (err) {
       if (opts.onBadCheckpoint !== 'start-empty' || !isBadCheckpointError(err)) throw err
-      moved = moveAside(config.path, wallClockMs())
+      moved = moveAside(options.path, wallClockMs())
     }
     super(opts)
-    this.path = config.path
+    this.path = options.path
     this.filter =
       loaded ??
-      new BloomFilter({
-        capacity: config.capacity,
-        errorRate: config.errorRate,
-        hasher: config.hasher,
-        seed: config.seed,
+      BloomFilter.byAccuracy({
+        capacity: options.capacity,
+        errorRate: options.errorRate,
+        hasher: options.hasher,
+        seed: options.seed,
       })
     this.movedAside = moved
     this.chunkBytes = opts.writeChunkBytes

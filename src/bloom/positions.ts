@@ -21,7 +21,10 @@
  * same on every platform. No allocation.
  */
 
-/** Largest bit count the position math is exact for: 2^36 (8 GiB of bits). */
+/**
+ * Largest bit count the position math is exact for: 2^36 (8 GiB of bits).
+ * @internal
+ */
 export const MAX_BITS = 2 ** 36
 
 const INV16 = 1 / 65536
@@ -34,6 +37,7 @@ const INV16 = 1 / 65536
  * @param k number of positions, integer ≥ 1 (≤ out.length)
  * @param m bits, integer in [1, 2^36]
  * @param out receives the positions, each an integer in [0, m)
+ * @internal
  */
 export function bloomPositions(hashHi: number, hashLo: number, k: number, m: number, out: Float64Array): void {
   let xh = hashHi >>> 0
@@ -48,7 +52,10 @@ export function bloomPositions(hashHi: number, hashLo: number, k: number, m: num
   }
 }
 
-/** floor((xh·2^32 + xl) · m / 2^64), exact for m ≤ 2^36. */
+/**
+ * floor((xh·2^32 + xl) · m / 2^64), exact for m ≤ 2^36.
+ * @internal
+ */
 export function mulHi(xh: number, xl: number, m: number): number {
   let c = Math.floor((xl & 0xffff) * m * INV16)
   c = Math.floor(((xl >>> 16) * m + c) * INV16)

@@ -35,7 +35,10 @@ export interface BloomFilterRegistryOptions {
   writeChunkBytes?: number
 }
 
-/** The option names of {@link RegisterBloomOptions}; any other key is refused. */
+/**
+ * The option names of {@link RegisterBloomOptions}; any other key is refused.
+ * @internal
+ */
 export const REGISTER_BLOOM_KEYS = optionKeys<RegisterBloomOptions>({
   capacity: true,
   errorRate: true,
@@ -46,7 +49,10 @@ export const REGISTER_BLOOM_KEYS = optionKeys<RegisterBloomOptions>({
   seed: true,
 })
 
-/** The option names of {@link BloomFilterRegistryOptions}; any other key is refused. */
+/**
+ * The option names of {@link BloomFilterRegistryOptions}; any other key is refused.
+ * @internal
+ */
 export const BLOOM_REGISTRY_OPTION_KEYS = optionKeys<BloomFilterRegistryOptions>({
   ticker: true,
   onError: true,
@@ -66,6 +72,7 @@ const DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])(\.|$)/i
  * file), and not a Windows device name (`CON`, `PRN`, `AUX`, `NUL`, `COM0-9`, `LPT0-9`,
  * any case, alone or before a dot).
  * @throws {GrudgeError} `ERR_GRUDGE_BLOOM_NAME_INVALID`
+ * @internal
  */
 export function checkBloomName(name: unknown): asserts name is string {
   if (typeof name !== 'string' || !SAFE_NAME.test(name) || name.includes('..') || DEVICE_NAME.test(name)) {

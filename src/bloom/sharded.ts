@@ -17,22 +17,31 @@ import { expectedBloom, hasherIdAccepted, isBadCheckpointError, loadCheckpoint, 
 import { CheckpointRunner, parsePersistOptions, type PersistOptions } from './persist.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
-/** Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`). */
+/**
+ * Format version of the shard-directory manifest (family 7, `FAMILY.shardedBloomManifest`).
+ * @internal
+ */
 export const MANIFEST_FORMAT_VERSION = 1
-/** File name of the manifest inside a shard directory. */
+/**
+ * File name of the manifest inside a shard directory.
+ * @internal
+ */
 export const MANIFEST_FILE = 'manifest.grudge'
 /** Largest shard count: 65 536. */
 export const MAX_SHARDS = 65536
 const MANIFEST_PARAMS_BYTES = 24
 const SHARD_FILE = /^shard-(\d{5})\.bloom$/
 
-/** File name of shard `i`: `shard-00000.bloom` … */
+/**
+ * File name of shard `i`: `shard-00000.bloom` …
+ * @internal
+ */
 export function shardFileName(i: number): string {
   return `shard-${String(i).padStart(5, '0')}.bloom`
 }
 
 /** Options of {@link ShardedBloomFilter}. */
-export interface ShardedBloomFilterConfig extends BloomHashOptions, PersistOptions {
+export interface ShardedBloomFilterOptions extends BloomHashOptions, PersistOptions {
   /** Expected number of distinct items over all shards: a positive safe integer. */
   capacity: number
   /** Target false-positive rate at capacity, in (0, 1). */
@@ -43,8 +52,11 @@ export interface ShardedBloomFilterConfig extends BloomHashOptions, PersistOptio
   shardCount: number
 }
 
-/** The option names of {@link ShardedBloomFilterConfig}; any other key is refused. */
-export const SHARDED_BLOOM_CONFIG_KEYS = optionKeys<ShardedBloomFilterConfig>({
+/**
+ * The option names of {@link ShardedBloomFilterOptions}; any other key is refused.
+ * @internal
+ */
+export const SHARDED_BLOOM_OPTION_KEYS = optionKeys<ShardedBloomFilterOptions>({
   capacity: true,
   errorRate: true,
   dir: true,
@@ -65,6 +77,7 @@ export const SHARDED_BLOOM_CONFIG_KEYS = optionKeys<ShardedBloomFilterConfig>({
  * @param hashHi high 32 bits (int32 or uint32)
  * @param hashLo low 32 bits
  * @param shards S, integer in [1, 65536]
+ * @internal
  */
 export function shardOf(hashHi: number, hashLo: number, shards: number): number {
   let h = hashHi ^ hashLo
@@ -129,8 +142,9 @@ function decodeManifest(bytes: Uint8Array): Manifest {
  * so a checkpoint rewrites only the shards changed since the last one: with 16 shards a
  * few inserts cost one 1/16-size write instead of the whole filter.
  *
- * An item's shard is {@link shardOf} its 64-bit hash; within the shard its positions come
- * from the same hash (one hash per operation). Each shard is sized for
+ * An item's shard is `floor(fmix32(hi XOR lo) · S / 2^32)` of its 64-bit hash
+ * (`spec/bloom.md` §7); within the shard its positions come from the same hash (one hash
+ * per operation). Each shard is sized for
  * `ceil(capacity / shardCount)` items at `errorRate`. The directory carries a manifest
  * (frame family 7) with the shard count, shard geometry, hash function and seed; opening
  * a directory written with other values is refused with `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH`
@@ -155,27 +169,27 @@ export class ShardedBloomFilter extends CheckpointRunner {
   private readonly chunkBytes: number
 
   /**
-   * @param config see {@link ShardedBloomFilterConfig}
+   * @param options see {@link ShardedBloomFilterOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming a bad option, or a key that is
-   * not an option of {@link ShardedBloomFilterConfig} or of `policy`;
+   * not an option of {@link ShardedBloomFilterOptions} or of `policy`;
    * `ERR_GRUDGE_BLOOM_PARAMS_MISMATCH` for a directory written with another shard count,
    * geometry, hasher or seed, or shard files without a manifest; a corrupt manifest or
    * shard raises its `ERR_GRUDGE_FORMAT_*` code (a corrupt shard is moved aside instead
    * under `onBadCheckpoint: 'start-empty'`); `ERR_GRUDGE_BLOOM_IO`
    */
-  constructor(config: ShardedBloomFilterConfig) {
-    if (typeof config !== 'object' || config === null)
-      invalidOption('config', 'an object { capacity, errorRate, dir, shardCount }', config)
-    checkKnownOptions(config, SHARDED_BLOOM_CONFIG_KEYS)
-    const { dir, shardCount } = config
+  constructor(options: ShardedBloomFilterOptions) {
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { capacity, errorRate, dir, shardCount }', options)
+    checkKnownOptions(options, SHARDED_BLOOM_OPTION_KEYS)
+    const { dir, shardCount } = options
     if (typeof dir !== 'string' || dir === '') invalidOption('dir', 'a non-empty directory path', dir)
     if (!Number.isInteger(shardCount) || shardCount < 1 || shardCount > MAX_SHARDS) {
       invalidOption('shardCount', 'an integer in [1, 65536]', shardCount)
     }
-    if (!Number.isSafeInteger(config.capacity) || config.capacity < 1)
-      invalidOption('capacity', 'a positive safe integer', config.capacity)
-    const opts = parsePersistOptions(config)
-    const want = expectedBloom(Math.ceil(config.capacity / shardCount), config.errorRate, config)
+    if (!Number.isSafeInteger(options.capacity) || options.capacity < 1)
+      invalidOption('capacity', 'a positive safe integer', options.capacity)
+    const opts = parsePersistOptions(options)
+    const want = expectedBloom(Math.ceil(options.capacity / shardCount), options.errorRate, options)
     ensureDir(dir)
 
     const manifestPath = join(dir, MANIFEST_FILE)
@@ -220,7 +234,7 @@ export class ShardedBloomFilter extends CheckpointRunner {
 
     // the manifest's hasher: the one asked for, or the murmur3 variant adopted from the manifest
     const hasher =
-      hasherId === want.hasherId ? pickHasher({ hasher: config.hasher, seed }) : hasherFromId(hasherId, seed)
+      hasherId === want.hasherId ? pickHasher({ hasher: options.hasher, seed }) : hasherFromId(hasherId, seed)
     const exact: ExpectedBloom = { ...want, hasherId, adoptMurmur3: false, seed }
     const shards: BloomFilter[] = []
     const moved: string[] = []
@@ -234,7 +248,7 @@ export class ShardedBloomFilter extends CheckpointRunner {
         if (opts.onBadCheckpoint !== 'start-empty' || !isBadCheckpointError(err)) throw err
         moved.push(moveAside(path, wallClockMs()))
       }
-      shards.push(f ?? BloomFilter.withSize({ bits: want.bits, hashes: want.hashes, hasher }))
+      shards.push(f ?? BloomFilter.bySize({ bits: want.bits, hashes: want.hashes, hasher }))
     }
     super(opts)
     this.dir = dir

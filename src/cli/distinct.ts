@@ -44,7 +44,7 @@ export class HyperLogLogDistinct implements DistinctCounter {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for p outside [4, 18]
    */
   constructor(precision = 14, seed?: number) {
-    this.hll = new HyperLogLog({ precision, seed })
+    this.hll = HyperLogLog.bySize({ precision, seed })
     this.relativeStandardError = this.hll.relativeStandardError
   }
   /** Record `key`. */

@@ -156,3 +156,141 @@ export function invalidField(field: string, expected: string, received: unknown)
     `frame field "${field}": expected ${expected}, received ${describeValue(received)}`,
   )
 }
+
+/**
+ * The family id of an embedded frame (byte 4), without checking the frame: a container
+ * (the window frame) reads it to route the frame to its family's reader, which checks it.
+ * @returns the id, or -1 when the bytes are too short to hold one
+ */
+export function frameFamilyOf(frame: Uint8Array): number {
+  return frame.length > 4 ? frame[4] : -1
+}
+
+/** The 16 seed bytes of a written frame (bytes 12–28), as a view. */
+export function frameSeedOf(frame: Uint8Array): Uint8Array {
+  return frame.subarray(12, 28)
+}
+
+/**
+ * A little-endian cursor over a frame's params or payload that reads the fields in the
+ * order of the family's byte table in `spec/`, so a codec names fields instead of
+ * offsets. A read past the end raises `ERR_GRUDGE_FORMAT_INVALID` naming the field.
+ */
+export class FieldReader {
+  private readonly bytes: Uint8Array
+  private readonly dv: DataView
+  private readonly where: string
+  private off = 0
+
+  /**
+   * @param bytes the params or payload (a view; not copied)
+   * @param where what they are, for errors: `'params'`, `'payload'`
+   */
+  constructor(bytes: Uint8Array, where: string) {
+    this.bytes = bytes
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.where = where
+  }
+
+  /** Bytes not read yet. */
+  get remaining(): number {
+    return this.bytes.length - this.off
+  }
+
+  /** Bytes read so far. */
+  get offset(): number {
+    return this.off
+  }
+
+  /** Read a u8. */
+  u8(field: string): number {
+    this.need(field, 1, 'u8')
+    return this.bytes[this.off++]
+  }
+
+  /** Read a u32 LE. */
+  u32(field: string): number {
+    this.need(field, 4, 'u32')
+    const v = this.dv.getUint32(this.off, true)
+    this.off += 4
+    return v
+  }
+
+  /** Read an f64 LE. */
+  f64(field: string): number {
+    this.need(field, 8, 'f64')
+    const v = this.dv.getFloat64(this.off, true)
+    this.off += 8
+    return v
+  }
+
+  /** Read `n` bytes as a copy (the frame's buffer may change after the read). */
+  bytesCopy(field: string, n: number): Uint8Array {
+    this.need(field, n, `${n}-byte field`)
+    const v = this.bytes.slice(this.off, this.off + n)
+    this.off += n
+    return v
+  }
+
+  /**
+   * Skip `n` reserved bytes, which must be 0.
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming `field` for a non-zero byte
+   */
+  reserved(field: string, n: number): void {
+    this.need(field, n, `${n} reserved bytes`)
+    for (let i = 0; i < n; i++) if (this.bytes[this.off + i] !== 0) invalidField(field, '0', 'non-zero bytes')
+    this.off += n
+  }
+
+  private need(field: string, n: number, kind: string): void {
+    if (this.off + n > this.bytes.length)
+      invalidField(field, `a ${kind} within the ${this.where}`, `${this.bytes.length - this.off} bytes left`)
+  }
+}
+
+/** The writing twin of {@link FieldReader}: fields in byte-table order, little-endian. */
+export class FieldWriter {
+  /** The bytes written into (of the size given). */
+  readonly bytes: Uint8Array
+  private readonly dv: DataView
+  private off = 0
+
+  /** @param size the exact number of bytes the fields take */
+  constructor(size: number) {
+    this.bytes = new Uint8Array(size)
+    this.dv = new DataView(this.bytes.buffer)
+  }
+
+  /** Write a u8. */
+  u8(v: number): this {
+    this.bytes[this.off++] = v
+    return this
+  }
+
+  /** Write a u32 LE. */
+  u32(v: number): this {
+    this.dv.setUint32(this.off, v, true)
+    this.off += 4
+    return this
+  }
+
+  /** Write an f64 LE. */
+  f64(v: number): this {
+    this.dv.setFloat64(this.off, v, true)
+    this.off += 8
+    return this
+  }
+
+  /** Write bytes as they are. */
+  raw(v: Uint8Array): this {
+    this.bytes.set(v, this.off)
+    this.off += v.length
+    return this
+  }
+
+  /** Leave `n` reserved bytes at 0. */
+  reserved(n: number): this {
+    this.off += n
+    return this
+  }
+}

@@ -101,7 +101,7 @@ export class Telemetry {
   readonly clock: Clock
   private readonly warnFn: ((message: string) => void) | undefined
   private readonly buckets: Bucket[] = []
-  private readonly distinct: Window<HyperLogLog, ConstructorParameters<typeof HyperLogLog>[0]>
+  private readonly distinct: Window<HyperLogLog>
   private warned = false
   /** The time of the last bucket lookup (ms). */
   private nowMs = 0
@@ -132,11 +132,11 @@ export class Telemetry {
     this.targetFalsePositiveRate = t
     this.warnFn = options.warn
     // the same slots as the counters: floor(t / bucketMs), the last windowBuckets of them
-    this.distinct = new Window(
-      HyperLogLog,
-      { precision: HLL_PRECISION },
-      { everyMs: this.bucketMs, keep: this.windowBuckets, clock: this.clock },
-    )
+    this.distinct = new Window(HyperLogLog.bySize({ precision: HLL_PRECISION }), {
+      everyMs: this.bucketMs,
+      keep: this.windowBuckets,
+      clock: this.clock,
+    })
   }
 
   /** Report on a policy's sketch (its shape and memory). */
@@ -177,7 +177,7 @@ export class Telemetry {
     const b = this.current(nowMs)
     this.cur = b
     b.requests++
-    this.distinct.update(key, this.nowMs)
+    this.distinct.addAt(this.nowMs, key)
     // the health check merges the HLL slots (~0.25 ms): once per 65 536 requests, not per request
     if (++this.sinceCheck >= 65_536 || this.rolled) {
       this.rolled = false
@@ -203,7 +203,7 @@ export class Telemetry {
   /** Estimated distinct keys in the window (rounded). */
   distinctKeys(): number {
     this.current()
-    return Math.round(this.distinct.estimate(this.nowMs))
+    return Math.round(this.distinct.estimateAt(this.nowMs))
   }
 
   /** Memory of the telemetry itself in bytes (the HyperLogLog slots held). */

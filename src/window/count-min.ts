@@ -4,12 +4,8 @@ import { isHasherId, hasherFromId, resolveHasher, type Hasher, type SeedLike } f
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
-/** Options of {@link CountMinSketch} by size. */
-export interface CountMinOptions {
-  /** w, counters per row: an integer in [1, 2^28]. The additive error is about e/w of the total. */
-  width: number
-  /** d, rows: an integer in [1, 64]. The error bound fails with probability about e^−d. */
-  depth: number
+/** Options shared by both ways of building a {@link CountMinSketch}. */
+export interface CountMinCommonOptions {
   /**
    * Conservative update (Estan & Varghese, "New directions in traffic measurement and
    * accounting", SIGCOMM 2002): raise only the counters below the new minimum. Tighter
@@ -22,18 +18,20 @@ export interface CountMinOptions {
   hasher?: Hasher
 }
 
-/** Options of {@link CountMinSketch.withAccuracy}. */
-export interface CountMinAccuracy {
+/** Options of {@link CountMinSketch.bySize}. */
+export interface CountMinSizeOptions extends CountMinCommonOptions {
+  /** w, counters per row: an integer in [1, 2^28]. The additive error is about e/w of the total. */
+  width: number
+  /** d, rows: an integer in [1, 64], with width × depth ≤ 2^28. The error bound fails with probability about e^−d. */
+  depth: number
+}
+
+/** Options of {@link CountMinSketch.byAccuracy}. */
+export interface CountMinAccuracyOptions extends CountMinCommonOptions {
   /** ε in (0, 1): estimates exceed the true count by at most ε × total (with probability 1 − δ). */
   epsilon: number
   /** δ in (0, 1): the probability that the ε bound fails for a given item. */
   delta: number
-  /** See {@link CountMinOptions.conservative}. */
-  conservative?: boolean
-  /** See {@link CountMinOptions.seed}. */
-  seed?: SeedLike
-  /** See {@link CountMinOptions.hasher}. */
-  hasher?: Hasher
 }
 
 /** Largest counter value; counters saturate here instead of wrapping. */
@@ -76,16 +74,22 @@ export function countMinDepth(delta: number): number {
   return Math.max(1, Math.ceil(Math.log(1 / delta)))
 }
 
-/** The option names of {@link CountMinOptions}; any other key is refused. */
-export const COUNT_MIN_OPTION_KEYS = optionKeys<CountMinOptions>({
+/**
+ * The option names of {@link CountMinSizeOptions}; any other key is refused.
+ * @internal
+ */
+export const COUNT_MIN_SIZE_KEYS = optionKeys<CountMinSizeOptions>({
   width: true,
   depth: true,
   conservative: true,
   seed: true,
   hasher: true,
 })
-/** The option names of {@link CountMinAccuracy}; any other key is refused. */
-export const COUNT_MIN_ACCURACY_KEYS = optionKeys<CountMinAccuracy>({
+/**
+ * The option names of {@link CountMinAccuracyOptions}; any other key is refused.
+ * @internal
+ */
+export const COUNT_MIN_ACCURACY_KEYS = optionKeys<CountMinAccuracyOptions>({
   epsilon: true,
   delta: true,
   conservative: true,
@@ -121,16 +125,26 @@ export class CountMinSketch implements Mergeable {
   private readonly idx: Uint32Array
   private total = 0
 
+  /** An empty sketch of a checked shape: every path (bySize, byAccuracy, emptyLike, deserialize) ends here. */
+  private constructor(width: number, depth: number, conservative: boolean, hasher: Hasher) {
+    this.width = width
+    this.depth = depth
+    this.conservative = conservative
+    this.hasher = hasher
+    this.counters = new Uint32Array(width * depth)
+    this.idx = new Uint32Array(depth)
+  }
+
   /**
    * An empty sketch of `depth` rows × `width` counters (4·w·d bytes).
-   * @param options see {@link CountMinOptions}
+   * @param options see {@link CountMinSizeOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `width`, `depth`,
-   * `conservative`, `seed` or `hasher`, or a key that is not an option of {@link CountMinOptions}
+   * `conservative`, `seed` or `hasher`, or a key that is not an option of {@link CountMinSizeOptions}
    */
-  constructor(options: CountMinOptions) {
+  static bySize(options: CountMinSizeOptions): CountMinSketch {
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object with width and depth', options)
-    checkKnownOptions(options, COUNT_MIN_OPTION_KEYS)
+    checkKnownOptions(options, COUNT_MIN_SIZE_KEYS)
     const { width, depth } = options
     if (typeof width !== 'number' || !Number.isInteger(width) || width < 1 || width > MAX_WIDTH) {
       invalidOption('width', 'an integer in [1, 2^28]', width)
@@ -139,24 +153,19 @@ export class CountMinSketch implements Mergeable {
       invalidOption('depth', 'an integer in [1, 64]', depth)
     }
     if (width * depth > MAX_CELLS) invalidOption('width', `width × depth ≤ 2^28 (depth = ${depth})`, width)
-    const conservative = options.conservative ?? false
-    if (typeof conservative !== 'boolean') invalidOption('conservative', 'a boolean', conservative)
-    this.width = width
-    this.depth = depth
-    this.conservative = conservative
-    this.hasher = resolveHasher(options.hasher, options.seed)
-    this.counters = new Uint32Array(width * depth)
-    this.idx = new Uint32Array(depth)
+    return CountMinSketch.withCommon(width, depth, options)
   }
 
   /**
    * A sketch sized for an error of at most ε × total with probability 1 − δ:
    * width = ceil(e/ε), depth = ceil(ln(1/δ)) ({@link countMinWidth}, {@link countMinDepth});
    * ε = 0.001, δ = 0.001 gives 2719 × 7.
+   * @param options see {@link CountMinAccuracyOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `epsilon` or `delta` outside
-   * (0, 1), a width × depth above 2^28, or a key that is not an option of {@link CountMinAccuracy}
+   * (0, 1), a width × depth above 2^28, a bad `conservative`, `seed` or `hasher`, or a key
+   * that is not an option of {@link CountMinAccuracyOptions}
    */
-  static withAccuracy(options: CountMinAccuracy): CountMinSketch {
+  static byAccuracy(options: CountMinAccuracyOptions): CountMinSketch {
     if (typeof options !== 'object' || options === null)
       invalidOption('options', 'an object with epsilon and delta', options)
     checkKnownOptions(options, COUNT_MIN_ACCURACY_KEYS)
@@ -164,13 +173,18 @@ export class CountMinSketch implements Mergeable {
     if (typeof epsilon !== 'number' || !(epsilon > 0 && epsilon < 1))
       invalidOption('epsilon', 'a number in (0, 1)', epsilon)
     if (typeof delta !== 'number' || !(delta > 0 && delta < 1)) invalidOption('delta', 'a number in (0, 1)', delta)
-    return new CountMinSketch({
-      width: countMinWidth(epsilon),
-      depth: countMinDepth(delta),
-      conservative: options.conservative,
-      seed: options.seed,
-      hasher: options.hasher,
-    })
+    const width = countMinWidth(epsilon)
+    const depth = countMinDepth(delta)
+    if (width * depth > MAX_CELLS)
+      invalidOption('epsilon', `an ε and δ giving width × depth ≤ 2^28 (${width} × ${depth})`, epsilon)
+    return CountMinSketch.withCommon(width, depth, options)
+  }
+
+  /** The sketch of a checked shape with the options both constructors share. */
+  private static withCommon(width: number, depth: number, options: CountMinCommonOptions): CountMinSketch {
+    const conservative = options.conservative ?? false
+    if (typeof conservative !== 'boolean') invalidOption('conservative', 'a boolean', conservative)
+    return new CountMinSketch(width, depth, conservative, resolveHasher(options.hasher, options.seed))
   }
 
   /** The sum of every count added (merges included), saturating at 2^53 − 1. */
@@ -303,12 +317,7 @@ export class CountMinSketch implements Mergeable {
 
   /** A new empty sketch with the same width, depth, update rule, hasher and seed. */
   emptyLike(): CountMinSketch {
-    return new CountMinSketch({
-      width: this.width,
-      depth: this.depth,
-      conservative: this.conservative,
-      hasher: this.hasher,
-    })
+    return new CountMinSketch(this.width, this.depth, this.conservative, this.hasher.withSeed(this.hasher.seed))
   }
 
   /**
@@ -369,12 +378,7 @@ export class CountMinSketch implements Mergeable {
     const dv = new DataView(f.payload.buffer, f.payload.byteOffset, f.payload.byteLength)
     const total = dv.getUint32(0, true) + dv.getUint32(4, true) * 0x100000000
     if (total > Number.MAX_SAFE_INTEGER) invalidField('total', 'at most 2^53 − 1', total)
-    const cms = new CountMinSketch({
-      width,
-      depth,
-      conservative: (f.flags & FLAG_CONSERVATIVE) !== 0,
-      hasher: hasherFromId(hasherId, f.seed),
-    })
+    const cms = new CountMinSketch(width, depth, (f.flags & FLAG_CONSERVATIVE) !== 0, hasherFromId(hasherId, f.seed))
     const c = cms.counters
     for (let i = 0; i < n; i++) c[i] = dv.getUint32(8 + 4 * i, true)
     // every add raises each row by at most the count, so no row can sum above the total

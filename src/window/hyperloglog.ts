@@ -4,14 +4,8 @@ import { isHasherId, hasherFromId, resolveHasher, type Hasher, type SeedLike } f
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
-/** Options of {@link HyperLogLog}. */
-export interface HyperLogLogOptions {
-  /**
-   * p, the precision: an integer in [4, 18]. The sketch has m = 2^p one-byte registers
-   * (m bytes of memory) and a relative standard error of about 1.04/√m (p = 14: 16 KiB,
-   * 0.81 %). Default 14.
-   */
-  precision?: number
+/** Options shared by both ways of building a {@link HyperLogLog}. */
+export interface HyperLogLogHashOptions {
   /** Seed of the hasher (16 bytes, number, bigint or 32 hex digits). Random when absent. */
   seed?: SeedLike
   /**
@@ -20,6 +14,26 @@ export interface HyperLogLogOptions {
    * Its seed is used unless `seed` is given.
    */
   hasher?: Hasher
+}
+
+/** Options of {@link HyperLogLog.bySize}. */
+export interface HyperLogLogSizeOptions extends HyperLogLogHashOptions {
+  /**
+   * p, the precision: an integer in [4, 18]. The sketch has m = 2^p one-byte registers
+   * (m bytes of memory) and a relative standard error of about 1.04/√m (p = 14: 16 KiB,
+   * 0.81 %).
+   */
+  precision: number
+}
+
+/** Options of {@link HyperLogLog.byAccuracy}. */
+export interface HyperLogLogAccuracyOptions extends HyperLogLogHashOptions {
+  /**
+   * The relative standard error wanted, a number > 0: the sketch gets the smallest
+   * precision p in [4, 18] whose 1.04/√(2^p) is at most this (0.01 gives p = 14, 16 KiB).
+   * Reachable down to 1.04/√(2^18) ≈ 0.00203.
+   */
+  relativeStandardError: number
 }
 
 /** Smallest allowed precision. */
@@ -42,7 +56,7 @@ const COUNTS = new Float64Array(64)
  * @param precision p, an integer in [4, 18]
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for p outside [4, 18]
  */
-export function hllRelativeStandardError(precision: number): number {
+export function hyperLogLogStandardError(precision: number): number {
   checkPrecision(precision)
   return 1.04 / Math.sqrt(2 ** precision)
 }
@@ -53,8 +67,20 @@ function checkPrecision(p: unknown): asserts p is number {
   }
 }
 
-/** The option names of {@link HyperLogLogOptions}; any other key is refused. */
-export const HYPERLOGLOG_OPTION_KEYS = optionKeys<HyperLogLogOptions>({ precision: true, seed: true, hasher: true })
+/**
+ * The option names of {@link HyperLogLogSizeOptions}; any other key is refused.
+ * @internal
+ */
+export const HYPERLOGLOG_SIZE_KEYS = optionKeys<HyperLogLogSizeOptions>({ precision: true, seed: true, hasher: true })
+/**
+ * The option names of {@link HyperLogLogAccuracyOptions}; any other key is refused.
+ * @internal
+ */
+export const HYPERLOGLOG_ACCURACY_KEYS = optionKeys<HyperLogLogAccuracyOptions>({
+  relativeStandardError: true,
+  seed: true,
+  hasher: true,
+})
 
 /**
  * HyperLogLog distinct counter (Flajolet et al. 2007) with 64-bit hashes and Ertl's
@@ -86,22 +112,54 @@ export class HyperLogLog implements Mergeable {
   /** 32 − p: shift that leaves the register index of the high hash word. */
   private readonly indexShift: number
 
-  /**
-   * An empty sketch.
-   * @param options see {@link HyperLogLogOptions}
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `precision`, `seed` or
-   * `hasher` when one is invalid, or a key that is not an option of {@link HyperLogLogOptions}
-   */
-  constructor(options: HyperLogLogOptions = {}) {
-    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
-    checkKnownOptions(options, HYPERLOGLOG_OPTION_KEYS)
-    const p = options.precision ?? 14
-    checkPrecision(p)
-    this.precision = p
-    this.registerCount = 2 ** p
-    this.hasher = resolveHasher(options.hasher, options.seed)
+  /** An empty sketch of a checked precision: every path (bySize, byAccuracy, emptyLike, deserialize) ends here. */
+  private constructor(precision: number, hasher: Hasher) {
+    this.precision = precision
+    this.registerCount = 2 ** precision
+    this.hasher = hasher
     this.registers = new Uint8Array(this.registerCount)
-    this.indexShift = 32 - p
+    this.indexShift = 32 - precision
+  }
+
+  /**
+   * An empty sketch of 2^precision registers.
+   * @param options see {@link HyperLogLogSizeOptions}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `precision`, `seed` or
+   * `hasher` when one is invalid, or a key that is not an option of {@link HyperLogLogSizeOptions}
+   */
+  static bySize(options: HyperLogLogSizeOptions): HyperLogLog {
+    if (typeof options !== 'object' || options === null) invalidOption('options', 'an object { precision }', options)
+    checkKnownOptions(options, HYPERLOGLOG_SIZE_KEYS)
+    checkPrecision(options.precision)
+    return new HyperLogLog(options.precision, resolveHasher(options.hasher, options.seed))
+  }
+
+  /**
+   * An empty sketch of the smallest precision p in [4, 18] whose relative standard error
+   * 1.04/√(2^p) ({@link hyperLogLogStandardError}) is at most `relativeStandardError`:
+   * 0.01 gives p = 14, 0.26 or more gives p = 4.
+   * @param options see {@link HyperLogLogAccuracyOptions}
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `relativeStandardError` when it
+   * is not a number > 0 or is below 1.04/√(2^18) ≈ 0.00203 (no precision reaches it), a bad
+   * `seed` or `hasher`, or a key that is not an option of {@link HyperLogLogAccuracyOptions}
+   */
+  static byAccuracy(options: HyperLogLogAccuracyOptions): HyperLogLog {
+    if (typeof options !== 'object' || options === null)
+      invalidOption('options', 'an object { relativeStandardError }', options)
+    checkKnownOptions(options, HYPERLOGLOG_ACCURACY_KEYS)
+    const target = options.relativeStandardError
+    if (typeof target !== 'number' || !(target > 0) || Number.isNaN(target))
+      invalidOption('relativeStandardError', 'a number > 0', target)
+    let p = HLL_MIN_PRECISION
+    while (p < HLL_MAX_PRECISION && hyperLogLogStandardError(p) > target) p++
+    if (hyperLogLogStandardError(p) > target) {
+      invalidOption(
+        'relativeStandardError',
+        `a number ≥ ${hyperLogLogStandardError(HLL_MAX_PRECISION)} (1.04/√(2^${HLL_MAX_PRECISION}), the finest precision)`,
+        target,
+      )
+    }
+    return new HyperLogLog(p, resolveHasher(options.hasher, options.seed))
   }
 
   /** The relative standard error of {@link HyperLogLog.estimate}, 1.04/√m. */
@@ -202,7 +260,7 @@ export class HyperLogLog implements Mergeable {
 
   /** A new empty sketch with the same precision, hasher and seed. */
   emptyLike(): HyperLogLog {
-    return new HyperLogLog({ precision: this.precision, hasher: this.hasher })
+    return new HyperLogLog(this.precision, this.hasher.withSeed(this.hasher.seed))
   }
 
   /**
@@ -243,7 +301,7 @@ export class HyperLogLog implements Mergeable {
     for (let i = 0; i < m; i++) {
       if (f.payload[i] > max) invalidField(`registers[${i}]`, `a value ≤ ${max}`, f.payload[i])
     }
-    const hll = new HyperLogLog({ precision: p, hasher: hasherFromId(hasherId, f.seed) })
+    const hll = new HyperLogLog(p, hasherFromId(hasherId, f.seed))
     hll.registers.set(f.payload)
     return hll
   }

@@ -5,45 +5,64 @@ import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import {
-  BLOOM_FILTER_CONFIG_KEYS,
+  BLOOM_FILTER_ACCURACY_KEYS,
   BLOOM_FILTER_SIZE_KEYS,
-  type BloomFilterConfig,
-  type BloomFilterSize,
+  type BloomFilterAccuracyOptions,
+  type BloomFilterSizeOptions,
 } from '../../src/bloom/bloom-filter.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
+/** A copy of `first` with every other filter merged in, in order. */
+function mergedAll(first: BloomFilter, ...rest: BloomFilter[]): BloomFilter {
+  const out = first.clone()
+  for (const f of rest) out.merge(f)
+  return out
+}
+
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new BloomFilter({ capacity: 10, errorRate: 0.1 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  const viaSize = BloomFilter.bySize({ bits: 9586, hashes: 7, seed: 1 })
+  const viaAccuracy = BloomFilter.byAccuracy({ capacity: 1000, errorRate: 0.01, seed: 1 })
+  t.same(viaAccuracy.serialize(), viaSize.serialize(), 'byAccuracy is bySize at the optimal geometry')
+  t.equal(viaSize.merge(viaAccuracy), undefined, 'merge returns nothing')
+})
+
 t.test('construction by accuracy and by size', async (t) => {
-  const f = new BloomFilter({ capacity: 1000, errorRate: 0.01, seed: 1 })
+  const f = BloomFilter.byAccuracy({ capacity: 1000, errorRate: 0.01, seed: 1 })
   t.equal(f.bitCount, 9586)
   t.equal(f.hashCount, 7)
   t.equal(f.sizeBytes(), Math.ceil(9586 / 32) * 4)
-  const g = BloomFilter.withSize({ bits: 77, hashes: 3, seed: 1 })
+  const g = BloomFilter.bySize({ bits: 77, hashes: 3, seed: 1 })
   t.equal(g.bitCount, 77)
   t.equal(g.hashCount, 3)
   t.equal(g.hasher.name, 'murmur3', 'murmur3 by default')
-  const s = new BloomFilter({ capacity: 10, errorRate: 0.1, hasher: sipHash(3) })
+  const s = BloomFilter.byAccuracy({ capacity: 10, errorRate: 0.1, hasher: sipHash(3) })
   t.equal(s.hasher.name, 'siphash')
   t.same(s.seed, sipHash(3).seed)
-  const reseeded = new BloomFilter({ capacity: 10, errorRate: 0.1, hasher: sipHash(3), seed: 4 })
+  const reseeded = BloomFilter.byAccuracy({ capacity: 10, errorRate: 0.1, hasher: sipHash(3), seed: 4 })
   t.same(reseeded.seed, sipHash(4).seed, 'seed overrides the hasher seed')
 })
 
 t.test('invalid options throw a coded error naming the option', async (t) => {
   const rows: Array<[string, () => unknown]> = [
-    ['capacity', () => new BloomFilter({ capacity: 0, errorRate: 0.1 })],
-    ['capacity', () => new BloomFilter({ capacity: 1.5, errorRate: 0.1 })],
-    ['capacity', () => new BloomFilter({ capacity: NaN, errorRate: 0.1 })],
-    ['capacity', () => new BloomFilter({ capacity: 1e12, errorRate: 1e-9 })],
-    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: 0 })],
-    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: 1 })],
-    ['errorRate', () => new BloomFilter({ capacity: 10, errorRate: NaN })],
-    ['bits', () => BloomFilter.withSize({ bits: 0, hashes: 1 })],
-    ['bits', () => BloomFilter.withSize({ bits: 2 ** 36 + 1, hashes: 1 })],
-    ['bits', () => BloomFilter.withSize({ bits: 10.5, hashes: 1 })],
-    ['hashes', () => BloomFilter.withSize({ bits: 10, hashes: 0 })],
-    ['hashes', () => BloomFilter.withSize({ bits: 10, hashes: 1025 })],
-    ['hasher', () => BloomFilter.withSize({ bits: 10, hashes: 1, hasher: {} as never })],
-    ['seed', () => BloomFilter.withSize({ bits: 10, hashes: 1, seed: -1 })],
+    ['capacity', () => BloomFilter.byAccuracy({ capacity: 0, errorRate: 0.1 })],
+    ['capacity', () => BloomFilter.byAccuracy({ capacity: 1.5, errorRate: 0.1 })],
+    ['capacity', () => BloomFilter.byAccuracy({ capacity: NaN, errorRate: 0.1 })],
+    ['capacity', () => BloomFilter.byAccuracy({ capacity: 1e12, errorRate: 1e-9 })],
+    ['errorRate', () => BloomFilter.byAccuracy({ capacity: 10, errorRate: 0 })],
+    ['errorRate', () => BloomFilter.byAccuracy({ capacity: 10, errorRate: 1 })],
+    ['errorRate', () => BloomFilter.byAccuracy({ capacity: 10, errorRate: NaN })],
+    ['bits', () => BloomFilter.bySize({ bits: 0, hashes: 1 })],
+    ['bits', () => BloomFilter.bySize({ bits: 2 ** 36 + 1, hashes: 1 })],
+    ['bits', () => BloomFilter.bySize({ bits: 10.5, hashes: 1 })],
+    ['hashes', () => BloomFilter.bySize({ bits: 10, hashes: 0 })],
+    ['hashes', () => BloomFilter.bySize({ bits: 10, hashes: 1025 })],
+    ['hasher', () => BloomFilter.bySize({ bits: 10, hashes: 1, hasher: {} as never })],
+    ['seed', () => BloomFilter.bySize({ bits: 10, hashes: 1, seed: -1 })],
   ]
   for (const [name, f] of rows) {
     t.throws(f, { code: 'ERR_GRUDGE_OPTION_INVALID', message: new RegExp(`"${name}"|seed`) }, name)
@@ -57,7 +76,7 @@ t.test('no false negatives, strings hash as their UTF-8 bytes (property)', async
       fc.integer({ min: 1, max: 3000 }),
       fc.integer({ min: 1, max: 12 }),
       (items, bits, hashes) => {
-        const f = BloomFilter.withSize({ bits, hashes, seed: 11 })
+        const f = BloomFilter.bySize({ bits, hashes, seed: 11 })
         for (const it of items) f.add(it)
         for (const it of items) {
           if (!f.mightContain(it)) return false
@@ -72,7 +91,7 @@ t.test('no false negatives, strings hash as their UTF-8 bytes (property)', async
 })
 
 t.test('add reports a new item; counts, fill and key errors', async (t) => {
-  const f = BloomFilter.withSize({ bits: 1000, hashes: 4, seed: 2 })
+  const f = BloomFilter.bySize({ bits: 1000, hashes: 4, seed: 2 })
   t.equal(f.fillRatio(), 0)
   t.equal(f.estimatedCardinality(), 0)
   t.equal(f.estimatedFalsePositiveRate(), 0)
@@ -86,7 +105,7 @@ t.test('add reports a new item; counts, fill and key errors', async (t) => {
   t.throws(() => f.add(42 as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
   t.throws(() => f.mightContain(null as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
   t.throws(() => f.isBitSet(1000), { code: 'ERR_GRUDGE_OPTION_INVALID' })
-  const full = BloomFilter.withSize({ bits: 8, hashes: 8, seed: 1 })
+  const full = BloomFilter.bySize({ bits: 8, hashes: 8, seed: 1 })
   for (let i = 0; i < 200; i++) full.add(`i${i}`)
   t.equal(full.fillRatio(), 1)
   t.equal(full.estimatedCardinality(), Infinity, 'a saturated filter cannot estimate')
@@ -95,7 +114,7 @@ t.test('add reports a new item; counts, fill and key errors', async (t) => {
 
 t.test('accuracy at capacity and at twice capacity (p = 0.01, fixed seed)', async (t) => {
   const n = 20_000
-  const f = new BloomFilter({ capacity: n, errorRate: 0.01, seed: 20260101 })
+  const f = BloomFilter.byAccuracy({ capacity: n, errorRate: 0.01, seed: 20260101 })
   for (let i = 0; i < n; i++) f.add(`member:${i}`)
   const probes = 100_000
   let fp = 0
@@ -113,19 +132,19 @@ t.test('accuracy at capacity and at twice capacity (p = 0.01, fixed seed)', asyn
   t.ok(Math.abs(estimated - measured) / measured < 0.25, `at 2× capacity: estimated ${estimated}, measured ${measured}`)
 })
 
-t.test('union: members of both, commutative, associative over every order, refuses mismatches', async (t) => {
+t.test('merge: members of both, commutative, associative over every order, refuses mismatches', async (t) => {
   const mk = (seed: number, from: number) => {
-    const f = BloomFilter.withSize({ bits: 2000, hashes: 5, seed })
+    const f = BloomFilter.bySize({ bits: 2000, hashes: 5, seed })
     for (let i = from; i < from + 100; i++) f.add(`k${i}`)
     return f
   }
   const a = mk(7, 0)
   const b = mk(7, 100)
   const c = mk(7, 200)
-  const u = a.clone().union(b)
+  const u = mergedAll(a, b)
   for (let i = 0; i < 200; i++) if (!t.ok(u.mightContain(`k${i}`))) t.bailout()
   t.equal(u.addedCount, 200)
-  t.same(u.serialize(), b.clone().union(a).serialize(), 'a∪b = b∪a')
+  t.same(u.serialize(), mergedAll(b, a).serialize(), 'a∪b = b∪a')
   const orders = [
     [a, b, c],
     [a, c, b],
@@ -134,9 +153,9 @@ t.test('union: members of both, commutative, associative over every order, refus
     [c, a, b],
     [c, b, a],
   ]
-  const results = orders.map(([x, y, z]) => Buffer.from(x.clone().union(y).union(z).serialize()).toString('hex'))
+  const results = orders.map(([x, y, z]) => Buffer.from(mergedAll(x, y, z).serialize()).toString('hex'))
   t.equal(new Set(results).size, 1, 'every order gives the same frame')
-  const again = a.clone().union(a.clone())
+  const again = mergedAll(a, a.clone())
   t.same(
     readFrame(again.serialize(), FAMILY.bloom, 1).payload,
     readFrame(a.serialize(), FAMILY.bloom, 1).payload,
@@ -145,33 +164,33 @@ t.test('union: members of both, commutative, associative over every order, refus
 
   t.ok(a.isCompatible(b))
   const other: Array<[string, BloomFilter]> = [
-    ['bits', BloomFilter.withSize({ bits: 2001, hashes: 5, seed: 7 })],
-    ['hashes', BloomFilter.withSize({ bits: 2000, hashes: 6, seed: 7 })],
-    ['seed', BloomFilter.withSize({ bits: 2000, hashes: 5, seed: 8 })],
-    ['hasher', BloomFilter.withSize({ bits: 2000, hashes: 5, hasher: sipHash(7) })],
+    ['bits', BloomFilter.bySize({ bits: 2001, hashes: 5, seed: 7 })],
+    ['hashes', BloomFilter.bySize({ bits: 2000, hashes: 6, seed: 7 })],
+    ['seed', BloomFilter.bySize({ bits: 2000, hashes: 5, seed: 8 })],
+    ['hasher', BloomFilter.bySize({ bits: 2000, hashes: 5, hasher: sipHash(7) })],
   ]
   for (const [what, o] of other) {
     t.notOk(a.isCompatible(o), what)
-    t.throws(() => a.union(o), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: new RegExp(what) }, what)
+    t.throws(() => a.merge(o), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: new RegExp(what) }, what)
   }
-  t.throws(() => a.union(a), { code: 'ERR_GRUDGE_MERGE_SELF' })
-  t.throws(() => a.union({} as never), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
+  t.throws(() => a.merge(a), { code: 'ERR_GRUDGE_MERGE_SELF' })
+  t.throws(() => a.merge({} as never), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
 })
 
-t.test('union laws over random item sets (property)', async (t) => {
+t.test('merge laws over random item sets (property)', async (t) => {
   const items = fc.array(fc.string({ maxLength: 12 }), { maxLength: 40 })
   fc.assert(
     fc.property(items, items, items, fc.integer({ min: 1, max: 700 }), (xs, ys, zs, bits) => {
       const mk = (its: string[]) => {
-        const f = BloomFilter.withSize({ bits, hashes: 4, seed: 21 })
+        const f = BloomFilter.bySize({ bits, hashes: 4, seed: 21 })
         for (const it of its) f.add(it)
         return f
       }
       const hex = (f: BloomFilter) => Buffer.from(f.serialize()).toString('hex')
-      const ab = mk(xs).union(mk(ys))
-      const commutes = hex(ab) === hex(mk(ys).union(mk(xs)))
-      const associates = hex(mk(xs).union(mk(ys)).union(mk(zs))) === hex(mk(xs).union(mk(ys).union(mk(zs))))
-      // the union holds exactly the bits of a filter that saw both sets
+      const ab = mergedAll(mk(xs), mk(ys))
+      const commutes = hex(ab) === hex(mergedAll(mk(ys), mk(xs)))
+      const associates = hex(mergedAll(mk(xs), mk(ys), mk(zs))) === hex(mergedAll(mk(xs), mergedAll(mk(ys), mk(zs))))
+      // the merge holds exactly the bits of a filter that saw both sets
       const direct = mk([...xs, ...ys])
       let sameBits = true
       for (let i = 0; i < bits; i++) if (ab.isBitSet(i) !== direct.isBitSet(i)) sameBits = false
@@ -190,7 +209,7 @@ t.test('union laws over random item sets (property)', async (t) => {
 
 t.test('serialize / deserialize round-trips every bit length exactly', async (t) => {
   for (let bits = 1; bits <= 200; bits++) {
-    const f = BloomFilter.withSize({ bits, hashes: 3, seed: bits })
+    const f = BloomFilter.bySize({ bits, hashes: 3, seed: bits })
     for (let i = 0; i < (bits % 17) + 1; i++) f.add(`v${i}`)
     const bytes = f.serialize()
     const g = BloomFilter.deserialize(bytes)
@@ -209,7 +228,7 @@ t.test('serialize / deserialize round-trips every bit length exactly', async (t)
       fc.integer({ min: 1, max: 20 }),
       fc.array(fc.string(), { maxLength: 50 }),
       (bits, hashes, items) => {
-        const f = BloomFilter.withSize({ bits, hashes, hasher: sipHash(bits) })
+        const f = BloomFilter.bySize({ bits, hashes, hasher: sipHash(bits) })
         for (const it of items) f.add(it)
         const g = BloomFilter.deserialize(f.serialize())
         return (
@@ -225,7 +244,7 @@ t.test('serialize / deserialize round-trips every bit length exactly', async (t)
 })
 
 t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t) => {
-  const f = BloomFilter.withSize({ bits: 13, hashes: 2, seed: '000102030405060708090a0b0c0d0e0f' })
+  const f = BloomFilter.bySize({ bits: 13, hashes: 2, seed: '000102030405060708090a0b0c0d0e0f' })
   f.add('a')
   f.add('b')
   const bytes = f.serialize()
@@ -251,7 +270,7 @@ t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t)
 })
 
 t.test('the golden v1 frame stays loadable', async (t) => {
-  // test/fixtures/bloom-v1.bin: withSize({ bits: 100, hashes: 3, seed: 1 }) after adding "alpha", "beta", "gamma"
+  // test/fixtures/bloom-v1.bin: bySize({ bits: 100, hashes: 3, seed: 1 }) after adding "alpha", "beta", "gamma"
   const bytes = readFileSync(new URL('../fixtures/bloom-v1.bin', import.meta.url))
   const f = BloomFilter.deserialize(bytes)
   t.equal(f.bitCount, 100)
@@ -261,13 +280,13 @@ t.test('the golden v1 frame stays loadable', async (t) => {
   t.same(f.seed, murmur3(1).seed)
   t.equal(f.hasher.id, 1, 'written before 0.1.0 with murmur3x64 (id 1), read with it')
   t.equal(f.hasher.name, 'murmur3x64')
-  const g = BloomFilter.withSize({ bits: 100, hashes: 3, hasher: new Murmur3Hasher(1, 'x64_128') })
+  const g = BloomFilter.bySize({ bits: 100, hashes: 3, hasher: new Murmur3Hasher(1, 'x64_128') })
   for (const k of ['alpha', 'beta', 'gamma']) g.add(k)
   t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes under the same hasher')
 })
 
 t.test('truncated and corrupted frames are refused with a coded error', async (t) => {
-  const f = BloomFilter.withSize({ bits: 61, hashes: 3, seed: 3 })
+  const f = BloomFilter.bySize({ bits: 61, hashes: 3, seed: 3 })
   f.add('q')
   const bytes = f.serialize()
   for (let len = 0; len < bytes.length; len++) {
@@ -348,18 +367,26 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
 
 t.test('both constructions refuse an unknown option, naming the closest one; every option passes', async (t) => {
   t.throws(
-    () => new BloomFilter(typo<BloomFilterConfig>({ capacity: 100, errorRate: 0.01, errorrate: 0.1 })),
+    () => BloomFilter.byAccuracy(typo<BloomFilterAccuracyOptions>({ capacity: 100, errorRate: 0.01, errorrate: 0.1 })),
     unknownOption('errorrate', 'errorRate'),
   )
   t.throws(
-    () => new BloomFilter(typo<BloomFilterConfig>({ capacity: 100, errorRate: 0.01, sed: 1 })),
+    () => BloomFilter.byAccuracy(typo<BloomFilterAccuracyOptions>({ capacity: 100, errorRate: 0.01, sed: 1 })),
     unknownOption('sed', 'seed'),
   )
-  t.throws(() => BloomFilter.withSize(typo<BloomFilterSize>({ bits: 64, hashs: 3 })), unknownOption('hashs', 'hashes'))
-  const byAccuracy: Required<BloomFilterConfig> = { capacity: 100, errorRate: 0.01, hasher: sipHash(), seed: 3 }
-  t.same(Object.keys(byAccuracy).sort(), [...BLOOM_FILTER_CONFIG_KEYS].sort(), 'the test names every option')
-  t.doesNotThrow(() => new BloomFilter(byAccuracy))
-  const bySize: Required<BloomFilterSize> = { bits: 64, hashes: 3, hasher: murmur3(), seed: 3 }
+  t.throws(
+    () => BloomFilter.bySize(typo<BloomFilterSizeOptions>({ bits: 64, hashs: 3 })),
+    unknownOption('hashs', 'hashes'),
+  )
+  const byAccuracy: Required<BloomFilterAccuracyOptions> = {
+    capacity: 100,
+    errorRate: 0.01,
+    hasher: sipHash(),
+    seed: 3,
+  }
+  t.same(Object.keys(byAccuracy).sort(), [...BLOOM_FILTER_ACCURACY_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => BloomFilter.byAccuracy(byAccuracy))
+  const bySize: Required<BloomFilterSizeOptions> = { bits: 64, hashes: 3, hasher: murmur3(), seed: 3 }
   t.same(Object.keys(bySize).sort(), [...BLOOM_FILTER_SIZE_KEYS].sort(), 'the test names every option')
-  t.doesNotThrow(() => BloomFilter.withSize(bySize))
+  t.doesNotThrow(() => BloomFilter.bySize(bySize))
 })

@@ -8,7 +8,7 @@ import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 
 /** A filter with some bits set, big enough for several 4096-byte chunks. */
 function sample(seed: number): BloomFilter {
-  const f = BloomFilter.withSize({ bits: 100_003, hashes: 4, seed })
+  const f = BloomFilter.bySize({ bits: 100_003, hashes: 4, seed })
   for (let i = 0; i < 2000; i++) f.add(`k${seed}-${i}`)
   return f
 }

@@ -5,7 +5,7 @@ import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { FakeTicker } from '../../src/testing/index.js'
-import { MANAGED_BLOOM_CONFIG_KEYS, type ManagedBloomFilterConfig } from '../../src/bloom/managed.js'
+import { MANAGED_BLOOM_OPTION_KEYS, type ManagedBloomFilterOptions } from '../../src/bloom/managed.js'
 import type { PersistPolicy } from '../../src/bloom/persist.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
@@ -267,10 +267,10 @@ t.test('each mismatched field is named: same bits but other hashes, other hasher
   const path = join(dir, 'f.bloom')
   // 1000 items at 0.01: 9586 bits and 7 hashes; files that differ in exactly one field
   const rows: Array<[string, BloomFilter, object]> = [
-    ['hashes', BloomFilter.withSize({ bits: 9586, hashes: 6, seed: 5 }), { seed: 5 }],
-    ['hasher id', BloomFilter.withSize({ bits: 9586, hashes: 7, hasher: sipHash(5) }), { seed: 5 }],
-    ['seed', BloomFilter.withSize({ bits: 9586, hashes: 7, seed: 6 }), { seed: 5 }],
-    ['bits', BloomFilter.withSize({ bits: 9587, hashes: 7, seed: 5 }), { seed: 5 }],
+    ['hashes', BloomFilter.bySize({ bits: 9586, hashes: 6, seed: 5 }), { seed: 5 }],
+    ['hasher id', BloomFilter.bySize({ bits: 9586, hashes: 7, hasher: sipHash(5) }), { seed: 5 }],
+    ['seed', BloomFilter.bySize({ bits: 9586, hashes: 7, seed: 6 }), { seed: 5 }],
+    ['bits', BloomFilter.bySize({ bits: 9587, hashes: 7, seed: 5 }), { seed: 5 }],
   ]
   for (const [field, file, over] of rows) {
     const bytes = file.serialize()
@@ -293,7 +293,7 @@ t.test(
     t.throws(
       () =>
         new ManagedBloomFilter(
-          typo<ManagedBloomFilterConfig>({ capacity: 10, errorRate: 0.01, path, onEror: () => {} }),
+          typo<ManagedBloomFilterOptions>({ capacity: 10, errorRate: 0.01, path, onEror: () => {} }),
         ),
       unknownOption('onEror', 'onError'),
     )
@@ -309,7 +309,7 @@ t.test(
     )
     t.same(readdirSync(dir), [], 'nothing written')
     const policy: Required<PersistPolicy> = { ...manual }
-    const all: Required<ManagedBloomFilterConfig> = {
+    const all: Required<ManagedBloomFilterOptions> = {
       capacity: 10,
       errorRate: 0.01,
       path,
@@ -321,7 +321,7 @@ t.test(
       onBadCheckpoint: 'start-empty',
       writeChunkBytes: 4096,
     }
-    t.same(Object.keys(all).sort(), [...MANAGED_BLOOM_CONFIG_KEYS].sort(), 'the test names every option')
+    t.same(Object.keys(all).sort(), [...MANAGED_BLOOM_OPTION_KEYS].sort(), 'the test names every option')
     await new ManagedBloomFilter(all).close()
   },
 )

@@ -2,11 +2,11 @@ import t from 'tap'
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
 import { ShardedBloomFilter, shardOf, shardFileName, MANIFEST_FILE } from '../../src/bloom/sharded.js'
-import { optimalSize } from '../../src/bloom/sizing.js'
+import { bloomOptimalBits } from '../../src/bloom/sizing.js'
 import { FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, writeFrame } from '../../src/format/frame.js'
-import { SHARDED_BLOOM_CONFIG_KEYS, type ShardedBloomFilterConfig } from '../../src/bloom/sharded.js'
+import { SHARDED_BLOOM_OPTION_KEYS, type ShardedBloomFilterOptions } from '../../src/bloom/sharded.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
 const manual = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: false }
@@ -50,7 +50,7 @@ t.test('a checkpoint rewrites only the dirty shards', async (t) => {
   t.equal(g.addedCount, f.addedCount)
   for (let s = 0; s < 8; s++) t.ok(g.mightContain(itemIn(f, s, 'all-')))
   t.ok(g.mightContain(itemIn(f, 6, 'y-')))
-  t.equal(g.bitCount, 8 * optimalSize(1000, 0.01))
+  t.equal(g.bitCount, 8 * bloomOptimalBits(1000, 0.01))
   await g.close()
 })
 
@@ -243,12 +243,12 @@ t.test('an unknown option throws naming it, before the directory is created; eve
   t.throws(
     () =>
       new ShardedBloomFilter(
-        typo<ShardedBloomFilterConfig>({ capacity: 100, errorRate: 0.01, dir, shardcount: 2, shardCount: 2 }),
+        typo<ShardedBloomFilterOptions>({ capacity: 100, errorRate: 0.01, dir, shardcount: 2, shardCount: 2 }),
       ),
     unknownOption('shardcount', 'shardCount'),
   )
   t.notOk(existsSync(dir), 'nothing created')
-  const all: Required<ShardedBloomFilterConfig> = {
+  const all: Required<ShardedBloomFilterOptions> = {
     capacity: 100,
     errorRate: 0.01,
     dir,
@@ -261,6 +261,6 @@ t.test('an unknown option throws naming it, before the directory is created; eve
     onBadCheckpoint: 'throw',
     writeChunkBytes: 4096,
   }
-  t.same(Object.keys(all).sort(), [...SHARDED_BLOOM_CONFIG_KEYS].sort(), 'the test names every option')
+  t.same(Object.keys(all).sort(), [...SHARDED_BLOOM_OPTION_KEYS].sort(), 'the test names every option')
   await new ShardedBloomFilter(all).close()
 })

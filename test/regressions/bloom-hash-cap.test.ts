@@ -1,17 +1,17 @@
 // A ManagedBloomFilter built for an error rate below ~2^-1024 got k capped at 1024 by
-// `new BloomFilter`, but the checkpoint check expected the uncapped k: it refused its own
+// `BloomFilter.byAccuracy`, but the checkpoint check expected the uncapped k: it refused its own
 // checkpoint (ERR_GRUDGE_BLOOM_PARAMS_MISMATCH), and a ShardedBloomFilter could not be built.
 import t from 'tap'
 import { join } from 'node:path'
 import { ManagedBloomFilter } from '../../src/bloom/managed.js'
 import { ShardedBloomFilter } from '../../src/bloom/sharded.js'
-import { optimalHashCount, optimalSize } from '../../src/bloom/sizing.js'
+import { bloomOptimalHashes, bloomOptimalBits } from '../../src/bloom/sizing.js'
 
 const policy = { checkpointIntervalMs: Infinity, checkpointInsertThreshold: Infinity, checkpointOnShutdown: true }
 const errorRate = 1e-320 // subnormal, in (0, 1): −log2 p ≈ 1063 hashes before the cap
 
 t.test('a filter whose optimal k exceeds 1024 reloads its own checkpoint', async (t) => {
-  t.ok(optimalHashCount(optimalSize(3, errorRate), 3) > 1024, 'the case needs the cap')
+  t.ok(bloomOptimalHashes(bloomOptimalBits(3, errorRate), 3) > 1024, 'the case needs the cap')
   const path = join(t.testdir(), 'tiny-p.bloom')
   const f = new ManagedBloomFilter({ capacity: 3, errorRate, path, policy })
   t.equal(f.hashCount, 1024)

@@ -13,7 +13,7 @@ function withTotal(c: CountMinSketch, total: number): Uint8Array {
 }
 
 t.test('a plain sketch whose total is above a row sum is rejected', async (t) => {
-  const c = new CountMinSketch({ width: 4, depth: 2, seed: 1 })
+  const c = CountMinSketch.bySize({ width: 4, depth: 2, seed: 1 })
   c.add('a', 3)
   t.throws(() => CountMinSketch.deserialize(withTotal(c, 200)), {
     code: 'ERR_GRUDGE_FORMAT_INVALID',
@@ -23,14 +23,14 @@ t.test('a plain sketch whose total is above a row sum is rejected', async (t) =>
 })
 
 t.test('conservative sketches and saturated rows may sum below the total', async (t) => {
-  const cu = new CountMinSketch({ width: 4, depth: 2, seed: 1, conservative: true })
+  const cu = CountMinSketch.bySize({ width: 4, depth: 2, seed: 1, conservative: true })
   for (let i = 0; i < 20; i++) cu.add(`k${i}`)
   t.equal(CountMinSketch.deserialize(cu.serialize()).totalCount, 20)
-  const sat = new CountMinSketch({ width: 4, depth: 2, seed: 1 })
+  const sat = CountMinSketch.bySize({ width: 4, depth: 2, seed: 1 })
   sat.add('a', CMS_MAX_COUNT)
   sat.add('a', 10)
   t.equal(CountMinSketch.deserialize(sat.serialize()).totalCount, CMS_MAX_COUNT + 10)
-  const merged = new CountMinSketch({ width: 4, depth: 2, seed: 1 })
+  const merged = CountMinSketch.bySize({ width: 4, depth: 2, seed: 1 })
   merged.add('a', CMS_MAX_COUNT - 1)
   const other = merged.emptyLike()
   other.add('a', 5)

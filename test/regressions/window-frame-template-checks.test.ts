@@ -24,8 +24,12 @@ function withTemplate(f: ReturnType<typeof frameOf>, tpl: Uint8Array): Uint8Arra
 }
 
 t.test('a header seed other than the template seed is rejected', async (t) => {
-  const w = new Window(HyperLogLog, { precision: 4, seed: 1 }, { everyMs: 1000, keep: 3, clock: new FakeClock() })
-  w.update('a', 0)
+  const w = new Window(HyperLogLog.bySize({ precision: 4, seed: 1 }), {
+    everyMs: 1000,
+    keep: 3,
+    clock: new FakeClock(),
+  })
+  w.addAt(0, 'a')
   const f = frameOf(w)
   const seed = f.seed.slice()
   seed[0] ^= 1
@@ -34,20 +38,24 @@ t.test('a header seed other than the template seed is rejected', async (t) => {
 })
 
 t.test('a template that is not empty is rejected', async (t) => {
-  const hll = new Window(HyperLogLog, { precision: 4, seed: 1 }, { everyMs: 1000, keep: 3, clock: new FakeClock() })
-  hll.update('a', 0)
-  const full = new HyperLogLog({ precision: 4, seed: 1 })
+  const hll = new Window(HyperLogLog.bySize({ precision: 4, seed: 1 }), {
+    everyMs: 1000,
+    keep: 3,
+    clock: new FakeClock(),
+  })
+  hll.addAt(0, 'a')
+  const full = HyperLogLog.bySize({ precision: 4, seed: 1 })
   full.add('x')
   t.throws(() => Window.deserialize(withTemplate(frameOf(hll), full.serialize())), {
     code: 'ERR_GRUDGE_FORMAT_INVALID',
     message: /template/,
   })
-  const cms = new Window(
-    CountMinSketch,
-    { width: 8, depth: 2, seed: 1 },
-    { everyMs: 1000, keep: 3, clock: new FakeClock() },
-  )
-  const counted = new CountMinSketch({ width: 8, depth: 2, seed: 1 })
+  const cms = new Window(CountMinSketch.bySize({ width: 8, depth: 2, seed: 1 }), {
+    everyMs: 1000,
+    keep: 3,
+    clock: new FakeClock(),
+  })
+  const counted = CountMinSketch.bySize({ width: 8, depth: 2, seed: 1 })
   counted.add('x', 3)
   t.throws(() => Window.deserialize(withTemplate(frameOf(cms), counted.serialize())), {
     code: 'ERR_GRUDGE_FORMAT_INVALID',

@@ -9,15 +9,16 @@ import { FakeClock } from '../../src/testing/index.js'
 // one slot held) and the window's own frame failed to load (its key is not a safe
 // integer). Times are now limited to the ECMAScript Date range, ±8.64e15 ms, where keys
 // and K − keep are exact.
-const make = () => new Window(HyperLogLog, { precision: 4, seed: 1 }, { everyMs: 1, keep: 3, clock: new FakeClock() })
+const make = () =>
+  new Window(HyperLogLog.bySize({ precision: 4, seed: 1 }), { everyMs: 1, keep: 3, clock: new FakeClock() })
 
 t.test('a time beyond ±8.64e15 ms is rejected and changes nothing', async (t) => {
   const w = make()
-  w.update('a', 0)
+  w.addAt(0, 'a')
   for (const bad of [1e17, -1e17, 8.64e15 + 1, Number.MAX_VALUE]) {
-    t.throws(() => w.update('b', bad), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"nowMs"/ }, `update ${bad}`)
-    t.throws(() => w.updateMany(['b'], bad), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `updateMany ${bad}`)
-    t.throws(() => w.tick(bad), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `tick ${bad}`)
+    t.throws(() => w.addAt(bad, 'b'), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"nowMs"/ }, `addAt ${bad}`)
+    t.throws(() => w.addAllAt(bad, ['b']), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `addAllAt ${bad}`)
+    t.throws(() => w.tickAt(bad), { code: 'ERR_GRUDGE_OPTION_INVALID' }, `tickAt ${bad}`)
   }
   t.equal(w.lastSeenMs, 0)
   t.equal(w.slotCount, 1)
@@ -26,15 +27,15 @@ t.test('a time beyond ±8.64e15 ms is rejected and changes nothing', async (t) =
 t.test('the edge of the range works and survives a round trip', async (t) => {
   for (const now of [8.64e15, -8.64e15]) {
     const w = make()
-    w.update('a', now)
+    w.addAt(now, 'a')
     t.same(
-      w.slots(now).map((s) => s.key),
+      w.slotsAt(now).map((s) => s.key),
       [now],
       `${now}: the slot is live`,
     )
-    t.ok(Math.abs(w.estimate(now) - 1) < 0.1, `${now}: the item counts`)
+    t.ok(Math.abs(w.estimateAt(now) - 1) < 0.1, `${now}: the item counts`)
     const back = Window.deserialize<HyperLogLog>(w.serialize())
-    t.equal(back.estimate(now), w.estimate(now), `${now}: round trip`)
+    t.equal(back.estimateAt(now), w.estimateAt(now), `${now}: round trip`)
   }
 })
 

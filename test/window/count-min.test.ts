@@ -7,9 +7,9 @@ import { kmIndexes } from '../../src/hash/indexes.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import {
   COUNT_MIN_ACCURACY_KEYS,
-  COUNT_MIN_OPTION_KEYS,
-  type CountMinAccuracy,
-  type CountMinOptions,
+  COUNT_MIN_SIZE_KEYS,
+  type CountMinAccuracyOptions,
+  type CountMinSizeOptions,
 } from '../../src/window/count-min.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
@@ -24,9 +24,26 @@ function reframe(
   return writeFrame(parts)
 }
 
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new CountMinSketch({ width: 4, depth: 1 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  t.same(
+    CountMinSketch.byAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 }).serialize(),
+    CountMinSketch.bySize({ width: 2719, depth: 7, seed: 1 }).serialize(),
+    'byAccuracy is bySize at ceil(e/ε) × ceil(ln(1/δ))',
+  )
+  t.throws(() => CountMinSketch.byAccuracy({ epsilon: 1e-8, delta: 1e-9 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"epsilon".*2\^28/,
+  })
+})
+
 t.test('sizing by accuracy: w = ceil(e/ε), d = ceil(ln(1/δ)) (Cormode & Muthukrishnan 2005)', async (t) => {
   // ε = δ = 0.001 → 2719 × 7 (the issue's value; a known bug elsewhere builds 1 row)
-  const c = CountMinSketch.withAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 })
+  const c = CountMinSketch.byAccuracy({ epsilon: 0.001, delta: 0.001, seed: 1 })
   t.equal(c.width, 2719)
   t.equal(c.depth, 7)
   t.equal(c.sizeBytes(), 2719 * 7 * 4)
@@ -38,11 +55,11 @@ t.test('sizing by accuracy: w = ceil(e/ε), d = ceil(ln(1/δ)) (Cormode & Muthuk
   for (const bad of [0, 1, -0.1, Number.NaN, '0.1']) {
     t.throws(() => countMinWidth(bad as number), { code: 'ERR_GRUDGE_SIZING_INVALID' })
     t.throws(() => countMinDepth(bad as number), { code: 'ERR_GRUDGE_SIZING_INVALID' })
-    t.throws(() => CountMinSketch.withAccuracy({ epsilon: bad as number, delta: 0.01 }), {
+    t.throws(() => CountMinSketch.byAccuracy({ epsilon: bad as number, delta: 0.01 }), {
       code: 'ERR_GRUDGE_OPTION_INVALID',
       message: /"epsilon"/,
     })
-    t.throws(() => CountMinSketch.withAccuracy({ epsilon: 0.01, delta: bad as number }), {
+    t.throws(() => CountMinSketch.byAccuracy({ epsilon: 0.01, delta: bad as number }), {
       code: 'ERR_GRUDGE_OPTION_INVALID',
       message: /"delta"/,
     })
@@ -65,18 +82,18 @@ t.test('construction by size checks every option', async (t) => {
   ]
   for (const [opts, re] of rows) {
     t.throws(
-      () => new CountMinSketch(opts as never),
+      () => CountMinSketch.bySize(opts as never),
       { code: 'ERR_GRUDGE_OPTION_INVALID', message: re },
       JSON.stringify(opts),
     )
   }
-  t.throws(() => new CountMinSketch(undefined as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.throws(() => CountMinSketch.bySize(undefined as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
 })
 
 t.test('exactness: width 2048, depth 5 over a,a,a,b,b,c gives a=3, b=2, c=1, d=0', async (t) => {
   for (const conservative of [false, true]) {
     for (const seed of [1, 2, 3, 0xdeadbeef]) {
-      const c = new CountMinSketch({ width: 2048, depth: 5, seed, conservative })
+      const c = CountMinSketch.bySize({ width: 2048, depth: 5, seed, conservative })
       for (const x of ['a', 'a', 'a', 'b', 'b', 'c']) c.add(x)
       const got = ['a', 'b', 'c', 'd'].map((x) => c.estimate(x))
       t.same(got, [3, 2, 1, 0], `seed ${seed}, conservative ${conservative}`)
@@ -86,7 +103,7 @@ t.test('exactness: width 2048, depth 5 over a,a,a,b,b,c gives a=3, b=2, c=1, d=0
 })
 
 t.test('add(item, count): count is a non-negative integer, else a coded error and nothing changes', async (t) => {
-  const c = new CountMinSketch({ width: 64, depth: 3, seed: 4 })
+  const c = CountMinSketch.bySize({ width: 64, depth: 3, seed: 4 })
   c.add('x', 5)
   c.add('x', 0)
   t.equal(c.estimate('x'), 5)
@@ -117,7 +134,7 @@ t.test('estimates never fall below the true count (property)', async (t) => {
       fc.integer({ min: 1, max: 5 }),
       fc.boolean(),
       (ops, width, depth, conservative) => {
-        const c = new CountMinSketch({ width, depth, seed: 99, conservative })
+        const c = CountMinSketch.bySize({ width, depth, seed: 99, conservative })
         const truth = new Map<string, number>()
         let total = 0
         for (const [k, n] of ops) {
@@ -143,7 +160,7 @@ t.test('estimates never fall below the true count (property)', async (t) => {
 // above the bound must be ≤ δ plus 3 binomial standard deviations (√(δ(1−δ)/2000) ≈ 0.5 %).
 t.test('the ε·N error bound holds for all but about a δ share of items', async (t) => {
   for (const seed of [1, 2, 3]) {
-    const c = CountMinSketch.withAccuracy({ epsilon: 0.01, delta: 0.05, seed })
+    const c = CountMinSketch.byAccuracy({ epsilon: 0.01, delta: 0.05, seed })
     const truth: number[] = []
     let total = 0
     for (let i = 0; i < 2000; i++) {
@@ -159,8 +176,8 @@ t.test('the ε·N error bound holds for all but about a δ share of items', asyn
 })
 
 t.test('conservative update: never below truth, never above the plain sketch, tighter in a crowd', async (t) => {
-  const plain = new CountMinSketch({ width: 50, depth: 4, seed: 8 })
-  const cu = new CountMinSketch({ width: 50, depth: 4, seed: 8, conservative: true })
+  const plain = CountMinSketch.bySize({ width: 50, depth: 4, seed: 8 })
+  const cu = CountMinSketch.bySize({ width: 50, depth: 4, seed: 8, conservative: true })
   const truth = new Map<string, number>()
   for (let i = 0; i < 3000; i++) {
     const k = `k${(i * 7919) % 400}`
@@ -179,30 +196,30 @@ t.test('conservative update: never below truth, never above the plain sketch, ti
 })
 
 t.test('counters saturate at 2^32 − 1 instead of wrapping', async (t) => {
-  const c = new CountMinSketch({ width: 16, depth: 2, seed: 1 })
+  const c = CountMinSketch.bySize({ width: 16, depth: 2, seed: 1 })
   c.add('x', CMS_MAX_COUNT - 2)
   c.add('x', 5)
   t.equal(c.estimate('x'), CMS_MAX_COUNT)
   t.equal(c.totalCount, CMS_MAX_COUNT + 3, 'the total is exact')
-  const cu = new CountMinSketch({ width: 16, depth: 2, seed: 1, conservative: true })
+  const cu = CountMinSketch.bySize({ width: 16, depth: 2, seed: 1, conservative: true })
   cu.add('x', CMS_MAX_COUNT)
   cu.add('x', 1)
   t.equal(cu.estimate('x'), CMS_MAX_COUNT)
-  const a = new CountMinSketch({ width: 16, depth: 2, seed: 1 })
-  const b = new CountMinSketch({ width: 16, depth: 2, seed: 1 })
+  const a = CountMinSketch.bySize({ width: 16, depth: 2, seed: 1 })
+  const b = CountMinSketch.bySize({ width: 16, depth: 2, seed: 1 })
   a.add('y', CMS_MAX_COUNT - 1)
   b.add('y', CMS_MAX_COUNT - 1)
   a.merge(b)
   t.equal(a.estimate('y'), CMS_MAX_COUNT, 'merge saturates')
   t.equal(a.totalCount, 2 * (CMS_MAX_COUNT - 1))
-  const big = new CountMinSketch({ width: 4, depth: 1, seed: 1 })
+  const big = CountMinSketch.bySize({ width: 4, depth: 1, seed: 1 })
   for (let i = 0; i < 3; i++) big.add(`z${i}`, Number.MAX_SAFE_INTEGER)
   t.equal(big.totalCount, Number.MAX_SAFE_INTEGER, 'the total saturates at 2^53 − 1')
 })
 
 t.test('merge adds counters and totals: same as one sketch over both streams', async (t) => {
   for (const conservative of [false, true]) {
-    const a = new CountMinSketch({ width: 100, depth: 4, seed: 5, conservative })
+    const a = CountMinSketch.bySize({ width: 100, depth: 4, seed: 5, conservative })
     const b = a.emptyLike()
     const both = a.emptyLike()
     const truth = new Array<number>(150).fill(0)
@@ -222,20 +239,23 @@ t.test('merge adds counters and totals: same as one sketch over both streams', a
 })
 
 t.test('merging incompatible sketches throws naming what differs', async (t) => {
-  const base = new CountMinSketch({ width: 100, depth: 4, seed: 5 })
+  const base = CountMinSketch.bySize({ width: 100, depth: 4, seed: 5 })
   const rows: Array<[CountMinSketch | HyperLogLog, RegExp]> = [
-    [new CountMinSketch({ width: 101, depth: 4, seed: 5 }), /width differs: expected 100, received 101/],
-    [new CountMinSketch({ width: 100, depth: 3, seed: 5 }), /depth differs: expected 4, received 3/],
-    [new CountMinSketch({ width: 100, depth: 4, seed: 6 }), /seed differs/],
+    [CountMinSketch.bySize({ width: 101, depth: 4, seed: 5 }), /width differs: expected 100, received 101/],
+    [CountMinSketch.bySize({ width: 100, depth: 3, seed: 5 }), /depth differs: expected 4, received 3/],
+    [CountMinSketch.bySize({ width: 100, depth: 4, seed: 6 }), /seed differs/],
     [
-      new CountMinSketch({ width: 100, depth: 4, seed: 5, conservative: true }),
+      CountMinSketch.bySize({ width: 100, depth: 4, seed: 5, conservative: true }),
       /conservative differs: expected false, received true/,
     ],
     [
-      new CountMinSketch({ width: 100, depth: 4, hasher: sipHash(5) }),
+      CountMinSketch.bySize({ width: 100, depth: 4, hasher: sipHash(5) }),
       /hasher differs: expected "murmur3", received "siphash"/,
     ],
-    [new HyperLogLog({ precision: 4, seed: 5 }), /family differs: expected "CountMinSketch", received "HyperLogLog"/],
+    [
+      HyperLogLog.bySize({ precision: 4, seed: 5 }),
+      /family differs: expected "CountMinSketch", received "HyperLogLog"/,
+    ],
   ]
   for (const [other, re] of rows) {
     t.notOk(base.isCompatible(other))
@@ -245,7 +265,7 @@ t.test('merging incompatible sketches throws naming what differs', async (t) => 
 })
 
 t.test('serialize / deserialize round trip and frame checks', async (t) => {
-  const c = new CountMinSketch({ width: 37, depth: 3, seed: 12, conservative: true })
+  const c = CountMinSketch.bySize({ width: 37, depth: 3, seed: 12, conservative: true })
   for (let i = 0; i < 500; i++) c.add(`r${i % 60}`, i % 4)
   const bytes = c.serialize()
   t.equal(bytes[4], FAMILY.countMin, 'family id 5')
@@ -259,7 +279,7 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   const flipped = bytes.slice()
   flipped[60] ^= 0x10
   t.throws(() => CountMinSketch.deserialize(flipped), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM' })
-  t.throws(() => CountMinSketch.deserialize(new HyperLogLog({ precision: 4, seed: 1 }).serialize()), {
+  t.throws(() => CountMinSketch.deserialize(HyperLogLog.bySize({ precision: 4, seed: 1 }).serialize()), {
     code: 'ERR_GRUDGE_FORMAT_FAMILY',
   })
   const edits: Array<[string, (f: { flags: number; params: Uint8Array; payload: Uint8Array }) => void, RegExp]> = [
@@ -283,7 +303,7 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
 })
 
 t.test('clear() empties the counters and the total', async (t) => {
-  const c = new CountMinSketch({ width: 10, depth: 2, seed: 1 })
+  const c = CountMinSketch.bySize({ width: 10, depth: 2, seed: 1 })
   c.add('a', 4)
   c.clear()
   t.equal(c.estimate('a'), 0)
@@ -298,7 +318,7 @@ t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec
     [4096, 2],
   ] as const) {
     for (const conservative of [false, true]) {
-      const c = new CountMinSketch({ width, depth, seed: 31, conservative })
+      const c = CountMinSketch.bySize({ width, depth, seed: 31, conservative })
       const item = `probe-${width}`
       c.add(item, 5)
       const v = murmur3(31).hash(item)
@@ -319,17 +339,17 @@ t.test('an item lands on exactly the kmIndexes counters of its 64-bit hash (spec
 
 t.test('both constructions refuse an unknown option naming the closest one; every option passes', async (t) => {
   t.throws(
-    () => new CountMinSketch(typo<CountMinOptions>({ width: 8, depth: 2, conservativ: true })),
+    () => CountMinSketch.bySize(typo<CountMinSizeOptions>({ width: 8, depth: 2, conservativ: true })),
     unknownOption('conservativ', 'conservative'),
   )
   t.throws(
-    () => CountMinSketch.withAccuracy(typo<CountMinAccuracy>({ epsilon: 0.1, delta: 0.1, epsilom: 0.1 })),
+    () => CountMinSketch.byAccuracy(typo<CountMinAccuracyOptions>({ epsilon: 0.1, delta: 0.1, epsilom: 0.1 })),
     unknownOption('epsilom', 'epsilon'),
   )
-  const bySize: Required<CountMinOptions> = { width: 8, depth: 2, conservative: true, seed: 1, hasher: murmur3() }
-  t.same(Object.keys(bySize).sort(), [...COUNT_MIN_OPTION_KEYS].sort(), 'the test names every option')
-  t.doesNotThrow(() => new CountMinSketch(bySize))
-  const byAccuracy: Required<CountMinAccuracy> = {
+  const bySize: Required<CountMinSizeOptions> = { width: 8, depth: 2, conservative: true, seed: 1, hasher: murmur3() }
+  t.same(Object.keys(bySize).sort(), [...COUNT_MIN_SIZE_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => CountMinSketch.bySize(bySize))
+  const byAccuracy: Required<CountMinAccuracyOptions> = {
     epsilon: 0.1,
     delta: 0.1,
     conservative: false,
@@ -337,5 +357,5 @@ t.test('both constructions refuse an unknown option naming the closest one; ever
     hasher: sipHash(),
   }
   t.same(Object.keys(byAccuracy).sort(), [...COUNT_MIN_ACCURACY_KEYS].sort(), 'the test names every option')
-  t.doesNotThrow(() => CountMinSketch.withAccuracy(byAccuracy))
+  t.doesNotThrow(() => CountMinSketch.byAccuracy(byAccuracy))
 })

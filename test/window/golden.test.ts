@@ -34,9 +34,9 @@ t.test('hyperloglog-p4.v1.bin: precision 4, seed 42, items a, b, c', async (t) =
   const h = HyperLogLog.deserialize(bytes)
   t.equal(h.precision, 4)
   t.equal(h.hasher.name, 'murmur3x64')
-  t.ok(h.isCompatible(new HyperLogLog({ precision: 4, hasher: murmur3x64(42) })))
+  t.ok(h.isCompatible(HyperLogLog.bySize({ precision: 4, hasher: murmur3x64(42) })))
   t.notOk(
-    h.isCompatible(new HyperLogLog({ precision: 4, seed: 42 })),
+    h.isCompatible(HyperLogLog.bySize({ precision: 4, seed: 42 })),
     'the new default hasher (id 3) is another function',
   )
   t.same(bytes.subarray(40, 56), expectedRegisters(4, 42, ['a', 'b', 'c']))
@@ -86,17 +86,17 @@ t.test('window-hyperloglog.v1.bin: everyMs 1000, keep 3, a@0 b@1000 c@2500', asy
   t.equal(w.keep, 3)
   t.equal(w.lastSeenMs, 2500)
   t.same(
-    w.slots(2500).map((s) => s.key),
+    w.slotsAt(2500).map((s) => s.key),
     [2, 1, 0],
   )
   t.same(
-    w.slots(2500).map((s) => s.sketch.serialize().subarray(40, 56)),
+    w.slotsAt(2500).map((s) => s.sketch.serialize().subarray(40, 56)),
     [['c'], ['b'], ['a']].map((items) => expectedRegisters(4, 42, items)),
   )
-  t.same(w.merged(2500).serialize().subarray(40, 56), expectedRegisters(4, 42, ['a', 'b', 'c']))
+  t.same(w.mergedAt(2500).serialize().subarray(40, 56), expectedRegisters(4, 42, ['a', 'b', 'c']))
   t.same(w.serialize(), bytes)
   t.same(
-    w.slots(3000).map((s) => s.key),
+    w.slotsAt(3000).map((s) => s.key),
     [2, 1],
     'slot 0 expires at 3000',
   )

@@ -1,9 +1,14 @@
 import t from 'tap'
-import { HyperLogLog, hllRelativeStandardError } from '../../src/window/hyperloglog.js'
+import { HyperLogLog, hyperLogLogStandardError } from '../../src/window/hyperloglog.js'
 import { CountMinSketch } from '../../src/window/count-min.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, HEADER_BYTES, readFrame, writeFrame } from '../../src/format/frame.js'
-import { HYPERLOGLOG_OPTION_KEYS, type HyperLogLogOptions } from '../../src/window/hyperloglog.js'
+import {
+  HYPERLOGLOG_ACCURACY_KEYS,
+  HYPERLOGLOG_SIZE_KEYS,
+  type HyperLogLogAccuracyOptions,
+  type HyperLogLogSizeOptions,
+} from '../../src/window/hyperloglog.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
 /** The registers of a sketch, read from its frame (params are 4 bytes). */
@@ -20,33 +25,51 @@ function reframe(h: HyperLogLog, edit: (params: Uint8Array, payload: Uint8Array)
   return writeFrame({ ...f, params, payload })
 }
 
+t.test('bySize and byAccuracy are the only ways in: the constructor is private', async (t) => {
+  const make = (): void => {
+    // @ts-expect-error the constructor is private
+    void new HyperLogLog({ precision: 4 })
+  }
+  t.type(make, 'function', 'a direct construction does not type-check')
+  t.equal(HyperLogLog.bySize({ precision: 4, seed: 1 }).merge(HyperLogLog.bySize({ precision: 4, seed: 1 })), undefined)
+})
+
 t.test('relative standard error is 1.04/√m (Flajolet et al. 2007)', async (t) => {
-  t.equal(hllRelativeStandardError(14), 1.04 / 128)
-  t.equal(hllRelativeStandardError(4), 0.26)
-  t.equal(hllRelativeStandardError(18), 1.04 / 512)
-  t.equal(new HyperLogLog({ precision: 10, seed: 1 }).relativeStandardError, 1.04 / 32)
-  t.throws(() => hllRelativeStandardError(3), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.equal(hyperLogLogStandardError(14), 1.04 / 128)
+  t.equal(hyperLogLogStandardError(4), 0.26)
+  t.equal(hyperLogLogStandardError(18), 1.04 / 512)
+  t.equal(HyperLogLog.bySize({ precision: 10, seed: 1 }).relativeStandardError, 1.04 / 32)
+  t.throws(() => hyperLogLogStandardError(3), { code: 'ERR_GRUDGE_OPTION_INVALID' })
 })
 
 t.test('precision must be an integer in [4, 18]; memory is 2^p bytes', async (t) => {
   for (const p of [3, 19, 14.5, Number.NaN, '14', -1, 0]) {
     t.throws(
-      () => new HyperLogLog({ precision: p as number }),
+      () => HyperLogLog.bySize({ precision: p as number }),
       { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"precision"/ },
       `precision ${String(p)}`,
     )
   }
-  t.equal(new HyperLogLog({ precision: 4, seed: 1 }).sizeBytes(), 16)
-  t.equal(new HyperLogLog({ precision: 18, seed: 1 }).sizeBytes(), 262144)
-  t.equal(new HyperLogLog({ seed: 1 }).precision, 14, 'default precision 14')
-  t.throws(() => new HyperLogLog({ seed: -1 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"seed"/ })
-  t.throws(() => new HyperLogLog({ hasher: {} as never }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"hasher"/ })
-  t.throws(() => new HyperLogLog(null as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.equal(HyperLogLog.bySize({ precision: 4, seed: 1 }).sizeBytes(), 16)
+  t.equal(HyperLogLog.bySize({ precision: 18, seed: 1 }).sizeBytes(), 262144)
+  t.throws(() => HyperLogLog.bySize({ seed: 1 } as never), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"precision"/,
+  })
+  t.throws(() => HyperLogLog.bySize({ precision: 14, seed: -1 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"seed"/,
+  })
+  t.throws(() => HyperLogLog.bySize({ precision: 14, hasher: {} as never }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"hasher"/,
+  })
+  t.throws(() => HyperLogLog.bySize(null as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
 })
 
 t.test('an empty sketch estimates exactly 0', async (t) => {
-  for (let p = 4; p <= 18; p++) t.equal(new HyperLogLog({ precision: p, seed: p }).estimate(), 0, `p = ${p}`)
-  const h = new HyperLogLog({ precision: 8, seed: 1 })
+  for (let p = 4; p <= 18; p++) t.equal(HyperLogLog.bySize({ precision: p, seed: p }).estimate(), 0, `p = ${p}`)
+  const h = HyperLogLog.bySize({ precision: 8, seed: 1 })
   t.ok(h.isEmpty())
   h.add('x')
   t.notOk(h.isEmpty())
@@ -78,7 +101,7 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
       t.equal(found, 3, 'found items whose high-word remainder is 0')
     }
     const expected = new Uint8Array(2 ** p)
-    const h = new HyperLogLog({ precision: p, seed })
+    const h = HyperLogLog.bySize({ precision: p, seed })
     for (const item of items) {
       const x = hasher.hash(item)
       const idx = Number(x >> q)
@@ -94,8 +117,8 @@ t.test('registers count leading zeros over the full 64 − p bits', async (t) =>
 })
 
 t.test('strings hash as their UTF-8 bytes; other item types are rejected', async (t) => {
-  const a = new HyperLogLog({ precision: 10, seed: 7 })
-  const b = new HyperLogLog({ precision: 10, seed: 7 })
+  const a = HyperLogLog.bySize({ precision: 10, seed: 7 })
+  const b = HyperLogLog.bySize({ precision: 10, seed: 7 })
   a.add('héllo 🚀')
   b.add(new TextEncoder().encode('héllo 🚀'))
   t.same(registers(a), registers(b))
@@ -104,7 +127,7 @@ t.test('strings hash as their UTF-8 bytes; other item types are rejected', async
 })
 
 t.test('adding the same item again changes nothing', async (t) => {
-  const h = new HyperLogLog({ precision: 12, seed: 3 })
+  const h = HyperLogLog.bySize({ precision: 12, seed: 3 })
   for (let i = 0; i < 500; i++) h.add(`k${i}`)
   const before = registers(h).slice()
   for (let r = 0; r < 3; r++) for (let i = 0; i < 500; i++) h.add(`k${i}`)
@@ -124,7 +147,7 @@ t.test('accuracy at p = 14 from 0 to 10^6 (Ertl improved estimator, no bias bump
   const buf = new Uint8Array(8)
   const dv = new DataView(buf.buffer)
   for (const seed of seeds) {
-    const h = new HyperLogLog({ precision: 14, seed })
+    const h = HyperLogLog.bySize({ precision: 14, seed })
     let n = 0
     checkpoints.forEach((target, j) => {
       for (; n < target; n++) {
@@ -156,16 +179,16 @@ t.test('accuracy at p = 14 from 0 to 10^6 (Ertl improved estimator, no bias bump
 t.test('small cardinalities are nearly exact at every precision', async (t) => {
   // with n ≪ m, collisions are rare and the estimator reduces to linear counting
   for (const p of [8, 12, 14, 18]) {
-    const h = new HyperLogLog({ precision: p, seed: 5 })
+    const h = HyperLogLog.bySize({ precision: p, seed: 5 })
     h.add('only')
     t.ok(Math.abs(h.estimate() - 1) < 0.02, `p = ${p}: one item estimates ${h.estimate()}`)
   }
 })
 
 t.test('merge is the register-wise maximum: the union of the streams', async (t) => {
-  const a = new HyperLogLog({ precision: 12, seed: 9 })
-  const b = new HyperLogLog({ precision: 12, seed: 9 })
-  const all = new HyperLogLog({ precision: 12, seed: 9 })
+  const a = HyperLogLog.bySize({ precision: 12, seed: 9 })
+  const b = HyperLogLog.bySize({ precision: 12, seed: 9 })
+  const all = HyperLogLog.bySize({ precision: 12, seed: 9 })
   for (let i = 0; i < 3000; i++) {
     ;(i % 3 === 0 ? a : b).add(`u${i}`)
     if (i >= 1000 && i < 2000) a.add(`u${i}`) // overlap
@@ -177,33 +200,33 @@ t.test('merge is the register-wise maximum: the union of the streams', async (t)
 })
 
 t.test('merging incompatible sketches throws naming what differs', async (t) => {
-  const base = new HyperLogLog({ precision: 12, seed: 1 })
-  t.throws(() => base.merge(new HyperLogLog({ precision: 11, seed: 1 })), {
+  const base = HyperLogLog.bySize({ precision: 12, seed: 1 })
+  t.throws(() => base.merge(HyperLogLog.bySize({ precision: 11, seed: 1 })), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /precision differs: expected 12, received 11/,
   })
-  t.throws(() => base.merge(new HyperLogLog({ precision: 12, seed: 2 })), {
+  t.throws(() => base.merge(HyperLogLog.bySize({ precision: 12, seed: 2 })), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /seed differs/,
   })
-  t.throws(() => base.merge(new HyperLogLog({ precision: 12, hasher: sipHash(1) })), {
+  t.throws(() => base.merge(HyperLogLog.bySize({ precision: 12, hasher: sipHash(1) })), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /hasher differs: expected "murmur3", received "siphash"/,
   })
-  t.throws(() => base.merge(new CountMinSketch({ width: 8, depth: 2, seed: 1 }) as never), {
+  t.throws(() => base.merge(CountMinSketch.bySize({ width: 8, depth: 2, seed: 1 }) as never), {
     code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
     message: /family differs: expected "HyperLogLog", received "CountMinSketch"/,
   })
   t.throws(() => base.merge(base), { code: 'ERR_GRUDGE_MERGE_SELF' })
-  t.notOk(base.isCompatible(new HyperLogLog({ precision: 12, seed: 2 })))
-  t.ok(base.isCompatible(new HyperLogLog({ precision: 12, seed: 1 })))
+  t.notOk(base.isCompatible(HyperLogLog.bySize({ precision: 12, seed: 2 })))
+  t.ok(base.isCompatible(HyperLogLog.bySize({ precision: 12, seed: 1 })))
   t.ok(base.isCompatible(base.emptyLike()))
   t.notOk(base.isCompatible({}))
 })
 
 t.test('serialize / deserialize round trip and frame checks', async (t) => {
   for (const hasher of [murmur3(77), sipHash(78)]) {
-    const h = new HyperLogLog({ precision: 10, hasher })
+    const h = HyperLogLog.bySize({ precision: 10, hasher })
     for (let i = 0; i < 5000; i++) h.add(`s${i}`)
     const bytes = h.serialize()
     t.equal(bytes[4], FAMILY.hyperloglog, 'family id 4')
@@ -217,7 +240,7 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
     h.add('new-item-after-load')
     t.same(back.serialize(), h.serialize(), 'the loaded sketch hashes like the original')
   }
-  const h = new HyperLogLog({ precision: 8, seed: 1 })
+  const h = HyperLogLog.bySize({ precision: 8, seed: 1 })
   h.add('a')
   const bytes = h.serialize()
   const flipped = bytes.slice()
@@ -225,7 +248,7 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
   t.throws(() => HyperLogLog.deserialize(flipped), { code: 'ERR_GRUDGE_FORMAT_CHECKSUM' })
   t.throws(() => HyperLogLog.deserialize(bytes.subarray(0, 20)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
   t.throws(() => HyperLogLog.deserialize(Uint8Array.of(1, 2, 3)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
-  t.throws(() => HyperLogLog.deserialize(new CountMinSketch({ width: 4, depth: 1, seed: 1 }).serialize()), {
+  t.throws(() => HyperLogLog.deserialize(CountMinSketch.bySize({ width: 4, depth: 1, seed: 1 }).serialize()), {
     code: 'ERR_GRUDGE_FORMAT_FAMILY',
   })
   t.throws(() => HyperLogLog.deserialize(reframe(h, (_, p) => (p[3] = 65 - 8 + 1))), {
@@ -260,7 +283,7 @@ t.test('serialize / deserialize round trip and frame checks', async (t) => {
 t.test('without empty or saturated registers the estimate is α∞·m²/Σ2^−M', async (t) => {
   const alpha = 1 / (2 * Math.LN2)
   for (const p of [4, 10, 16]) {
-    const h = new HyperLogLog({ precision: p, seed: 1 })
+    const h = HyperLogLog.bySize({ precision: p, seed: 1 })
     const m = 2 ** p
     const q = 64 - p
     let state = 12345
@@ -303,7 +326,7 @@ t.test('saturated registers: estimate follows Ertl (2017) eq. 39–41 with τ su
     for (let k = 1; k <= q; k++) z += c[k] * 2 ** -k
     return m ** 2 / (2 * Math.LN2) / z
   }
-  const h = new HyperLogLog({ precision: p, seed: 1 })
+  const h = HyperLogLog.bySize({ precision: p, seed: 1 })
   const cases: [string, number[]][] = [
     ['12 of 16 registers saturated (q + 1), 4 at q', [...Array<number>(12).fill(q + 1), ...Array<number>(4).fill(q)]],
     ['half saturated, the rest spread', [...Array<number>(8).fill(q + 1), 0, 1, 5, 9, 20, 40, q - 1, q]],
@@ -322,9 +345,53 @@ t.test('saturated registers: estimate follows Ertl (2017) eq. 39–41 with τ su
   t.equal(full, Infinity, 'every register saturated: τ(0) = 0, z = 0, no finite estimate')
 })
 
+t.test('byAccuracy picks the smallest precision meeting 1.04/√m, refuses an unreachable target', async (t) => {
+  const rows: Array<[number, number]> = [
+    [1, 4],
+    [0.26, 4],
+    [0.2599, 5],
+    [0.01, 14],
+    [1.04 / 128, 14],
+    [0.008, 15],
+    [1.04 / 512, 18],
+  ]
+  for (const [rse, p] of rows) {
+    const h = HyperLogLog.byAccuracy({ relativeStandardError: rse, seed: 1 })
+    t.equal(h.precision, p, `${rse} → p = ${p}`)
+    t.ok(h.relativeStandardError <= rse, 'meets the target')
+    if (p > 4) t.ok(hyperLogLogStandardError(p - 1) > rse, 'the precision below does not')
+  }
+  for (const bad of [0.002, 0, -0.1, Number.NaN, '0.01']) {
+    t.throws(
+      () => HyperLogLog.byAccuracy({ relativeStandardError: bad as number }),
+      { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"relativeStandardError"/ },
+      String(bad),
+    )
+  }
+  t.throws(() => HyperLogLog.byAccuracy(null as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
+  t.same(
+    HyperLogLog.byAccuracy({ relativeStandardError: 0.01, seed: 3 }).serialize(),
+    HyperLogLog.bySize({ precision: 14, seed: 3 }).serialize(),
+    'the same sketch as by size',
+  )
+})
+
 t.test('an unknown option throws naming it and the closest option; every option passes', async (t) => {
-  t.throws(() => new HyperLogLog(typo<HyperLogLogOptions>({ Precision: 10 })), unknownOption('Precision', 'precision'))
-  const all: Required<HyperLogLogOptions> = { precision: 10, seed: 1, hasher: sipHash() }
-  t.same(Object.keys(all).sort(), [...HYPERLOGLOG_OPTION_KEYS].sort(), 'the test names every option')
-  t.doesNotThrow(() => new HyperLogLog(all))
+  t.throws(
+    () => HyperLogLog.bySize(typo<HyperLogLogSizeOptions>({ precision: 10, Precision: 10 })),
+    unknownOption('Precision', 'precision'),
+  )
+  t.throws(
+    () =>
+      HyperLogLog.byAccuracy(
+        typo<HyperLogLogAccuracyOptions>({ relativeStandardError: 0.01, relativeStandardErr: 0.01 }),
+      ),
+    unknownOption('relativeStandardErr', 'relativeStandardError'),
+  )
+  const all: Required<HyperLogLogSizeOptions> = { precision: 10, seed: 1, hasher: sipHash() }
+  t.same(Object.keys(all).sort(), [...HYPERLOGLOG_SIZE_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => HyperLogLog.bySize(all))
+  const byAccuracy: Required<HyperLogLogAccuracyOptions> = { relativeStandardError: 0.01, seed: 1, hasher: sipHash() }
+  t.same(Object.keys(byAccuracy).sort(), [...HYPERLOGLOG_ACCURACY_KEYS].sort(), 'the test names every option')
+  t.doesNotThrow(() => HyperLogLog.byAccuracy(byAccuracy))
 })
