@@ -18,7 +18,7 @@ import type { Decision } from '../src/limit/decision.js'
 import type { DebtMeterOptions } from '../src/limit/debt-meter.js'
 import type { FeedbackScoreOptions } from '../src/limit/feedback-score.js'
 import type { AbuseScoreOptions } from '../src/limit/abuse-score.js'
-import type { SketchOptions } from '../src/limit/options.js'
+import type { PolicySketchOptions } from '../src/limit/options.js'
 import { Limiter } from '../src/limit/limiter.js'
 import type { Telemetry } from '../src/limit/telemetry.js'
 import type { BloomLookup } from '../src/limit/bloom-gate.js'
@@ -73,7 +73,7 @@ export interface ErrorContext {
 }
 
 /** Options shared by both adapters (the plugin's/middleware's defaults). */
-export interface CommonOptions<Req, Res> extends SketchOptions {
+export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   /** Debt meter: `{ rate, burst, cost?, maxDebt? }`; denied → 429. */
   limit?: AdapterLimitOptions<Req> | false
   /** Feedback score: denied → 503 (or 429). */

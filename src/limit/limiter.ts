@@ -4,7 +4,7 @@ import { AbuseScore, type AbuseScoreOptions, type AbuseVerdict } from './abuse-s
 import { DebtMeter, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
 import { makeDecision, type Decision } from './decision.js'
 import { FeedbackScore, type FeedbackScoreOptions, type FairnessVerdict } from './feedback-score.js'
-import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
+import { resolveSketchOptions, type ResolvedSketchOptions, type PolicySketchOptions } from './options.js'
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
@@ -13,7 +13,7 @@ import { HEADER_OPTION_KEYS } from '../http/headers.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
-export interface LimiterOptions extends SketchOptions {
+export interface LimiterOptions extends PolicySketchOptions {
   /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
   name?: string
   /** Debt meter (429); false or absent for none. */

@@ -3,7 +3,7 @@ import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { hasherFromId, isHasherId, type Hasher } from '../hash/hasher.js'
 import { DECAY_IDS, exponential, linear, none, type Decay } from './decay.js'
-import type { Aggregator, SketchConfig } from './sketch.js'
+import type { Aggregator, SketchOptions } from './sketch.js'
 import { optionKeys } from '../options.js'
 
 /** Highest version of the sketch family (FAMILY.sketch = 1) this release writes and reads. */
@@ -86,7 +86,7 @@ export interface DecodedCells {
 
 /** A fully decoded and verified sketch-family frame. */
 export interface DecodedSketch {
-  config: SketchConfig & { clock: Clock }
+  config: SketchOptions & { clock: Clock }
   delta: boolean
   cells: DecodedCells
 }

@@ -1,10 +1,10 @@
 export { Sketch, AGGREGATOR_IDS, checkFinite } from './sketch.js'
-export type { SketchConfig, SketchDetail, Aggregator } from './sketch.js'
+export type { SketchOptions, SketchDetail, Aggregator } from './sketch.js'
 export { exponential, linear, none, halfLife, applyDecay, DECAY_IDS } from './decay.js'
 export type { Decay, DecayKind } from './decay.js'
-export { falsePositiveRate, suggestLevels } from './sizing.js'
+export { sketchFalsePositiveRate, sketchSuggestLevels } from './sizing.js'
 export { Rotator } from './rotator.js'
-export type { RotatorConfig } from './rotator.js'
+export type { RotatorOptions } from './rotator.js'
 // serialization, merge and replica deltas (issue 3)
 export { RotatorDelta, suggestPeriodMs, generationSeed } from './rotator.js'
 export { SketchDelta } from './delta.js'

@@ -14,17 +14,17 @@ import {
 import { SketchDelta } from './delta.js'
 import { incompatibility } from './merge.js'
 import { invalidField } from '../format/frame.js'
-import { SKETCH_CONFIG_KEYS, Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
+import { SKETCH_OPTION_KEYS, Sketch, type SketchOptions, type SketchDetail } from './sketch.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Rotator}. */
-export interface RotatorConfig {
+export interface RotatorOptions {
   /**
    * Shape, decay, bounds, aggregator and hasher of every generation. Its `clock` is
    * replaced by the rotator's; its `seed`, if given and `seed` below is not, is the master
    * seed.
    */
-  sketch: SketchConfig
+  sketch: SketchOptions
   /** N, the number of generations: integer in [2, 65535] (65535: the binary frame's limit). Default 2. */
   generations?: number
   /**
@@ -51,8 +51,8 @@ export interface RotatorConfig {
   seed?: SeedLike
 }
 
-/** The option names of {@link RotatorConfig}; any other key is refused. */
-export const ROTATOR_CONFIG_KEYS = optionKeys<RotatorConfig>({
+/** The option names of {@link RotatorOptions}; any other key is refused. */
+export const ROTATOR_OPTION_KEYS = optionKeys<RotatorOptions>({
   sketch: true,
   generations: true,
   periodMs: true,
@@ -225,7 +225,7 @@ export class Rotator {
   /** The time source. */
   readonly clock: Clock
   /** The per-generation configuration (without seed). */
-  readonly sketchConfig: Readonly<SketchConfig>
+  readonly sketchConfig: Readonly<SketchOptions>
   /** The master seed (16 bytes) when generation seeds are derived, else undefined (random seeds). */
   readonly seed: Uint8Array | undefined
   /** Generations, oldest first. */
@@ -241,20 +241,20 @@ export class Rotator {
   private readonly carry: boolean
 
   /**
-   * @param config see {@link RotatorConfig}
+   * @param config see {@link RotatorOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option (generations,
    * periodMs, ticker, seed, or any sketch option), also a key that is not an option of
-   * {@link RotatorConfig} or of `sketch` (e.g. `sketch.level`, with the closest name
+   * {@link RotatorOptions} or of `sketch` (e.g. `sketch.level`, with the closest name
    * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
    * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
-  constructor(config: RotatorConfig) {
+  constructor(config: RotatorOptions) {
     if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
-    checkKnownOptions(config, ROTATOR_CONFIG_KEYS)
+    checkKnownOptions(config, ROTATOR_OPTION_KEYS)
     if (typeof config.sketch !== 'object' || config.sketch === null)
-      invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
-    checkKnownOptions(config.sketch, SKETCH_CONFIG_KEYS, 'sketch.')
+      invalidOption('sketch', 'an object (SketchOptions)', config.sketch)
+    checkKnownOptions(config.sketch, SKETCH_OPTION_KEYS, 'sketch.')
     const generations = config.generations ?? 2
     if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
       invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
@@ -364,7 +364,7 @@ export class Rotator {
     this.assertOpen()
     const g0 = this.gens[0]
     if (this.carry)
-      g0.updateAndQuery(key, delta) // leaves the aggregate for the carry
+      g0.updateAndEstimate(key, delta) // leaves the aggregate for the carry
     else g0.update(key, delta)
     this.writeYounger(key, delta)
   }
@@ -390,18 +390,18 @@ export class Rotator {
    * The key's aggregate in the oldest generation.
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
-  query(key: string | Uint8Array): number {
+  estimate(key: string | Uint8Array): number {
     this.assertOpen()
-    return this.gens[0].query(key)
+    return this.gens[0].estimate(key)
   }
 
   /**
    * Update every generation, return the oldest generation's aggregate after the update.
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
-  updateAndQuery(key: string | Uint8Array, delta: number): number {
+  updateAndEstimate(key: string | Uint8Array, delta: number): number {
     this.assertOpen()
-    const a = this.gens[0].updateAndQuery(key, delta)
+    const a = this.gens[0].updateAndEstimate(key, delta)
     this.writeYounger(key, delta)
     return a
   }
@@ -423,7 +423,7 @@ export class Rotator {
   /**
    * A debt meter's consume: read the key in the oldest generation and, if and only if
    * `aggregate + delta ≤ limit` (a NaN never admits), add `delta` to every generation, as
-   * {@link Rotator.query} then {@link Rotator.update} would, hashing the key once per
+   * {@link Rotator.estimate} then {@link Rotator.update} would, hashing the key once per
    * generation instead of twice in the oldest.
    * @returns the oldest generation's aggregate before the delta; the delta was applied iff `aggregate + delta ≤ limit`
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
@@ -437,12 +437,12 @@ export class Rotator {
   }
 
   /**
-   * Per-level detail of the oldest generation (see {@link Sketch.queryDetailed}).
+   * Per-level detail of the oldest generation (see {@link Sketch.estimateDetailed}).
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
    */
-  queryDetailed(key: string | Uint8Array): SketchDetail {
+  estimateDetailed(key: string | Uint8Array): SketchDetail {
     this.assertOpen()
-    return this.gens[0].queryDetailed(key)
+    return this.gens[0].estimateDetailed(key)
   }
 
   /** Memory of all generations' cells in bytes. */

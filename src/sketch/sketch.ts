@@ -22,7 +22,7 @@ export type Aggregator = 'min' | 'max' | 'mean'
 export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const
 
 /** Options of {@link Sketch}. */
-export interface SketchConfig {
+export interface SketchOptions {
   /** L, the number of levels (hash rows): integer ≥ 1. Default 4. */
   levels?: number
   /** M, cells per level: integer ≥ 1. Memory is L×M×16 bytes. Default 1024. */
@@ -46,8 +46,8 @@ export interface SketchConfig {
   clock?: Clock
 }
 
-/** The option names of {@link SketchConfig}; any other key is refused. */
-export const SKETCH_CONFIG_KEYS = optionKeys<SketchConfig>({
+/** The option names of {@link SketchOptions}; any other key is refused. */
+export const SKETCH_OPTION_KEYS = optionKeys<SketchOptions>({
   levels: true,
   cellsPerLevel: true,
   decay: true,
@@ -59,7 +59,7 @@ export const SKETCH_CONFIG_KEYS = optionKeys<SketchConfig>({
   clock: true,
 })
 
-/** The result of {@link Sketch.queryDetailed}. */
+/** The result of {@link Sketch.estimateDetailed}. */
 export interface SketchDetail {
   /** The aggregate score of the key. */
   value: number
@@ -76,7 +76,7 @@ const DECAY_NONE = 0
 const DECAY_EXP = 1
 const DECAY_LIN = 2
 // Slots of Sketch.hot that carry values between the hot-path methods (see its docstring).
-/** The aggregate after the last updateAndQuery / admitting tracked write (lastAggregate). */
+/** The aggregate after the last updateAndEstimate / admitting tracked write (lastAggregate). */
 const HOT_LAST = 3
 /** The clock reading of the operation in progress (ms). */
 const HOT_NOW = 7
@@ -135,19 +135,19 @@ export class Sketch {
    * every score into a heap number (measured: 64 B per update). The clock reading, the
    * delta and the aggregate pass between the methods of an operation through it too: a
    * double passed to or returned from a call V8 does not inline is boxed (measured: 16 to
-   * 32 B per `updateAndQuery` while its cell loop took and returned doubles).
+   * 32 B per `updateAndEstimate` while its cell loop took and returned doubles).
    */
   private readonly hot: Float64Array
 
   /**
-   * @param config see {@link SketchConfig}
+   * @param config see {@link SketchOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option: levels or
    * cellsPerLevel not a positive integer (or L×M above 2^31), lo/hi not finite or not
    * `lo ≤ 0 ≤ hi, lo < hi`, unknown aggregator, hasher or decay, bad seed or clock, or a
-   * key that is not an option of {@link SketchConfig} (the message suggests the closest name)
+   * key that is not an option of {@link SketchOptions} (the message suggests the closest name)
    */
-  constructor(config: SketchConfig = {}) {
-    checkKnownOptions(config, SKETCH_CONFIG_KEYS)
+  constructor(config: SketchOptions = {}) {
+    checkKnownOptions(config, SKETCH_OPTION_KEYS)
     const levels = config.levels ?? 4
     const cells = config.cellsPerLevel ?? 1024
     if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20) {
@@ -219,7 +219,7 @@ export class Sketch {
    * @returns the min / max / mean of the key's L decayed cell scores
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
-  query(key: string | Uint8Array): number {
+  estimate(key: string | Uint8Array): number {
     this.locate(key)
     this.hot[HOT_NOW] = readClock(this.clock)
     this.aggregate()
@@ -227,12 +227,12 @@ export class Sketch {
   }
 
   /**
-   * {@link Sketch.update} then {@link Sketch.query} in one pass over the cells.
+   * {@link Sketch.update} then {@link Sketch.estimate} in one pass over the cells.
    * @returns the aggregate after the update
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
-  updateAndQuery(key: string | Uint8Array, delta: number): number {
+  updateAndEstimate(key: string | Uint8Array, delta: number): number {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
     const hot = this.hot
@@ -394,7 +394,7 @@ export class Sketch {
   }
 
   /**
-   * The aggregate of the cells written by the last `updateAndQuery` or admitting
+   * The aggregate of the cells written by the last `updateAndEstimate` or admitting
    * `tryUpdateTracked` (NaN before any): lets the Rotator read the deciding generation's score
    * after an admit without hashing the key again.
    * @internal
@@ -408,7 +408,7 @@ export class Sketch {
    * @returns `{ value, scores, cells }` (see {@link SketchDetail})
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
-  queryDetailed(key: string | Uint8Array): SketchDetail {
+  estimateDetailed(key: string | Uint8Array): SketchDetail {
     this.locate(key)
     this.hot[HOT_NOW] = readClock(this.clock)
     this.aggregate()

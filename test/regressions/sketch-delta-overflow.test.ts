@@ -25,7 +25,7 @@ t.test('a delta spanning the whole range stays finite and applies without NaN', 
   t.equal(d.scores[0], MAX)
   clock.advance(1_000_000) // 1000 s at λ = 1/s: e^(−1000) underflows to 0
   b.applyDelta(d)
-  const v = b.query('k')
+  const v = b.estimate('k')
   t.ok(Number.isFinite(v) && v >= -MAX && v <= MAX, `cell stays in [lo, hi], received ${v}`)
   t.equal(v, 0, 'a delta decayed over 1000 s at λ = 1/s is 0 (2·MAX·e^(−1000) underflows)')
 })

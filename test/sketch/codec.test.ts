@@ -71,7 +71,7 @@ t.test('round trip: same clock and wall clock give the same scores and the same 
   }
   const bytes = s.serialize({ wallMs: WALL })
   const r = Sketch.deserialize(bytes, { clock, wallMs: WALL })
-  for (let i = 0; i < 13; i++) t.equal(r.query(`k${i}`), s.query(`k${i}`), `k${i}`)
+  for (let i = 0; i < 13; i++) t.equal(r.estimate(`k${i}`), s.estimate(`k${i}`), `k${i}`)
   t.same(r.serialize({ wallMs: WALL }), s.serialize({ wallMs: WALL }), 're-serialized bytes are identical')
   t.ok(r.isCompatible(s), 'same seed, same config')
   t.equal(bytes.length, 36 + 52 + 3 * 16 * 16 + 4)
@@ -84,8 +84,8 @@ t.test('a Buffer at a non-zero offset of a larger pool reads like its bytes', as
   pool.set(bytes, 7)
   const view = pool.subarray(7, 7 + bytes.length)
   const r = Sketch.deserialize(view, { clock: s.clock, wallMs: WALL })
-  t.equal(r.query('a'), s.query('a'))
-  t.equal(r.query('b'), s.query('b'))
+  t.equal(r.estimate('a'), s.estimate('a'))
+  t.equal(r.estimate('b'), s.estimate('b'))
 })
 
 t.test(
@@ -339,28 +339,32 @@ t.test('time across processes: scores decay over the downtime, neither reset nor
   // a fresh process: its monotonic clock starts near 0; 18 s of wall time passed
   const reader = new FakeClock(3)
   const r = Sketch.deserialize(bytes, { clock: reader, wallMs: WALL + 18_000 })
-  t.ok(Math.abs(r.query('k') - 2) < 1e-12, `2 s + 18 s = two half-lives: 8 → 2 (got ${r.query('k')})`)
+  t.ok(Math.abs(r.estimate('k') - 2) < 1e-12, `2 s + 18 s = two half-lives: 8 → 2 (got ${r.estimate('k')})`)
   reader.advance(10_000)
-  t.ok(Math.abs(r.query('k') - 1) < 1e-12, 'and it keeps decaying on the reader clock')
+  t.ok(Math.abs(r.estimate('k') - 1) < 1e-12, 'and it keeps decaying on the reader clock')
   // a reader whose wall clock is behind the writer's: no negative downtime, no future times
   const skewed = Sketch.deserialize(bytes, { clock: new FakeClock(0), wallMs: WALL - 60_000 })
-  t.ok(Math.abs(skewed.query('k') - 8 / Math.SQRT2 ** (2 / 5)) < 1e-12, 'only the 2 s before serialization count')
+  t.ok(Math.abs(skewed.estimate('k') - 8 / Math.SQRT2 ** (2 / 5)) < 1e-12, 'only the 2 s before serialization count')
 
   const lw = new FakeClock(7_000)
   const debt = new Sketch({ decay: linear(1), hi: 10, clock: lw })
   debt.tryUpdate('ip', 10, 10)
   const lb = debt.serialize({ wallMs: WALL })
   t.equal(
-    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 4_000 }).query('ip'),
+    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 4_000 }).estimate('ip'),
     6,
     'linear: 10 − 4 s × 1/s',
   )
   t.equal(
-    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 60_000 }).query('ip'),
+    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL + 60_000 }).estimate('ip'),
     0,
     'fully drained, not negative',
   )
-  t.equal(Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL }).query('ip'), 10, 'no downtime: unchanged')
+  t.equal(
+    Sketch.deserialize(lb, { clock: new FakeClock(0), wallMs: WALL }).estimate('ip'),
+    10,
+    'no downtime: unchanged',
+  )
 })
 
 t.test('a cell touched after the writer clock went back counts as touched at serialization', async (t) => {
@@ -369,7 +373,7 @@ t.test('a cell touched after the writer clock went back counts as touched at ser
   s.update('k', 20)
   w.set(40_000) // the clock jumps back 10 s; the cell keeps its time
   const r = Sketch.deserialize(s.serialize({ wallMs: WALL }), { clock: new FakeClock(0), wallMs: WALL + 5_000 })
-  t.equal(r.query('k'), 15, 'age 0 at serialization + 5 s down')
+  t.equal(r.estimate('k'), 15, 'age 0 at serialization + 5 s down')
 })
 
 t.test('Rotator round trip keeps generations, seeds, rotations and phase', async (t) => {
@@ -392,8 +396,8 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
   const tk = new FakeTicker()
   const back = Rotator.deserialize(bytes, { clock, ticker: tk, wallMs: WALL })
   t.equal(back.rotations, 1)
-  t.equal(back.query('a'), r.query('a'))
-  t.equal(back.query('b'), r.query('b'))
+  t.equal(back.estimate('a'), r.estimate('a'))
+  t.equal(back.estimate('b'), r.estimate('b'))
   t.same(
     back.serialize({ wallMs: WALL }),
     r.serialize({ wallMs: WALL }),
@@ -402,7 +406,7 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
   clock.set(20_000)
   ticker.tick()
   tk.tick()
-  t.equal(back.query('b'), r.query('b'), 'both rotate in step')
+  t.equal(back.estimate('b'), r.estimate('b'), 'both rotate in step')
   t.equal(back.rotations, 2)
   r.close()
   back.close()
@@ -509,7 +513,7 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
     ticker,
   })
   t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3)
-  t.equal(twin.query('x'), 5)
+  t.equal(twin.estimate('x'), 5)
   const F = FAMILY.rotator
   t.equal(
     codeOf(() =>
