@@ -5,9 +5,12 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { checkKnownOptions, closestName, editDistance, optionKeys } from '../src/options.js'
 import { unknownOption } from './unknown-option.js'
-import { SKETCH_OPTION_KEYS } from '../src/sketch/sketch.js'
-import { ROTATOR_OPTION_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../src/sketch/rotator.js'
-import { DESERIALIZE_OPTION_KEYS } from '../src/sketch/codec.js'
+import {
+  DESERIALIZE_OPTION_KEYS,
+  ROTATOR_DESERIALIZE_KEYS,
+  ROTATOR_OPTION_KEYS,
+  SKETCH_OPTION_KEYS,
+} from '../src/sketch/shape.js'
 import { BLOOM_FILTER_CONFIG_KEYS, BLOOM_FILTER_SIZE_KEYS } from '../src/bloom/bloom-filter.js'
 import { PERSIST_POLICY_KEYS } from '../src/bloom/persist.js'
 import { MANAGED_BLOOM_CONFIG_KEYS } from '../src/bloom/managed.js'
@@ -143,12 +146,12 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
     name: 'SKETCH_OPTION_KEYS',
     keys: SKETCH_OPTION_KEYS,
-    where: { file: 'src/sketch/sketch.ts', type: 'SketchOptions' },
+    where: { file: 'src/sketch/shape.ts', type: 'SketchOptions' },
   },
   {
     name: 'ROTATOR_OPTION_KEYS',
     keys: ROTATOR_OPTION_KEYS,
-    where: { file: 'src/sketch/rotator.ts', type: 'RotatorOptions' },
+    where: { file: 'src/sketch/shape.ts', type: 'RotatorOptions' },
   },
   {
     name: 'ROTATOR_DESERIALIZE_KEYS',
@@ -158,7 +161,7 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
     name: 'DESERIALIZE_OPTION_KEYS',
     keys: DESERIALIZE_OPTION_KEYS,
-    where: { file: 'src/sketch/codec.ts', type: 'DeserializeOptions' },
+    where: { file: 'src/sketch/shape.ts', type: 'DeserializeOptions' },
   },
   {
     name: 'BLOOM_FILTER_CONFIG_KEYS',

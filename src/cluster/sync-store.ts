@@ -1,7 +1,8 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import { applyDecay } from '../sketch/decay.js'
-import { Sketch, checkFinite, type SketchOptions } from '../sketch/sketch.js'
+import type { SketchOptions } from '../sketch/shape.js'
+import { Sketch, checkFinite } from '../sketch/sketch.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import type { RedisLike } from './client.js'
 import {

@@ -1,4 +1,4 @@
-import type { SketchOptions } from '../sketch/sketch.js'
+import type { SketchOptions } from '../sketch/shape.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { Clock, Ticker } from '../clock.js'
 

@@ -3,7 +3,8 @@
 // instead of Redis TIME), and memory that does not grow with the number of keys.
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
-import { Sketch, type SketchOptions } from '../../src/sketch/sketch.js'
+import { Sketch } from '../../src/sketch/sketch.js'
+import type { SketchOptions } from '../../src/sketch/shape.js'
 import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore, generationHasher } from '../../src/cluster/index.js'

@@ -6,6 +6,7 @@
 import t from 'tap'
 import { Sketch, exponential, linear, applyDecay } from '../../src/sketch/index.js'
 import { FakeClock } from '../../src/testing/index.js'
+import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 
 for (const decay of [linear(1), exponential(0.1)]) {
   t.test(`${decay.kind}: scores decay from their first touch under negative clock readings`, async (t) => {
@@ -41,7 +42,7 @@ t.test('a broken clock reading still stamps nothing on a fresh cell', async (t) 
   s.update('k', 10)
   now = -5_000
   t.equal(s.estimate('k'), 10, 'not wiped by an infinitely long decay from a −Infinity stamp')
-  const frame = s.serialize({ wallMs: 0 })
+  const frame = serializeAtWall(s, 0)
   t.equal(
     Sketch.deserialize(frame, { clock: new FakeClock(), wallMs: 0 }).estimate('k'),
     10,

@@ -5,6 +5,7 @@ import { SketchDelta, type DeserializeOptions } from '../../src/sketch/index.js'
 import { murmur3 } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
 const WALL = 1_700_000_000_000
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4']
@@ -42,7 +43,7 @@ function runFleet(replicas: number, cmds: Cmd[], decay = exponential(0.2)) {
   const inbox: (SketchDelta | Uint8Array)[][] = reps.map(() => [])
   const sync = (r: number, bytes: boolean): void => {
     const d = reps[r].takeDelta()
-    const payload = bytes ? d.serialize({ wallMs: WALL }) : d
+    const payload = bytes ? serializeAtWall(d, WALL) : d
     for (let j = 0; j < replicas; j++) if (j !== r) inbox[j].push(payload)
   }
   const deliver = (j: number, pick: number): void => {
@@ -353,7 +354,7 @@ t.test('markSynced: a loaded fleet snapshot is not shipped back; without it, it 
   const cfg = { levels: 2, cellsPerLevel: 32, decay: none(), hi: 1e9, hasher: murmur3(3), clock }
   const fleet = new Sketch(cfg)
   fleet.update('k', 10)
-  const snapshot = fleet.serialize({ wallMs: WALL })
+  const snapshot = serializeAtWall(fleet, WALL)
   const joined = Sketch.deserialize(snapshot, { clock, wallMs: WALL })
   joined.markSynced()
   t.ok(joined.takeDelta().isEmpty(), 'after markSynced nothing is pending')
@@ -417,7 +418,7 @@ t.test('Rotator deltas per generation: a fleet rotating in step converges on the
       const sync = (r: number, bytes: boolean): void => {
         const d = reps[r].takeDelta()
         for (let j = 0; j < 3; j++)
-          if (j !== r) reps[j].applyDelta(bytes ? d.serialize({ wallMs: WALL }) : d, { wallMs: WALL })
+          if (j !== r) reps[j].applyDelta(bytes ? serializeAtWall(d, WALL) : d, { wallMs: WALL })
       }
       for (const c of cmds) {
         if (c.kind === 'update') {
@@ -465,7 +466,7 @@ t.test('Rotator deltas: generations retired or not yet created are skipped; othe
   t.equal(b.estimate('k'), 0, "b's oldest (generation 0) got nothing from a")
   b.rotate()
   t.equal(b.estimate('k'), 3, 'generation 1 holds 2 + 1')
-  t.equal(RotatorDelta.deserialize(d.serialize({ wallMs: WALL }), { wallMs: WALL, clock }).deltas.length, 3)
+  t.equal(RotatorDelta.deserialize(serializeAtWall(d, WALL), { wallMs: WALL, clock }).deltas.length, 3)
   const back = b.takeDelta()
   t.equal(a.applyDelta(back), 3)
   t.equal(a.estimate('k'), 3, 'nothing echoed back')
@@ -480,7 +481,7 @@ t.test('Rotator deltas: generations retired or not yet created are skipped; othe
     ticker,
   })
   t.throws(() => e.applyDelta(a.takeDelta()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /levels/ })
-  t.throws(() => Rotator.deserialize(d.serialize({ wallMs: WALL })), {
+  t.throws(() => Rotator.deserialize(serializeAtWall(d, WALL)), {
     code: 'ERR_GRUDGE_FORMAT_INVALID',
     message: /delta/,
   })
@@ -549,7 +550,7 @@ t.test('deserializing a delta refuses an unknown option', async (t) => {
   const clock = new FakeClock(0)
   const s = new Sketch({ seed: 1, clock, decay: none() })
   s.update('a', 1)
-  const bytes = s.takeDelta().serialize({ wallMs: 0 })
+  const bytes = serializeAtWall(s.takeDelta(), 0)
   t.throws(
     () => SketchDelta.deserialize(bytes, typo<DeserializeOptions>({ wallms: 0 })),
     unknownOption('wallms', 'wallMs'),
@@ -558,7 +559,7 @@ t.test('deserializing a delta refuses an unknown option', async (t) => {
   const ticker = new FakeTicker()
   const r = new Rotator({ sketch: { decay: none() }, periodMs: 1000, clock, ticker, seed: 2 })
   r.update('a', 1)
-  const rbytes = r.takeDelta().serialize({ wallMs: 0 })
+  const rbytes = serializeAtWall(r.takeDelta(), 0)
   r.close()
   t.throws(
     () => RotatorDelta.deserialize(rbytes, typo<DeserializeOptions>({ clocks: clock })),

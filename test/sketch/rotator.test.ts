@@ -1,11 +1,13 @@
 import t from 'tap'
-import { Rotator, suggestPeriodMs, generationSeed, linear, exponential, none } from '../../src/sketch/index.js'
+import { Rotator, suggestPeriodMs, linear, exponential, none } from '../../src/sketch/index.js'
+import { generationSeed } from '../../src/sketch/generation-seed.js'
 import { murmur3, sipHash } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { ROTATOR_OPTION_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/rotator.js'
+import { ROTATOR_OPTION_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/shape.js'
 import type { RotatorOptions, SketchOptions, DeserializeOptions } from '../../src/sketch/index.js'
 import type { Ticker } from '../../src/clock.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
 /** An exact single-key token bucket (GCRA form: a debt drained at `rate` per second), the reference of the acceptance timeline. */
 class TokenBucket {
@@ -352,7 +354,7 @@ t.test('an unknown option of the rotator or of its sketch throws naming its path
   const all: Required<RotatorOptions> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5 }
   t.same(Object.keys(all).sort(), [...ROTATOR_OPTION_KEYS].sort(), 'the test names every option')
   const r = new Rotator(all)
-  const bytes = r.serialize({ wallMs: 0 })
+  const bytes = serializeAtWall(r, 0)
   r.close()
 
   t.throws(

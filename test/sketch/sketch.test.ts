@@ -1,17 +1,18 @@
 import t from 'tap'
 import type { TAP } from 'tap'
 import fc from 'fast-check'
-import { Sketch, type SketchOptions } from '../../src/sketch/sketch.js'
-import { applyDecay, exponential, linear, none, type Decay } from '../../src/sketch/decay.js'
+import { Sketch } from '../../src/sketch/sketch.js'
+import { applyDecay, exponential, linear, none } from '../../src/sketch/decay.js'
+import type { Decay, SketchOptions } from '../../src/sketch/shape.js'
 import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 // @ts-expect-error no types shipped
 import MurmurHashRef from 'murmurhash3js-revisited'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { FakeClock } from '../../src/testing/index.js'
 import type { Clock } from '../../src/clock.js'
-import { SKETCH_OPTION_KEYS } from '../../src/sketch/sketch.js'
-import type { DeserializeOptions } from '../../src/sketch/codec.js'
+import { SKETCH_OPTION_KEYS, type DeserializeOptions } from '../../src/sketch/shape.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
 /** A Sketch that lets the tests read its cells (scores and last-touched times). */
 class Probe extends Sketch {
@@ -573,7 +574,7 @@ t.test('an unknown option throws naming it and the closest option; every SketchO
   t.doesNotThrow(() => new Sketch(all))
   t.doesNotThrow(() => new Sketch({ levels: undefined, seed: undefined }), 'known options may be undefined')
 
-  const bytes = new Sketch({ seed: 1, clock }).serialize({ wallMs: 0 })
+  const bytes = serializeAtWall(new Sketch({ seed: 1, clock }), 0)
   t.throws(() => Sketch.deserialize(bytes, typo<DeserializeOptions>({ clok: clock })), unknownOption('clok', 'clock'))
   const read: Required<DeserializeOptions> = { clock, wallMs: 0 }
   t.doesNotThrow(() => Sketch.deserialize(bytes, read))
