@@ -6,6 +6,7 @@ import { incompatibility, type SketchShape } from './shape.js'
  * Throw unless `a` and `b` are compatible and distinct.
  * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `a === b`, `ERR_GRUDGE_MERGE_INCOMPATIBLE`
  * naming the first difference
+ * @internal
  */
 export function assertMergeable(what: string, a: SketchShape, b: SketchShape): void {
   if (a === b)
@@ -23,6 +24,7 @@ export function assertMergeable(what: string, a: SketchShape, b: SketchShape): v
  * Decay cell `p` of (scores, touched) to `now` in place, as the Sketch does lazily: a
  * clock gone back decays nothing and the time never moves back, except that a
  * never-touched cell (score 0, time 0) takes `now` whatever its sign.
+ * @internal
  */
 export function decayCellTo(
   shape: SketchShape,
@@ -59,6 +61,7 @@ export function decayCellTo(
  * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
  * was not touched in between. The same amount is added to the `also` cells (a replica's
  * baseline), so the view − baseline difference is unchanged. See `spec/rotator.md` § 4.
+ * @internal
  */
 export function addCells(
   shape: SketchShape,

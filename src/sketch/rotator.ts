@@ -21,6 +21,7 @@ import {
   ROTATOR_OPTION_KEYS,
   SKETCH_OPTION_KEYS,
   incompatibility,
+  shapeOf,
   type DeserializeOptions,
   type RotatorDeserializeOptions,
   type RotatorOptions,
@@ -476,18 +477,9 @@ export class Rotator {
         rotations + missed,
       )
     }
-    const s = d.shape
     const rotator = Rotator.fromParts(
       new RotatorParts(
-        {
-          levels: s.levels,
-          cellsPerLevel: s.cellsPerLevel,
-          decay: s.decay,
-          lo: s.lo,
-          hi: s.hi,
-          aggregator: s.aggregator,
-          hasher: d.gens[0].shape.hasher,
-        },
+        shapeOf(d.gens[0].shape),
         d.fields.generations,
         periodMs,
         d.clock,

@@ -10,9 +10,9 @@ import { optionKeys } from '../options.js'
  * Numeric ids of the decay kinds, stored in binary frames and in the Redis store's scripts.
  * @internal
  */
-export const DECAY_IDS = { none: 0, exponential: 1, linear: 2 } as const
-/** Name of a decay kind. */
-export type DecayKind = keyof typeof DECAY_IDS
+export const DECAY_IDS = { none: 0, exponential: 1, linear: 2 } as const satisfies Record<DecayKind, number>
+/** Name of a decay kind (`stripInternal` removes DECAY_IDS, so the names are written out). */
+export type DecayKind = 'none' | 'exponential' | 'linear'
 
 /**
  * How a cell's score moves toward 0 while time passes. Decay is lazy: it is applied to a
@@ -39,7 +39,7 @@ export type Aggregator = 'min' | 'max' | 'mean'
  * Numeric ids of the aggregators, stored in binary frames and in the Redis store's scripts.
  * @internal
  */
-export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const
+export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const satisfies Record<Aggregator, number>
 /**
  * The aggregators by id (the inverse of {@link AGGREGATOR_IDS}).
  * @internal

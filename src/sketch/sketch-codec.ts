@@ -12,6 +12,7 @@ import {
   MAX_LEVELS,
   type Decay,
   type DeserializeOptions,
+  shapeOf,
   type SketchShape,
 } from './shape.js'
 
@@ -51,15 +52,7 @@ export interface DecodedShape extends Omit<SketchShape, 'hasher'> {
  * @internal
  */
 export function shapeWithSeed(s: DecodedShape, seed: Uint8Array): SketchShape {
-  return {
-    levels: s.levels,
-    cellsPerLevel: s.cellsPerLevel,
-    decay: s.decay,
-    lo: s.lo,
-    hi: s.hi,
-    aggregator: s.aggregator,
-    hasher: hasherFromId(s.hasherId, seed),
-  }
+  return shapeOf({ ...s, hasher: hasherFromId(s.hasherId, seed) })
 }
 
 /**

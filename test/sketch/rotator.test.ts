@@ -365,3 +365,31 @@ t.test('an unknown option of the rotator or of its sketch throws naming its path
   t.same(Object.keys(read).sort(), [...ROTATOR_DESERIALIZE_KEYS].sort())
   Rotator.deserialize(bytes, read).close()
 })
+
+t.test('the Rotator At forms equal the plain forms at the same time', async (t) => {
+  const steps = [0, 3000, 1000, 8000, 12_000]
+  const run = (explicit: boolean): number[] => {
+    const clock = new FakeClock(0)
+    const r = new Rotator({
+      sketch: { levels: 2, cellsPerLevel: 64, decay: linear(1), hi: 10 },
+      periodMs: 10_000,
+      generations: 2,
+      clock,
+      ticker: new FakeTicker(),
+      seed: 3,
+    })
+    const out: number[] = []
+    for (const now of steps) {
+      if (!explicit) clock.set(now)
+      if (explicit) r.updateAt(now, 'a', 2)
+      else r.update('a', 2)
+      out.push(explicit ? r.estimateAt(now, 'a') : r.estimate('a'))
+      out.push(explicit ? r.updateAndEstimateAt(now, 'b', 1) : r.updateAndEstimate('b', 1))
+      out.push(Number(explicit ? r.tryUpdateAt(now, 'c', 3, 8) : r.tryUpdate('c', 3, 8)))
+      out.push((explicit ? r.estimateDetailedAt(now, 'c') : r.estimateDetailed('c')).value)
+    }
+    r.close()
+    return out
+  }
+  t.same(run(true), run(false))
+})

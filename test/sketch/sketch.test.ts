@@ -579,3 +579,36 @@ t.test('an unknown option throws naming it and the closest option; every SketchO
   const read: Required<DeserializeOptions> = { clock, wallMs: 0 }
   t.doesNotThrow(() => Sketch.deserialize(bytes, read))
 })
+
+t.test('every At form equals its plain form at the clock reading it is given, time going back included', async (t) => {
+  // the same step table run twice: once on the clock, once with the time passed explicitly
+  const steps = [0, 1000, 400, 2500, 2500, 1800, 9000]
+  const run = (explicit: boolean): number[] => {
+    const clock = new FakeClock(0)
+    const s = new Sketch({ levels: 3, cellsPerLevel: 64, decay: linear(1), hi: 20, seed: 5, clock })
+    const out: number[] = []
+    for (const now of steps) {
+      if (!explicit) clock.set(now)
+      if (explicit) s.updateAt(now, 'a', 3)
+      else s.update('a', 3)
+      out.push(explicit ? s.estimateAt(now, 'a') : s.estimate('a'))
+      out.push(explicit ? s.updateAndEstimateAt(now, 'b', 2) : s.updateAndEstimate('b', 2))
+      out.push(Number(explicit ? s.tryUpdateAt(now, 'c', 4, 10) : s.tryUpdate('c', 4, 10)))
+      if (explicit) s.updateWithFloorAt(now, 'd', 1, 5)
+      else s.updateWithFloor('d', 1, 5)
+      const d = explicit ? s.estimateDetailedAt(now, 'd') : s.estimateDetailed('d')
+      out.push(d.value, ...d.scores)
+    }
+    return out
+  }
+  t.same(run(true), run(false))
+})
+
+t.test('an At form reads a NaN or infinite time as a broken clock reading: nothing decays', async (t) => {
+  const s = new Sketch({ decay: linear(1), seed: 1, clock: new FakeClock(0) })
+  s.updateAt(1000, 'k', 10)
+  for (const bad of [NaN, Infinity, -Infinity]) {
+    t.equal(s.estimateAt(bad, 'k'), 10, `estimateAt(${bad})`)
+  }
+  t.equal(s.estimateAt(3000, 'k'), 8, 'the cell kept its time: 2 s of decay at 3 s')
+})
