@@ -16,10 +16,10 @@
  */
 import { DebtMeter } from '../src/limit/debt-meter.js'
 import {
-  SKETCH_OPTION_KEYS,
+  POLICY_SKETCH_OPTION_KEYS,
   resolveSketchOptions,
   type ResolvedSketchOptions,
-  type SketchOptions,
+  type PolicySketchOptions,
 } from '../src/limit/options.js'
 import { checkKnownOptions } from '../src/options.js'
 import { settle } from '../src/limit/settle.js'
@@ -60,10 +60,10 @@ export class GrudgeStore {
    * they are that plugin's)
    * @param sketch sketch options (levels, cellsPerLevel, generations, hasher, clock, ticker, store)
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for bad sketch options, also a key
-   * that is not an option of {@link SketchOptions} (`store.level`)
+   * that is not an option of {@link PolicySketchOptions} (`store.level`)
    */
-  constructor(_pluginOptions?: unknown, sketch?: SketchOptions, name?: string) {
-    checkKnownOptions(sketch, SKETCH_OPTION_KEYS, 'store.')
+  constructor(_pluginOptions?: unknown, sketch?: PolicySketchOptions, name?: string) {
+    checkKnownOptions(sketch, POLICY_SKETCH_OPTION_KEYS, 'store.')
     this.sketch = resolveSketchOptions(sketch, 'store.')
     this.name = name ?? `fastify-rate-limit:${++stores}`
   }
@@ -153,9 +153,9 @@ export class GrudgeStore {
  * `fastify.register(rateLimit, { max: 100, timeWindow: 60_000, store: grudgeStore({ cellsPerLevel: 4096 }) })`.
  * @param sketch sketch options; parsed now (bad options throw here)
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`, also for a key that is not an option
- * of {@link SketchOptions} (`store.level`, with the closest name suggested)
+ * of {@link PolicySketchOptions} (`store.level`, with the closest name suggested)
  */
-export function grudgeStore(sketch: SketchOptions = {}): {
+export function grudgeStore(sketch: PolicySketchOptions = {}): {
   /**
    * Called by @fastify/rate-limit as `new Store(pluginOptions)`; builds a {@link GrudgeStore}
    * over the bound sketch options.
@@ -163,7 +163,7 @@ export function grudgeStore(sketch: SketchOptions = {}): {
    */
   new (pluginOptions?: unknown): GrudgeStore
 } {
-  checkKnownOptions(sketch, SKETCH_OPTION_KEYS, 'store.')
+  checkKnownOptions(sketch, POLICY_SKETCH_OPTION_KEYS, 'store.')
   resolveSketchOptions(sketch, 'store.')
   return class BoundGrudgeStore extends GrudgeStore {
     constructor(pluginOptions?: unknown) {

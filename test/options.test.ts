@@ -5,9 +5,12 @@ import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
 import { checkKnownOptions, closestName, editDistance, optionKeys } from '../src/options.js'
 import { unknownOption } from './unknown-option.js'
-import { SKETCH_CONFIG_KEYS } from '../src/sketch/sketch.js'
-import { ROTATOR_CONFIG_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../src/sketch/rotator.js'
-import { DESERIALIZE_OPTION_KEYS } from '../src/sketch/codec.js'
+import {
+  DESERIALIZE_OPTION_KEYS,
+  ROTATOR_DESERIALIZE_KEYS,
+  ROTATOR_OPTION_KEYS,
+  SKETCH_OPTION_KEYS,
+} from '../src/sketch/shape.js'
 import { BLOOM_FILTER_ACCURACY_KEYS, BLOOM_FILTER_SIZE_KEYS } from '../src/bloom/bloom-filter.js'
 import { PERSIST_POLICY_KEYS } from '../src/bloom/persist.js'
 import { MANAGED_BLOOM_OPTION_KEYS } from '../src/bloom/managed.js'
@@ -22,7 +25,7 @@ import { ABUSE_SCORE_OPTION_KEYS } from '../src/limit/abuse-score.js'
 import { BLOOM_GATE_OPTION_KEYS } from '../src/limit/bloom-gate.js'
 import { TELEMETRY_OPTION_KEYS } from '../src/limit/telemetry.js'
 import { LIMITER_OPTION_KEYS } from '../src/limit/limiter.js'
-import { SKETCH_OPTION_KEYS } from '../src/limit/options.js'
+import { POLICY_SKETCH_OPTION_KEYS } from '../src/limit/options.js'
 import { HEADER_OPTION_KEYS } from '../src/http/headers.js'
 import { REDIS_STORE_OPTION_KEYS } from '../src/cluster/options.js'
 import {
@@ -141,14 +144,14 @@ interface Where {
 
 const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
-    name: 'SKETCH_CONFIG_KEYS',
-    keys: SKETCH_CONFIG_KEYS,
-    where: { file: 'src/sketch/sketch.ts', type: 'SketchConfig' },
+    name: 'SKETCH_OPTION_KEYS',
+    keys: SKETCH_OPTION_KEYS,
+    where: { file: 'src/sketch/shape.ts', type: 'SketchOptions' },
   },
   {
-    name: 'ROTATOR_CONFIG_KEYS',
-    keys: ROTATOR_CONFIG_KEYS,
-    where: { file: 'src/sketch/rotator.ts', type: 'RotatorConfig' },
+    name: 'ROTATOR_OPTION_KEYS',
+    keys: ROTATOR_OPTION_KEYS,
+    where: { file: 'src/sketch/shape.ts', type: 'RotatorOptions' },
   },
   {
     name: 'ROTATOR_DESERIALIZE_KEYS',
@@ -158,7 +161,7 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
     name: 'DESERIALIZE_OPTION_KEYS',
     keys: DESERIALIZE_OPTION_KEYS,
-    where: { file: 'src/sketch/codec.ts', type: 'DeserializeOptions' },
+    where: { file: 'src/sketch/shape.ts', type: 'DeserializeOptions' },
   },
   {
     name: 'BLOOM_FILTER_ACCURACY_KEYS',
@@ -256,9 +259,9 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     where: { file: 'src/limit/limiter.ts', type: 'LimiterOptions' },
   },
   {
-    name: 'SKETCH_OPTION_KEYS',
-    keys: SKETCH_OPTION_KEYS,
-    where: { file: 'src/limit/options.ts', type: 'SketchOptions' },
+    name: 'POLICY_SKETCH_OPTION_KEYS',
+    keys: POLICY_SKETCH_OPTION_KEYS,
+    where: { file: 'src/limit/options.ts', type: 'PolicySketchOptions' },
   },
   {
     name: 'HEADER_OPTION_KEYS',

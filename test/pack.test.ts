@@ -40,7 +40,7 @@ const entries: Entry[] = [
     check: `typeof m.Sketch === 'function' && typeof m.GrudgeError === 'function' &&
       m.ERROR_CODES.ERR_GRUDGE_OPTION_INVALID !== undefined &&
       m.sipHash(Uint8Array.from({ length: 16 }, (_, i) => i)).hash(Uint8Array.from({ length: 15 }, (_, i) => i)) === 0xa129ca6149be45e5n &&
-      (() => { const s = new m.Sketch({ decay: m.none(), seed: 1 }); s.update('a', 5); return s.query('a') === 5 })() &&
+      (() => { const s = new m.Sketch({ decay: m.none(), seed: 1 }); s.update('a', 5); return s.estimate('a') === 5 })() &&
       (() => { try { new m.Sketch({ levels: -1 }); return false } catch (e) { return e instanceof m.GrudgeError && e.code === 'ERR_GRUDGE_OPTION_INVALID' } })()`,
   },
   {
@@ -141,7 +141,7 @@ t.test('packed tarball', async (t) => {
         )
         .join('') +
       `import { Sketch } from 'grudge'\nimport { FakeClock } from 'grudge/testing'\n` +
-      `const n: number = new Sketch({ clock: new FakeClock() }).query('k')\nvoid n\n`
+      `const n: number = new Sketch({ clock: new FakeClock() }).estimate('k')\nvoid n\n`
     writeFileSync(join(project, 'types-esm.mts'), body('import'))
     writeFileSync(join(project, 'types-cjs.cts'), body('require'))
     const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')

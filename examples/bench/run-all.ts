@@ -13,7 +13,7 @@ const files = readdirSync(dir)
   .sort()
 // Node flags of one benchmark beyond the common ones. The sketch bench compiles on the main
 // thread (as test/sketch/alloc.test.ts does), so that its warm-up ends with the optimized
-// code the measured runs use: with background compilation its updateAndQuery rows showed a
+// code the measured runs use: with background compilation its updateAndEstimate rows showed a
 // scavenge per run in some runs of the bench and none in others (depending on what V8 had
 // compiled and inlined by then), which made its "scav" column unreliable.
 const EXTRA_FLAGS: Record<string, string[]> = { 'sketch.bench.ts': ['--no-concurrent-recompilation'] }

@@ -1,4 +1,4 @@
-// Sketch hot paths (issue 2): ns/op of update, query, updateAndQuery and tryUpdate at
+// Sketch hot paths (issue 2): ns/op of update, estimate, updateAndEstimate and tryUpdate at
 // L = 4, M = 100,000, exponential decay, with 16- and 40-byte string keys drawn at random
 // from 10^6 distinct keys, for murmur3 and SipHash, beside baselines measured in the same
 // run. Two ways of handing the keys over are measured:
@@ -85,7 +85,7 @@ function buildKeys(bytes: number): string[] {
 // so that every operation decays (exp) and reading the clock allocates nothing. The
 // default systemClock is measured in one extra row.
 const T = new Float64Array(1)
-// query and updateAndQuery results are added here rather than into a local: V8 may box a
+// estimate and updateAndEstimate results are added here rather than into a local: V8 may box a
 // double local carried around a loop that calls a function it does not inline (the
 // harness's allocation, which "scav" would then charge to the sketch)
 const ACC = new Float64Array(1)
@@ -107,17 +107,17 @@ function runUpdateInHand(s: Sketch, drawn: string[], n: number): number {
   }
   return 0
 }
-function runQueryInHand(s: Sketch, drawn: string[], n: number): number {
+function runEstimateInHand(s: Sketch, drawn: string[], n: number): number {
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    ACC[0] += s.query(drawn[i])
+    ACC[0] += s.estimate(drawn[i])
   }
   return 0
 }
 function runUpdateAndQueryInHand(s: Sketch, drawn: string[], n: number): number {
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    ACC[0] += s.updateAndQuery(drawn[i], 1)
+    ACC[0] += s.updateAndEstimate(drawn[i], 1)
   }
   return 0
 }
@@ -129,17 +129,17 @@ function runTryUpdateInHand(s: Sketch, drawn: string[], n: number): number {
   }
   return admitted
 }
-function runQuery(s: Sketch, keys: string[], n: number): number {
+function runEstimate(s: Sketch, keys: string[], n: number): number {
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    ACC[0] += s.query(keys[order[i]])
+    ACC[0] += s.estimate(keys[order[i]])
   }
   return 0
 }
 function runUpdateAndQuery(s: Sketch, keys: string[], n: number): number {
   for (let i = 0; i < n; i++) {
     T[0] += 0.001
-    ACC[0] += s.updateAndQuery(keys[order[i]], 1)
+    ACC[0] += s.updateAndEstimate(keys[order[i]], 1)
   }
   return 0
 }
@@ -369,14 +369,14 @@ console.log(
 const started = Date.now()
 const OPS_IN_HAND = {
   update: runUpdateInHand,
-  query: runQueryInHand,
-  updateAndQuery: runUpdateAndQueryInHand,
+  estimate: runEstimateInHand,
+  updateAndEstimate: runUpdateAndQueryInHand,
   tryUpdate: runTryUpdateInHand,
 } as const
 const OPS_COLD = {
   update: runUpdate,
-  query: runQuery,
-  updateAndQuery: runUpdateAndQuery,
+  estimate: runEstimate,
+  updateAndEstimate: runUpdateAndQuery,
   tryUpdate: runTryUpdate,
 } as const
 for (const bytes of [16, 40]) {

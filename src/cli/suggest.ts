@@ -1,4 +1,4 @@
-import { falsePositiveRate, suggestLevels } from '../sketch/sizing.js'
+import { sketchFalsePositiveRate, sketchSuggestLevels } from '../sketch/sizing.js'
 import { invalidOption } from '../errors.js'
 
 /** What `grudge suggest` prints. */
@@ -13,7 +13,7 @@ export interface Suggestion {
   bytes: number
   /** Generations counted in {@link Suggestion.bytes}. */
   generations: number
-  /** The false-positive rate of this shape for the given hot keys ({@link falsePositiveRate}). */
+  /** The false-positive rate of this shape for the given hot keys ({@link sketchFalsePositiveRate}). */
   falsePositiveRate: number
   /** Whether the target false-positive rate is met (false only under a memory budget too small for it). */
   meetsTarget: boolean
@@ -30,11 +30,11 @@ const CELL_BYTES = 16
  * the Bloom optimum k = ln 2 · cells / H is often larger, for little gain in memory).
  *
  * - Without a budget: for each L in 1..maxLevels, the fewest cells per level M that reach p
- *   with L levels is `⌈1 / (1 − (1 − p^(1/L))^(1/H))⌉`; `suggestLevels(H, M, p)` confirms L,
+ *   with L levels is `⌈1 / (1 − (1 − p^(1/L))^(1/H))⌉`; `sketchSuggestLevels(H, M, p)` confirms L,
  *   and the shape with the fewest cells L × M wins.
  * - With a budget of `memoryBytes` for the whole Rotator: for each L, M = ⌊budget / (16 ×
  *   generations × L)⌋; the fewest levels that reach p win, else the L with the lowest
- *   `falsePositiveRate(L, M, H)` (`meetsTarget` is then false).
+ *   `sketchFalsePositiveRate(L, M, H)` (`meetsTarget` is then false).
  * @param hotKeys H, keys with a high score at one time, > 0
  * @param targetFalsePositive p in (0, 1)
  * @param memoryBytes optional budget in bytes for all generations
@@ -61,7 +61,7 @@ export function suggestShape(
       const q = Math.pow(targetFalsePositive, 1 / L)
       const M = Math.max(2, Math.ceil(1 / -Math.expm1(Math.log1p(-q) / hotKeys)))
       if (!Number.isFinite(M) || M > 0x7fffffff / L) continue
-      const levels = Math.min(maxLevels, suggestLevels(hotKeys, M, targetFalsePositive))
+      const levels = Math.min(maxLevels, sketchSuggestLevels(hotKeys, M, targetFalsePositive))
       const s = shape(levels, M, hotKeys, generations, targetFalsePositive)
       if (best === undefined || s.bytes < best.bytes) best = s
     }
@@ -82,7 +82,7 @@ export function suggestShape(
 }
 
 function shape(levels: number, cellsPerLevel: number, hotKeys: number, generations: number, p: number): Suggestion {
-  const fp = falsePositiveRate(levels, cellsPerLevel, hotKeys)
+  const fp = sketchFalsePositiveRate(levels, cellsPerLevel, hotKeys)
   const bytesPerSketch = levels * cellsPerLevel * CELL_BYTES
   return {
     levels,

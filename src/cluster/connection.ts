@@ -1,9 +1,9 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
-import { DECAY_IDS, type Decay } from '../sketch/decay.js'
-import { AGGREGATOR_IDS, Sketch, type Aggregator } from '../sketch/sketch.js'
+import { AGGREGATOR_IDS, DECAY_IDS, MAX_CELLS_PER_LEVEL, MAX_LEVELS, type SketchShape } from '../sketch/shape.js'
+import { Sketch } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
-import { suggestPeriodMs } from '../sketch/rotator.js'
+import { assertAmnesty } from '../sketch/rotator-period.js'
 import { connectUrl, isNoScript, type RedisLike } from './client.js'
 import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
 import type { ParsedRedisOptions } from './options.js'
@@ -63,14 +63,8 @@ export class SharedClient {
   }
 }
 
-/** A validated policy shape for the fleet. */
-export interface FleetShape {
-  readonly levels: number
-  readonly cellsPerLevel: number
-  readonly decay: Decay
-  readonly lo: number
-  readonly hi: number
-  readonly aggregator: Aggregator
+/** A validated policy shape for the fleet: the sketch shape, with the base hasher (each generation seeds its own). */
+export interface FleetShape extends Omit<SketchShape, 'hasher'> {
   readonly base: Hasher
   readonly generations: number
   readonly periodMs: number
@@ -93,9 +87,9 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   }
   const levels = spec.sketch?.levels ?? 4
   const cells = spec.sketch?.cellsPerLevel ?? 1024
-  if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20)
+  if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
     invalidOption('levels', 'an integer in [1, 2^20]', levels)
-  if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000)
+  if (!Number.isInteger(cells) || cells < 1 || cells > MAX_CELLS_PER_LEVEL)
     invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
   if (levels * cells * 16 > MAX_STRING_BYTES) {
     invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
@@ -107,16 +101,8 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
     invalidOption('periodMs', 'a finite number ≥ 1 (ms)', periodMs)
   // The Sketch constructor is the one validator of decay, bounds, aggregator and hasher.
   const probe = new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, seed: o.secret, clock: undefined })
-  if (probe.decay.kind === 'linear') {
-    // the Rotator's amnesty guard holds for time-based generations too (spec/rotator.md)
-    const min = suggestPeriodMs(probe.hi, probe.decay.ratePerSecond, generations)
-    if (periodMs < min) {
-      throw new GrudgeError(
-        'ERR_GRUDGE_ROTATOR_AMNESTY',
-        `option "periodMs": expected ≥ ${min} ms so that (generations − 1) × periodMs ≥ hi / rate × 1000 (hi = ${probe.hi}, rate = ${probe.decay.ratePerSecond}/s, generations = ${generations}), received ${periodMs}`,
-      )
-    }
-  }
+  // the Rotator's amnesty guard holds for time-based generations too (spec/rotator.md)
+  if (probe.decay.kind === 'linear') assertAmnesty(probe.hi, probe.decay.ratePerSecond, generations, periodMs)
   const fp = fingerprint(
     o.secret,
     sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs),

@@ -123,7 +123,7 @@ export class RedisExactStore implements ScoreStore {
     if (mode === 'closed') return { admitted: false, score: NaN, failure: 'closed' }
     const rot = this.localRotator()
     const admitted = rot.tryUpdate(key, cost, limit)
-    return { admitted, score: rot.query(key) }
+    return { admitted, score: rot.estimate(key) }
   }
 
   /**
@@ -144,7 +144,7 @@ export class RedisExactStore implements ScoreStore {
         this.failed(err)
       }
     }
-    return this.o.onStoreError === 'local' ? this.localRotator().updateAndQuery(key, delta) : NaN
+    return this.o.onStoreError === 'local' ? this.localRotator().updateAndEstimate(key, delta) : NaN
   }
 
   /** The key's aggregate in the oldest live generation (NaN or the local answer on failure, as {@link RedisExactStore.add}). */
@@ -159,7 +159,7 @@ export class RedisExactStore implements ScoreStore {
         this.failed(err)
       }
     }
-    return this.o.onStoreError === 'local' ? this.localRotator().query(key) : NaN
+    return this.o.onStoreError === 'local' ? this.localRotator().estimate(key) : NaN
   }
 
   /** Cells held in this process: 0, or the local fallback Rotator's while Redis is failing. */

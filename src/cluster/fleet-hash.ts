@@ -1,8 +1,6 @@
 import { HASHER_IDS, SipHasher, type Hasher } from '../hash/hasher.js'
-import { generationSeed } from '../sketch/rotator.js'
-import type { DECAY_IDS } from '../sketch/decay.js'
-import type { AGGREGATOR_IDS } from '../sketch/sketch.js'
-import { type Sketch } from '../sketch/sketch.js'
+import { generationSeed } from '../sketch/generation-seed.js'
+import type { Aggregator, DecayKind, SketchShape } from '../sketch/shape.js'
 
 /**
  * The hasher of generation `generationId` for a fleet sharing `secret`: the same function
@@ -33,7 +31,7 @@ export interface FingerprintInput {
   /** M, cells per level. */
   cellsPerLevel: number
   /** Decay kind (`'none'`, `'exponential'`, `'linear'`). */
-  decayKind: keyof typeof DECAY_IDS
+  decayKind: DecayKind
   /** Decay rate per second (λ for exponential, units per second for linear, 0 for none). */
   decayRatePerSecond: number
   /** Lower clamp bound. */
@@ -41,7 +39,7 @@ export interface FingerprintInput {
   /** Upper clamp bound. */
   hi: number
   /** How levels combine. */
-  aggregator: keyof typeof AGGREGATOR_IDS
+  aggregator: Aggregator
   /** N, live generations. */
   generations: number
   /** Rotation period in ms. */
@@ -88,7 +86,7 @@ export function fleetHasherName(hasher: Pick<Hasher, 'id' | 'name'>): string {
 
 /** Fingerprint input of a sketch (used by tests and the store). */
 export function sketchFingerprintInput(
-  s: Pick<Sketch, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'lo' | 'hi' | 'aggregator'>,
+  s: SketchShape,
   mode: 'exact' | 'sync',
   generations: number,
   periodMs: number,

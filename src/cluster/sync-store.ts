@@ -1,7 +1,8 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import { applyDecay } from '../sketch/decay.js'
-import { Sketch, checkFinite, type SketchConfig } from '../sketch/sketch.js'
+import type { SketchOptions } from '../sketch/shape.js'
+import { Sketch, checkFinite } from '../sketch/sketch.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import type { RedisLike } from './client.js'
 import {
@@ -40,7 +41,7 @@ class FleetSketch extends Sketch {
    * push carries the raise to the fleet and the pull that follows does not undo it.
    */
   updateWithFloorTracked(key: string | Uint8Array, delta: number, floor: number, gen: Generation): void {
-    this.query(key) // decays the key's cells to now (written back) and locates them
+    this.estimate(key) // decays the key's cells to now (written back) and locates them
     const M = this.cellsPerLevel
     const idx = this.lastIdx
     const before = this.before
@@ -95,7 +96,7 @@ export class RedisSyncStore implements ScoreStore {
   private readonly script: string
   private readonly sha: string
   private readonly local: Clock
-  private readonly sketchConfig: SketchConfig
+  private readonly sketchConfig: SketchOptions
   /** Whether writes carry the oldest generation's aggregate forward (linear decay, as the Rotator). */
   private readonly carry: boolean
   private gens: Generation[] = []
@@ -176,9 +177,9 @@ export class RedisSyncStore implements ScoreStore {
     this.rotate()
     const gens = this.gens
     const oldest = gens[0]
-    if (!oldest.sketch.tryUpdate(key, cost, limit)) return { admitted: false, score: oldest.sketch.query(key) }
+    if (!oldest.sketch.tryUpdate(key, cost, limit)) return { admitted: false, score: oldest.sketch.estimate(key) }
     record(oldest, cost)
-    const score = oldest.sketch.query(key)
+    const score = oldest.sketch.estimate(key)
     this.writeYounger(key, cost, score)
     return { admitted: true, score }
   }
@@ -212,7 +213,7 @@ export class RedisSyncStore implements ScoreStore {
     const oldest = this.gens[0]
     oldest.sketch.update(key, delta)
     record(oldest, delta)
-    const score = oldest.sketch.query(key)
+    const score = oldest.sketch.estimate(key)
     this.writeYounger(key, delta, score)
     return score
   }
@@ -221,7 +222,7 @@ export class RedisSyncStore implements ScoreStore {
   read(key: string): number {
     this.assertOpen()
     this.rotate()
-    return this.gens[0].sketch.query(key)
+    return this.gens[0].sketch.estimate(key)
   }
 
   /** Cells held in this process: per live generation L × M × 29 bytes (16 cell, 8 pending, 4 + 1 bookkeeping). */

@@ -24,6 +24,14 @@ import { crc32c } from './crc32c.js'
 export const MAGIC = new Uint8Array([0x47, 0x52, 0x44, 0x47])
 /** Size in bytes of the fixed frame header (before params). */
 export const HEADER_BYTES = 36
+// Offsets of the header fields (the table above): the only place they are written down.
+const AT_FAMILY = 4
+const AT_VERSION = 5
+const AT_FLAGS = 6
+const AT_PARAMS_LENGTH = 8
+const AT_SEED = 12
+const SEED_BYTES = 16
+const AT_PAYLOAD_LENGTH = 28
 /** Size in bytes of the trailing checksum. */
 export const TRAILER_BYTES = 4
 
@@ -66,13 +74,13 @@ export function writeFrame(parts: FrameParts): Uint8Array {
   const out = new Uint8Array(HEADER_BYTES + P + N + TRAILER_BYTES)
   const dv = new DataView(out.buffer)
   out.set(MAGIC, 0)
-  out[4] = parts.family
-  out[5] = parts.version
-  dv.setUint16(6, parts.flags, true)
-  dv.setUint32(8, P, true)
-  out.set(parts.seed.subarray(0, 16), 12)
-  dv.setUint32(28, N % 0x100000000, true)
-  dv.setUint32(32, Math.floor(N / 0x100000000), true)
+  out[AT_FAMILY] = parts.family
+  out[AT_VERSION] = parts.version
+  dv.setUint16(AT_FLAGS, parts.flags, true)
+  dv.setUint32(AT_PARAMS_LENGTH, P, true)
+  out.set(parts.seed.subarray(0, SEED_BYTES), AT_SEED)
+  dv.setUint32(AT_PAYLOAD_LENGTH, N % 0x100000000, true)
+  dv.setUint32(AT_PAYLOAD_LENGTH + 4, Math.floor(N / 0x100000000), true)
   out.set(parts.params, HEADER_BYTES)
   out.set(parts.payload, HEADER_BYTES + P)
   dv.setUint32(HEADER_BYTES + P + N, crc32c(out, 0, HEADER_BYTES + P + N), true)
@@ -106,8 +114,8 @@ export function readFrame(bytes: Uint8Array, family: number, maxVersion: number)
     }
   }
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  const P = dv.getUint32(8, true)
-  const N = dv.getUint32(28, true) + dv.getUint32(32, true) * 0x100000000
+  const P = dv.getUint32(AT_PARAMS_LENGTH, true)
+  const N = dv.getUint32(AT_PAYLOAD_LENGTH, true) + dv.getUint32(AT_PAYLOAD_LENGTH + 4, true) * 0x100000000
   const total = HEADER_BYTES + P + N + TRAILER_BYTES
   if (bytes.length < total) {
     throw new GrudgeError(
@@ -129,18 +137,18 @@ export function readFrame(bytes: Uint8Array, family: number, maxVersion: number)
       `frame: expected CRC32C 0x${stored.toString(16).padStart(8, '0')}, computed 0x${actual.toString(16).padStart(8, '0')}`,
     )
   }
-  if (bytes[4] !== family) {
-    throw new GrudgeError('ERR_GRUDGE_FORMAT_FAMILY', `frame: expected family ${family}, received ${bytes[4]}`)
+  if (bytes[AT_FAMILY] !== family) {
+    throw new GrudgeError('ERR_GRUDGE_FORMAT_FAMILY', `frame: expected family ${family}, received ${bytes[AT_FAMILY]}`)
   }
-  const version = bytes[5]
+  const version = bytes[AT_VERSION]
   if (version < 1 || version > maxVersion) {
     throw new GrudgeError('ERR_GRUDGE_FORMAT_VERSION', `frame: expected version 1..${maxVersion}, received ${version}`)
   }
   return {
     family,
     version,
-    flags: dv.getUint16(6, true),
-    seed: bytes.subarray(12, 28),
+    flags: dv.getUint16(AT_FLAGS, true),
+    seed: bytes.subarray(AT_SEED, AT_SEED + SEED_BYTES),
     params: bytes.subarray(HEADER_BYTES, HEADER_BYTES + P),
     payload: bytes.subarray(HEADER_BYTES + P, HEADER_BYTES + P + N),
   }
@@ -158,139 +166,176 @@ export function invalidField(field: string, expected: string, received: unknown)
 }
 
 /**
- * The family id of an embedded frame (byte 4), without checking the frame: a container
- * (the window frame) reads it to route the frame to its family's reader, which checks it.
- * @returns the id, or -1 when the bytes are too short to hold one
+ * The family id of a frame, read without checking the rest (to route a frame to its reader;
+ * the reader then checks everything).
+ * @returns the family byte, or undefined when `bytes` is too short to hold it
  */
-export function frameFamilyOf(frame: Uint8Array): number {
-  return frame.length > 4 ? frame[4] : -1
-}
-
-/** The 16 seed bytes of a written frame (bytes 12–28), as a view. */
-export function frameSeedOf(frame: Uint8Array): Uint8Array {
-  return frame.subarray(12, 28)
+export function frameFamily(bytes: Uint8Array): number | undefined {
+  return bytes.length > AT_FAMILY ? bytes[AT_FAMILY] : undefined
 }
 
 /**
- * A little-endian cursor over a frame's params or payload that reads the fields in the
- * order of the family's byte table in `spec/`, so a codec names fields instead of
- * offsets. A read past the end raises `ERR_GRUDGE_FORMAT_INVALID` naming the field.
+ * The 16 seed bytes of a frame, read without checking the rest: a view into `bytes`.
+ * @returns a view, shorter than 16 bytes when `bytes` is truncated
+ */
+export function frameSeed(bytes: Uint8Array): Uint8Array {
+  return bytes.subarray(AT_SEED, AT_SEED + SEED_BYTES)
+}
+
+// true on every platform Node runs on today; the byte-by-byte paths keep the format
+// little-endian should that change
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
+
+/**
+ * Writes the little-endian fields of a family's params or payload in order, so a codec
+ * lists its layout field by field (as its byte table in `spec/format.md` does) instead of
+ * computing offsets. The caller sizes `bytes` from the layout; a write past the end throws
+ * a RangeError (a codec bug, not a frame error).
+ * @internal
+ */
+export class FieldWriter {
+  private readonly dv: DataView
+  private at: number
+
+  /** Write into `bytes` from byte `offset` (default 0). */
+  constructor(
+    private readonly bytes: Uint8Array,
+    offset = 0,
+  ) {
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.at = offset
+  }
+
+  /** The offset of the next field. */
+  get offset(): number {
+    return this.at
+  }
+
+  /** Write a u8. */
+  u8(v: number): void {
+    this.dv.setUint8(this.at, v)
+    this.at += 1
+  }
+
+  /** Write a u32. */
+  u32(v: number): void {
+    this.dv.setUint32(this.at, v, true)
+    this.at += 4
+  }
+
+  /** Write a float64. */
+  f64(v: number): void {
+    this.dv.setFloat64(this.at, v, true)
+    this.at += 8
+  }
+
+  /** Leave `n` reserved bytes as they are (0 in a fresh buffer). */
+  skip(n: number): void {
+    this.at += n
+  }
+
+  /** Copy raw bytes. */
+  raw(src: Uint8Array): void {
+    this.bytes.set(src, this.at)
+    this.at += src.length
+  }
+
+  /** Write every value of `src` as a float64 (one copy on a little-endian machine). */
+  f64s(src: Float64Array): void {
+    if (LITTLE_ENDIAN) this.raw(new Uint8Array(src.buffer, src.byteOffset, src.byteLength))
+    else for (let i = 0; i < src.length; i++) this.f64(src[i])
+  }
+}
+
+/**
+ * Reads the little-endian fields of a family's params or payload in order (the mirror of
+ * {@link FieldWriter}), between `offset` and `end`. A read past `end` throws
+ * `ERR_GRUDGE_FORMAT_INVALID` naming the field, so a payload shorter than its declared
+ * content is refused, never read as zeros.
+ * @internal
  */
 export class FieldReader {
-  private readonly bytes: Uint8Array
   private readonly dv: DataView
-  private readonly where: string
-  private off = 0
+  private at: number
+  private readonly end: number
+
+  /** Read `bytes` from byte `offset` (default 0) up to `end` (default its length). */
+  constructor(
+    private readonly bytes: Uint8Array,
+    offset = 0,
+    end = bytes.length,
+  ) {
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    this.at = offset
+    this.end = end
+  }
+
+  /** The offset of the next field. */
+  get offset(): number {
+    return this.at
+  }
+
+  /** Bytes left before `end`. */
+  get remaining(): number {
+    return this.end - this.at
+  }
 
   /**
-   * @param bytes the params or payload (a view; not copied)
-   * @param where what they are, for errors: `'params'`, `'payload'`
+   * Throw unless `n` more bytes are there for `field`.
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID`
    */
-  constructor(bytes: Uint8Array, where: string) {
-    this.bytes = bytes
-    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-    this.where = where
-  }
-
-  /** Bytes not read yet. */
-  get remaining(): number {
-    return this.bytes.length - this.off
-  }
-
-  /** Bytes read so far. */
-  get offset(): number {
-    return this.off
+  need(n: number, field: string): void {
+    if (this.at + n > this.end) invalidField(field, `${n} bytes at offset ${this.at}`, `${this.end - this.at} bytes`)
   }
 
   /** Read a u8. */
   u8(field: string): number {
-    this.need(field, 1, 'u8')
-    return this.bytes[this.off++]
+    this.need(1, field)
+    return this.dv.getUint8(this.at++)
   }
 
-  /** Read a u32 LE. */
+  /** Read a u32. */
   u32(field: string): number {
-    this.need(field, 4, 'u32')
-    const v = this.dv.getUint32(this.off, true)
-    this.off += 4
+    this.need(4, field)
+    const v = this.dv.getUint32(this.at, true)
+    this.at += 4
     return v
   }
 
-  /** Read an f64 LE. */
+  /** Read a float64. */
   f64(field: string): number {
-    this.need(field, 8, 'f64')
-    const v = this.dv.getFloat64(this.off, true)
-    this.off += 8
+    this.need(8, field)
+    const v = this.dv.getFloat64(this.at, true)
+    this.at += 8
     return v
   }
 
-  /** Read `n` bytes as a copy (the frame's buffer may change after the read). */
-  bytesCopy(field: string, n: number): Uint8Array {
-    this.need(field, n, `${n}-byte field`)
-    const v = this.bytes.slice(this.off, this.off + n)
-    this.off += n
-    return v
+  /** Copy `n` raw bytes out (a copy, not a view). */
+  raw(n: number, field: string): Uint8Array {
+    this.need(n, field)
+    const out = this.bytes.slice(this.at, this.at + n)
+    this.at += n
+    return out
   }
 
   /**
    * Skip `n` reserved bytes, which must be 0.
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming `field` for a non-zero byte
+   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming `field` when one is not
    */
-  reserved(field: string, n: number): void {
-    this.need(field, n, `${n} reserved bytes`)
-    for (let i = 0; i < n; i++) if (this.bytes[this.off + i] !== 0) invalidField(field, '0', 'non-zero bytes')
-    this.off += n
+  reserved(n: number, field: string): void {
+    this.need(n, field)
+    for (let i = 0; i < n; i++) if (this.bytes[this.at + i] !== 0) invalidField(field, '0', 'non-zero bytes')
+    this.at += n
   }
 
-  private need(field: string, n: number, kind: string): void {
-    if (this.off + n > this.bytes.length)
-      invalidField(field, `a ${kind} within the ${this.where}`, `${this.bytes.length - this.off} bytes left`)
-  }
-}
-
-/** The writing twin of {@link FieldReader}: fields in byte-table order, little-endian. */
-export class FieldWriter {
-  /** The bytes written into (of the size given). */
-  readonly bytes: Uint8Array
-  private readonly dv: DataView
-  private off = 0
-
-  /** @param size the exact number of bytes the fields take */
-  constructor(size: number) {
-    this.bytes = new Uint8Array(size)
-    this.dv = new DataView(this.bytes.buffer)
-  }
-
-  /** Write a u8. */
-  u8(v: number): this {
-    this.bytes[this.off++] = v
-    return this
-  }
-
-  /** Write a u32 LE. */
-  u32(v: number): this {
-    this.dv.setUint32(this.off, v, true)
-    this.off += 4
-    return this
-  }
-
-  /** Write an f64 LE. */
-  f64(v: number): this {
-    this.dv.setFloat64(this.off, v, true)
-    this.off += 8
-    return this
-  }
-
-  /** Write bytes as they are. */
-  raw(v: Uint8Array): this {
-    this.bytes.set(v, this.off)
-    this.off += v.length
-    return this
-  }
-
-  /** Leave `n` reserved bytes at 0. */
-  reserved(n: number): this {
-    this.off += n
-    return this
+  /** Read `n` float64 values into a new array. */
+  f64s(n: number, field: string): Float64Array {
+    this.need(n * 8, field)
+    const out = new Float64Array(n)
+    if (LITTLE_ENDIAN) {
+      new Uint8Array(out.buffer).set(this.bytes.subarray(this.at, this.at + n * 8))
+      this.at += n * 8
+    } else for (let i = 0; i < n; i++) out[i] = this.f64(field)
+    return out
   }
 }

@@ -23,12 +23,16 @@ export type SeedLike = Uint8Array | number | bigint | string
  * 3 = `'murmur3'` (the default: the first 8 bytes of MurmurHash3_x86_128), 2 = `'siphash'`
  * (SipHash-2-4), 1 = `'murmur3x64'` (h1 of MurmurHash3_x64_128: the default of frames
  * written before 0.1.0, still read, and built by `new Murmur3Hasher(seed, 'x64_128')`).
+ * @internal
  */
-export const HASHER_IDS = { murmur3x64: 1, siphash: 2, murmur3: 3 } as const
+export const HASHER_IDS = { murmur3x64: 1, siphash: 2, murmur3: 3 } as const satisfies Record<HasherName, number>
 /** Name of a hash function: `'murmur3'`, `'siphash'` or `'murmur3x64'`. */
-export type HasherName = keyof typeof HASHER_IDS
+export type HasherName = 'murmur3' | 'siphash' | 'murmur3x64'
 
-/** Whether `id` is one of {@link HASHER_IDS} (1, 2 or 3). */
+/**
+ * Whether `id` is one of {@link HASHER_IDS} (1, 2 or 3).
+ * @internal
+ */
 export function isHasherId(id: number): boolean {
   return id === HASHER_IDS.murmur3 || id === HASHER_IDS.siphash || id === HASHER_IDS.murmur3x64
 }
@@ -304,6 +308,7 @@ export function resolveHasher(hasher: unknown, seed: SeedLike | undefined, optio
 /**
  * The hasher for a frame's stored id and seed.
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` for an unknown id
+ * @internal
  */
 export function hasherFromId(id: number, seed: Uint8Array): Hasher {
   if (id === HASHER_IDS.murmur3) return new Murmur3Hasher(seed)

@@ -16,7 +16,7 @@ import type { Decision } from '../limit/decision.js'
 import type { DebtMeterOptions } from '../limit/debt-meter.js'
 import type { FeedbackScoreOptions } from '../limit/feedback-score.js'
 import type { AbuseScoreOptions } from '../limit/abuse-score.js'
-import type { SketchOptions } from '../limit/options.js'
+import type { PolicySketchOptions } from '../limit/options.js'
 import { checkLimiterOptions, Limiter, type LimiterOptions } from '../limit/limiter.js'
 import type { Telemetry } from '../limit/telemetry.js'
 
@@ -50,7 +50,7 @@ export interface AdapterAbuseOptions<Req, Res> extends AbuseScoreOptions {
 }
 
 /** Options shared by both adapters (the plugin's/middleware's defaults). */
-export interface CommonOptions<Req, Res> extends SketchOptions {
+export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   /** Debt meter: `{ rate, burst, cost?, maxDebt?, name? }`; denied → 429. */
   limit?: AdapterLimitOptions<Req> | false
   /** Feedback score: denied → 503 (or 429). */

@@ -1,7 +1,7 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
-import { suggestPeriodMs } from '../sketch/rotator.js'
+import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import type { ScoreStore, StoreResult } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 

@@ -8,7 +8,7 @@ import {
   type FeedbackScoreOptions,
   type FairnessVerdict,
 } from './feedback-score.js'
-import { resolveSketchOptions, type ResolvedSketchOptions, type SketchOptions } from './options.js'
+import { resolveSketchOptions, type ResolvedSketchOptions, type PolicySketchOptions } from './options.js'
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
@@ -16,7 +16,7 @@ import type { Clock } from '../clock.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Options of {@link Limiter}: the policies of one route (or one middleware) and where they keep scores. */
-export interface LimiterOptions extends SketchOptions {
+export interface LimiterOptions extends PolicySketchOptions {
   /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
   name?: string
   /** Debt meter (the adapters answer its denials 429); false or absent for none. */

@@ -2,11 +2,11 @@ import { invalidOption } from '../errors.js'
 import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
-import type { Decay } from '../sketch/decay.js'
+import type { Decay } from '../sketch/shape.js'
 import { optionKeys } from '../options.js'
 
 /** Sketch size, hashing, time and store shared by a limiter's policies. */
-export interface SketchOptions {
+export interface PolicySketchOptions {
   /** L, levels per sketch: integer in [1, 16]. Default 4. */
   levels?: number
   /** M, cells per level: integer in [16, 2^24]. Default 2048 (4 × 2048 × 16 B = 128 KiB per generation). */
@@ -29,8 +29,8 @@ export interface SketchOptions {
   store?: StoreFactory
 }
 
-/** The option names of {@link SketchOptions}. */
-export const SKETCH_OPTION_KEYS = optionKeys<SketchOptions>({
+/** The option names of {@link PolicySketchOptions}. */
+export const POLICY_SKETCH_OPTION_KEYS = optionKeys<PolicySketchOptions>({
   levels: true,
   cellsPerLevel: true,
   generations: true,
@@ -41,7 +41,7 @@ export const SKETCH_OPTION_KEYS = optionKeys<SketchOptions>({
   store: true,
 })
 
-/** {@link SketchOptions} with defaults filled in and checked. */
+/** {@link PolicySketchOptions} with defaults filled in and checked. */
 export interface ResolvedSketchOptions {
   /** L, levels per sketch: integer in [1, 16]; default 4. */
   readonly levels: number
@@ -75,7 +75,7 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
  * @internal
  */
-export function resolveSketchOptions(o: SketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
+export function resolveSketchOptions(o: PolicySketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
   const src = o ?? {}
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
   const levels = int(prefix + 'levels', src.levels, 1, 16, 4)

@@ -1,4 +1,4 @@
-import type { SketchConfig } from '../sketch/sketch.js'
+import type { SketchOptions } from '../sketch/shape.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { Clock, Ticker } from '../clock.js'
 
@@ -44,7 +44,7 @@ export interface StoreSpec {
   /** A stable name of the policy instance (e.g. `debt:api`), unique per limiter; stores use it to namespace shared state. */
   name: string
   /** Shape, decay, bounds, aggregator and hasher (with its seed) of the sketch. */
-  sketch: SketchConfig
+  sketch: SketchOptions
   /** Number of generations (≥ 2). */
   generations: number
   /** Rotation period in ms. */
@@ -79,8 +79,8 @@ export function localStore(): StoreFactory {
         if (!(score + cost <= limit)) return { admitted: false, score } // NaN never admits
         return { admitted: true, score: score + cost }
       },
-      add: (key, delta) => rotator.updateAndQuery(key, delta),
-      read: (key) => rotator.query(key),
+      add: (key, delta) => rotator.updateAndEstimate(key, delta),
+      read: (key) => rotator.estimate(key),
       sizeBytes: () => rotator.sizeBytes(),
       close: () => rotator.close(),
     }

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import { invalidOption } from '../errors.js'
 import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
-import { falsePositiveRate } from '../sketch/sizing.js'
+import { sketchFalsePositiveRate } from '../sketch/sizing.js'
 import type { PolicyName } from './decision.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -30,7 +30,7 @@ export interface LimiterStats {
   distinctKeys: number
   /** Memory of the sketches (all generations) and of the telemetry, in bytes. */
   memoryBytes: number
-  /** Estimated false-positive rate of one sketch: falsePositiveRate(levels, cellsPerLevel, distinctKeys). */
+  /** Estimated false-positive rate of one sketch: sketchFalsePositiveRate(levels, cellsPerLevel, distinctKeys). */
   falsePositiveRate: number
   /** The target that triggers the one-time warning. */
   targetFalsePositiveRate: number
@@ -231,7 +231,7 @@ export class Telemetry {
     let memory = this.sizeBytes()
     for (const s of this.shapes) memory += s.sizeBytes()
     const shape = this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }
-    const fpr = falsePositiveRate(shape.levels, shape.cellsPerLevel, distinct)
+    const fpr = sketchFalsePositiveRate(shape.levels, shape.cellsPerLevel, distinct)
     return {
       windowMs: this.bucketMs * this.windowBuckets,
       requests,
@@ -261,7 +261,7 @@ export class Telemetry {
 }
 
 /**
- * The cells per level M that keep falsePositiveRate(L, M, H) ≤ p at L levels: per level
+ * The cells per level M that keep sketchFalsePositiveRate(L, M, H) ≤ p at L levels: per level
  * q = p^(1/L) and (1 − 1/M)^H = 1 − q, so M = ⌈1 / (1 − (1 − q)^(1/H))⌉.
  * @param levels L ≥ 1
  * @param distinctKeys H ≥ 0

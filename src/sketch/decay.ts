@@ -1,26 +1,5 @@
 import { invalidOption } from '../errors.js'
-
-/** Numeric ids of the decay kinds, stored in binary frames. */
-export const DECAY_IDS = { none: 0, exponential: 1, linear: 2 } as const
-/** Name of a decay kind. */
-export type DecayKind = keyof typeof DECAY_IDS
-
-/**
- * How a cell's score moves toward 0 while time passes. Decay is lazy: it is applied to a
- * cell only when the cell is touched, over the time since it was last touched.
- *
- * - `exponential`: score × e^(−λ·Δt), Δt in seconds: proportional forgiveness (a half-life
- *   of ln 2 / λ seconds).
- * - `linear`: moves toward 0 by rate·Δt and never crosses 0: the drain of a token bucket
- *   (GCRA / leaky bucket) for a debt in [0, hi].
- * - `none`: scores stay until overwritten.
- */
-export interface Decay {
-  /** `'none'`, `'exponential'` or `'linear'`. */
-  readonly kind: DecayKind
-  /** λ in 1/s for exponential, units per second for linear, 0 for none. */
-  readonly ratePerSecond: number
-}
+import { DECAY_IDS, type Decay } from './shape.js'
 
 /**
  * Exponential decay: score × e^(−λ·Δt) with Δt in seconds.
@@ -83,6 +62,7 @@ export function applyDecay(score: number, decay: Decay, elapsedMs: number): numb
 
 /**
  * Validate a decay object given as an option.
+ * @internal
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID`
  */
 export function checkDecay(decay: unknown, option = 'decay'): Decay {

@@ -1,12 +1,20 @@
-export { Sketch, AGGREGATOR_IDS, checkFinite } from './sketch.js'
-export type { SketchConfig, SketchDetail, Aggregator } from './sketch.js'
-export { exponential, linear, none, halfLife, applyDecay, DECAY_IDS } from './decay.js'
-export type { Decay, DecayKind } from './decay.js'
-export { falsePositiveRate, suggestLevels } from './sizing.js'
+export { Sketch } from './sketch.js'
+export type { SketchDetail } from './sketch.js'
+export type {
+  SketchOptions,
+  SketchShape,
+  Aggregator,
+  Decay,
+  DecayKind,
+  DeserializeOptions,
+  RotatorOptions,
+  RotatorDeserializeOptions,
+} from './shape.js'
+export { exponential, linear, none, halfLife, applyDecay } from './decay.js'
+export { sketchFalsePositiveRate, sketchSuggestLevels } from './sizing.js'
+export { suggestPeriodMs } from './rotator-period.js'
 export { Rotator } from './rotator.js'
-export type { RotatorConfig } from './rotator.js'
-// serialization, merge and replica deltas
-export { RotatorDelta, suggestPeriodMs, generationSeed } from './rotator.js'
-export { SketchDelta } from './delta.js'
-export { SKETCH_FORMAT_VERSION, ROTATOR_FORMAT_VERSION } from './codec.js'
-export type { SerializeOptions, DeserializeOptions, SketchShape } from './codec.js'
+export { SketchDelta } from './sketch-delta.js'
+export { RotatorDelta } from './rotator-delta.js'
+export { SKETCH_FORMAT_VERSION } from './sketch-codec.js'
+export { ROTATOR_FORMAT_VERSION } from './rotator-codec.js'

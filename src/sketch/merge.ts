@@ -1,40 +1,12 @@
 import { GrudgeError } from '../errors.js'
 import { applyDecay } from './decay.js'
-import type { SketchShape } from './codec.js'
-
-function hex(bytes: Uint8Array): string {
-  let s = ''
-  for (let i = 0; i < bytes.length; i++) s += bytes[i].toString(16).padStart(2, '0')
-  return s
-}
-
-/**
- * The first difference that makes two shapes unmergeable, as "field: a vs b", or
- * `undefined` when they are compatible: same levels, cells per level, decay kind and rate,
- * lo, hi, aggregator, hasher and (unless `ignoreSeed`) seed. The format version is the
- * same by construction: both live in this release.
- */
-export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = false): string | undefined {
-  if (a.levels !== b.levels) return `levels: ${a.levels} vs ${b.levels}`
-  if (a.cellsPerLevel !== b.cellsPerLevel) return `cellsPerLevel: ${a.cellsPerLevel} vs ${b.cellsPerLevel}`
-  if (a.decay.kind !== b.decay.kind) return `decay: ${a.decay.kind} vs ${b.decay.kind}`
-  if (a.decay.ratePerSecond !== b.decay.ratePerSecond)
-    return `decay rate: ${a.decay.ratePerSecond} vs ${b.decay.ratePerSecond} per second`
-  if (a.lo !== b.lo) return `lo: ${a.lo} vs ${b.lo}`
-  if (a.hi !== b.hi) return `hi: ${a.hi} vs ${b.hi}`
-  if (a.aggregator !== b.aggregator) return `aggregator: ${a.aggregator} vs ${b.aggregator}`
-  if (a.hasher.id !== b.hasher.id) return `hasher: ${a.hasher.name} vs ${b.hasher.name}`
-  if (ignoreSeed) return undefined
-  const sa = a.hasher.seed
-  const sb = b.hasher.seed
-  for (let i = 0; i < 16; i++) if (sa[i] !== sb[i]) return `seed: ${hex(sa)} vs ${hex(sb)}`
-  return undefined
-}
+import { incompatibility, type SketchShape } from './shape.js'
 
 /**
  * Throw unless `a` and `b` are compatible and distinct.
  * @throws {GrudgeError} `ERR_GRUDGE_MERGE_SELF` when `a === b`, `ERR_GRUDGE_MERGE_INCOMPATIBLE`
  * naming the first difference
+ * @internal
  */
 export function assertMergeable(what: string, a: SketchShape, b: SketchShape): void {
   if (a === b)
@@ -52,6 +24,7 @@ export function assertMergeable(what: string, a: SketchShape, b: SketchShape): v
  * Decay cell `p` of (scores, touched) to `now` in place, as the Sketch does lazily: a
  * clock gone back decays nothing and the time never moves back, except that a
  * never-touched cell (score 0, time 0) takes `now` whatever its sign.
+ * @internal
  */
 export function decayCellTo(
   shape: SketchShape,
@@ -88,6 +61,7 @@ export function decayCellTo(
  * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
  * was not touched in between. The same amount is added to the `also` cells (a replica's
  * baseline), so the view − baseline difference is unchanged. See `spec/rotator.md` § 4.
+ * @internal
  */
 export function addCells(
   shape: SketchShape,

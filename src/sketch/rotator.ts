@@ -1,208 +1,86 @@
-import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker, type TickerHandle } from '../clock.js'
-import { GrudgeError, invalidOption } from '../errors.js'
-import { Murmur3Hasher, SipHasher, hasherFromId, randomSeed, seedBytes, type SeedLike } from '../hash/hasher.js'
 import {
-  DESERIALIZE_OPTION_KEYS,
-  decodeRotator,
-  encodeRotator,
-  finiteNow,
-  type DecodedRotator,
-  type DeserializeOptions,
-  type SerializeOptions,
-  type SketchShape,
-} from './codec.js'
-import { SketchDelta } from './delta.js'
-import { incompatibility } from './merge.js'
+  longPeriodTicker,
+  systemClock,
+  systemTicker,
+  wallClockMs,
+  type Clock,
+  type Ticker,
+  type TickerHandle,
+} from '../clock.js'
+import { GrudgeError, invalidOption } from '../errors.js'
 import { invalidField } from '../format/frame.js'
-import { SKETCH_CONFIG_KEYS, Sketch, type SketchConfig, type SketchDetail } from './sketch.js'
-import { checkKnownOptions, optionKeys } from '../options.js'
-
-/** Options of {@link Rotator}. */
-export interface RotatorConfig {
-  /**
-   * Shape, decay, bounds, aggregator and hasher of every generation. Its `clock` is
-   * replaced by the rotator's; its `seed`, if given and `seed` below is not, is the master
-   * seed.
-   */
-  sketch: SketchConfig
-  /** N, the number of generations: integer in [2, 65535] (65535: the binary frame's limit). Default 2. */
-  generations?: number
-  /**
-   * Rotation period in ms: positive finite. A misjudgement lasts at most generations ×
-   * periodMs. With linear decay it must satisfy the amnesty guard
-   * (generations − 1) × periodMs ≥ hi / rate × 1000 (see {@link suggestPeriodMs}).
-   */
-  periodMs: number
-  /**
-   * Runs the rotation every periodMs; default an unref'd `setInterval` (for periodMs above
-   * its 2^31 − 1 ms limit it ticks at a fraction of the period and rotates once periodMs
-   * has passed on the clock). Tests pass a FakeTicker.
-   */
-  ticker?: Ticker
-  /** Time source in ms, shared by every generation; default monotonic. */
-  clock?: Clock
-  /**
-   * Master seed (16 bytes, number, bigint or 32 hex digits). When given, the seed of the
-   * generation with index g (the g-th generation ever created, 0-based) is derived from
-   * it (`spec/rotator.md`), so replicas built with the same master seed and at the same
-   * rotation count hold the same seeds and can merge and exchange deltas. When absent
-   * (and `sketch.seed` is absent), every generation gets a fresh random seed.
-   */
-  seed?: SeedLike
-}
-
-/** The option names of {@link RotatorConfig}; any other key is refused. */
-export const ROTATOR_CONFIG_KEYS = optionKeys<RotatorConfig>({
-  sketch: true,
-  generations: true,
-  periodMs: true,
-  ticker: true,
-  clock: true,
-  seed: true,
-})
-
-/** The option names of {@link Rotator.deserialize}'s options. */
-export const ROTATOR_DESERIALIZE_KEYS = optionKeys<DeserializeOptions & { ticker?: Ticker }>({
-  clock: true,
-  wallMs: true,
-  ticker: true,
-})
+import { Murmur3Hasher, randomSeed, seedBytes } from '../hash/hasher.js'
+import { checkKnownOptions } from '../options.js'
+import { finiteNow, writerStamp } from './clock-stamp.js'
+import { generationSeed } from './generation-seed.js'
+import { decodeRotator, encodeRotator } from './rotator-codec.js'
+import { RotatorDelta } from './rotator-delta.js'
+import { assertAmnesty } from './rotator-period.js'
+import {
+  ROTATOR_DESERIALIZE_KEYS,
+  ROTATOR_OPTION_KEYS,
+  SKETCH_OPTION_KEYS,
+  incompatibility,
+  shapeOf,
+  type DeserializeOptions,
+  type RotatorDeserializeOptions,
+  type RotatorOptions,
+  type SketchOptions,
+} from './shape.js'
+import { Sketch, type SketchDetail } from './sketch.js'
 
 /**
- * The smallest rotation period in ms that passes the amnesty guard for linear decay:
- * `ceil(hi / ratePerSecond × 1000 / (generations − 1))`. A fresh generation knows nothing
- * older than itself and becomes the oldest after (generations − 1) rotations; by then
- * every debt it missed (at most hi) must have drained at ratePerSecond, or the rotation
- * would forgive debt early.
- * @param hi the upper bound of a debt, finite and > 0
- * @param ratePerSecond the linear drain in units per second, finite and > 0
- * @param generations N, an integer ≥ 2
- * @returns the period in ms (an integer, finite)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad argument (hi also when
- * hi / rate × 1000 overflows float64, e.g. hi = Number.MAX_VALUE)
+ * A rotator restored from its decoded parts (a frame): the options a constructor would
+ * check, already checked by the frame reader, plus the state that options cannot carry.
+ * Module-private, so only {@link Rotator.deserialize} can build one; the constructor takes
+ * it instead of checking options and creating fresh generations.
  */
-export function suggestPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
-  if (typeof hi !== 'number' || !(Number.isFinite(hi) && hi > 0)) invalidOption('hi', 'a finite number > 0', hi)
-  if (typeof ratePerSecond !== 'number' || !(Number.isFinite(ratePerSecond) && ratePerSecond > 0)) {
-    invalidOption('ratePerSecond', 'a finite number > 0 (per second)', ratePerSecond)
-  }
-  if (!Number.isInteger(generations) || generations < 2) invalidOption('generations', 'an integer ≥ 2', generations)
-  const period = Math.ceil(minPeriodMs(hi, ratePerSecond, generations))
-  if (!Number.isFinite(period)) {
-    invalidOption(
-      'hi',
-      `a debt that drains in a finite number of ms at ${ratePerSecond}/s (hi / rate × 1000 overflows)`,
-      hi,
-    )
-  }
-  return period
-}
-
-function minPeriodMs(hi: number, ratePerSecond: number, generations: number): number {
-  return ((hi / ratePerSecond) * 1000) / (generations - 1)
+class RotatorParts implements RotatorOptions {
+  constructor(
+    readonly sketch: SketchOptions,
+    readonly generations: number,
+    readonly periodMs: number,
+    readonly clock: Clock,
+    readonly ticker: Ticker,
+    readonly seed: Uint8Array | undefined,
+    /** Generations, oldest first, their cells loaded. */
+    readonly gens: Sketch[],
+    /** Completed rotations (the generation index of `gens[0]`). */
+    readonly rotations: number,
+    /** Clock time in ms of the last rotation. */
+    readonly lastRotationAtMs: number,
+  ) {}
 }
 
 /**
- * The seed of generation index `g` under master seed `master`: SipHash-2-4 keyed by the
- * master over the 9 bytes u64le(g) ‖ 0x00, then over u64le(g) ‖ 0x01, the two 64-bit
- * outputs written little-endian (16 bytes).
- * @param master 16 bytes
- * @param g generation index, a safe integer ≥ 0
+ * Check a Rotator's own options (the sketch options are checked by each generation's Sketch).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option
  */
-export function generationSeed(master: Uint8Array, g: number): Uint8Array {
-  const sip = new SipHasher(master)
-  const msg = new Uint8Array(9)
-  let v = BigInt(g)
-  for (let i = 0; i < 8; i++) {
-    msg[i] = Number(v & 0xffn)
-    v >>= 8n
+function checkRotatorOptions(options: RotatorOptions): RotatorOptions {
+  if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
+  checkKnownOptions(options, ROTATOR_OPTION_KEYS)
+  if (typeof options.sketch !== 'object' || options.sketch === null)
+    invalidOption('sketch', 'an object (SketchOptions)', options.sketch)
+  checkKnownOptions(options.sketch, SKETCH_OPTION_KEYS, 'sketch.')
+  const generations = options.generations ?? 2
+  if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
+    invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
   }
-  const out = new Uint8Array(16)
-  for (let half = 0; half < 2; half++) {
-    msg[8] = half
-    let h = sip.hash(msg)
-    for (let i = 0; i < 8; i++) {
-      out[half * 8 + i] = Number(h & 0xffn)
-      h >>= 8n
-    }
+  const periodMs = options.periodMs
+  if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
+    invalidOption('periodMs', 'a finite number > 0 (ms)', periodMs)
   }
-  return out
+  const ticker = options.ticker ?? systemTicker
+  if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function') {
+    invalidOption('ticker', 'an object with every(periodMs, fn)', ticker)
+  }
+  return options
 }
 
-/**
- * A rotator's replica delta: one {@link SketchDelta} per generation, oldest first, the
- * oldest having generation index `rotations`. Taken by {@link Rotator.takeDelta}, applied
- * by {@link Rotator.applyDelta}; shipped as a rotator-family frame with flag bit 0 set.
- */
-export class RotatorDelta {
-  /** Rotation count of the source when taken: the index of `deltas[0]`'s generation. */
-  readonly rotations: number
-  /** Rotation period in ms of the source. */
-  readonly periodMs: number
-  /** Master seed of the source, if it has one. */
-  readonly masterSeed: Uint8Array | undefined
-  /** Per-generation deltas, oldest first. */
-  readonly deltas: readonly SketchDelta[]
-
-  /** Built by {@link Rotator.takeDelta} and {@link RotatorDelta.deserialize}. */
-  constructor(rotations: number, periodMs: number, masterSeed: Uint8Array | undefined, deltas: readonly SketchDelta[]) {
-    this.rotations = rotations
-    this.periodMs = periodMs
-    this.masterSeed = masterSeed
-    this.deltas = deltas
-  }
-
-  /** Whether every generation's delta is empty. */
-  isEmpty(): boolean {
-    return this.deltas.every((d) => d.isEmpty())
-  }
-
-  /**
-   * The delta as a rotator-family frame with flag bit 0 set (layout in `spec/format.md`).
-   * @param options `wallMs`: wall-clock ms to stamp (default `Date.now()`)
-   */
-  serialize(options?: SerializeOptions): Uint8Array {
-    const d0 = this.deltas[0]
-    return encodeRotator(
-      d0,
-      d0.clock,
-      {
-        generations: this.deltas.length,
-        periodMs: this.periodMs,
-        rotations: this.rotations,
-        lastRotationAtMs: finiteNow(d0.clock, 'serialize'),
-      },
-      this.masterSeed,
-      this.deltas.map((d) => ({ seed: d.hasher.seed, scores: d.scores, touched: d.touched })),
-      true,
-      options,
-    )
-  }
-
-  /**
-   * Read a frame written by {@link RotatorDelta.serialize}, times mapped onto the reader's clock.
-   * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
-   * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
-   */
-  static deserialize(bytes: Uint8Array, options?: DeserializeOptions): RotatorDelta {
-    checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
-    const d = decodeRotator(bytes, true, options, generationSeed)
-    const deltas = d.gens.map((g) => new SketchDelta(shapeOf(d, g.seed), d.clock, g.scores, g.touched))
-    return new RotatorDelta(d.fields.rotations, d.fields.periodMs, d.masterSeed, deltas)
-  }
-}
-
-function shapeOf(d: DecodedRotator, seed: Uint8Array): SketchShape {
-  const s = d.shape
-  return {
-    levels: s.levels,
-    cellsPerLevel: s.cellsPerLevel,
-    decay: s.decay,
-    lo: s.lo,
-    hi: s.hi,
-    aggregator: s.aggregator,
-    hasher: hasherFromId(s.hasherId, seed),
-  }
+/** The master seed of the options: `seed`, else `sketch.seed`, else none (random generation seeds). */
+function masterSeedOf(options: RotatorOptions): Uint8Array | undefined {
+  const master = options.seed ?? options.sketch.seed
+  return master === undefined ? undefined : seedBytes(master, options.seed !== undefined ? 'seed' : 'sketch.seed')
 }
 
 /**
@@ -224,13 +102,13 @@ export class Rotator {
   readonly periodMs: number
   /** The time source. */
   readonly clock: Clock
-  /** The per-generation configuration (without seed). */
-  readonly sketchConfig: Readonly<SketchConfig>
+  /** The per-generation sketch options (without seed; the rotator's clock). */
+  readonly sketchOptions: Readonly<SketchOptions>
   /** The master seed (16 bytes) when generation seeds are derived, else undefined (random seeds). */
   readonly seed: Uint8Array | undefined
   /** Generations, oldest first. */
   protected gens: Sketch[]
-  private completed = 0
+  private completed: number
   private lastRotationAtMs: number
   private handle: TickerHandle | undefined
   private closed = false
@@ -241,63 +119,51 @@ export class Rotator {
   private readonly carry: boolean
 
   /**
-   * @param config see {@link RotatorConfig}
+   * @param options see {@link RotatorOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option (generations,
    * periodMs, ticker, seed, or any sketch option), also a key that is not an option of
-   * {@link RotatorConfig} or of `sketch` (e.g. `sketch.level`, with the closest name
+   * {@link RotatorOptions} or of `sketch` (e.g. `sketch.level`, with the closest name
    * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
    * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
-  constructor(config: RotatorConfig) {
-    if (typeof config !== 'object' || config === null) invalidOption('config', 'an object', config)
-    checkKnownOptions(config, ROTATOR_CONFIG_KEYS)
-    if (typeof config.sketch !== 'object' || config.sketch === null)
-      invalidOption('sketch', 'an object (SketchConfig)', config.sketch)
-    checkKnownOptions(config.sketch, SKETCH_CONFIG_KEYS, 'sketch.')
-    const generations = config.generations ?? 2
-    if (!Number.isInteger(generations) || generations < 2 || generations > 0xffff) {
-      invalidOption('generations', 'an integer in [2, 65535] (the frame limit)', generations)
-    }
-    const periodMs = config.periodMs
-    if (typeof periodMs !== 'number' || !Number.isFinite(periodMs) || periodMs <= 0) {
-      invalidOption('periodMs', 'a finite number > 0 (ms)', periodMs)
-    }
-    const ticker = config.ticker ?? systemTicker
-    if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function') {
-      invalidOption('ticker', 'an object with every(periodMs, fn)', ticker)
-    }
-    const master = config.seed ?? config.sketch.seed
-    this.seed = master === undefined ? undefined : seedBytes(master, config.seed !== undefined ? 'seed' : 'sketch.seed')
-    this.clock = config.clock ?? config.sketch.clock ?? systemClock
-    this.generations = generations
-    this.periodMs = periodMs
-    this.sketchConfig = Object.freeze({ ...config.sketch, seed: undefined, clock: this.clock })
-    this.gens = []
-    for (let i = 0; i < generations; i++) this.gens.push(this.freshGeneration(i))
+  constructor(options: RotatorOptions) {
+    // a restored rotator's parts were checked by the frame reader (see Rotator.fromParts)
+    const restored = options instanceof RotatorParts ? options : undefined
+    const o = restored ?? checkRotatorOptions(options)
+    this.seed = restored !== undefined ? restored.seed : masterSeedOf(o)
+    this.clock = o.clock ?? o.sketch.clock ?? systemClock
+    this.generations = o.generations ?? 2
+    this.periodMs = o.periodMs
+    this.sketchOptions = Object.freeze({ ...o.sketch, seed: undefined, clock: this.clock })
+    this.completed = restored?.rotations ?? 0
+    this.gens = restored?.gens ?? []
+    if (restored === undefined) for (let i = 0; i < this.generations; i++) this.gens.push(this.freshGeneration(i))
     const first = this.gens[0]
     this.carry = first.decay.kind === 'linear'
-    if (first.decay.kind === 'linear') {
-      const min = minPeriodMs(first.hi, first.decay.ratePerSecond, generations)
-      if (periodMs < min) {
-        throw new GrudgeError(
-          'ERR_GRUDGE_ROTATOR_AMNESTY',
-          `option "periodMs": expected ≥ ${Number.isFinite(min) ? Math.ceil(min) : 'Infinity (set sketch.hi to bound the debt)'} ms so that (generations − 1) × periodMs ≥ hi / rate × 1000 (hi = ${first.hi}, rate = ${first.decay.ratePerSecond}/s, generations = ${generations}), received ${periodMs}`,
-        )
-      }
-    }
-    this.lastRotationAtMs = finiteNow(this.clock, 'Rotator')
+    if (this.carry) assertAmnesty(first.hi, first.decay.ratePerSecond, this.generations, this.periodMs)
+    this.lastRotationAtMs = restored?.lastRotationAtMs ?? finiteNow(this.clock, 'Rotator')
     // the default ticker goes through longPeriodTicker, which keeps periods beyond the timer
     // range (2^31 − 1 ms) on the clock; an injected ticker is the caller's schedule as it is
+    const ticker = o.ticker ?? systemTicker
     const schedule = ticker === systemTicker ? longPeriodTicker(ticker, this.clock) : ticker
-    this.handle = schedule.every(periodMs, () => this.rotate())
+    this.handle = schedule.every(this.periodMs, () => this.rotate())
+  }
+
+  /**
+   * A rotator built from a decoded frame's parts: its generations as loaded, its rotation
+   * count and last rotation time, on the reader's clock and ticker. The constructor's one
+   * other path (no option check, no fresh generations, no clock reading).
+   */
+  private static fromParts(parts: RotatorParts): Rotator {
+    return new Rotator(parts)
   }
 
   /** A new generation for generation index `g`: its seed derived from the master seed, or random. */
   protected freshGeneration(g: number): Sketch {
-    const hasher = this.sketchConfig.hasher ?? new Murmur3Hasher(randomSeed())
+    const hasher = this.sketchOptions.hasher ?? new Murmur3Hasher(randomSeed())
     const seed = this.seed === undefined ? randomSeed() : generationSeed(this.seed, g)
-    return new Sketch({ ...this.sketchConfig, hasher: hasher.withSeed(seed), seed: undefined })
+    return new Sketch({ ...this.sketchOptions, hasher: hasher.withSeed(seed), seed: undefined })
   }
 
   /** Count of completed rotations (also the generation index of the oldest generation). */
@@ -356,17 +222,38 @@ export class Rotator {
     }
   }
 
+  // Time: as on Sketch, every clock-reading method has an At twin taking the time first.
+  // The plain forms call the generations' plain forms (each reads the clock, as the
+  // Sketch's zero-allocation path does); the At forms pass nowMs on. The shared parts take
+  // `nowMs: number | undefined`, undefined meaning "read the clock": a tagged value, so
+  // nothing is boxed on the plain path.
+
   /**
    * Add `delta` to the key in every generation (see {@link Sketch.update}).
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
   update(key: string | Uint8Array, delta: number): void {
+    this.write(undefined, key, delta)
+  }
+
+  /**
+   * {@link Rotator.update} at time `nowMs` (read as {@link Sketch.updateAt} reads it).
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
+   */
+  updateAt(nowMs: number, key: string | Uint8Array, delta: number): void {
+    this.write(nowMs, key, delta)
+  }
+
+  private write(nowMs: number | undefined, key: string | Uint8Array, delta: number): void {
     this.assertOpen()
     const g0 = this.gens[0]
-    if (this.carry)
-      g0.updateAndQuery(key, delta) // leaves the aggregate for the carry
-    else g0.update(key, delta)
-    this.writeYounger(key, delta)
+    // with the carry, the oldest generation's write leaves its aggregate for the younger ones
+    if (nowMs === undefined) {
+      if (this.carry) g0.updateAndEstimate(key, delta)
+      else g0.update(key, delta)
+    } else if (this.carry) g0.updateAndEstimateAt(nowMs, key, delta)
+    else g0.updateAt(nowMs, key, delta)
+    this.writeYounger(nowMs, key, delta)
   }
 
   /**
@@ -376,13 +263,19 @@ export class Rotator {
    * aggregate after its write, so no younger generation reads the key lower than the
    * deciding one did. Otherwise a plain add.
    */
-  private writeYounger(key: string | Uint8Array, delta: number): void {
+  private writeYounger(nowMs: number | undefined, key: string | Uint8Array, delta: number): void {
     const gens = this.gens
     if (this.carry && delta >= 0) {
       const floor = gens[0].lastAggregate
-      for (let i = 1; i < gens.length; i++) gens[i].updateWithFloor(key, delta, floor)
+      for (let i = 1; i < gens.length; i++) {
+        if (nowMs === undefined) gens[i].updateWithFloor(key, delta, floor)
+        else gens[i].updateWithFloorAt(nowMs, key, delta, floor)
+      }
     } else {
-      for (let i = 1; i < gens.length; i++) gens[i].update(key, delta)
+      for (let i = 1; i < gens.length; i++) {
+        if (nowMs === undefined) gens[i].update(key, delta)
+        else gens[i].updateAt(nowMs, key, delta)
+      }
     }
   }
 
@@ -390,19 +283,39 @@ export class Rotator {
    * The key's aggregate in the oldest generation.
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
-  query(key: string | Uint8Array): number {
+  estimate(key: string | Uint8Array): number {
     this.assertOpen()
-    return this.gens[0].query(key)
+    return this.gens[0].estimate(key)
+  }
+
+  /**
+   * {@link Rotator.estimate} at time `nowMs`.
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
+   */
+  estimateAt(nowMs: number, key: string | Uint8Array): number {
+    this.assertOpen()
+    return this.gens[0].estimateAt(nowMs, key)
   }
 
   /**
    * Update every generation, return the oldest generation's aggregate after the update.
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
-  updateAndQuery(key: string | Uint8Array, delta: number): number {
+  updateAndEstimate(key: string | Uint8Array, delta: number): number {
     this.assertOpen()
-    const a = this.gens[0].updateAndQuery(key, delta)
-    this.writeYounger(key, delta)
+    const a = this.gens[0].updateAndEstimate(key, delta)
+    this.writeYounger(undefined, key, delta)
+    return a
+  }
+
+  /**
+   * {@link Rotator.updateAndEstimate} at time `nowMs`.
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
+   */
+  updateAndEstimateAt(nowMs: number, key: string | Uint8Array, delta: number): number {
+    this.assertOpen()
+    const a = this.gens[0].updateAndEstimateAt(nowMs, key, delta)
+    this.writeYounger(nowMs, key, delta)
     return a
   }
 
@@ -413,17 +326,35 @@ export class Rotator {
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
    */
   tryUpdate(key: string | Uint8Array, delta: number, limit: number): boolean {
+    return this.tryWrite(undefined, key, delta, limit)
+  }
+
+  /**
+   * {@link Rotator.tryUpdate} at time `nowMs`.
+   * @returns whether the delta was applied
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
+   */
+  tryUpdateAt(nowMs: number, key: string | Uint8Array, delta: number, limit: number): boolean {
+    return this.tryWrite(nowMs, key, delta, limit)
+  }
+
+  private tryWrite(nowMs: number | undefined, key: string | Uint8Array, delta: number, limit: number): boolean {
     this.assertOpen()
     const g0 = this.gens[0]
-    if (!(this.carry ? g0.tryUpdateTracked(key, delta, limit) : g0.tryUpdate(key, delta, limit))) return false
-    this.writeYounger(key, delta)
+    let admitted: boolean
+    if (nowMs === undefined)
+      admitted = this.carry ? g0.tryUpdateTracked(key, delta, limit) : g0.tryUpdate(key, delta, limit)
+    else
+      admitted = this.carry ? g0.tryUpdateTrackedAt(nowMs, key, delta, limit) : g0.tryUpdateAt(nowMs, key, delta, limit)
+    if (!admitted) return false
+    this.writeYounger(nowMs, key, delta)
     return true
   }
 
   /**
    * A debt meter's consume: read the key in the oldest generation and, if and only if
    * `aggregate + delta ≤ limit` (a NaN never admits), add `delta` to every generation, as
-   * {@link Rotator.query} then {@link Rotator.update} would, hashing the key once per
+   * {@link Rotator.estimate} then {@link Rotator.update} would, hashing the key once per
    * generation instead of twice in the oldest.
    * @returns the oldest generation's aggregate before the delta; the delta was applied iff `aggregate + delta ≤ limit`
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`; and the Sketch's errors
@@ -432,17 +363,37 @@ export class Rotator {
   consume(key: string | Uint8Array, delta: number, limit: number): number {
     this.assertOpen()
     const a = this.gens[0].consumeTracked(key, delta, limit)
-    if (a + delta <= limit) this.writeYounger(key, delta)
+    if (a + delta <= limit) this.writeYounger(undefined, key, delta)
     return a
   }
 
   /**
-   * Per-level detail of the oldest generation (see {@link Sketch.queryDetailed}).
+   * {@link Rotator.consume} at time `nowMs`.
+   * @internal
+   */
+  consumeAt(nowMs: number, key: string | Uint8Array, delta: number, limit: number): number {
+    this.assertOpen()
+    const a = this.gens[0].consumeTrackedAt(nowMs, key, delta, limit)
+    if (a + delta <= limit) this.writeYounger(nowMs, key, delta)
+    return a
+  }
+
+  /**
+   * Per-level detail of the oldest generation (see {@link Sketch.estimateDetailed}).
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
    */
-  queryDetailed(key: string | Uint8Array): SketchDetail {
+  estimateDetailed(key: string | Uint8Array): SketchDetail {
     this.assertOpen()
-    return this.gens[0].queryDetailed(key)
+    return this.gens[0].estimateDetailed(key)
+  }
+
+  /**
+   * {@link Rotator.estimateDetailed} at time `nowMs`.
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
+   */
+  estimateDetailedAt(nowMs: number, key: string | Uint8Array): SketchDetail {
+    this.assertOpen()
+    return this.gens[0].estimateDetailedAt(nowMs, key)
   }
 
   /** Memory of all generations' cells in bytes. */
@@ -462,14 +413,28 @@ export class Rotator {
    * The rotator as a binary frame (family 2, version 1; byte table in `spec/format.md`):
    * shape, master seed, period, rotation count, time of the last rotation, and every
    * generation's seed and cells, oldest first. Restore with {@link Rotator.deserialize}.
-   * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   * {@link Rotator.serializeAt} at the clock's time and `Date.now()`.
    * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
-  serialize(options?: SerializeOptions): Uint8Array {
+  serialize(): Uint8Array {
+    this.assertOpen()
+    return this.serializeAt(finiteNow(this.clock, 'serialize'), wallClockMs())
+  }
+
+  /**
+   * {@link Rotator.serialize} stamped with explicit times: the same state and times give
+   * the same bytes.
+   * @param nowMs the writer's time in ms on this rotator's clock, finite
+   * @param wallMs the writer's wall-clock time in ms (Unix epoch), finite
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
+   */
+  serializeAt(nowMs: number, wallMs: number): Uint8Array {
     this.assertOpen()
     return encodeRotator(
       this.gens[0],
-      this.clock,
+      writerStamp(nowMs, wallMs),
       {
         generations: this.generations,
         periodMs: this.periodMs,
@@ -479,7 +444,6 @@ export class Rotator {
       this.seed,
       this.gens.map((g) => g.cellsForFrame()),
       false,
-      options,
     )
   }
 
@@ -497,47 +461,41 @@ export class Rotator {
    * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
    * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    */
-  static deserialize(bytes: Uint8Array, options?: DeserializeOptions & { ticker?: Ticker }): Rotator {
+  static deserialize(bytes: Uint8Array, options?: RotatorDeserializeOptions): Rotator {
     checkKnownOptions(options, ROTATOR_DESERIALIZE_KEYS)
-    const d = decodeRotator(bytes, false, options, generationSeed)
-    const gens = d.gens.map((g) => {
-      const s = new Sketch({ ...shapeOf(d, g.seed), clock: d.clock })
-      s.loadCellsFromFrame(g.scores, g.touched)
-      return s
-    })
-    const s = d.shape
-    const rotator = new Rotator({
-      sketch: {
-        levels: s.levels,
-        cellsPerLevel: s.cellsPerLevel,
-        decay: s.decay,
-        lo: s.lo,
-        hi: s.hi,
-        aggregator: s.aggregator,
-        hasher: hasherFromId(s.hasherId, randomSeed()),
-      },
-      generations: d.fields.generations,
-      periodMs: d.fields.periodMs,
-      clock: d.clock,
-      ticker: options?.ticker,
-      seed: d.masterSeed,
-    })
-    rotator.gens = gens
-    rotator.completed = d.fields.rotations
-    rotator.lastRotationAtMs = d.fields.lastRotationAtMs
-    const missed = Math.floor((finiteNow(d.clock, 'deserialize') - d.fields.lastRotationAtMs) / d.fields.periodMs)
-    if (missed > 0) {
-      if (!Number.isSafeInteger(d.fields.rotations + missed)) {
-        rotator.close()
-        invalidField(
-          'rotations after the downtime',
-          `a safe integer (${d.fields.rotations} + the rotations missed at periodMs ${d.fields.periodMs}; check the writer wall-clock ms)`,
-          d.fields.rotations + missed,
-        )
-      }
-      rotator.advance(missed)
-      rotator.lastRotationAtMs += missed * d.fields.periodMs
+    const ticker = options?.ticker ?? systemTicker
+    if (typeof ticker !== 'object' || ticker === null || typeof ticker.every !== 'function') {
+      invalidOption('ticker', 'an object with every(periodMs, fn)', ticker)
     }
+    const d = decodeRotator(bytes, false, options)
+    const { rotations, periodMs, lastRotationAtMs } = d.fields
+    const missed = Math.max(0, Math.floor((finiteNow(d.clock, 'deserialize') - lastRotationAtMs) / periodMs))
+    if (!Number.isSafeInteger(rotations + missed)) {
+      invalidField(
+        'rotations after the downtime',
+        `a safe integer (${rotations} + the rotations missed at periodMs ${periodMs}; check the writer wall-clock ms)`,
+        rotations + missed,
+      )
+    }
+    const rotator = Rotator.fromParts(
+      new RotatorParts(
+        shapeOf(d.gens[0].shape),
+        d.fields.generations,
+        periodMs,
+        d.clock,
+        ticker,
+        d.masterSeed,
+        d.gens.map((g) => {
+          const sketch = new Sketch({ ...g.shape, clock: d.clock })
+          sketch.loadCellsFromFrame(g.cells.scores, g.cells.touched)
+          return sketch
+        }),
+        rotations,
+        lastRotationAtMs + missed * periodMs,
+      ),
+    )
+    // the rotations missed while down, as the ticker would have run them
+    if (missed > 0) rotator.advance(missed)
     return rotator
   }
 

@@ -17,7 +17,7 @@ function bad(name: string, expected: string, value: unknown): never {
  * @returns a probability in [0, 1]
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain or NaN
  */
-export function falsePositiveRate(levels: number, cellsPerLevel: number, hotKeys: number): number {
+export function sketchFalsePositiveRate(levels: number, cellsPerLevel: number, hotKeys: number): number {
   if (!Number.isInteger(levels) || levels < 1) bad('levels', 'an integer ≥ 1', levels)
   if (!Number.isInteger(cellsPerLevel) || cellsPerLevel < 1) bad('cellsPerLevel', 'an integer ≥ 1', cellsPerLevel)
   if (!(hotKeys >= 0) || !Number.isFinite(hotKeys)) bad('hotKeys', 'a finite number ≥ 0', hotKeys)
@@ -27,7 +27,7 @@ export function falsePositiveRate(levels: number, cellsPerLevel: number, hotKeys
 }
 
 /**
- * The fewest levels L that keep {@link falsePositiveRate} at or below `targetFalsePositive`:
+ * The fewest levels L that keep {@link sketchFalsePositiveRate} at or below `targetFalsePositive`:
  * `ceil(ln p / ln(1 − (1 − 1/M)^H))`, at least 1.
  * @param hotKeys H > 0
  * @param cellsPerLevel M, integer > 1
@@ -35,7 +35,7 @@ export function falsePositiveRate(levels: number, cellsPerLevel: number, hotKeys
  * @returns L, an integer ≥ 1
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for H ≤ 0, M ≤ 1, p outside (0, 1), NaN
  */
-export function suggestLevels(hotKeys: number, cellsPerLevel: number, targetFalsePositive: number): number {
+export function sketchSuggestLevels(hotKeys: number, cellsPerLevel: number, targetFalsePositive: number): number {
   if (!(hotKeys > 0) || !Number.isFinite(hotKeys)) bad('hotKeys', 'a finite number > 0', hotKeys)
   if (!Number.isInteger(cellsPerLevel) || cellsPerLevel <= 1) bad('cellsPerLevel', 'an integer > 1', cellsPerLevel)
   if (!(targetFalsePositive > 0 && targetFalsePositive < 1))

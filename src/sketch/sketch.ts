@@ -1,65 +1,28 @@
-import { systemClock, systemNowMs, type Clock } from '../clock.js'
-import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
-import { resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { systemClock, systemNowMs, wallClockMs, type Clock } from '../clock.js'
+import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
+import { resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
-import { checkDecay, type Decay } from './decay.js'
-import { GrudgeError } from '../errors.js'
+import { checkKnownOptions } from '../options.js'
+import { finiteNow, writerStamp } from './clock-stamp.js'
+import { checkDecay } from './decay.js'
+import { addCells, assertMergeable } from './merge.js'
 import {
+  AGGREGATOR_IDS,
   DESERIALIZE_OPTION_KEYS,
-  decodeSketch,
-  encodeSketch,
-  finiteNow,
+  MAX_CELLS,
+  MAX_CELLS_PER_LEVEL,
+  MAX_LEVELS,
+  SKETCH_OPTION_KEYS,
+  incompatibility,
+  type Aggregator,
+  type Decay,
   type DeserializeOptions,
-  type SerializeOptions,
-} from './codec.js'
-import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './delta.js'
-import { addCells, assertMergeable, incompatibility } from './merge.js'
-import { checkKnownOptions, optionKeys } from '../options.js'
+  type SketchOptions,
+} from './shape.js'
+import { decodeSketch, encodeSketch } from './sketch-codec.js'
+import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
 
-/** How the L per-level scores of a key combine into one value. */
-export type Aggregator = 'min' | 'max' | 'mean'
-/** Numeric ids of the aggregators, stored in binary frames. */
-export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const
-
-/** Options of {@link Sketch}. */
-export interface SketchConfig {
-  /** L, the number of levels (hash rows): integer ≥ 1. Default 4. */
-  levels?: number
-  /** M, cells per level: integer ≥ 1. Memory is L×M×16 bytes. Default 1024. */
-  cellsPerLevel?: number
-  /** How scores decay toward 0 with time; default `none()`. */
-  decay?: Decay
-  /** Lower clamp bound, finite, ≤ 0. Default 0. */
-  lo?: number
-  /** Upper clamp bound, finite, ≥ 0 and > lo. Default `Number.MAX_VALUE`. */
-  hi?: number
-  /** How levels combine: `'min'` (default: one-sided error), `'max'` or `'mean'`. */
-  aggregator?: Aggregator
-  /**
-   * The hash function: `murmur3()` (default) or `sipHash()` (a keyed PRF, for keys an
-   * attacker chooses). Its seed is used unless `seed` is given.
-   */
-  hasher?: Hasher
-  /** Seed of the hasher (16 bytes, number, bigint or 32 hex digits). Random when absent. */
-  seed?: SeedLike
-  /** Time source in ms; default {@link systemClock} (monotonic). */
-  clock?: Clock
-}
-
-/** The option names of {@link SketchConfig}; any other key is refused. */
-export const SKETCH_CONFIG_KEYS = optionKeys<SketchConfig>({
-  levels: true,
-  cellsPerLevel: true,
-  decay: true,
-  lo: true,
-  hi: true,
-  aggregator: true,
-  hasher: true,
-  seed: true,
-  clock: true,
-})
-
-/** The result of {@link Sketch.queryDetailed}. */
+/** The result of {@link Sketch.estimateDetailed}. */
 export interface SketchDetail {
   /** The aggregate score of the key. */
   value: number
@@ -69,21 +32,39 @@ export interface SketchDetail {
   cells: number[]
 }
 
-const AGG_MIN = 0
-const AGG_MAX = 1
-const AGG_MEAN = 2
+const AGG_MIN = AGGREGATOR_IDS.min
+const AGG_MAX = AGGREGATOR_IDS.max
+const AGG_MEAN = AGGREGATOR_IDS.mean
 const DECAY_NONE = 0
 const DECAY_EXP = 1
 const DECAY_LIN = 2
-// Slots of Sketch.hot that carry values between the hot-path methods (see its docstring).
-/** The aggregate after the last updateAndQuery / admitting tracked write (lastAggregate). */
-const HOT_LAST = 3
-/** The clock reading of the operation in progress (ms). */
-const HOT_NOW = 7
+
+// The slots of Sketch.hot, a Float64Array that carries doubles between the hot-path methods
+// without allocating. Why a typed array and not fields or arguments: see the docstring of
+// `hot` below (measured: 64 B per update for a field merged into the clamp, 16 to 32 B per
+// updateAndEstimate for doubles passed between calls V8 does not inline), the README
+// "Allocation" note under "Benchmarks", and test/sketch/alloc.test.ts, which fails on any
+// allocation in these paths.
+/** Lower clamp bound (a copy of `lo`). */
+const SLOT_LO = 0
+/** Upper clamp bound (a copy of `hi`). */
+const SLOT_HI = 1
+/** Decay rate per ms. */
+const SLOT_RATE = 2
+/** The aggregate after the last updateAndEstimate / admitting tracked write (lastAggregate). */
+const SLOT_LAST = 3
+/** The floor of the updateWithFloor in progress. */
+const SLOT_FLOOR = 4
+/** 1 / cellsPerLevel, for the index reduction by reciprocal. */
+const SLOT_INV_M = 5
+/** The sum of the gathered cells: a sink that keeps locate's early loads from being removed. */
+const SLOT_SINK = 6
+/** The time of the operation in progress (ms): the clock reading or the At form's nowMs. */
+const SLOT_NOW = 7
 /** The delta of the operation in progress. */
-const HOT_DELTA = 8
+const SLOT_DELTA = 8
 /** The aggregate computed by `aggregate()` (before any delta). */
-const HOT_AGGREGATE = 9
+const SLOT_AGGREGATE = 9
 
 /**
  * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
@@ -129,48 +110,48 @@ export class Sketch {
   /** The cell index per level of the last key located (reused scratch). */
   protected readonly idx: Uint32Array
   /**
-   * `[lo, hi, ratePerMs, last aggregate, floor scratch, 1 / cellsPerLevel, gather sink,
-   * now, delta, aggregate]` for the hot paths. A typed array because a number read from a
+   * The `SLOT_*` values for the hot paths (lo, hi, rate per ms, last aggregate, floor,
+   * 1 / cellsPerLevel, gather sink, now, delta, aggregate). A typed array because a number read from a
    * class field is a tagged value: merged with a computed score (the clamp) it would box
    * every score into a heap number (measured: 64 B per update). The clock reading, the
    * delta and the aggregate pass between the methods of an operation through it too: a
    * double passed to or returned from a call V8 does not inline is boxed (measured: 16 to
-   * 32 B per `updateAndQuery` while its cell loop took and returned doubles).
+   * 32 B per `updateAndEstimate` while its cell loop took and returned doubles).
    */
   private readonly hot: Float64Array
 
   /**
-   * @param config see {@link SketchConfig}
+   * @param options see {@link SketchOptions}
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option: levels or
    * cellsPerLevel not a positive integer (or L×M above 2^31), lo/hi not finite or not
    * `lo ≤ 0 ≤ hi, lo < hi`, unknown aggregator, hasher or decay, bad seed or clock, or a
-   * key that is not an option of {@link SketchConfig} (the message suggests the closest name)
+   * key that is not an option of {@link SketchOptions} (the message suggests the closest name)
    */
-  constructor(config: SketchConfig = {}) {
-    checkKnownOptions(config, SKETCH_CONFIG_KEYS)
-    const levels = config.levels ?? 4
-    const cells = config.cellsPerLevel ?? 1024
-    if (!Number.isInteger(levels) || levels < 1 || levels > 1 << 20) {
+  constructor(options: SketchOptions = {}) {
+    checkKnownOptions(options, SKETCH_OPTION_KEYS)
+    const levels = options.levels ?? 4
+    const cells = options.cellsPerLevel ?? 1024
+    if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS) {
       invalidOption('levels', 'an integer in [1, 2^20]', levels)
     }
-    if (!Number.isInteger(cells) || cells < 1 || cells > 0x100000000) {
+    if (!Number.isInteger(cells) || cells < 1 || cells > MAX_CELLS_PER_LEVEL) {
       invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
     }
-    if (levels * cells > 0x7fffffff) {
+    if (levels * cells > MAX_CELLS) {
       invalidOption('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
     }
-    const lo = config.lo ?? 0
-    const hi = config.hi ?? Number.MAX_VALUE
+    const lo = options.lo ?? 0
+    const hi = options.hi ?? Number.MAX_VALUE
     if (typeof lo !== 'number' || !Number.isFinite(lo) || lo > 0) invalidOption('lo', 'a finite number ≤ 0', lo)
     if (typeof hi !== 'number' || !Number.isFinite(hi) || hi < 0) invalidOption('hi', 'a finite number ≥ 0', hi)
     if (!(lo < hi)) invalidOption('hi', `a number greater than lo (${lo})`, hi)
-    const aggregator = config.aggregator ?? 'min'
+    const aggregator = options.aggregator ?? 'min'
     if (aggregator !== 'min' && aggregator !== 'max' && aggregator !== 'mean') {
       invalidOption('aggregator', "'min', 'max' or 'mean'", aggregator)
     }
-    const decay = checkDecay(config.decay)
-    const hasher = resolveHasher(config.hasher, config.seed)
-    const clock = config.clock ?? systemClock
+    const decay = checkDecay(options.decay)
+    const hasher = resolveHasher(options.hasher, options.seed)
+    const clock = options.clock ?? systemClock
     if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
       invalidOption('clock', 'an object with now(): number', clock)
     }
@@ -188,7 +169,15 @@ export class Sketch {
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
-    this.hot = Float64Array.of(lo, hi, this.ratePerMs, NaN, -Infinity, 1 / cells, 0, 0, 0, NaN)
+    const hot = new Float64Array(SLOT_AGGREGATE + 1)
+    hot[SLOT_LO] = lo
+    hot[SLOT_HI] = hi
+    hot[SLOT_RATE] = this.ratePerMs
+    hot[SLOT_LAST] = NaN
+    hot[SLOT_FLOOR] = -Infinity
+    hot[SLOT_INV_M] = 1 / cells
+    hot[SLOT_AGGREGATE] = NaN
+    this.hot = hot
   }
 
   /** Memory held by the cells in bytes: L × M × 16. */
@@ -196,9 +185,20 @@ export class Sketch {
     return this.levels * this.cellsPerLevel * 16
   }
 
+  // Time. Every method that reads the clock has an explicit-time twin `<verb>At(nowMs, …)`,
+  // time first (golang.org/x/time/rate's AllowN(t, n)). Both forms write their time into
+  // hot[SLOT_NOW] (the clock's reading, or nowMs read the same way) before the same cell
+  // work, so they behave the same for the same time: a time behind a cell's decays nothing
+  // and the cell keeps its time (spec/sketch.md §3), and a NaN or ±Infinity time is read as
+  // −Infinity (decays nothing, stamps nothing). The plain forms keep their own bodies, a
+  // measured copy of the At forms' few lines: calling the At form, or a shared private body,
+  // from the plain form costs 8 to 16 B per call (test/sketch/alloc.test.ts saw one scavenge
+  // per run for `update` under systemClock and for `updateAndEstimate`: one more call level
+  // spends V8's inlining budget, readClock is no longer inlined and its double is boxed).
+
   /**
    * Add `delta` to each of the key's L cells (after decaying each to now), clamped to
-   * [lo, hi]. Allocates nothing.
+   * [lo, hi]. Allocates nothing. {@link Sketch.updateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes; the empty key is valid
    * @param delta a finite number (may be negative)
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for NaN/±Infinity (nothing changes)
@@ -208,44 +208,90 @@ export class Sketch {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
     const hot = this.hot
-    hot[HOT_NOW] = readClock(this.clock)
-    hot[HOT_DELTA] = delta
+    hot[SLOT_NOW] = readClock(this.clock)
+    hot[SLOT_DELTA] = delta
+    this.addAll()
+  }
+
+  /**
+   * {@link Sketch.update} at time `nowMs` instead of the clock's.
+   * @param nowMs the time in ms on this sketch's time base; NaN or ±Infinity is read as a
+   * broken clock reading (decays nothing, stamps nothing)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  updateAt(nowMs: number, key: string | Uint8Array, delta: number): void {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    this.updateNow(key, delta)
+  }
+
+  /** update at `hot[SLOT_NOW]`. */
+  private updateNow(key: string | Uint8Array, delta: number): void {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    this.locate(key)
+    this.hot[SLOT_DELTA] = delta
     this.addAll()
   }
 
   /**
    * The key's aggregate score now (its cells are decayed to now and written back).
+   * {@link Sketch.estimateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @returns the min / max / mean of the key's L decayed cell scores
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
-  query(key: string | Uint8Array): number {
+  estimate(key: string | Uint8Array): number {
     this.locate(key)
-    this.hot[HOT_NOW] = readClock(this.clock)
+    this.hot[SLOT_NOW] = readClock(this.clock)
     this.aggregate()
-    return this.hot[HOT_AGGREGATE]
+    return this.hot[SLOT_AGGREGATE]
   }
 
   /**
-   * {@link Sketch.update} then {@link Sketch.query} in one pass over the cells.
+   * {@link Sketch.estimate} at time `nowMs` (see {@link Sketch.updateAt} for the time).
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  estimateAt(nowMs: number, key: string | Uint8Array): number {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    this.locate(key)
+    this.aggregate()
+    return this.hot[SLOT_AGGREGATE]
+  }
+
+  /**
+   * {@link Sketch.update} then {@link Sketch.estimate} in one pass over the cells.
+   * {@link Sketch.updateAndEstimateAt} at the clock's time.
    * @returns the aggregate after the update
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (nothing changes)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
    */
-  updateAndQuery(key: string | Uint8Array, delta: number): number {
+  updateAndEstimate(key: string | Uint8Array, delta: number): number {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     this.locate(key)
     const hot = this.hot
-    hot[HOT_NOW] = readClock(this.clock)
-    hot[HOT_DELTA] = delta
+    hot[SLOT_NOW] = readClock(this.clock)
+    hot[SLOT_DELTA] = delta
     this.addAll()
     this.aggregateWritten()
-    return hot[HOT_LAST]
+    return hot[SLOT_LAST]
+  }
+
+  /**
+   * {@link Sketch.updateAndEstimate} at time `nowMs` (see {@link Sketch.updateAt} for the time).
+   * @returns the aggregate after the update
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  updateAndEstimateAt(nowMs: number, key: string | Uint8Array, delta: number): number {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    this.updateNow(key, delta)
+    this.aggregateWritten()
+    return this.hot[SLOT_LAST]
   }
 
   /**
    * The aggregate of the located cells as they stand (just written by `addAll`, so already
-   * decayed to now) into `hot[HOT_LAST]`. A second pass over L cells that are in cache,
+   * decayed to now) into `hot[SLOT_LAST]`. A second pass over L cells that are in cache,
    * kept apart from `addAll` so that each stays small enough for V8 to inline.
    */
   private aggregateWritten(): void {
@@ -263,8 +309,8 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    if (agg === AGG_MEAN) this.hot[HOT_LAST] = this.mean(acc)
-    else this.hot[HOT_LAST] = acc
+    if (agg === AGG_MEAN) this.hot[SLOT_LAST] = this.mean(acc)
+    else this.hot[SLOT_LAST] = acc
   }
 
   /**
@@ -272,6 +318,7 @@ export class Sketch {
    * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
    * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
    * burst of `limit`. The decay to now is written back whether or not the delta is applied.
+   * {@link Sketch.tryUpdateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number
    * @param limit a finite number
@@ -284,11 +331,64 @@ export class Sketch {
     if (!Number.isFinite(limit)) checkFinite('limit', limit)
     this.locate(key)
     const hot = this.hot
-    hot[HOT_NOW] = readClock(this.clock)
+    hot[SLOT_NOW] = readClock(this.clock)
     this.aggregate()
-    if (hot[HOT_AGGREGATE] + delta > limit) return false
-    hot[HOT_DELTA] = delta
+    if (hot[SLOT_AGGREGATE] + delta > limit) return false
+    hot[SLOT_DELTA] = delta
     this.addAll()
+    return true
+  }
+
+  /**
+   * {@link Sketch.tryUpdate} at time `nowMs` (see {@link Sketch.updateAt} for the time).
+   * @returns whether the delta was applied
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta or limit (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  tryUpdateAt(nowMs: number, key: string | Uint8Array, delta: number, limit: number): boolean {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    return this.tryUpdateNow(key, delta, limit, false)
+  }
+
+  /**
+   * {@link Sketch.tryUpdate} that also leaves the aggregate after an admit in
+   * {@link Sketch.lastAggregate} (the Rotator's deciding generation).
+   * @internal
+   */
+  tryUpdateTracked(key: string | Uint8Array, delta: number, limit: number): boolean {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!Number.isFinite(limit)) checkFinite('limit', limit)
+    this.locate(key)
+    const hot = this.hot
+    hot[SLOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    if (hot[SLOT_AGGREGATE] + delta > limit) return false
+    hot[SLOT_DELTA] = delta
+    this.addAllTracked() // the cells were just decayed to now by aggregate()
+    return true
+  }
+
+  /**
+   * {@link Sketch.tryUpdateTracked} at time `nowMs`.
+   * @internal
+   */
+  tryUpdateTrackedAt(nowMs: number, key: string | Uint8Array, delta: number, limit: number): boolean {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    return this.tryUpdateNow(key, delta, limit, true)
+  }
+
+  /** tryUpdate at `hot[SLOT_NOW]`; `tracked` leaves the aggregate after an admit in `hot[SLOT_LAST]`. */
+  private tryUpdateNow(key: string | Uint8Array, delta: number, limit: number, tracked: boolean): boolean {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!Number.isFinite(limit)) checkFinite('limit', limit)
+    this.locate(key)
+    const hot = this.hot
+    this.aggregate()
+    if (hot[SLOT_AGGREGATE] + delta > limit) return false
+    hot[SLOT_DELTA] = delta
+    if (tracked)
+      this.addAllTracked() // the cells were just decayed to now by aggregate()
+    else this.addAll()
     return true
   }
 
@@ -298,6 +398,7 @@ export class Sketch {
    * floor)). One pass, allocates nothing. With floor = −Infinity it is {@link Sketch.update}.
    * The Rotator's carry-forward (`spec/rotator.md` §1) uses it to keep a younger
    * generation's reading of a key at least the deciding generation's.
+   * {@link Sketch.updateWithFloorAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number (may be negative)
    * @param floor a number or −Infinity (not NaN, not +Infinity); above hi it yields hi
@@ -309,22 +410,210 @@ export class Sketch {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
     if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
     this.locate(key)
-    const now = readClock(this.clock)
-    // the loop of addAll plus a floor, inlined: a call passing three doubles boxes them when V8
-    // does not inline it. The floor goes through the typed array for the reason lo and hi
+    // the time, the delta and the floor go through the typed array for the reason lo and hi
     // do (a tagged argument merged with a computed score boxes the score)
-    this.hot[4] = floor
+    const hot = this.hot
+    hot[SLOT_NOW] = readClock(this.clock)
+    hot[SLOT_DELTA] = delta
+    hot[SLOT_FLOOR] = floor
+    this.addAllWithFloor()
+  }
+
+  /**
+   * {@link Sketch.updateWithFloor} at time `nowMs` (see {@link Sketch.updateAt} for the time).
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta, or
+   * a NaN/+Infinity floor (nothing changes)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  updateWithFloorAt(nowMs: number, key: string | Uint8Array, delta: number, floor: number): void {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    this.updateWithFloorNow(key, delta, floor)
+  }
+
+  /** updateWithFloor at `hot[SLOT_NOW]`. */
+  private updateWithFloorNow(key: string | Uint8Array, delta: number, floor: number): void {
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
+    this.locate(key)
+    const hot = this.hot
+    hot[SLOT_DELTA] = delta
+    hot[SLOT_FLOOR] = floor
+    this.addAllWithFloor()
+  }
+
+  /**
+   * The store's conditional consume in one pass over the key's cells: decay them to now
+   * (written back), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
+   * `delta` to all L cells (clamped) and leave the aggregate after the write in
+   * {@link Sketch.lastAggregate}. Unlike {@link Sketch.tryUpdate}, a denial never throws, and
+   * the aggregate it decided on is returned.
+   * @returns the aggregate before the delta (decayed to now)
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a non-finite delta that would be applied (nothing is added)
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   * @internal
+   */
+  consumeTracked(key: string | Uint8Array, delta: number, limit: number): number {
+    this.locate(key)
+    const hot = this.hot
+    hot[SLOT_NOW] = readClock(this.clock)
+    this.aggregate()
+    const a = hot[SLOT_AGGREGATE]
+    if (!(a + delta <= limit)) return a
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    hot[SLOT_DELTA] = delta
+    this.addAllTracked() // the cells were just decayed to now by aggregate()
+    return a
+  }
+
+  /**
+   * {@link Sketch.consumeTracked} at time `nowMs`.
+   * @internal
+   */
+  consumeTrackedAt(nowMs: number, key: string | Uint8Array, delta: number, limit: number): number {
+    this.hot[SLOT_NOW] = timeOf(nowMs)
+    this.consumeTrackedNow(key, delta, limit)
+    return this.hot[SLOT_AGGREGATE]
+  }
+
+  /** consumeTracked at `hot[SLOT_NOW]`; the aggregate it decided on stays in `hot[SLOT_AGGREGATE]`. */
+  private consumeTrackedNow(key: string | Uint8Array, delta: number, limit: number): void {
+    this.locate(key)
+    const hot = this.hot
+    this.aggregate()
+    if (!(hot[SLOT_AGGREGATE] + delta <= limit)) return
+    if (!Number.isFinite(delta)) checkFinite('delta', delta)
+    hot[SLOT_DELTA] = delta
+    this.addAllTracked() // the cells were just decayed to now by aggregate(); writes SLOT_LAST only
+  }
+
+  /**
+   * The aggregate of the cells written by the last `updateAndEstimate` or admitting
+   * tracked write (NaN before any): lets the Rotator read the deciding generation's score
+   * after an admit without hashing the key again.
+   * @internal
+   */
+  get lastAggregate(): number {
+    return this.hot[SLOT_LAST]
+  }
+
+  /**
+   * The key's aggregate with the per-level detail, for debugging (allocates).
+   * {@link Sketch.estimateDetailedAt} at the clock's time.
+   * @returns `{ value, scores, cells }` (see {@link SketchDetail})
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  estimateDetailed(key: string | Uint8Array): SketchDetail {
+    return this.estimateDetailedAt(readClock(this.clock), key)
+  }
+
+  /**
+   * {@link Sketch.estimateDetailed} at time `nowMs` (see {@link Sketch.updateAt} for the time).
+   * @returns `{ value, scores, cells }` (see {@link SketchDetail})
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
+   */
+  estimateDetailedAt(nowMs: number, key: string | Uint8Array): SketchDetail {
+    const value = this.estimateAt(nowMs, key)
+    const scores: number[] = []
+    const cells: number[] = []
+    for (let i = 0; i < this.levels; i++) {
+      cells.push(this.idx[i])
+      scores.push(this.scores[i * this.cellsPerLevel + this.idx[i]])
+    }
+    return { value, scores, cells }
+  }
+
+  /**
+   * Hash the key and fill `idx` with its cell index in each level: Kirsch–Mitzenmacher
+   * `(h1 + i·h2) mod M` with h1 = low 32 bits, h2 = high 32 bits | 1 (spec/hashing.md).
+   * Computed incrementally as `c_0 = h1 mod M`, `c_{i+1} = (c_i + h2 mod M) mod M`, which
+   * is the same integer and avoids a float64 `%` per level.
+   */
+  protected locate(key: string | Uint8Array): void {
+    const hasher = this.hasher
+    hasher.hashKey(key)
+    const h1 = hasher.hashLo >>> 0
+    const h2 = (hasher.hashHi | 1) >>> 0
+    const M = this.cellsPerLevel
+    const idx = this.idx
+    const invM = this.hot[SLOT_INV_M]
+    let c = modByReciprocal(h1, M, invM)
+    const step = modByReciprocal(h2, M, invM)
+    const scores = this.scores
+    const touched = this.touched
+    // Each level's cell is read here, back to back, before any is worked on: the L cache
+    // misses (2·L: scores and times live apart) then overlap instead of being taken one
+    // level at a time behind each level's decay arithmetic. The sum only keeps the loads
+    // from being removed as dead code.
+    idx[0] = c
+    let z = scores[c] + touched[c]
+    for (let i = 1, base = M; i < this.levels; i++, base += M) {
+      c += step
+      if (c >= M) c -= M
+      idx[i] = c
+      z += scores[base + c] + touched[base + c]
+    }
+    this.hot[SLOT_SINK] = z
+  }
+
+  /** For each of the located cells: decay to `hot[SLOT_NOW]`, add `hot[SLOT_DELTA]`, clamp to [lo, hi]. */
+  private addAll(): void {
+    const now = this.hot[SLOT_NOW]
+    const delta = this.hot[SLOT_DELTA]
     const scores = this.scores
     const touched = this.touched
     const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
     const hot = this.hot
-    const lo = hot[0]
-    const hi = hot[1]
+    const lo = hot[SLOT_LO]
+    const hi = hot[SLOT_HI]
     const kind = this.decayId
-    const rate = this.hot[2]
-    const fl = hot[4]
+    const rate = this.hot[SLOT_RATE]
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const p = base + idx[i]
+      let s = scores[p]
+      if (now > touched[p]) {
+        if (s !== 0) {
+          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - touched[p])
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+        }
+        touched[p] = now
+      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        touched[p] = now
+      }
+      s += delta
+      if (s < lo) s = lo
+      else if (s > hi) s = hi
+      scores[p] = s
+    }
+  }
+
+  /**
+   * For each of the located cells: decay to `hot[SLOT_NOW]`, add `hot[SLOT_DELTA]`, raise
+   * to at least `hot[SLOT_FLOOR]`, clamp to [lo, hi]. The loop of addAll plus a floor, written
+   * out again: a shared loop would take the floor as an argument or test for it per cell,
+   * and the plain update path is measured without either.
+   */
+  private addAllWithFloor(): void {
+    const hot = this.hot
+    const now = hot[SLOT_NOW]
+    const delta = hot[SLOT_DELTA]
+    const scores = this.scores
+    const touched = this.touched
+    const idx = this.idx
+    const L = this.levels
+    const M = this.cellsPerLevel
+    const lo = hot[SLOT_LO]
+    const hi = hot[SLOT_HI]
+    const kind = this.decayId
+    const rate = hot[SLOT_RATE]
+    const fl = hot[SLOT_FLOOR]
     for (let i = 0, base = 0; i < L; i++, base += M) {
       const p = base + idx[i]
       let s = scores[p]
@@ -352,163 +641,20 @@ export class Sketch {
   }
 
   /**
-   * {@link Sketch.tryUpdate} that also leaves the aggregate after an admit in
-   * {@link Sketch.lastAggregate} (the Rotator's deciding generation).
-   * @internal
-   */
-  tryUpdateTracked(key: string | Uint8Array, delta: number, limit: number): boolean {
-    if (!Number.isFinite(delta)) checkFinite('delta', delta)
-    if (!Number.isFinite(limit)) checkFinite('limit', limit)
-    this.locate(key)
-    const hot = this.hot
-    hot[HOT_NOW] = readClock(this.clock)
-    this.aggregate()
-    if (hot[HOT_AGGREGATE] + delta > limit) return false
-    hot[HOT_DELTA] = delta
-    this.addAllTracked() // the cells were just decayed to now by aggregate()
-    return true
-  }
-
-  /**
-   * The store's conditional consume in one pass over the key's cells: decay them to now
-   * (written back), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
-   * `delta` to all L cells (clamped) and leave the aggregate after the write in
-   * {@link Sketch.lastAggregate}. Unlike {@link Sketch.tryUpdate}, a denial never throws, and
-   * the aggregate it decided on is returned.
-   * @returns the aggregate before the delta (decayed to now)
-   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a non-finite delta that would be applied (nothing is added)
-   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
-   * @internal
-   */
-  consumeTracked(key: string | Uint8Array, delta: number, limit: number): number {
-    this.locate(key)
-    const hot = this.hot
-    hot[HOT_NOW] = readClock(this.clock)
-    this.aggregate()
-    const a = hot[HOT_AGGREGATE]
-    if (!(a + delta <= limit)) return a
-    if (!Number.isFinite(delta)) checkFinite('delta', delta)
-    hot[HOT_DELTA] = delta
-    this.addAllTracked() // the cells were just decayed to now by aggregate()
-    return a
-  }
-
-  /**
-   * The aggregate of the cells written by the last `updateAndQuery` or admitting
-   * `tryUpdateTracked` (NaN before any): lets the Rotator read the deciding generation's score
-   * after an admit without hashing the key again.
-   * @internal
-   */
-  get lastAggregate(): number {
-    return this.hot[HOT_LAST]
-  }
-
-  /**
-   * The key's aggregate with the per-level detail, for debugging (allocates).
-   * @returns `{ value, scores, cells }` (see {@link SketchDetail})
-   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID`
-   */
-  queryDetailed(key: string | Uint8Array): SketchDetail {
-    this.locate(key)
-    this.hot[HOT_NOW] = readClock(this.clock)
-    this.aggregate()
-    const value = this.hot[HOT_AGGREGATE]
-    const scores: number[] = []
-    const cells: number[] = []
-    for (let i = 0; i < this.levels; i++) {
-      cells.push(this.idx[i])
-      scores.push(this.scores[i * this.cellsPerLevel + this.idx[i]])
-    }
-    return { value, scores, cells }
-  }
-
-  /**
-   * Hash the key and fill `idx` with its cell index in each level: Kirsch–Mitzenmacher
-   * `(h1 + i·h2) mod M` with h1 = low 32 bits, h2 = high 32 bits | 1 (spec/hashing.md).
-   * Computed incrementally as `c_0 = h1 mod M`, `c_{i+1} = (c_i + h2 mod M) mod M`, which
-   * is the same integer and avoids a float64 `%` per level.
-   */
-  protected locate(key: string | Uint8Array): void {
-    const hasher = this.hasher
-    hasher.hashKey(key)
-    const h1 = hasher.hashLo >>> 0
-    const h2 = (hasher.hashHi | 1) >>> 0
-    const M = this.cellsPerLevel
-    const idx = this.idx
-    const invM = this.hot[5]
-    let c = modByReciprocal(h1, M, invM)
-    const step = modByReciprocal(h2, M, invM)
-    const scores = this.scores
-    const touched = this.touched
-    // Each level's cell is read here, back to back, before any is worked on: the L cache
-    // misses (2·L: scores and times live apart) then overlap instead of being taken one
-    // level at a time behind each level's decay arithmetic. The sum only keeps the loads
-    // from being removed as dead code.
-    idx[0] = c
-    let z = scores[c] + touched[c]
-    for (let i = 1, base = M; i < this.levels; i++, base += M) {
-      c += step
-      if (c >= M) c -= M
-      idx[i] = c
-      z += scores[base + c] + touched[base + c]
-    }
-    this.hot[6] = z
-  }
-
-  /** For each of the located cells: decay to `hot[HOT_NOW]`, add `hot[HOT_DELTA]`, clamp to [lo, hi]. */
-  private addAll(): void {
-    const now = this.hot[HOT_NOW]
-    const delta = this.hot[HOT_DELTA]
-    const scores = this.scores
-    const touched = this.touched
-    const idx = this.idx
-    const L = this.levels
-    const M = this.cellsPerLevel
-    const hot = this.hot
-    const lo = hot[0]
-    const hi = hot[1]
-    const kind = this.decayId
-    const rate = this.hot[2]
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
-      if (now > touched[p]) {
-        if (s !== 0) {
-          // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
-          else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
-            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
-          }
-        }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
-        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
-        // score added now would not decay until the clock passes 0
-        touched[p] = now
-      }
-      s += delta
-      if (s < lo) s = lo
-      else if (s > hi) s = hi
-      scores[p] = s
-    }
-  }
-
-  /**
-   * For the located cells, already decayed to now (by `aggregate`): add `hot[HOT_DELTA]`,
-   * clamp to [lo, hi], and leave their aggregate in `hot[HOT_LAST]` (read by
+   * For the located cells, already decayed to now (by `aggregate`): add `hot[SLOT_DELTA]`,
+   * clamp to [lo, hi], and leave their aggregate in `hot[SLOT_LAST]` (read by
    * {@link Sketch.lastAggregate}). Kept apart from `addAll` so the plain update path stays
    * as small as before.
    */
   private addAllTracked(): void {
-    const delta = this.hot[HOT_DELTA]
+    const delta = this.hot[SLOT_DELTA]
     const scores = this.scores
     const idx = this.idx
     const L = this.levels
     const M = this.cellsPerLevel
     const hot = this.hot
-    const lo = hot[0]
-    const hi = hot[1]
+    const lo = hot[SLOT_LO]
+    const hi = hot[SLOT_HI]
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0, base = 0; i < L; i++, base += M) {
@@ -526,8 +672,8 @@ export class Sketch {
     }
     // two stores, not one of a conditional: merged with mean()'s (tagged) result, acc would be
     // boxed on every call
-    if (agg === AGG_MEAN) hot[HOT_LAST] = this.mean(acc)
-    else hot[HOT_LAST] = acc
+    if (agg === AGG_MEAN) hot[SLOT_LAST] = this.mean(acc)
+    else hot[SLOT_LAST] = acc
   }
 
   /**
@@ -547,9 +693,9 @@ export class Sketch {
     return acc
   }
 
-  /** Decay the located cells to `hot[HOT_NOW]` (written back) and leave their aggregate in `hot[HOT_AGGREGATE]`. */
+  /** Decay the located cells to `hot[SLOT_NOW]` (written back) and leave their aggregate in `hot[SLOT_AGGREGATE]`. */
   private aggregate(): void {
-    const now = this.hot[HOT_NOW]
+    const now = this.hot[SLOT_NOW]
     const scores = this.scores
     const touched = this.touched
     const idx = this.idx
@@ -557,7 +703,7 @@ export class Sketch {
     const M = this.cellsPerLevel
     const agg = this.aggId
     const kind = this.decayId
-    const rate = this.hot[2]
+    const rate = this.hot[SLOT_RATE]
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0, base = 0; i < L; i++, base += M) {
       const p = base + idx[i]
@@ -583,22 +729,34 @@ export class Sketch {
         if (s > acc) acc = s
       } else acc += s
     }
-    if (agg === AGG_MEAN) this.hot[HOT_AGGREGATE] = this.mean(acc)
-    else this.hot[HOT_AGGREGATE] = acc
+    if (agg === AGG_MEAN) this.hot[SLOT_AGGREGATE] = this.mean(acc)
+    else this.hot[SLOT_AGGREGATE] = acc
   }
 
   // Serialization, merge and replica deltas. Thin methods: the logic lives in
-  // codec.ts, merge.ts and delta.ts, so the hot path above stays untouched.
+  // sketch-codec.ts, merge.ts and sketch-delta.ts, so the hot path above stays untouched.
 
   /**
    * The sketch as a binary frame (family 1, version 1; byte table in `spec/format.md`):
    * shape, seed, the writer's wall-clock and clock times, and every cell. Size
    * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
-   * @param options `wallMs`: the wall-clock ms to stamp (default `Date.now()`)
+   * {@link Sketch.serializeAt} at the clock's time and `Date.now()`.
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
-  serialize(options?: SerializeOptions): Uint8Array {
-    return encodeSketch(this, this.clock, this.scores, this.touched, false, options)
+  serialize(): Uint8Array {
+    return this.serializeAt(finiteNow(this.clock, 'serialize'), wallClockMs())
+  }
+
+  /**
+   * {@link Sketch.serialize} stamped with explicit times: the same state and times give
+   * the same bytes (golden files, tests). The cells are written as they are; a reader ages
+   * them by `nowMs − cell time` plus the downtime after `wallMs`.
+   * @param nowMs the writer's time in ms on this sketch's clock, finite
+   * @param wallMs the writer's wall-clock time in ms (Unix epoch), finite
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
+   */
+  serializeAt(nowMs: number, wallMs: number): Uint8Array {
+    return encodeSketch(this, writerStamp(nowMs, wallMs), this.scores, this.touched, false)
   }
 
   /**
@@ -618,7 +776,7 @@ export class Sketch {
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): Sketch {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, false, options)
-    const sketch = new Sketch(d.config)
+    const sketch = new Sketch({ ...d.shape, clock: d.clock })
     sketch.scores.set(d.cells.scores)
     sketch.touched.set(d.cells.touched)
     return sketch
@@ -718,10 +876,15 @@ export class Sketch {
 }
 
 /**
- * The clock's time in ms, or −Infinity when it is NaN or ±Infinity: a time that compares
- * below every last-touched time, so a broken clock decays nothing and stamps nothing
- * (a NaN or infinite stamp would freeze or poison the cell for every key hashing to it).
+ * `t`, or −Infinity when it is NaN or ±Infinity: a time that compares below every
+ * last-touched time, so a broken clock decays nothing and stamps nothing (a NaN or
+ * infinite stamp would freeze or poison the cell for every key hashing to it).
  */
+function timeOf(t: number): number {
+  return t - t === 0 ? t : -Infinity
+}
+
+/** The clock's time in ms as {@link timeOf} reads it, for the plain (clock-reading) forms. */
 function readClock(clock: Clock): number {
   // the default clock by a direct call: monomorphic whatever other clocks the process uses
   const t = clock === systemClock ? systemNowMs() : clock.now()
@@ -730,6 +893,7 @@ function readClock(clock: Clock): number {
 
 /**
  * Throw a coded RangeError for a non-finite number argument.
+ * @internal
  * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE`
  */
 export function checkFinite(name: string, value: number): void {

@@ -3,8 +3,8 @@ import {
   FAMILY,
   FieldReader,
   FieldWriter,
-  frameFamilyOf,
-  frameSeedOf,
+  frameFamily,
+  frameSeed,
   invalidField,
   readFrame,
   writeFrame,
@@ -75,22 +75,30 @@ export function encodeWindow(parts: WindowParts<Mergeable>): Uint8Array {
   const frames = parts.slots.map((s) => s.sketch.serialize())
   let size = LENGTH_BYTES + tpl.length
   for (const f of frames) size += KEY_BYTES + LENGTH_BYTES + f.length
-  const payload = new FieldWriter(size).u32(tpl.length).raw(tpl)
-  for (let i = 0; i < frames.length; i++) payload.f64(parts.slots[i].key).u32(frames[i].length).raw(frames[i])
-  const params = new FieldWriter(PARAMS_BYTES)
-    .f64(parts.everyMs)
-    .u32(parts.keep)
-    .u8(frameFamilyOf(tpl))
-    .reserved(3)
-    .f64(parts.lastSeenMs)
-    .u32(frames.length)
+  const payloadBytes = new Uint8Array(size)
+  const payload = new FieldWriter(payloadBytes)
+  payload.u32(tpl.length)
+  payload.raw(tpl)
+  for (let i = 0; i < frames.length; i++) {
+    payload.f64(parts.slots[i].key)
+    payload.u32(frames[i].length)
+    payload.raw(frames[i])
+  }
+  const paramBytes = new Uint8Array(PARAMS_BYTES)
+  const params = new FieldWriter(paramBytes)
+  params.f64(parts.everyMs)
+  params.u32(parts.keep)
+  params.u8(frameFamily(tpl) ?? 0)
+  params.skip(3)
+  params.f64(parts.lastSeenMs)
+  params.u32(frames.length)
   return writeFrame({
     family: FAMILY.window,
     version: VERSION,
     flags: 0,
-    seed: frameSeedOf(tpl),
-    params: params.bytes,
-    payload: payload.bytes,
+    seed: frameSeed(tpl),
+    params: paramBytes,
+    payload: payloadBytes,
   })
 }
 
@@ -112,13 +120,13 @@ export function decodeWindow<S extends Mergeable>(
   const f = readFrame(bytes, FAMILY.window, VERSION)
   if (f.flags !== 0) invalidField('flags', '0', f.flags)
   if (f.params.length !== PARAMS_BYTES) invalidField('params', `${PARAMS_BYTES} bytes`, f.params.length)
-  const params = new FieldReader(f.params, 'params')
+  const params = new FieldReader(f.params)
   const everyMs = params.f64('everyMs')
   if (!Number.isSafeInteger(everyMs) || everyMs < 1) invalidField('everyMs', 'a positive safe integer', everyMs)
   const keep = params.u32('keep')
   if (keep < 1 || keep > MAX_KEEP) invalidField('keep', 'an integer in [1, 2^20]', keep)
   const slotFamily = params.u8('slotFamily')
-  params.reserved('reserved', 3)
+  params.reserved(3, 'reserved')
   const lastSeenMs = params.f64('lastSeenMs')
   if (!(Math.abs(lastSeenMs) <= MAX_TIME_MS) && lastSeenMs !== -Infinity)
     invalidField('lastSeenMs', 'a number in [−8.64e15, 8.64e15] or −Infinity', lastSeenMs)
@@ -135,17 +143,17 @@ export function decodeWindow<S extends Mergeable>(
   }
   checkMergeableFamily(fam, 'options.family')
 
-  const payload = new FieldReader(f.payload, 'payload')
+  const payload = new FieldReader(f.payload)
   const take = (what: string): Uint8Array => {
     const len = payload.u32(what)
     if (len > payload.remaining) invalidField(what, `a frame of at most ${payload.remaining} bytes`, len)
-    const frame = payload.bytesCopy(what, len)
-    if (frameFamilyOf(frame) !== slotFamily) invalidField(what, `a frame of family ${slotFamily}`, frameFamilyOf(frame))
+    const frame = payload.raw(len, what)
+    if (frameFamily(frame) !== slotFamily) invalidField(what, `a frame of family ${slotFamily}`, frameFamily(frame))
     return frame
   }
   const templateFrame = take('template')
   const template = fam.deserialize(templateFrame)
-  if (!sameBytes(f.seed, frameSeedOf(templateFrame))) invalidField('seed', "the template's seed", 'other bytes')
+  if (!sameBytes(f.seed, frameSeed(templateFrame))) invalidField('seed', "the template's seed", 'other bytes')
   // only checkable where the family can build an empty copy to compare with
   if (typeof template.emptyLike === 'function' && !sameBytes(template.emptyLike().serialize(), templateFrame))
     invalidField('template', 'an empty sketch', 'a sketch with items')

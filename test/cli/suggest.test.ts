@@ -1,6 +1,6 @@
 import t from 'tap'
 import { suggestShape } from '../../src/cli/suggest.js'
-import { falsePositiveRate } from '../../src/sketch/sizing.js'
+import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 
 t.test('without a budget: the target is met, and one cell fewer per level misses it', async (t) => {
   for (const [H, p] of [
@@ -10,7 +10,7 @@ t.test('without a budget: the target is met, and one cell fewer per level misses
   ] as const) {
     const s = suggestShape(H, p)
     t.ok(s.meetsTarget && s.falsePositiveRate <= p, `H=${H} p=${p}: ${s.levels} × ${s.cellsPerLevel}`)
-    t.ok(falsePositiveRate(s.levels, s.cellsPerLevel - 1, H) > p, 'M is the fewest for these levels')
+    t.ok(sketchFalsePositiveRate(s.levels, s.cellsPerLevel - 1, H) > p, 'M is the fewest for these levels')
     t.equal(s.bytesPerSketch, s.levels * s.cellsPerLevel * 16)
     t.equal(s.bytes, 2 * s.bytesPerSketch)
   }
@@ -22,7 +22,7 @@ t.test('with a budget: the fewest levels that reach the target', async (t) => {
   const fewer = s.levels - 1
   if (fewer >= 1)
     t.ok(
-      falsePositiveRate(fewer, Math.floor((8 * 1048576) / (16 * 2 * fewer)), 1000) > 0.01,
+      sketchFalsePositiveRate(fewer, Math.floor((8 * 1048576) / (16 * 2 * fewer)), 1000) > 0.01,
       'one level fewer misses it',
     )
   t.equal(suggestShape(1000, 1e-30, 8 * 1048576, 2, 3).levels, 3, 'capped at maxLevels')

@@ -3,7 +3,8 @@
 // instead of Redis TIME), and memory that does not grow with the number of keys.
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
-import { Sketch, type SketchConfig } from '../../src/sketch/sketch.js'
+import { Sketch } from '../../src/sketch/sketch.js'
+import type { SketchOptions } from '../../src/sketch/shape.js'
 import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore, generationHasher } from '../../src/cluster/index.js'
@@ -33,7 +34,7 @@ function rng(seed: number) {
 class Model {
   private readonly gens = new Map<number, Sketch>()
   constructor(
-    private readonly cfg: SketchConfig,
+    private readonly cfg: SketchOptions,
     private readonly N: number,
     private readonly periodMs: number,
     private readonly clock: FakeClock,
@@ -62,22 +63,22 @@ class Model {
   tryConsume(key: string, cost: number, limit: number) {
     const [oldest, ...rest] = this.live()
     const admitted = oldest.tryUpdate(key, cost, limit)
-    const score = oldest.query(key)
+    const score = oldest.estimate(key)
     if (admitted) this.writeYounger(rest, key, cost, score)
     return { admitted, score }
   }
   add(key: string, delta: number) {
     const [oldest, ...rest] = this.live()
-    const score = oldest.updateAndQuery(key, delta)
+    const score = oldest.updateAndEstimate(key, delta)
     this.writeYounger(rest, key, delta, score)
     return score
   }
   read(key: string) {
-    return this.live()[0].query(key)
+    return this.live()[0].estimate(key)
   }
 }
 
-const configs: Array<{ name: string; sketch: SketchConfig; exp?: boolean }> = [
+const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
   {
     name: 'debt meter: min, linear 5/s, [0, 20], murmur3',
     sketch: { levels: 3, cellsPerLevel: 16, decay: linear(5), lo: 0, hi: 20, aggregator: 'min', hasher: murmur3() },

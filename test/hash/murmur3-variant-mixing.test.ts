@@ -27,7 +27,7 @@ t.test('Sketch: merge and applyDelta (object and frame) across variants are refu
   const d = b.takeDelta()
   t.throws(() => a.applyDelta(d), refused)
   t.throws(() => a.applyDelta(d.serialize()), refused)
-  t.equal(a.query('k'), 0, 'nothing was applied')
+  t.equal(a.estimate('k'), 0, 'nothing was applied')
 })
 
 t.test('Rotator: merge and applyDelta across variants are refused; generations keep the variant', async (t) => {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { Telemetry, suggestSize } from '../../src/limit/telemetry.js'
-import { falsePositiveRate } from '../../src/sketch/sizing.js'
+import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { TELEMETRY_OPTION_KEYS, type TelemetryOptions } from '../../src/limit/telemetry.js'
 import { typo, unknownOption } from '../unknown-option.js'
@@ -32,11 +32,11 @@ t.test('one warning when the estimated false-positive rate passes the target, wi
   const s = tel.stats()
   t.ok(s.falsePositiveRate > 0.01)
   t.ok(
-    falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel, s.distinctKeys) <= 0.01,
+    sketchFalsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel, s.distinctKeys) <= 0.01,
     'the suggested size meets the target',
   )
   t.ok(
-    falsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel - 1, s.distinctKeys) > 0.01 * 0.999,
+    sketchFalsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel - 1, s.distinctKeys) > 0.01 * 0.999,
     'and is about the smallest that does',
   )
 })

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import { grudgeStore, GrudgeStore } from '../../plugins/fastify-rate-limit-store.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { SKETCH_OPTION_KEYS, type SketchOptions } from '../../src/limit/options.js'
+import { POLICY_SKETCH_OPTION_KEYS, type PolicySketchOptions } from '../../src/limit/options.js'
 import { localStore } from '../../src/limit/store.js'
 import { murmur3 } from '../../src/hash/hasher.js'
 import { typo, unknownOption } from '../unknown-option.js'
@@ -49,12 +49,12 @@ t.test('GrudgeStore directly: incr, read, child', async (t) => {
 
 t.test('unknown sketch options are refused; the options @fastify/rate-limit passes are its own', async (t) => {
   const ticker = new FakeTicker()
-  t.throws(() => grudgeStore(typo<SketchOptions>({ ticker, level: 2 })), unknownOption('store.level', 'levels'))
+  t.throws(() => grudgeStore(typo<PolicySketchOptions>({ ticker, level: 2 })), unknownOption('store.level', 'levels'))
   t.throws(
-    () => new GrudgeStore(undefined, typo<SketchOptions>({ ticker, generation: 3 })),
+    () => new GrudgeStore(undefined, typo<PolicySketchOptions>({ ticker, generation: 3 })),
     unknownOption('store.generation', 'generations'),
   )
-  const all: Required<SketchOptions> = {
+  const all: Required<PolicySketchOptions> = {
     levels: 2,
     cellsPerLevel: 64,
     generations: 3,
@@ -64,7 +64,7 @@ t.test('unknown sketch options are refused; the options @fastify/rate-limit pass
     ticker,
     store: localStore(),
   }
-  t.same(Object.keys(all).sort(), [...SKETCH_OPTION_KEYS].sort(), 'the test names every option')
+  t.same(Object.keys(all).sort(), [...POLICY_SKETCH_OPTION_KEYS].sort(), 'the test names every option')
   const Store = grudgeStore(all)
   // what @fastify/rate-limit hands the store: its whole options object, not checked
   const s = new Store({ max: 3, timeWindow: 1000, keyGenerator: () => 'k', hook: 'onRequest', anything: true })

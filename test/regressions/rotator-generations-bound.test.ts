@@ -5,6 +5,7 @@
 import t from 'tap'
 import { Rotator } from '../../src/sketch/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 
 t.test('generations above the frame limit are refused at construction', async (t) => {
   const base = { sketch: { levels: 1, cellsPerLevel: 1, seed: 1 }, periodMs: 1000, clock: new FakeClock() }
@@ -13,7 +14,7 @@ t.test('generations above the frame limit are refused at construction', async (t
     message: /generations/,
   })
   const r = new Rotator({ ...base, generations: 65535, ticker: new FakeTicker() })
-  const back = Rotator.deserialize(r.serialize({ wallMs: 0 }), {
+  const back = Rotator.deserialize(serializeAtWall(r, 0), {
     clock: new FakeClock(),
     wallMs: 0,
     ticker: new FakeTicker(),

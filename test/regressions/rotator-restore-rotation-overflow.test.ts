@@ -8,6 +8,7 @@ import t from 'tap'
 import { Rotator, linear } from '../../src/sketch/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
+import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 
 t.test('a crafted writer wall-clock far in the past is refused', async (t) => {
   const clock = new FakeClock()
@@ -18,7 +19,7 @@ t.test('a crafted writer wall-clock far in the past is refused', async (t) => {
     ticker: new FakeTicker(),
     seed: 7,
   })
-  const parts = readFrame(r.serialize({ wallMs: 0 }), FAMILY.rotator, 1)
+  const parts = readFrame(serializeAtWall(r, 0), FAMILY.rotator, 1)
   const params = new Uint8Array(parts.params)
   new DataView(params.buffer).setFloat64(36, -1e300, true) // writer wall-clock ms
   const crafted = writeFrame({
@@ -42,12 +43,9 @@ t.test('a tiny period after a long downtime is refused; a plausible one restores
     ticker: new FakeTicker(),
     seed: 7,
   })
-  t.throws(
-    () => Rotator.deserialize(tiny.serialize({ wallMs: 0 }), { clock, wallMs: 3.15e11, ticker: new FakeTicker() }),
-    {
-      code: 'ERR_GRUDGE_FORMAT_INVALID',
-    },
-  )
+  t.throws(() => Rotator.deserialize(serializeAtWall(tiny, 0), { clock, wallMs: 3.15e11, ticker: new FakeTicker() }), {
+    code: 'ERR_GRUDGE_FORMAT_INVALID',
+  })
   const ok = new Rotator({
     sketch: { levels: 1, cellsPerLevel: 8 },
     periodMs: 1000,
@@ -55,9 +53,9 @@ t.test('a tiny period after a long downtime is refused; a plausible one restores
     ticker: new FakeTicker(),
     seed: 7,
   })
-  const back = Rotator.deserialize(ok.serialize({ wallMs: 0 }), { clock, wallMs: 3.15e11, ticker: new FakeTicker() })
+  const back = Rotator.deserialize(serializeAtWall(ok, 0), { clock, wallMs: 3.15e11, ticker: new FakeTicker() })
   t.equal(back.rotations, 3.15e8, 'ten years at one rotation per second')
-  const again = Rotator.deserialize(back.serialize({ wallMs: 3.15e11 }), {
+  const again = Rotator.deserialize(serializeAtWall(back, 3.15e11), {
     clock,
     wallMs: 3.15e11,
     ticker: new FakeTicker(),

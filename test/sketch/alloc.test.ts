@@ -2,10 +2,11 @@ import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
-// Zero allocation on the hot path: 10^6 update / tryUpdate / updateWithFloor / query /
-// updateAndQuery calls with pre-built 16- and 40-byte ASCII string keys, murmur3 and SipHash,
+// Zero allocation on the hot path: 10^6 update / tryUpdate / updateWithFloor / estimate /
+// updateAndEstimate calls with pre-built 16- and 40-byte ASCII string keys, murmur3 and SipHash,
 // exponential decay with a moving clock; 10^6 updates with keys holding a char ≥ U+0080 (hashKey's UTF-8 encoding fallback);
-// and 10^6 updates under the default clock (systemClock).
+// 10^6 updates under the default clock (systemClock); and 10^6 calls of the explicit-time
+// forms updateAt and updateAndEstimateAt.
 // One heap number per operation would be 16 MB per run, i.e. at least one scavenge of
 // the young generation; we require none, and a heap growth below 1 byte per operation.
 // Measured in a child process without coverage instrumentation (see fixtures/alloc-child.ts),
@@ -37,8 +38,8 @@ t.test('the hot-path operations allocate nothing over 10^6 calls', async (t) => 
   }>
   t.equal(
     rows.length,
-    26,
-    'murmur3 and siphash × (16 and 40 ASCII bytes × update, tryUpdate, updateWithFloor, query and updateAndQuery + 17 and 41 non-ASCII bytes × update + 16 ASCII bytes × update with the default clock)',
+    30,
+    'murmur3 and siphash × (16 and 40 ASCII bytes × update, tryUpdate, updateWithFloor, estimate and updateAndEstimate + 17 and 41 non-ASCII bytes × update + 16 ASCII bytes × update with the default clock + 16 ASCII bytes × updateAt and updateAndEstimateAt)',
   )
   t.same(
     [...new Set(rows.map((r) => `${r.hasher} ${r.keyKind}`))],

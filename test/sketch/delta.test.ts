@@ -5,6 +5,7 @@ import { SketchDelta, type DeserializeOptions } from '../../src/sketch/index.js'
 import { murmur3 } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
 const WALL = 1_700_000_000_000
 const KEYS = ['k0', 'k1', 'k2', 'k3', 'k4']
@@ -42,7 +43,7 @@ function runFleet(replicas: number, cmds: Cmd[], decay = exponential(0.2)) {
   const inbox: (SketchDelta | Uint8Array)[][] = reps.map(() => [])
   const sync = (r: number, bytes: boolean): void => {
     const d = reps[r].takeDelta()
-    const payload = bytes ? d.serialize({ wallMs: WALL }) : d
+    const payload = bytes ? serializeAtWall(d, WALL) : d
     for (let j = 0; j < replicas; j++) if (j !== r) inbox[j].push(payload)
   }
   const deliver = (j: number, pick: number): void => {
@@ -72,7 +73,7 @@ t.test(
         fc.integer({ min: 2, max: 4 }).chain((n) => fc.tuple(fc.constant(n), fc.array(cmd(n), { maxLength: 60 }))),
         ([n, cmds]) => {
           const { reps, oracle } = runFleet(n, cmds)
-          return reps.every((rep) => KEYS.every((k) => near(rep.query(k), oracle.query(k))))
+          return reps.every((rep) => KEYS.every((k) => near(rep.estimate(k), oracle.estimate(k))))
         },
       ),
       { seed: 1, numRuns: 200 },
@@ -84,7 +85,7 @@ t.test('no decay: the same, exactly the plain sums', async () => {
   fc.assert(
     fc.property(fc.array(cmd(3), { maxLength: 60 }), (cmds) => {
       const { reps, oracle } = runFleet(3, cmds, none())
-      return reps.every((rep) => KEYS.every((k) => near(rep.query(k), oracle.query(k))))
+      return reps.every((rep) => KEYS.every((k) => near(rep.estimate(k), oracle.estimate(k))))
     }),
     { seed: 2, numRuns: 150 },
   )
@@ -101,8 +102,8 @@ t.test('syncing A→B→A twice does not double count', async (t) => {
     b.applyDelta(a.takeDelta())
     a.applyDelta(b.takeDelta())
   }
-  t.equal(a.query('k'), 7, 'A: 3 + 4, once each')
-  t.equal(b.query('k'), 7, 'B: 4 + 3, once each')
+  t.equal(a.estimate('k'), 7, 'A: 3 + 4, once each')
+  t.equal(b.estimate('k'), 7, 'B: 4 + 3, once each')
   t.ok(a.takeDelta().isEmpty() && b.takeDelta().isEmpty(), 'nothing left to ship: applied deltas are never echoed')
   fc.assert(
     fc.property(
@@ -129,7 +130,7 @@ t.test('syncing A→B→A twice does not double count', async (t) => {
           y.applyDelta(x.takeDelta())
           x.applyDelta(y.takeDelta())
         }
-        return KEYS.every((k) => near(x.query(k), oracle.query(k)) && near(y.query(k), oracle.query(k)))
+        return KEYS.every((k) => near(x.estimate(k), oracle.estimate(k)) && near(y.estimate(k), oracle.estimate(k)))
       },
     ),
     { seed: 4, numRuns: 200 },
@@ -175,7 +176,7 @@ t.test('applying deltas in any order gives the same view', async () => {
         ].map((order) => {
           const acc = new Sketch(cfg)
           for (const i of order) acc.applyDelta(deltas[i])
-          return KEYS.map((k) => acc.query(k))
+          return KEYS.map((k) => acc.estimate(k))
         })
         return views.every((v) => v.every((x, i) => near(x, views[0][i])))
       },
@@ -214,7 +215,7 @@ t.test(
           }
           round()
           const same = KEYS.every(
-            (k) => near(reps[0].query(k), reps[1].query(k)) && near(reps[0].query(k), reps[2].query(k)),
+            (k) => near(reps[0].estimate(k), reps[1].estimate(k)) && near(reps[0].estimate(k), reps[2].estimate(k)),
           )
           const silent = reps.every((r) => r.takeDelta().scores.every((v) => Math.abs(v) < 1e-9))
           return same && silent
@@ -237,8 +238,8 @@ t.test("linear decay: a delta in transit joins the receiver's bucket at the time
   const d = a.takeDelta() // +4 at t=2 s
   clock.set(3_000)
   b.applyDelta(d) // b's bucket was never empty in transit: 5 − 3 + 4, as one bucket fed 5 at 0 s and 4 at 2 s
-  t.equal(b.query('k'), 6)
-  t.equal(a.query('k'), 6, 'a: 7 − 1: both replicas agree')
+  t.equal(b.estimate('k'), 6)
+  t.equal(a.estimate('k'), 6, 'a: 7 − 1: both replicas agree')
   t.ok(b.takeDelta().isEmpty(), 'nothing echoes')
 
   // a delta of +4 taken at t=0 and applied at t=3 s, against a single token bucket
@@ -258,7 +259,7 @@ t.test("linear decay: a delta in transit joins the receiver's bucket at the time
     const delta = src.takeDelta()
     clock.advance(3_000)
     dst.applyDelta(delta)
-    t.equal(dst.query('k'), row.expected, `receiver held ${row.receiver}: ${row.expected}`)
+    t.equal(dst.estimate('k'), row.expected, `receiver held ${row.receiver}: ${row.expected}`)
   }
   fc.assert(
     fc.property(
@@ -278,7 +279,7 @@ t.test("linear decay: a delta in transit joins the receiver's bucket at the time
         dst.applyDelta(delta)
         const bucketAtTake = Math.max(0, held - heldAgeMs / 1000)
         const single = Math.max(0, bucketAtTake + x - transitMs / 1000)
-        return near(dst.query('k'), single)
+        return near(dst.estimate('k'), single)
       },
     ),
     { seed: 12, numRuns: 300 },
@@ -297,11 +298,11 @@ t.test(
     const d = a.takeDelta() // +4 at t=0
     clock.set(3_000)
     b.applyDelta(d) // view: 10 − 3 + 4 (its bucket never emptied)
-    t.equal(b.query('k'), 11)
+    t.equal(b.estimate('k'), 11)
     const back = b.takeDelta()
     t.equal(back.scores[0], 7, 'b ships only its own 10 drained for 3 s')
     a.applyDelta(back)
-    t.equal(a.query('k'), 8, 'a: 4 − 3 + 7')
+    t.equal(a.estimate('k'), 8, 'a: 4 − 3 + 7')
   },
 )
 
@@ -339,7 +340,7 @@ t.test(
           const own = Math.max(0, held - applyAt / 1000)
           const separate = own + ds.reduce((acc, [x, atMs]) => acc + Math.max(0, x - (applyAt - atMs) / 1000), 0)
           const undrained = own + ds.reduce((acc, [x]) => acc + x, 0)
-          const got = dst.query('k')
+          const got = dst.estimate('k')
           return got >= separate - 1e-9 && got <= undrained + 1e-9
         },
       ),
@@ -353,19 +354,19 @@ t.test('markSynced: a loaded fleet snapshot is not shipped back; without it, it 
   const cfg = { levels: 2, cellsPerLevel: 32, decay: none(), hi: 1e9, hasher: murmur3(3), clock }
   const fleet = new Sketch(cfg)
   fleet.update('k', 10)
-  const snapshot = fleet.serialize({ wallMs: WALL })
+  const snapshot = serializeAtWall(fleet, WALL)
   const joined = Sketch.deserialize(snapshot, { clock, wallMs: WALL })
   joined.markSynced()
   t.ok(joined.takeDelta().isEmpty(), 'after markSynced nothing is pending')
   joined.update('k', 1)
   const d = joined.takeDelta()
   fleet.applyDelta(d)
-  t.equal(fleet.query('k'), 11)
+  t.equal(fleet.estimate('k'), 11)
   const naive = Sketch.deserialize(snapshot, { clock, wallMs: WALL })
   const all = naive.takeDelta()
   const other = new Sketch(cfg)
   other.applyDelta(all)
-  t.equal(other.query('k'), 10, 'without markSynced the loaded state counts as local')
+  t.equal(other.estimate('k'), 10, 'without markSynced the loaded state counts as local')
 })
 
 t.test('applyDelta refuses incompatible deltas and bad values', async (t) => {
@@ -379,7 +380,7 @@ t.test('applyDelta refuses incompatible deltas and bad values', async (t) => {
   t.throws(() => a.applyDelta(c.takeDelta()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /levels/ })
   t.throws(() => a.applyDelta({} as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
   t.throws(() => a.applyDelta(new Uint8Array(10)), { code: 'ERR_GRUDGE_FORMAT_TRUNCATED' })
-  t.equal(a.query('k'), 0, 'nothing was applied')
+  t.equal(a.estimate('k'), 0, 'nothing was applied')
 })
 
 t.test('Rotator deltas per generation: a fleet rotating in step converges on the sum of all updates', async () => {
@@ -417,7 +418,7 @@ t.test('Rotator deltas per generation: a fleet rotating in step converges on the
       const sync = (r: number, bytes: boolean): void => {
         const d = reps[r].takeDelta()
         for (let j = 0; j < 3; j++)
-          if (j !== r) reps[j].applyDelta(bytes ? d.serialize({ wallMs: WALL }) : d, { wallMs: WALL })
+          if (j !== r) reps[j].applyDelta(bytes ? serializeAtWall(d, WALL) : d, { wallMs: WALL })
       }
       for (const c of cmds) {
         if (c.kind === 'update') {
@@ -433,7 +434,7 @@ t.test('Rotator deltas per generation: a fleet rotating in step converges on the
       }
       for (let r = 0; r < 3; r++) sync(r, r === 1)
       const ok = reps.every(
-        (rep) => rep.rotations === oracle.rotations && KEYS.every((k) => near(rep.query(k), oracle.query(k))),
+        (rep) => rep.rotations === oracle.rotations && KEYS.every((k) => near(rep.estimate(k), oracle.estimate(k))),
       )
       for (const r of [...reps, oracle]) r.close()
       return ok
@@ -462,13 +463,13 @@ t.test('Rotator deltas: generations retired or not yet created are skipped; othe
   const d = a.takeDelta()
   t.equal(d.rotations, 1)
   t.equal(b.applyDelta(d), 2, 'generations 1 and 2 applied, 3 does not exist at b yet')
-  t.equal(b.query('k'), 0, "b's oldest (generation 0) got nothing from a")
+  t.equal(b.estimate('k'), 0, "b's oldest (generation 0) got nothing from a")
   b.rotate()
-  t.equal(b.query('k'), 3, 'generation 1 holds 2 + 1')
-  t.equal(RotatorDelta.deserialize(d.serialize({ wallMs: WALL }), { wallMs: WALL, clock }).deltas.length, 3)
+  t.equal(b.estimate('k'), 3, 'generation 1 holds 2 + 1')
+  t.equal(RotatorDelta.deserialize(serializeAtWall(d, WALL), { wallMs: WALL, clock }).deltas.length, 3)
   const back = b.takeDelta()
   t.equal(a.applyDelta(back), 3)
-  t.equal(a.query('k'), 3, 'nothing echoed back')
+  t.equal(a.estimate('k'), 3, 'nothing echoed back')
   const c = mk(6)
   t.throws(() => c.applyDelta(a.takeDelta()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /seed/ })
   const e = new Rotator({
@@ -480,7 +481,7 @@ t.test('Rotator deltas: generations retired or not yet created are skipped; othe
     ticker,
   })
   t.throws(() => e.applyDelta(a.takeDelta()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /levels/ })
-  t.throws(() => Rotator.deserialize(d.serialize({ wallMs: WALL })), {
+  t.throws(() => Rotator.deserialize(serializeAtWall(d, WALL)), {
     code: 'ERR_GRUDGE_FORMAT_INVALID',
     message: /delta/,
   })
@@ -505,10 +506,10 @@ t.test('Rotator.merge: generation by generation, same seeds and rotation count r
   a.update('k', 2)
   b.update('k', 5)
   a.merge(b)
-  t.equal(a.query('k'), 7)
-  t.equal(b.query('k'), 5)
+  t.equal(a.estimate('k'), 7)
+  t.equal(b.estimate('k'), 5)
   a.rotate()
-  t.equal(a.query('k'), 7, 'the successor generation was merged too')
+  t.equal(a.estimate('k'), 7, 'the successor generation was merged too')
   t.throws(() => a.merge(b), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE', message: /rotations/ })
   t.throws(() => a.merge(a), { code: 'ERR_GRUDGE_MERGE_SELF' })
   t.throws(() => a.merge(mk()), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
@@ -534,7 +535,7 @@ t.test('RotatorDelta.isEmpty: empty after a sync, not after an update; applyDelt
   const d = a.takeDelta()
   t.notOk(d.isEmpty(), 'an update is something to ship')
   t.equal(b.applyDelta(d), 2, 'both generations applied')
-  t.equal(b.query('k'), 3)
+  t.equal(b.estimate('k'), 3)
   t.ok(a.takeDelta().isEmpty(), 'taken once: nothing new since')
   for (const bad of [{}, a.takeDelta().deltas[0], 'bytes']) {
     t.throws(() => b.applyDelta(bad as never), {
@@ -542,14 +543,14 @@ t.test('RotatorDelta.isEmpty: empty after a sync, not after an update; applyDelt
       message: /applyDelta: expected a RotatorDelta or its bytes, received another value/,
     })
   }
-  t.equal(b.query('k'), 3, 'a refused delta changes nothing')
+  t.equal(b.estimate('k'), 3, 'a refused delta changes nothing')
 })
 
 t.test('deserializing a delta refuses an unknown option', async (t) => {
   const clock = new FakeClock(0)
   const s = new Sketch({ seed: 1, clock, decay: none() })
   s.update('a', 1)
-  const bytes = s.takeDelta().serialize({ wallMs: 0 })
+  const bytes = serializeAtWall(s.takeDelta(), 0)
   t.throws(
     () => SketchDelta.deserialize(bytes, typo<DeserializeOptions>({ wallms: 0 })),
     unknownOption('wallms', 'wallMs'),
@@ -558,7 +559,7 @@ t.test('deserializing a delta refuses an unknown option', async (t) => {
   const ticker = new FakeTicker()
   const r = new Rotator({ sketch: { decay: none() }, periodMs: 1000, clock, ticker, seed: 2 })
   r.update('a', 1)
-  const rbytes = r.takeDelta().serialize({ wallMs: 0 })
+  const rbytes = serializeAtWall(r.takeDelta(), 0)
   r.close()
   t.throws(
     () => RotatorDelta.deserialize(rbytes, typo<DeserializeOptions>({ clocks: clock })),

@@ -27,13 +27,13 @@ t.test('sketch-exponential-murmur3.v1.bin: header, config and decayed scores', a
   t.equal(s.hasher.name, 'murmur3x64', 'written before 0.1.0: hasher id 1, MurmurHash3_x64_128 h1')
   t.same([...s.hasher.seed], [...seedBytes(42)])
   // alice: 8 written at t=10 s, serialized at t=20 s: one half-life old → 4
-  close(t, s.query('alice'), 4, 'alice')
+  close(t, s.estimate('alice'), 4, 'alice')
   // bob: 3 written at t=15 s: half a half-life old → 3 / √2
-  close(t, s.query('bob'), 3 / Math.SQRT2, 'bob')
+  close(t, s.estimate('bob'), 3 / Math.SQRT2, 'bob')
   // after 10 s of downtime: one more half-life
   const later = Sketch.deserialize(bytes, { clock: new FakeClock(123), wallMs: WALL + 10_000 })
-  close(t, later.query('alice'), 2, 'alice after 10 s down')
-  close(t, later.query('bob'), 1.5 / Math.SQRT2, 'bob after 10 s down')
+  close(t, later.estimate('alice'), 2, 'alice after 10 s down')
+  close(t, later.estimate('bob'), 1.5 / Math.SQRT2, 'bob after 10 s down')
 })
 
 t.test('sketch-linear-siphash.v1.bin: a debt drains across the restart', async (t) => {
@@ -49,13 +49,13 @@ t.test('sketch-linear-siphash.v1.bin: a debt drains across the restart', async (
   t.equal(s.hasher.name, 'siphash')
   t.equal(Buffer.from(s.hasher.seed).toString('hex'), '000102030405060708090a0b0c0d0e0f')
   // alice: 10 admitted at t=1 s; 2 s to serialization + 1 s down = 3 s at 2/s → 10 − 6
-  t.equal(s.query('alice'), 4)
+  t.equal(s.estimate('alice'), 4)
   // carol: −4 at t=3 s (serialization), 1 s down → −4 + 2
-  t.equal(s.query('carol'), -2)
+  t.equal(s.estimate('carol'), -2)
   t.equal(s.tryUpdate('alice', 6, 10), true, '4 + 6 ≤ 10')
   clock.advance(10_000)
-  t.equal(s.query('alice'), 0)
-  t.equal(s.query('carol'), 0)
+  t.equal(s.estimate('alice'), 0)
+  t.equal(s.estimate('carol'), 0)
 })
 
 t.test('rotator-none.v1.bin: generations, seeds and rotation phase across downtimes', async (t) => {
@@ -76,7 +76,7 @@ t.test('rotator-none.v1.bin: generations, seeds and rotation phase across downti
     t.equal(r.generations, 3)
     t.equal(r.periodMs, 10_000)
     t.equal(r.rotations, row.rotations, `down ${row.downMs} ms: rotations`)
-    t.equal(r.query('k'), row.k, `down ${row.downMs} ms: k`)
+    t.equal(r.estimate('k'), row.k, `down ${row.downMs} ms: k`)
     t.equal(ticker.size, 1, 'the restored rotator runs on the given ticker')
     const twin = new Rotator({
       // the frame's hasher id 1 (murmur3x64, the default before 0.1.0)
@@ -108,12 +108,12 @@ t.test('sketch-delta-exponential.v1.bin: a delta frame applies into a compatible
   }) // the frame's id 1
   s.applyDelta(d)
   // +6 taken at serialization, 10 s (one half-life) in transit → 3
-  close(t, s.query('alice'), 3, 'alice')
-  t.equal(s.query('bob'), 0)
+  close(t, s.estimate('alice'), 3, 'alice')
+  t.equal(s.estimate('bob'), 0)
   // on top of the golden sketch 1, without downtime: 4 + 6
   const base = Sketch.deserialize(load('sketch-exponential-murmur3.v1.bin'), { clock, wallMs: WALL })
   base.applyDelta(bytes, { wallMs: WALL })
-  close(t, base.query('alice'), 10, 'alice on sketch 1')
+  close(t, base.estimate('alice'), 10, 'alice on sketch 1')
   t.throws(
     () => Sketch.deserialize(bytes),
     { code: 'ERR_GRUDGE_FORMAT_INVALID', message: /delta/ },
@@ -135,7 +135,7 @@ t.test('sketch-delta-sparse-exponential.v1.bin: the same delta in the sparse enc
     clock,
   }) // the frame's id 1
   s.applyDelta(bytes, { wallMs: WALL + 10_000 })
-  close(t, s.query('alice'), 3, 'alice: +6, one half-life in transit')
+  close(t, s.estimate('alice'), 3, 'alice: +6, one half-life in transit')
   const dense = SketchDelta.deserialize(load('sketch-delta-exponential.v1.bin'), { clock, wallMs: WALL })
   const sparse = SketchDelta.deserialize(bytes, { clock, wallMs: WALL })
   t.same([...sparse.scores], [...dense.scores], 'both encodings hold the same cells')
@@ -154,9 +154,9 @@ t.test('rotator-delta-sparse.v1.bin: a rotator delta applies to every generation
     ticker,
   })
   t.equal(twin.applyDelta(bytes, { wallMs: WALL }), 3, 'generations 0, 1, 2')
-  t.equal(twin.query('k'), 5)
+  t.equal(twin.estimate('k'), 5)
   twin.rotate()
   twin.rotate()
-  t.equal(twin.query('k'), 5, 'generation 2 got it too')
+  t.equal(twin.estimate('k'), 5, 'generation 2 got it too')
   twin.close()
 })

@@ -1,13 +1,13 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { Sketch, exponential, linear, none, type SketchConfig } from '../../src/sketch/index.js'
+import { Sketch, exponential, linear, none, type SketchOptions } from '../../src/sketch/index.js'
 import { murmur3, sipHash } from '../../src/hash/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
 
 t.test('incompatible sketches are refused naming what differs; a sketch cannot merge itself', async (t) => {
-  const base: SketchConfig = {
+  const base: SketchOptions = {
     levels: 3,
     cellsPerLevel: 32,
     decay: exponential(0.1),
@@ -17,7 +17,7 @@ t.test('incompatible sketches are refused naming what differs; a sketch cannot m
     hasher: murmur3(5),
   }
   const a = new Sketch(base)
-  const variants: [string, SketchConfig][] = [
+  const variants: [string, SketchOptions][] = [
     ['levels', { ...base, levels: 4 }],
     ['cellsPerLevel', { ...base, cellsPerLevel: 33 }],
     ['decay', { ...base, decay: linear(0.1) }],
@@ -69,7 +69,7 @@ for (const decay of [exponential(0.3), none()]) {
         clock.advance(tailMs)
         parts[0].merge(parts[1])
         parts[0].merge(parts[2])
-        for (let k = 0; k < 6; k++) if (!near(parts[0].query(`k${k}`), all.query(`k${k}`))) return false
+        for (let k = 0; k < 6; k++) if (!near(parts[0].estimate(`k${k}`), all.estimate(`k${k}`))) return false
         return true
       }),
       { seed: 42, numRuns: 200 },
@@ -98,7 +98,7 @@ t.test('merge order does not matter (exponential, any permutation of three sourc
       ]) {
         const acc = new Sketch(cfg)
         for (const i of order) acc.merge(src[i])
-        results.push([0, 1, 2, 3, 4, 5].map((k) => acc.query(`k${k}`)))
+        results.push([0, 1, 2, 3, 4, 5].map((k) => acc.estimate(`k${k}`)))
       }
       return results.every((r) => r.every((v, k) => near(v, results[0][k])))
     }),
@@ -111,17 +111,17 @@ t.test('merge clamps to [lo, hi] and leaves the source unchanged', async (t) => 
   const cfg = { levels: 2, cellsPerLevel: 64, hi: 10, lo: -3, hasher: murmur3(2), clock }
   const a = new Sketch(cfg)
   const b = new Sketch(cfg)
-  const [ck, cn] = [a.queryDetailed('k').cells, a.queryDetailed('n').cells]
+  const [ck, cn] = [a.estimateDetailed('k').cells, a.estimateDetailed('n').cells]
   t.ok(ck[0] !== cn[0] && ck[1] !== cn[1], 'precondition: k and n share no cell')
   a.update('k', 7)
   b.update('k', 6)
   a.update('n', -2)
   b.update('n', -2)
   a.merge(b)
-  t.equal(a.query('k'), 10, '7 + 6 clamped to hi')
-  t.equal(a.query('n'), -3, '−2 − 2 clamped to lo')
-  t.equal(b.query('k'), 6)
-  t.equal(b.query('n'), -2)
+  t.equal(a.estimate('k'), 10, '7 + 6 clamped to hi')
+  t.equal(a.estimate('n'), -3, '−2 − 2 clamped to lo')
+  t.equal(b.estimate('k'), 6)
+  t.equal(b.estimate('n'), -2)
 })
 
 t.test('at one instant, clamping at hi does not depend on merge order when every score is ≥ 0', async (t) => {
@@ -141,7 +141,7 @@ t.test('at one instant, clamping at hi does not depend on merge order when every
     })
     const acc = new Sketch(cfg)
     for (const i of order) acc.merge(src[i])
-    t.equal(acc.query('k'), 10, `order ${order.join(',')}: min(hi, 4 + 5 + 6)`)
+    t.equal(acc.estimate('k'), 10, `order ${order.join(',')}: min(hi, 4 + 5 + 6)`)
   }
 })
 
@@ -153,7 +153,7 @@ t.test('merge decays each side on its own clock', async (t) => {
   b.update('k', 8)
   cb.set(2_000) // two half-lives on b's clock
   a.merge(b)
-  t.ok(near(a.query('k'), 2), "8 → 2 on b's clock, added at a's now")
+  t.ok(near(a.estimate('k'), 2), "8 → 2 on b's clock, added at a's now")
 })
 
 t.test("linear decay: merge charges the source's current debt to the target at the merge instant", async (t) => {
@@ -169,10 +169,10 @@ t.test("linear decay: merge charges the source's current debt to the target at t
   clock.set(4_000)
   // a(4 s) = 6, b(4 s) = 4
   a.merge(b)
-  t.equal(a.query('k'), 10, 'the sum at the merge instant')
+  t.equal(a.estimate('k'), 10, 'the sum at the merge instant')
   clock.set(7_000)
-  t.equal(a.query('k'), 7, 'one drain of 1/s over the sum')
-  t.equal(b.query('k'), 1, 'b drained alone')
+  t.equal(a.estimate('k'), 7, 'one drain of 1/s over the sum')
+  t.equal(b.estimate('k'), 1, 'b drained alone')
   fc.assert(
     fc.property(
       fc.double({ min: 0, max: 50, noNaN: true }),
@@ -186,10 +186,10 @@ t.test("linear decay: merge charges the source's current debt to the target at t
         a2.update('k', x)
         b2.update('k', y)
         clock.advance(gapMs)
-        const [ax, by] = [a2.query('k'), b2.query('k')]
+        const [ax, by] = [a2.estimate('k'), b2.estimate('k')]
         a2.merge(b2)
         clock.advance(laterMs)
-        const merged = a2.query('k')
+        const merged = a2.estimate('k')
         const separate = Math.max(0, ax - laterMs / 1000) + Math.max(0, by - laterMs / 1000)
         return near(merged, Math.max(0, ax + by - laterMs / 1000)) && merged >= separate - 1e-9
       },

@@ -15,7 +15,7 @@ class Peek extends Rotator {
     return this.gens[i]
   }
   reads(key: string): number[] {
-    return this.gens.map((g) => g.query(key))
+    return this.gens.map((g) => g.estimate(key))
   }
 }
 
@@ -95,7 +95,7 @@ t.test('step table: after an admit every younger generation reads ≥ the oldest
   r.close()
 })
 
-t.test('update and updateAndQuery carry non-negative deltas only; exponential decay never carries', async (t) => {
+t.test('update and updateAndEstimate carry non-negative deltas only; exponential decay never carries', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
   const r = new Peek({
@@ -111,10 +111,10 @@ t.test('update and updateAndQuery carry non-negative deltas only; exponential de
   r.update('k', 6)
   t.same(r.reads('k'), [6, 6])
   r.rotate() // G0 = 6, fresh G1
-  t.equal(r.updateAndQuery('k', 1), 7)
-  t.same(r.reads('k'), [7, 7], 'updateAndQuery carries: G1 = max(0 + 1, 7) (a plain add: 1)')
+  t.equal(r.updateAndEstimate('k', 1), 7)
+  t.same(r.reads('k'), [7, 7], 'updateAndEstimate carries: G1 = max(0 + 1, 7) (a plain add: 1)')
   r.rotate() // G0 = 7, fresh G1
-  t.equal(r.updateAndQuery('k', -3), 4)
+  t.equal(r.updateAndEstimate('k', -3), 4)
   t.same(r.reads('k'), [4, 0], 'a negative delta is a plain add: G1 = clamp(0 − 3) = 0, not raised to 4')
   r.rotate() // G0 = 0, fresh G1
   t.equal(r.tryUpdate('k', -1, 10), true)
@@ -141,18 +141,18 @@ t.test('Sketch.updateWithFloor: clamp(max(decayed + delta, floor)) in each cell,
   const s = new Sketch({ decay: linear(1), lo: -5, hi: 10, levels: 3, cellsPerLevel: 8, hasher: murmur3(1), clock })
   s.update('k', 2)
   s.updateWithFloor('k', 1, 7)
-  t.equal(s.query('k'), 7, 'raised to the floor')
+  t.equal(s.estimate('k'), 7, 'raised to the floor')
   s.updateWithFloor('k', 2, 3)
-  t.equal(s.query('k'), 9, 'above the floor: a plain add')
+  t.equal(s.estimate('k'), 9, 'above the floor: a plain add')
   s.updateWithFloor('k', 0, 50)
-  t.equal(s.query('k'), 10, 'a floor above hi yields hi')
+  t.equal(s.estimate('k'), 10, 'a floor above hi yields hi')
   clock.set(4_000)
   s.updateWithFloor('k', -20, -Infinity)
-  t.equal(s.query('k'), -5, 'decayed to 6, −20, clamped to lo; −Infinity is no floor')
+  t.equal(s.estimate('k'), -5, 'decayed to 6, −20, clamped to lo; −Infinity is no floor')
   t.throws(() => s.updateWithFloor('k', 1, NaN), { code: 'ERR_GRUDGE_VALUE_NOT_FINITE', message: /floor/ })
   t.throws(() => s.updateWithFloor('k', 1, Infinity), { code: 'ERR_GRUDGE_VALUE_NOT_FINITE', message: /floor/ })
   t.throws(() => s.updateWithFloor('k', NaN, 1), { code: 'ERR_GRUDGE_VALUE_NOT_FINITE', message: /delta/ })
-  t.equal(s.query('k'), -5, 'a rejected call changes nothing')
+  t.equal(s.estimate('k'), -5, 'a rejected call changes nothing')
 })
 
 // Property: rate 1000/s (1 per ms) and integer times and costs keep every drain exact, so
@@ -199,7 +199,7 @@ t.test('one key: the rotator decides exactly as the exact token bucket (guard pe
           r.rotateTo(Math.floor(now / periodMs))
           const want = ref.tryConsume(now, cost, limit)
           if (r.tryUpdate('k', cost, limit) !== want) return false
-          if (r.query('k') !== ref.read(now)) return false
+          if (r.estimate('k') !== ref.read(now)) return false
         }
         r.close()
         return true
@@ -237,7 +237,7 @@ t.test('colliding keys: the deciding reading is never below the exact bucket fed
           clock.set(now)
           r.rotateTo(Math.floor(now / periodMs))
           const k = `key-${key}`
-          if (r.query(k) < fed[key].read(now)) return false
+          if (r.estimate(k) < fed[key].read(now)) return false
           if (r.tryUpdate(k, cost, limit)) {
             if (fed[key].read(now) + cost > limit) return false
             fed[key].debt += cost
@@ -291,8 +291,8 @@ t.test('carry paths: non-finite arguments change nothing; updateWithFloor decays
   a.updateWithFloor('k', 4, -Infinity)
   b.update('k', 4)
   c2.set(0) // one half-life later
-  t.equal(a.query('k'), b.query('k'))
-  t.equal(a.query('k'), 2)
+  t.equal(a.estimate('k'), b.estimate('k'))
+  t.equal(a.estimate('k'), 2)
   a.updateWithFloor('k', 1, 0)
-  t.equal(a.query('k'), 3, 'decayed to 2, + 1')
+  t.equal(a.estimate('k'), 3, 'decayed to 2, + 1')
 })

@@ -1,11 +1,13 @@
 import t from 'tap'
-import { Rotator, suggestPeriodMs, generationSeed, linear, exponential, none } from '../../src/sketch/index.js'
+import { Rotator, suggestPeriodMs, linear, exponential, none } from '../../src/sketch/index.js'
+import { generationSeed } from '../../src/sketch/generation-seed.js'
 import { murmur3, sipHash } from '../../src/hash/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { ROTATOR_CONFIG_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/rotator.js'
-import type { RotatorConfig, SketchConfig, DeserializeOptions } from '../../src/sketch/index.js'
+import { ROTATOR_OPTION_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/shape.js'
+import type { RotatorOptions, SketchOptions, DeserializeOptions } from '../../src/sketch/index.js'
 import type { Ticker } from '../../src/clock.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
 /** An exact single-key token bucket (GCRA form: a debt drained at `rate` per second), the reference of the acceptance timeline. */
 class TokenBucket {
@@ -32,7 +34,7 @@ class TokenBucket {
 
 type Row =
   | { atMs: number; action: 'try'; cost: number; limit: number; times: number; expected: boolean }
-  | { atMs: number; action: 'query'; expected: number }
+  | { atMs: number; action: 'estimate'; expected: number }
   | { atMs: number; action: 'tick'; expectedRotations: number }
 
 t.test(
@@ -43,16 +45,16 @@ t.test(
     const rows: Row[] = [
       { atMs: 0, action: 'try', cost: 1, limit: 10, times: 10, expected: true },
       { atMs: 0, action: 'try', cost: 1, limit: 10, times: 1, expected: false },
-      { atMs: 5_000, action: 'query', expected: 5 },
-      { atMs: 14_000, action: 'query', expected: 0 },
+      { atMs: 5_000, action: 'estimate', expected: 5 },
+      { atMs: 14_000, action: 'estimate', expected: 0 },
       { atMs: 14_000, action: 'try', cost: 1, limit: 10, times: 9, expected: true },
       { atMs: 15_000, action: 'tick', expectedRotations: 1 },
-      { atMs: 15_000, action: 'query', expected: 8 },
+      { atMs: 15_000, action: 'estimate', expected: 8 },
       { atMs: 15_000, action: 'try', cost: 5, limit: 10, times: 1, expected: false },
       { atMs: 30_000, action: 'tick', expectedRotations: 2 },
-      { atMs: 30_000, action: 'query', expected: 0 },
+      { atMs: 30_000, action: 'estimate', expected: 0 },
       { atMs: 30_000, action: 'try', cost: 10, limit: 10, times: 1, expected: true },
-      { atMs: 31_000, action: 'query', expected: 9 },
+      { atMs: 31_000, action: 'estimate', expected: 9 },
     ]
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()
@@ -69,10 +71,10 @@ t.test(
       if (row.action === 'tick') {
         ticker.tick()
         t.equal(r.rotations, row.expectedRotations, `t=${row.atMs}: rotations`)
-      } else if (row.action === 'query') {
-        const got = r.query('k')
-        t.equal(got, row.expected, `t=${row.atMs}: query reads ${row.expected}`)
-        t.equal(got, ref.read(row.atMs), `t=${row.atMs}: query equals the token bucket`)
+      } else if (row.action === 'estimate') {
+        const got = r.estimate('k')
+        t.equal(got, row.expected, `t=${row.atMs}: estimate reads ${row.expected}`)
+        t.equal(got, ref.read(row.atMs), `t=${row.atMs}: estimate equals the token bucket`)
       } else {
         for (let i = 0; i < row.times; i++) {
           const want = ref.tryConsume(row.atMs, row.cost, row.limit)
@@ -84,7 +86,7 @@ t.test(
           )
         }
       }
-      t.ok(r.query('k') >= ref.read(row.atMs), `t=${row.atMs}: never lower than the token bucket`)
+      t.ok(r.estimate('k') >= ref.read(row.atMs), `t=${row.atMs}: never lower than the token bucket`)
     }
     r.close()
   },
@@ -189,10 +191,10 @@ t.test(
     t.equal(other.rotations, 1)
     const closed = { code: 'ERR_GRUDGE_ROTATOR_CLOSED' }
     t.throws(() => r.update('k', 1), closed)
-    t.throws(() => r.query('k'), closed)
-    t.throws(() => r.updateAndQuery('k', 1), closed)
+    t.throws(() => r.estimate('k'), closed)
+    t.throws(() => r.updateAndEstimate('k', 1), closed)
     t.throws(() => r.tryUpdate('k', 1, 2), closed)
-    t.throws(() => r.queryDetailed('k'), closed)
+    t.throws(() => r.estimateDetailed('k'), closed)
     t.throws(() => r.rotate(), closed)
     t.throws(() => r.rotateTo(5), closed)
     t.throws(() => r.serialize(), closed)
@@ -239,18 +241,18 @@ t.test('reads answer from the oldest generation, writes warm the others, a rotat
   r.update('a', 5) // in all three generations
   ticker.tick()
   r.update('b', 2) // in generations 1, 2, 3
-  t.equal(r.query('a'), 5)
-  t.equal(r.query('b'), 2)
+  t.equal(r.estimate('a'), 5)
+  t.equal(r.estimate('b'), 2)
   ticker.tick()
-  t.equal(r.query('a'), 5, 'generation 2 was warmed at t=0')
+  t.equal(r.estimate('a'), 5, 'generation 2 was warmed at t=0')
   ticker.tick()
-  t.equal(r.query('a'), 0, 'after N rotations nothing written before the first is left')
-  t.equal(r.query('b'), 2)
+  t.equal(r.estimate('a'), 0, 'after N rotations nothing written before the first is left')
+  t.equal(r.estimate('b'), 2)
   ticker.tick()
-  t.equal(r.query('b'), 0)
+  t.equal(r.estimate('b'), 0)
   t.equal(r.rotations, 4)
-  t.equal(r.updateAndQuery('c', 3), 3)
-  t.equal(r.queryDetailed('c').value, 3)
+  t.equal(r.updateAndEstimate('c', 3), 3)
+  t.equal(r.estimateDetailed('c').value, 3)
   t.equal(r.sizeBytes(), 3 * 2 * 64 * 16)
   r.close()
 })
@@ -268,7 +270,7 @@ t.test('tryUpdate decides on the oldest generation and writes the others only wh
   t.equal(r.tryUpdate('k', 6, 10), true)
   t.equal(r.tryUpdate('k', 6, 10), false, '12 > 10 on the oldest')
   ticker.tick()
-  t.equal(r.query('k'), 6, 'the refused 6 was not written to the successor')
+  t.equal(r.estimate('k'), 6, 'the refused 6 was not written to the successor')
   r.close()
 })
 
@@ -314,7 +316,7 @@ t.test('replicas driven by rotateTo(floor(sharedTimeMs / periodMs)) hold the sam
   t.ok(a.isCompatible(b), 'same index, same seeds')
   a.update('k', 1)
   t.equal(b.applyDelta(a.takeDelta()), 3)
-  t.equal(b.query('k'), 1)
+  t.equal(b.estimate('k'), 1)
   a.close()
   b.close()
 })
@@ -331,28 +333,28 @@ t.test('merge refuses a value that is not a Rotator, and the rotator itself', as
     })
   }
   t.throws(() => r.merge(r), { code: 'ERR_GRUDGE_MERGE_SELF' })
-  t.equal(r.query('k'), 2, 'a refused merge changes nothing')
+  t.equal(r.estimate('k'), 2, 'a refused merge changes nothing')
   r.close()
 })
 
 t.test('an unknown option of the rotator or of its sketch throws naming its path; every option passes', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const sketch: SketchConfig = { levels: 2, cellsPerLevel: 16, decay: exponential(1) }
+  const sketch: SketchOptions = { levels: 2, cellsPerLevel: 16, decay: exponential(1) }
   t.throws(
-    () => new Rotator(typo<RotatorConfig>({ sketch, periodMs: 1000, generation: 3, ticker })),
+    () => new Rotator(typo<RotatorOptions>({ sketch, periodMs: 1000, generation: 3, ticker })),
     unknownOption('generation', 'generations'),
   )
   t.throws(
-    () => new Rotator({ sketch: typo<SketchConfig>({ level: 4 }), periodMs: 1000, ticker }),
+    () => new Rotator({ sketch: typo<SketchOptions>({ level: 4 }), periodMs: 1000, ticker }),
     unknownOption('sketch.level', 'levels'),
     'the sketch option is checked with its path',
   )
   t.equal(ticker.size, 0, 'nothing was started')
-  const all: Required<RotatorConfig> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5 }
-  t.same(Object.keys(all).sort(), [...ROTATOR_CONFIG_KEYS].sort(), 'the test names every option')
+  const all: Required<RotatorOptions> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5 }
+  t.same(Object.keys(all).sort(), [...ROTATOR_OPTION_KEYS].sort(), 'the test names every option')
   const r = new Rotator(all)
-  const bytes = r.serialize({ wallMs: 0 })
+  const bytes = serializeAtWall(r, 0)
   r.close()
 
   t.throws(
@@ -362,4 +364,32 @@ t.test('an unknown option of the rotator or of its sketch throws naming its path
   const read: Required<DeserializeOptions & { ticker?: Ticker }> = { clock, wallMs: 0, ticker }
   t.same(Object.keys(read).sort(), [...ROTATOR_DESERIALIZE_KEYS].sort())
   Rotator.deserialize(bytes, read).close()
+})
+
+t.test('the Rotator At forms equal the plain forms at the same time', async (t) => {
+  const steps = [0, 3000, 1000, 8000, 12_000]
+  const run = (explicit: boolean): number[] => {
+    const clock = new FakeClock(0)
+    const r = new Rotator({
+      sketch: { levels: 2, cellsPerLevel: 64, decay: linear(1), hi: 10 },
+      periodMs: 10_000,
+      generations: 2,
+      clock,
+      ticker: new FakeTicker(),
+      seed: 3,
+    })
+    const out: number[] = []
+    for (const now of steps) {
+      if (!explicit) clock.set(now)
+      if (explicit) r.updateAt(now, 'a', 2)
+      else r.update('a', 2)
+      out.push(explicit ? r.estimateAt(now, 'a') : r.estimate('a'))
+      out.push(explicit ? r.updateAndEstimateAt(now, 'b', 1) : r.updateAndEstimate('b', 1))
+      out.push(Number(explicit ? r.tryUpdateAt(now, 'c', 3, 8) : r.tryUpdate('c', 3, 8)))
+      out.push((explicit ? r.estimateDetailedAt(now, 'c') : r.estimateDetailed('c')).value)
+    }
+    r.close()
+    return out
+  }
+  t.same(run(true), run(false))
 })

@@ -1,19 +1,18 @@
-import type { Clock } from '../clock.js'
+import { wallClockMs, type Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
+import { finiteNow, writerStamp } from './clock-stamp.js'
+import { addCells, decayCellTo } from './merge.js'
 import {
   DESERIALIZE_OPTION_KEYS,
-  decodeSketch,
-  encodeSketch,
-  finiteNow,
+  incompatibility,
+  type Aggregator,
+  type Decay,
   type DeserializeOptions,
-  type SerializeOptions,
   type SketchShape,
-} from './codec.js'
-import type { Decay } from './decay.js'
-import { addCells, decayCellTo, incompatibility } from './merge.js'
-import type { Aggregator } from './sketch.js'
+} from './shape.js'
+import { decodeSketch, encodeSketch } from './sketch-codec.js'
 
 /**
  * What one replica added to its sketch between two syncs: per cell, the replica's view
@@ -67,11 +66,22 @@ export class SketchDelta implements SketchShape {
   /**
    * The delta as a sketch-family frame with flag bit 0 (delta) set; layout in
    * `spec/format.md`. Size 92 + 16·L·M bytes dense, or 108 + 12·K bytes sparse (K non-zero
-   * cells, flag bit 2), whichever is smaller.
-   * @param options `wallMs`: the writer's wall-clock ms to stamp (default `Date.now()`)
+   * cells, flag bit 2), whichever is smaller. Stamped with {@link SketchDelta.clock}'s time
+   * and `Date.now()`; {@link SketchDelta.serializeAt} takes both.
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
-  serialize(options?: SerializeOptions): Uint8Array {
-    return encodeSketch(this, this.clock, this.scores, this.touched, true, options)
+  serialize(): Uint8Array {
+    return this.serializeAt(finiteNow(this.clock, 'serialize'), wallClockMs())
+  }
+
+  /**
+   * {@link SketchDelta.serialize} at explicit times: the same bytes for the same times.
+   * @param nowMs the writer's time in ms on {@link SketchDelta.clock}, finite
+   * @param wallMs the writer's wall-clock time in ms (Unix epoch), finite
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
+   */
+  serializeAt(nowMs: number, wallMs: number): Uint8Array {
+    return encodeSketch(this, writerStamp(nowMs, wallMs), this.scores, this.touched, true)
   }
 
   /**
@@ -85,21 +95,7 @@ export class SketchDelta implements SketchShape {
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): SketchDelta {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, true, options)
-    const c = d.config
-    return new SketchDelta(
-      {
-        levels: c.levels!,
-        cellsPerLevel: c.cellsPerLevel!,
-        decay: c.decay!,
-        lo: c.lo!,
-        hi: c.hi!,
-        aggregator: c.aggregator!,
-        hasher: c.hasher!,
-      },
-      c.clock,
-      d.cells.scores,
-      d.cells.touched,
-    )
+    return new SketchDelta(d.shape, d.clock, d.cells.scores, d.cells.touched)
   }
 }
 
@@ -118,6 +114,7 @@ function baselineOf(owner: object, n: number): { scores: Float64Array; touched: 
 /**
  * `view − baseline` per cell at now, then baseline := view. Allocates the delta (and the
  * baseline on first use); O(L·M).
+ * @internal
  */
 export function takeDeltaOf(
   owner: SketchShape & { clock: Clock },
@@ -153,6 +150,7 @@ export function takeDeltaOf(
  * Add a delta into the view and into the baseline (so it is never shipped back).
  * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs;
  * `ERR_GRUDGE_OPTION_INVALID` when `delta` is not a SketchDelta
+ * @internal
  */
 export function applyDeltaOf(
   owner: SketchShape & { clock: Clock },
@@ -179,7 +177,10 @@ export function applyDeltaOf(
   addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
 }
 
-/** baseline := view: everything the sketch holds now counts as already known to the fleet. */
+/**
+ * baseline := view: everything the sketch holds now counts as already known to the fleet.
+ * @internal
+ */
 export function markSyncedOf(owner: object, scores: Float64Array, touched: Float64Array): void {
   const base = baselineOf(owner, scores.length)
   base.scores.set(scores)

@@ -1,0 +1,203 @@
+import type { Clock } from '../clock.js'
+import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
+import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
+import { generationSeed } from './generation-seed.js'
+import type { DeserializeOptions, SketchShape } from './shape.js'
+import {
+  FLAG_DELTA,
+  FLAG_SPARSE,
+  SHAPE_PARAMS_BYTES,
+  checkFlags,
+  readCells,
+  readShape,
+  readSparse,
+  shapeWithSeed,
+  sparseBytes,
+  sparseInfo,
+  writeCells,
+  writeShape,
+  writeSparse,
+  type DecodedCells,
+  type DecodedShape,
+} from './sketch-codec.js'
+
+// The rotator family (FAMILY.rotator): the sketch family's shape block, the rotator's own
+// fields, then per generation (oldest first) its seed and a sketch cell block. Byte table
+// in `spec/format.md`.
+
+/** Highest version of the rotator family (FAMILY.rotator = 2) this release writes and reads. */
+export const ROTATOR_FORMAT_VERSION = 1
+/**
+ * Size in bytes of the rotator params (shape block + rotator fields).
+ * @internal
+ */
+export const ROTATOR_PARAMS_BYTES = SHAPE_PARAMS_BYTES + 32
+/**
+ * Rotator frame flag bit 1: generation seeds derive from the master seed in the frame's seed field.
+ * @internal
+ */
+export const FLAG_SEEDED = 2
+
+/**
+ * Rotator-level fields of a rotator-family frame.
+ * @internal
+ */
+export interface RotatorFields {
+  /** N, generations. */
+  generations: number
+  /** Rotation period in ms. */
+  periodMs: number
+  /** Completed rotations (the index of the oldest generation). */
+  rotations: number
+  /** Clock time in ms of the last rotation (or construction). */
+  lastRotationAtMs: number
+}
+
+/**
+ * One generation's cells and seed.
+ * @internal
+ */
+export interface GenerationCells {
+  seed: Uint8Array
+  scores: Float64Array
+  touched: Float64Array
+}
+
+/**
+ * A fully decoded and verified rotator-family frame.
+ * @internal
+ */
+export interface DecodedRotator {
+  /** The shape block (without a seed: each generation has its own). */
+  shape: DecodedShape
+  fields: RotatorFields
+  masterSeed: Uint8Array | undefined
+  /** Per generation, oldest first: its shape (hasher under its seed) and cells. */
+  gens: { shape: SketchShape; cells: DecodedCells }[]
+  clock: Clock
+  delta: boolean
+}
+
+/**
+ * Encode a rotator-family frame. See `spec/format.md`.
+ * @param masterSeed the rotator's master seed (flag bit 1) or undefined (seed field zero)
+ * @internal
+ */
+export function encodeRotator(
+  shape: SketchShape,
+  stamp: WriterStamp,
+  fields: RotatorFields,
+  masterSeed: Uint8Array | undefined,
+  gens: readonly GenerationCells[],
+  delta: boolean,
+): Uint8Array {
+  const params = new Uint8Array(ROTATOR_PARAMS_BYTES)
+  const pw = new FieldWriter(params)
+  writeShape(pw, shape, stamp)
+  pw.u32(fields.generations)
+  pw.u32(0)
+  pw.f64(fields.periodMs)
+  pw.f64(fields.rotations)
+  pw.f64(fields.lastRotationAtMs)
+  const cellBytes = shape.levels * shape.cellsPerLevel * 16
+  const sparse = delta ? gens.map((g) => sparseInfo(g.scores, g.touched)) : []
+  const sparseTotal = (): number => sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0)
+  const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < gens.length * (16 + cellBytes)
+  const payload = new Uint8Array(useSparse ? sparseTotal() : gens.length * (16 + cellBytes))
+  const w = new FieldWriter(payload)
+  for (let g = 0; g < gens.length; g++) {
+    w.raw(gens[g].seed)
+    if (useSparse) writeSparse(w, gens[g].scores, sparse[g].count, sparse[g].at)
+    else writeCells(w, gens[g].scores, gens[g].touched)
+  }
+  const flags = (delta ? FLAG_DELTA : 0) | (masterSeed !== undefined ? FLAG_SEEDED : 0) | (useSparse ? FLAG_SPARSE : 0)
+  return writeFrame({
+    family: FAMILY.rotator,
+    version: ROTATOR_FORMAT_VERSION,
+    flags,
+    seed: masterSeed ?? new Uint8Array(16),
+    params,
+    payload,
+  })
+}
+
+/**
+ * Decode and check a rotator-family frame; times (cells and last rotation) are mapped
+ * onto the reader's clock. Generation seeds are checked against the master seed when
+ * flag bit 1 is set.
+ * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`
+ * @internal
+ */
+export function decodeRotator(
+  bytes: Uint8Array,
+  wantDelta: boolean,
+  options: DeserializeOptions | undefined,
+): DecodedRotator {
+  const { clock, wall } = readerStamp(options)
+  const frame = readFrame(bytes, FAMILY.rotator, ROTATOR_FORMAT_VERSION)
+  const isSparse = checkFlags(
+    frame.flags,
+    FLAG_SEEDED,
+    'only bits 0 (delta), 1 (seeded) and 2 (sparse) may be set',
+    wantDelta,
+    { delta: 'RotatorDelta.deserialize', full: 'Rotator.deserialize' },
+  )
+  const isDelta = wantDelta
+  const seeded = (frame.flags & FLAG_SEEDED) !== 0
+  if (frame.params.length !== ROTATOR_PARAMS_BYTES)
+    invalidField('params length', `${ROTATOR_PARAMS_BYTES}`, frame.params.length)
+  const pr = new FieldReader(frame.params)
+  const shape = readShape(pr)
+  const generations = pr.u32('generations')
+  const reserved = pr.u32('reserved bytes 56..59')
+  const periodMs = pr.f64('periodMs')
+  const rotations = pr.f64('rotations')
+  const lastRotationAtMs = pr.f64('last rotation ms')
+  if (generations < 2 || generations > 0xffff) invalidField('generations', 'an integer in [2, 65535]', generations)
+  if (reserved !== 0) invalidField('reserved bytes 56..59', '0', reserved)
+  if (!(Number.isFinite(periodMs) && periodMs > 0)) invalidField('periodMs', 'a finite number > 0', periodMs)
+  if (!(Number.isSafeInteger(rotations) && rotations >= 0)) invalidField('rotations', 'a safe integer ≥ 0', rotations)
+  if (!Number.isFinite(lastRotationAtMs)) invalidField('last rotation ms', 'a finite number', lastRotationAtMs)
+  const master = seeded ? new Uint8Array(frame.seed) : undefined
+  if (!seeded) {
+    for (let i = 0; i < 16; i++)
+      if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
+  }
+  const n = shape.levels * shape.cellsPerLevel
+  const per = 16 + n * 16
+  const end = frame.payload.length
+  if (!isSparse && end !== generations * per) {
+    invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, end)
+  }
+  const time = new TimeMap(shape.writer, finiteNow(clock, 'deserialize'), wall)
+  const gens: DecodedRotator['gens'] = []
+  const r = new FieldReader(frame.payload)
+  for (let g = 0; g < generations; g++) {
+    if (r.remaining < 16) invalidField('payload length', `room for generation ${g}'s seed at offset ${r.offset}`, end)
+    const seed = r.raw(16, `generation ${g} seed`)
+    if (master !== undefined) {
+      const want = generationSeed(master, rotations + g)
+      for (let i = 0; i < 16; i++) {
+        if (seed[i] !== want[i])
+          invalidField(
+            `generation ${g} seed`,
+            `the seed derived from the master seed for generation index ${rotations + g}`,
+            'another seed',
+          )
+      }
+    }
+    const cells = isSparse
+      ? readSparse(r, shape, time, `generation ${g}`)
+      : readCells(r, shape, isDelta, time, `generation ${g} cell`)
+    gens.push({ shape: shapeWithSeed(shape, seed), cells })
+  }
+  if (r.remaining !== 0) invalidField('payload length', `${r.offset} (the generations' blocks)`, end)
+  return {
+    shape,
+    fields: { generations, periodMs, rotations, lastRotationAtMs: time.map(lastRotationAtMs) },
+    masterSeed: master,
+    gens,
+    clock,
+    delta: isDelta,
+  }
+}
