@@ -9,7 +9,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { pathToFileURL } from 'node:url'
 import grudge from '../plugins/fastify/index.js'
 import { Limiter } from '../src/limit/limiter.js'
-import { denialStatus, fieldSource, rateLimitHeaders } from '../src/http/index.js'
+import { denialStatus, fieldSource, rateLimitHeaders } from '../src/index.js'
 import {
   API_PER_IP,
   API_PER_TENANT,

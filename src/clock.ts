@@ -72,7 +72,7 @@ export interface Ticker {
 /** The longest delay `setInterval` supports, ms (2^31 − 1); a longer one fires at once in Node. */
 export const MAX_TIMER_MS = 0x7fffffff
 
-/** The default ticker: unref'd `setInterval` (the period is clamped to {@link MAX_TIMER_MS}). */
+/** The default ticker: unref'd `setInterval` (the period is clamped to 2^31 − 1 ms). */
 export const systemTicker: Ticker = {
   every(periodMs, fn) {
     const timer = setInterval(fn, Math.min(periodMs, MAX_TIMER_MS))
@@ -88,7 +88,7 @@ const LONG_PERIOD_STEP_MS = 3_600_000
 const MAX_CATCH_UP_RUNS = 64
 
 /**
- * A ticker whose periods may exceed what a timer can wait ({@link MAX_TIMER_MS}, about 24.8
+ * A ticker whose periods may exceed what a timer can wait (2^31 − 1 ms, about 24.8
  * days: a 365-day limit would rotate far too early and forgive debt). This is the one home of
  * that rule; every periodic task of grudge goes through it.
  *
@@ -99,8 +99,8 @@ const MAX_CATCH_UP_RUNS = 64
  * once per iteration), and without the slack such a wake-up would be skipped and the period
  * doubled. Several periods passed at once (a sleeping laptop, a manual clock's jump) run the
  * task once each, at most 64 times per wake-up. So the schedule follows the clock, not the count
- * of timer callbacks, and a {@link ManualClock} with a {@link ManualTicker} drives it in tests.
- * @param inner the ticker that wakes us ({@link systemTicker} or a {@link ManualTicker})
+ * of timer callbacks, and a `ManualClock` with a `ManualTicker` drives it in tests.
+ * @param inner the ticker that wakes us ({@link systemTicker} or a `ManualTicker`)
  * @param clock the time source, ms
  * @returns a ticker taking any positive finite period in ms
  */
@@ -163,12 +163,12 @@ export class ManualClock implements Clock {
 }
 
 /**
- * A ticker whose tasks run only on {@link ManualTicker.tick}, synchronously, so replays and
+ * A ticker whose tasks run only on `tick()`, synchronously, so replays and
  * tests of rotation and checkpoints never poll or sleep (`FakeTicker` in `grudge/testing`).
  */
 export class ManualTicker implements Ticker {
   private readonly tasks = new Set<{ periodMs: number; fn: () => void }>()
-  /** Register a task; `periodMs` is recorded (see {@link ManualTicker.periods}) but not used. */
+  /** Register a task; `periodMs` is recorded (see `periods()`) but not used. */
   every(periodMs: number, fn: () => void): TickerHandle {
     const task = { periodMs, fn }
     this.tasks.add(task)

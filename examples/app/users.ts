@@ -3,7 +3,7 @@
 // Bloom filter of every username in front of it so that "is this name taken?" for a name
 // that surely is not taken never reaches the database.
 import Database from 'better-sqlite3'
-import { BloomFilter } from '../../src/bloom/index.js'
+import { BloomFilter } from '../../src/index.js'
 
 /** The user directory the example servers use. */
 export interface UserDirectory {

@@ -7,7 +7,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import bloomFilters from 'bloom-filters'
-import { BloomFilter, ManagedBloomFilter, ShardedBloomFilter } from '../../src/bloom/index.js'
+import { BloomFilter, ManagedBloomFilter, ShardedBloomFilter } from '../../src/index.js'
 
 const CAPACITY = 10_000_000
 const P = 0.001

@@ -15,7 +15,7 @@ import rateLimit from '@fastify/rate-limit'
 import { RateLimiterRedis } from 'rate-limiter-flexible'
 import { Redis } from 'ioredis'
 import { createRequire } from 'node:module'
-import { redisStore } from '../../src/cluster/index.js'
+import { redisStore } from '../../src/index.js'
 import { localStore, type ScoreStore, type StoreSpec } from '../../src/limit/store.js'
 import { linear } from '../../src/sketch/decay.js'
 

@@ -4,7 +4,7 @@
 // and CountMinSketch measured in the same run. bloom-filters is far slower per op, so it
 // gets fewer ops. Runs are interleaved round-robin across the cases, so that a noisy,
 // shared machine slows every case alike. Run: `npm run bench -- window`.
-import { HyperLogLog, CountMinSketch, Window } from '../../src/window/index.js'
+import { HyperLogLog, CountMinSketch, Window } from '../../src/index.js'
 import { murmur3 } from '../../src/hash/hasher.js'
 import bloomFilters from 'bloom-filters'
 

@@ -30,7 +30,7 @@ export const HASHER_IDS = { murmur3x64: 1, siphash: 2, murmur3: 3 } as const sat
 export type HasherName = 'murmur3' | 'siphash' | 'murmur3x64'
 
 /**
- * Whether `id` is one of {@link HASHER_IDS} (1, 2 or 3).
+ * Whether `id` is one of the frame's hasher ids (1, 2 or 3).
  * @internal
  */
 export function isHasherId(id: number): boolean {
@@ -92,7 +92,7 @@ export function randomSeed(): Uint8Array {
 export interface Hasher {
   /** `'murmur3'`, `'siphash'` or `'murmur3x64'`. */
   readonly name: HasherName
-  /** The numeric id stored in frames ({@link HASHER_IDS}: 3 = murmur3, 2 = siphash, 1 = murmur3x64). */
+  /** The numeric id stored in frames (the frame's hasher ids: 3 = murmur3, 2 = siphash, 1 = murmur3x64). */
   readonly id: number
   /** The 16 seed bytes (a copy of what was passed in; treat it as read-only: it is what frames store). */
   readonly seed: Uint8Array

@@ -130,7 +130,7 @@ export interface Outcome {
 export class Limiter {
   /** Name of the limiter (default `default`); namespaces its state in a shared store. */
   readonly name: string
-  /** Resolved sketch options shared by the policies (frozen); its `clock` is {@link Limiter.clock}. */
+  /** Resolved sketch options shared by the policies (frozen); its `clock` is {@link Limiter.clock}. @internal */
   readonly sketch: ResolvedSketchOptions
   /** The limiter's clock (ms): the configured clock, pinned for the span of each synchronous decision so all its reads agree. */
   readonly clock: Clock

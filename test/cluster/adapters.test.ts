@@ -11,7 +11,7 @@ import type { Server } from 'node:http'
 import { request } from 'undici'
 import grudge from '../../plugins/fastify/index.js'
 import grudgeExpress from '../../plugins/express/index.js'
-import { redisStore } from '../../src/cluster/index.js'
+import { redisStore } from '../../src/index.js'
 import { FakeTicker } from '../../src/testing/index.js'
 import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 

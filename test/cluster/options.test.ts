@@ -1,6 +1,6 @@
 // Option parsing of the Redis store factory; needs no Redis (nothing connects before a store is used).
 import t from 'tap'
-import { redisStore } from '../../src/cluster/index.js'
+import { redisStore } from '../../src/index.js'
 import { REDIS_STORE_OPTION_KEYS, type RedisStoreOptions } from '../../src/cluster/options.js'
 import type { RedisLike } from '../../src/cluster/client.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { linear, none } from '../../src/sketch/decay.js'
-import { redisStore, type RedisScoreStore } from '../../src/cluster/index.js'
+import { redisStore, type RedisScoreStore } from '../../src/index.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'

@@ -2,7 +2,7 @@ import t from 'tap'
 import { DebtMeter, type DebtVerdict } from '../../src/limit/debt-meter.js'
 import { resolveSketchOptions } from '../../src/limit/options.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { sipHash } from '../../src/hash/index.js'
+import { sipHash } from '../../src/index.js'
 import { DEBT_METER_OPTION_KEYS, type DebtMeterOptions } from '../../src/limit/debt-meter.js'
 import { typo, unknownOption } from '../unknown-option.js'
 

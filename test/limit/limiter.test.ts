@@ -7,7 +7,7 @@ import { longPeriodTicker } from '../../src/clock.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { LIMITER_OPTION_KEYS, type LimiterOptions } from '../../src/limit/limiter.js'
 import { Telemetry } from '../../src/limit/telemetry.js'
-import { sipHash } from '../../src/hash/index.js'
+import { sipHash } from '../../src/index.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
 t.test('policies run abuse → fairness → limit; a denial does not charge later policies', async (t) => {

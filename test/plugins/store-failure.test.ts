@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import grudge from '../../plugins/fastify/index.js'
 import grudgeExpress from '../../plugins/express/index.js'
-import { redisStore } from '../../src/cluster/index.js'
+import { redisStore } from '../../src/index.js'
 import { FakeTicker } from '../../src/testing/index.js'
 
 // The Redis store of src/cluster/ pointed at a port where nothing listens: every call fails,

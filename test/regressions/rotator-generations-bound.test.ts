@@ -3,7 +3,7 @@
 // frame that Rotator.deserialize then refused, so a restart lost its state. The
 // constructor now refuses generations > 65535 naming the option.
 import t from 'tap'
-import { Rotator } from '../../src/sketch/index.js'
+import { Rotator } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 

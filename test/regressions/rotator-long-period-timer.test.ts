@@ -7,7 +7,7 @@
 // and rotates only once periodMs has passed on the clock.
 import t from 'tap'
 import { systemTicker } from '../../src/clock.js'
-import { Rotator, linear } from '../../src/sketch/index.js'
+import { Rotator, linear } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 
 t.test('a period above the timer limit is honoured with the default ticker', async (t) => {

@@ -5,7 +5,7 @@
 // integer") and derived generation seeds from an inexact index. The load now fails with
 // ERR_GRUDGE_FORMAT_INVALID instead of returning such a rotator.
 import t from 'tap'
-import { Rotator, linear } from '../../src/sketch/index.js'
+import { Rotator, linear } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'

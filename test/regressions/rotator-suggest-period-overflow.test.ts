@@ -2,7 +2,7 @@
 // hi / rate × 1000 overflows (e.g. hi = Number.MAX_VALUE, the Sketch's default hi): a
 // value every Rotator then refuses as periodMs. It now throws a coded error naming hi.
 import t from 'tap'
-import { suggestPeriodMs } from '../../src/sketch/index.js'
+import { suggestPeriodMs } from '../../src/index.js'
 
 t.test('an overflowing period is refused with a coded error', async (t) => {
   t.throws(() => suggestPeriodMs(Number.MAX_VALUE, 1, 2), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /hi/ })

@@ -5,7 +5,7 @@
 // Infinity for every key hashing to it. Deltas are now finite (clamped to
 // ±Number.MAX_VALUE) and a frame with a non-finite delta value is refused.
 import t from 'tap'
-import { Sketch, SketchDelta, exponential } from '../../src/sketch/index.js'
+import { Sketch, SketchDelta, exponential } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { FAMILY, writeFrame, readFrame } from '../../src/format/frame.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'

@@ -2,7 +2,7 @@
 // the sketch itself, which merge refuses (ERR_GRUDGE_MERGE_SELF); Rotator.isCompatible
 // already returned false for itself.
 import t from 'tap'
-import { Sketch } from '../../src/sketch/index.js'
+import { Sketch } from '../../src/index.js'
 
 t.test('isCompatible(self) is false, as merge(self) throws', async (t) => {
   const s = new Sketch({ levels: 2, cellsPerLevel: 8, seed: 1 })

@@ -3,7 +3,7 @@
 // updateAndEstimate and estimateDetailed returned Infinity although every cell is ≤ hi; a mean of
 // values in [lo, hi] must itself be in [lo, hi].
 import t from 'tap'
-import { Sketch } from '../../src/sketch/index.js'
+import { Sketch } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 
 const MAX = Number.MAX_VALUE

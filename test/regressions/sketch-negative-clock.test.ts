@@ -4,7 +4,7 @@
 // then did not decay at all until the clock passed 0. A never-touched cell (score 0,
 // time 0) now takes the time of its first touch whatever its sign.
 import t from 'tap'
-import { Sketch, exponential, linear, applyDecay } from '../../src/sketch/index.js'
+import { Sketch, exponential, linear, applyDecay } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 

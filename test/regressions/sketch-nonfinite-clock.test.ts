@@ -5,7 +5,7 @@
 // no later time is ever after it, so the cell never decays again) or wrote a frame that
 // the reader then refuses. They now throw ERR_GRUDGE_VALUE_NOT_FINITE and change nothing.
 import t from 'tap'
-import { Rotator, Sketch, linear } from '../../src/sketch/index.js'
+import { Rotator, Sketch, linear } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
 

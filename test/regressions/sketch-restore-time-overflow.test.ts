@@ -4,7 +4,7 @@
 // and its own reader refused the frame ("time: a finite number"). Mapped times are now
 // kept finite (at least −MAX_VALUE: still infinitely old for decay).
 import t from 'tap'
-import { Sketch, SketchDelta, linear } from '../../src/sketch/index.js'
+import { Sketch, SketchDelta, linear } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'

@@ -12,7 +12,7 @@ import t from 'tap'
 import type * as Tap from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
-import { redisStore } from '../../src/cluster/index.js'
+import { redisStore } from '../../src/index.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from '../cluster/redis-helper.js'
 

@@ -1,15 +1,6 @@
 import t from 'tap'
-import {
-  Sketch,
-  SketchDelta,
-  Rotator,
-  RotatorDelta,
-  exponential,
-  halfLife,
-  linear,
-  none,
-} from '../../src/sketch/index.js'
-import { murmur3 } from '../../src/hash/index.js'
+import { Sketch, SketchDelta, Rotator, RotatorDelta, exponential, halfLife, linear, none } from '../../src/index.js'
+import { murmur3 } from '../../src/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { serializeAtWall } from './fixtures/serialize-at-wall.js'

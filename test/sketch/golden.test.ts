@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { Sketch, SketchDelta, Rotator, halfLife } from '../../src/sketch/index.js'
-import { Murmur3Hasher, seedBytes } from '../../src/hash/index.js'
+import { Sketch, SketchDelta, Rotator, halfLife } from '../../src/index.js'
+import { Murmur3Hasher, seedBytes } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 // Frames written once by test/fixtures/make-golden.ts (format version 1). Every expected

@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { Sketch, exponential, linear, none, type SketchOptions } from '../../src/sketch/index.js'
-import { murmur3, sipHash } from '../../src/hash/index.js'
+import { Sketch, exponential, linear, none, type SketchOptions } from '../../src/index.js'
+import { murmur3, sipHash } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 
 const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))

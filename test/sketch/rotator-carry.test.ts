@@ -1,7 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { Rotator, Sketch, suggestPeriodMs, linear, exponential } from '../../src/sketch/index.js'
-import { murmur3 } from '../../src/hash/index.js'
+import { Rotator, Sketch, suggestPeriodMs, linear, exponential } from '../../src/index.js'
+import { murmur3 } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import type { Sketch as SketchT } from '../../src/sketch/sketch.js'
 

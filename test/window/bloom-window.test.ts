@@ -1,5 +1,5 @@
 import t from 'tap'
-import { BloomFilter } from '../../src/bloom/index.js'
+import { BloomFilter } from '../../src/index.js'
 import { Window } from '../../src/window/window.js'
 import { checkMergeableFamily } from '../../src/window/mergeable.js'
 import { FakeClock } from '../../src/testing/index.js'
