@@ -25,7 +25,7 @@ import { ABUSE_SCORE_OPTION_KEYS } from '../src/limit/abuse-score.js'
 import { BLOOM_GATE_OPTION_KEYS } from '../src/limit/bloom-gate.js'
 import { TELEMETRY_OPTION_KEYS } from '../src/limit/telemetry.js'
 import { LIMITER_OPTION_KEYS } from '../src/limit/limiter.js'
-import { POLICY_SKETCH_OPTION_KEYS } from '../src/limit/options.js'
+import { POLICY_SKETCH_OPTION_KEYS, POLICY_SKETCH_OPTION_NAMES } from '../src/limit/options.js'
 import { HEADER_OPTION_KEYS } from '../src/http/headers.js'
 import { REDIS_STORE_OPTION_KEYS } from '../src/cluster/options.js'
 import {
@@ -261,6 +261,11 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
   {
     name: 'POLICY_SKETCH_OPTION_KEYS',
     keys: POLICY_SKETCH_OPTION_KEYS,
+    where: { file: 'src/limit/options.ts', type: 'PolicySketchOptions' },
+  },
+  {
+    name: 'POLICY_SKETCH_OPTION_NAMES',
+    keys: Object.keys(POLICY_SKETCH_OPTION_NAMES),
     where: { file: 'src/limit/options.ts', type: 'PolicySketchOptions' },
   },
   {

@@ -102,6 +102,12 @@ t.test('packed tarball', async (t) => {
         files.some((f) => f.startsWith('dist/cjs/') && f.endsWith('.d.ts')),
       'declarations for both builds',
     )
+    // stripInternal (tsconfig.build.json) drops every declaration whose docstring says
+    // @internal; a tag left in a .d.ts is one that was not attached to a declaration
+    const leaked = files
+      .filter((f) => f.endsWith('.d.ts'))
+      .filter((f) => readFileSync(join(root, f), 'utf8').includes('@internal'))
+    t.same(leaked, [], 'no @internal declaration ships in the types')
   })
 
   const project = join(tmp, 'consumer')

@@ -16,7 +16,7 @@ import type { Decision } from '../limit/decision.js'
 import type { DebtMeterOptions } from '../limit/debt-meter.js'
 import type { FeedbackScoreOptions } from '../limit/feedback-score.js'
 import type { AbuseScoreOptions } from '../limit/abuse-score.js'
-import type { PolicySketchOptions } from '../limit/options.js'
+import { POLICY_SKETCH_OPTION_NAMES, type PolicySketchOptions } from '../limit/options.js'
 import { checkLimiterOptions, Limiter, type LimiterOptions } from '../limit/limiter.js'
 import type { Telemetry } from '../limit/telemetry.js'
 
@@ -91,14 +91,7 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
  * @internal
  */
 export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> = Object.freeze({
-  levels: true,
-  cellsPerLevel: true,
-  generations: true,
-  periodMs: true,
-  hasher: true,
-  clock: true,
-  ticker: true,
-  store: true,
+  ...POLICY_SKETCH_OPTION_NAMES,
   limit: true,
   fairness: true,
   abuse: true,

@@ -8,7 +8,12 @@ import {
   type FeedbackScoreOptions,
   type FairnessVerdict,
 } from './feedback-score.js'
-import { resolveSketchOptions, type ResolvedSketchOptions, type PolicySketchOptions } from './options.js'
+import {
+  POLICY_SKETCH_OPTION_NAMES,
+  resolveSketchOptions,
+  type ResolvedSketchOptions,
+  type PolicySketchOptions,
+} from './options.js'
 import { isPromise } from './settle.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
@@ -41,14 +46,7 @@ export interface LimiterOptions extends PolicySketchOptions {
 
 /** The option names of {@link LimiterOptions}; any other key is refused. */
 export const LIMITER_OPTION_KEYS = optionKeys<LimiterOptions>({
-  levels: true,
-  cellsPerLevel: true,
-  generations: true,
-  periodMs: true,
-  hasher: true,
-  clock: true,
-  ticker: true,
-  store: true,
+  ...POLICY_SKETCH_OPTION_NAMES,
   name: true,
   limit: true,
   fairness: true,

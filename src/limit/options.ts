@@ -3,7 +3,7 @@ import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } 
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
 import type { Decay } from '../sketch/shape.js'
-import { optionKeys } from '../options.js'
+import { optionKeys, type OptionNames } from '../options.js'
 
 /** Sketch size, hashing, time and store shared by a limiter's policies. */
 export interface PolicySketchOptions {
@@ -29,8 +29,12 @@ export interface PolicySketchOptions {
   store?: StoreFactory
 }
 
-/** The option names of {@link PolicySketchOptions}. */
-export const POLICY_SKETCH_OPTION_KEYS = optionKeys<PolicySketchOptions>({
+/**
+ * The names of {@link PolicySketchOptions} as a typed table: the one list that the
+ * Limiter's and the adapters' option tables spread into theirs.
+ * @internal
+ */
+export const POLICY_SKETCH_OPTION_NAMES: OptionNames<PolicySketchOptions> = Object.freeze({
   levels: true,
   cellsPerLevel: true,
   generations: true,
@@ -40,6 +44,9 @@ export const POLICY_SKETCH_OPTION_KEYS = optionKeys<PolicySketchOptions>({
   ticker: true,
   store: true,
 })
+
+/** The option names of {@link PolicySketchOptions}. */
+export const POLICY_SKETCH_OPTION_KEYS = optionKeys<PolicySketchOptions>(POLICY_SKETCH_OPTION_NAMES)
 
 /** {@link PolicySketchOptions} with defaults filled in and checked. */
 export interface ResolvedSketchOptions {
