@@ -4,9 +4,12 @@
 import { existsSync } from 'node:fs'
 
 // One per package.json `exports` entry; an adapter whose source has not landed yet is left out.
-const entryPoints = ['src/index.ts', 'src/testing/index.ts', 'plugins/fastify/index.ts', 'plugins/express/index.ts'].filter((f) =>
-  existsSync(f),
-)
+const entryPoints = [
+  'src/index.ts',
+  'src/testing/index.ts',
+  'plugins/fastify/index.ts',
+  'plugins/express/index.ts',
+].filter((f) => existsSync(f))
 
 /** @type {Partial<import('typedoc').TypeDocOptions>} */
 export default {
