@@ -218,15 +218,23 @@ export class WindowMeters {
   }
 
   /**
-   * Take `count` requests back from `key` (ERL's `decrement`): lowers D by count · e, floored at 0.
-   * In a sketch this also lowers the keys that share all of its cells (Min aggregator: the
-   * key's smallest cell decides, and each of its cells drops by at most that much).
+   * Take one request back from `key` (ERL's `decrement`, for `skipSuccessfulRequests` /
+   * `skipFailedRequests`): while refusals are counted for the key (R > 0) the refusal count
+   * drops by one (the request taken back was most likely refused, and it added no debt),
+   * else the debt drops by one emission interval, floored at 0. In a sketch this also lowers
+   * the keys that share all of the key's cells, by at most that much.
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a window or max out of range
    */
-  give(key: string, windowMs: number, max: number, count: number): void | Promise<void> {
+  giveBack(key: string, windowMs: number, max: number): void | Promise<void> {
     check(windowMs, max)
     if (max === 0) return
-    const r = this.meters(windowMs).debt.store.add(key, -count * (windowMs / max))
-    if (r instanceof Promise) return r.then(() => undefined)
+    const c = this.meters(windowMs)
+    const e = windowMs / max
+    const refusals = c.refusals?.store
+    const done = settle(refusals === undefined ? 0 : refusals.read(key), (refusedMs) =>
+      refusedMs > 0 ? refusals!.add(key, -e) : c.debt.store.add(key, -e),
+    )
+    if (done instanceof Promise) return done.then(() => undefined)
   }
 
   /** Forget `key`'s debt and refusals in every class (ERL's `resetKey`); other keys sharing its cells drop too. */

@@ -239,3 +239,6 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
 export default grudge
 export type { GrudgeExpressOptions, GrudgeExpressBloomOptions } from './options.js'
 export type * from '../../src/http/adapter-types.js'
+export { GrudgeExpressStore, grudgeExpressStore } from '../express-rate-limit-store.js'
+export type { ExpressRateLimitInfo, ExpressRateLimitInitOptions } from '../express-rate-limit-store.js'
+export { dateClock } from '../window-meters.js'

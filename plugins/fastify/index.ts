@@ -156,5 +156,5 @@ export type {
   GrudgeFastifyDecorator,
 } from './options.js'
 export type * from '../../src/http/adapter-types.js'
-export { GrudgeStore, grudgeStore } from '../fastify-rate-limit-store.js'
-export type { RateLimitStoreResult, RateLimitStoreCallback } from '../fastify-rate-limit-store.js'
+export { GrudgeStore, grudgeStore, dateClock } from '../fastify-rate-limit-store.js'
+export type { RateLimitStoreResult, RateLimitStoreCallback, RateLimitStoreOptions } from '../fastify-rate-limit-store.js'
