@@ -70,6 +70,8 @@ export type { ScoreStore, StoreResult, StoreSpec, StoreFactory } from './limit/s
 export type { Decision, PolicyName } from './limit/decision.js'
 export { DebtMeter } from './limit/debt-meter.js'
 export type { DebtMeterOptions, DebtVerdict } from './limit/debt-meter.js'
+export { windowRate } from './limit/window-rate.js'
+export type { WindowRate, FastifyRateLimitWindow, ExpressRateLimitWindow } from './limit/window-rate.js'
 export { FeedbackScore } from './limit/feedback-score.js'
 export type { FeedbackScoreOptions, FairnessVerdict } from './limit/feedback-score.js'
 export { AbuseScore, DEFAULT_ABUSE_WEIGHTS } from './limit/abuse-score.js'
