@@ -257,11 +257,6 @@ export class WindowMeters {
     return n
   }
 
-  /** Number of classes in use (≤ {@link WINDOW_CLASSES_MAX}). */
-  get classCount(): number {
-    return this.classes.size
-  }
-
   /** Release every sketch (timers, connections). */
   async close(): Promise<void> {
     for (const c of this.classes.values()) {

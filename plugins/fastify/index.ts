@@ -157,4 +157,8 @@ export type {
 } from './options.js'
 export type * from '../../src/http/adapter-types.js'
 export { GrudgeStore, grudgeStore, dateClock } from '../fastify-rate-limit-store.js'
-export type { RateLimitStoreResult, RateLimitStoreCallback, RateLimitStoreOptions } from '../fastify-rate-limit-store.js'
+export type {
+  RateLimitStoreResult,
+  RateLimitStoreCallback,
+  RateLimitStoreOptions,
+} from '../fastify-rate-limit-store.js'

@@ -11,6 +11,7 @@ import { rateLimit } from 'express-rate-limit'
 import { grudgeExpressStore, GrudgeExpressStore, dateClock } from '../../plugins/express/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import type { PolicySketchOptions } from '../../src/limit/options.js'
+import { localStore, type StoreFactory } from '../../src/limit/store.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
 const express4 = createRequire(import.meta.url)('express4') as typeof express
@@ -126,4 +127,51 @@ t.test('dateClock: express-rate-limit under node:test MockTimers', async (t) => 
   } finally {
     mock.timers.reset()
   }
+})
+
+// a store that answers with Promises (as a shared store does), and one that fails
+function asyncStore(failure?: 'open' | 'closed'): StoreFactory {
+  const local = localStore()
+  return (spec) => {
+    const s = local(spec)
+    return {
+      tryConsume: (k, c, l) =>
+        Promise.resolve(failure ? { admitted: failure === 'open', score: NaN, failure } : s.tryConsume(k, c, l)),
+      add: (k, d) => Promise.resolve(s.add(k, d)),
+      read: (k) => Promise.resolve(s.read(k)),
+      sizeBytes: () => s.sizeBytes(),
+      close: () => Promise.resolve(s.close()),
+    }
+  }
+}
+
+t.test('a store that answers with Promises: every method awaits it', async (t) => {
+  const clock = new FakeClock(0)
+  const s = grudgeExpressStore({ clock, ticker: new FakeTicker(), store: asyncStore() })
+  t.equal(s.localKeys, false, 'a store of our own: keys may be shared')
+  s.init({ windowMs: 1000, limit: 1 })
+  const first = s.increment('a')
+  t.ok(first instanceof Promise)
+  t.same(await first, { totalHits: 1, resetTime: new Date(1000) })
+  t.same(await s.increment('a'), { totalHits: 2, resetTime: new Date(1000) })
+  await s.decrement('a')
+  t.equal((await s.get('a')).totalHits, 1)
+  await s.decrement('a')
+  t.equal((await s.get('a')).totalHits, 0)
+  await s.increment('a')
+  await s.increment('a')
+  await s.resetKey('a')
+  t.equal((await s.get('a')).totalHits, 0)
+  await s.shutdown()
+})
+
+t.test('a failed shared store: open admits with no count, closed refuses', async (t) => {
+  const open = grudgeExpressStore({ clock: new FakeClock(0), ticker: new FakeTicker(), store: asyncStore('open') })
+  open.init({ windowMs: 1000, limit: 1 })
+  t.equal((await open.increment('a')).totalHits, 0)
+  const closed = grudgeExpressStore({ clock: new FakeClock(0), ticker: new FakeTicker(), store: asyncStore('closed') })
+  closed.init({ windowMs: 1000, limit: 1 })
+  t.same(await closed.increment('a'), { totalHits: 2, resetTime: new Date(1000) }, 'refused, retry in 1 s')
+  await open.shutdown()
+  await closed.shutdown()
 })

@@ -4,7 +4,7 @@ import rateLimit from '@fastify/rate-limit'
 import { grudgeStore, GrudgeStore, dateClock } from '../../plugins/fastify-rate-limit-store.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { POLICY_SKETCH_OPTION_KEYS, type PolicySketchOptions } from '../../src/limit/options.js'
-import { localStore } from '../../src/limit/store.js'
+import { localStore, type StoreFactory } from '../../src/limit/store.js'
 import { murmur3 } from '../../src/hash/hasher.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
@@ -232,6 +232,41 @@ t.test('a window or max out of range is a coded error through the callback', asy
   ] as const) {
     const err = await new Promise((resolve) => s.incr('a', (e) => resolve(e), w, m))
     t.match(err, { code: 'ERR_GRUDGE_OPTION_INVALID' }, `${w}, ${m}`)
+    const readErr = await new Promise((resolve) => s.read('a', (e) => resolve(e), w, m))
+    t.match(readErr, { code: 'ERR_GRUDGE_OPTION_INVALID' }, `read ${w}, ${m}`)
   }
   await s.close()
+})
+
+t.test('a store that answers with Promises, and one that fails: the callback gets the answer', async (t) => {
+  const local = localStore()
+  const asyncStore: StoreFactory = (spec) => {
+    const s = local(spec)
+    return {
+      tryConsume: (k, c, l) => Promise.resolve(s.tryConsume(k, c, l)),
+      add: (k, d) => Promise.resolve(s.add(k, d)),
+      read: (k) => Promise.resolve(s.read(k)),
+      sizeBytes: () => s.sizeBytes(),
+      close: () => Promise.resolve(s.close()),
+    }
+  }
+  const s = new GrudgeStore(
+    { continueExceeding: true },
+    { clock: new FakeClock(0), ticker: new FakeTicker(), store: asyncStore },
+  )
+  const incr = incrOf(s, 1000, 1)
+  t.same(await incr('a'), { current: 1, ttl: 1000 })
+  t.same(await incr('a'), { current: 2, ttl: 1000 })
+  t.same(await new Promise((resolve) => s.read('a', (_e, r) => resolve(r), 1000, 1)), { current: 2, ttl: 1000 })
+  await s.close()
+  const failing: StoreFactory = (spec) => ({
+    ...asyncStore(spec),
+    tryConsume: () => Promise.resolve({ admitted: false, score: NaN, failure: 'closed' as const }),
+    read: () => Promise.reject(new Error('down')),
+  })
+  const f = new GrudgeStore(undefined, { clock: new FakeClock(0), ticker: new FakeTicker(), store: failing })
+  t.same(await incrOf(f, 1000, 1)('a'), { current: 2, ttl: 1000 }, 'closed: refused, retry in 1 s')
+  const err = await new Promise((resolve) => f.read('a', (e) => resolve(e), 1000, 1))
+  t.match(err, { message: 'down' }, 'a rejected read reaches the callback as an error')
+  await f.close()
 })
