@@ -17,7 +17,7 @@
  * the first refusal. `continueExceeding` and `exponentialBackoff` raise D on a refusal so that
  * the next admission is windowMs (or windowMs · 2^(n−1) for the n-th refusal in a row, at
  * most 2^{@link BACKOFF_DOUBLINGS_MAX} windows) away.
- * @internal
+ * @module
  */
 import { DebtMeter } from '../src/limit/debt-meter.js'
 import type { ResolvedSketchOptions } from '../src/limit/options.js'
