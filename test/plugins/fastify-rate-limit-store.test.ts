@@ -197,12 +197,20 @@ t.test('exponentialBackoff: the n-th refusal in a row waits timeWindow · 2^(n�
 
 t.test('memory is bounded: a per-key computed max shares one meter per window class', async (t) => {
   const s = new GrudgeStore(undefined, { clock: new FakeClock(0), ticker: new FakeTicker(), cellsPerLevel: 64 })
-  for (let max = 1; max <= 500; max++) await incrOf(s, 60_000, max)(`k${max}`)
+  // a refusal in the class first, so that both of its sketches (debt and refusals) exist
+  const refuse = async (w: number) => {
+    await incrOf(s, w, 1)('refused')
+    t.ok((await incrOf(s, w, 1)('refused')).current > 1)
+  }
+  await refuse(60_000)
   const one = s.sizeBytes()
-  for (let max = 501; max <= 1000; max++) await incrOf(s, 60_000, max)(`k${max}`)
-  t.equal(s.sizeBytes(), one, '1000 distinct maxes: the same bytes as 500')
-  for (const w of [1000, 1500, 2000, 2047]) await incrOf(s, w, 3)('x')
-  t.equal(s.sizeBytes(), 3 * one, 'windows 1000…2047 ms share one class (2^11), 60 s is another (2^16)')
+  for (let max = 1; max <= 1000; max++) await incrOf(s, 60_000, max)(`k${max}`)
+  t.equal(s.sizeBytes(), one, '1000 distinct maxes: the bytes of one')
+  await refuse(1025)
+  const two = s.sizeBytes()
+  t.ok(two > one, 'a window of another class (2^11 ms) has sketches of its own')
+  for (const w of [1500, 2000, 2048]) await incrOf(s, w, 3)('x')
+  t.equal(s.sizeBytes(), two, 'windows 1025…2048 ms share that class')
   await s.close()
 })
 
