@@ -1,4 +1,4 @@
-import { GrudgeRangeError, describeValue } from '../errors.js'
+import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 
 // The capacity model of the policies' sketches (spec/sizing.md). A sketch cell is a queue:
 // every admitted request (or scored event) of every key hashed to it adds to it, and decay
@@ -153,8 +153,8 @@ function scoreCellTails(a: number, xsOverWeight: readonly number[], hiOverWeight
   )
 }
 
-/** The shape of one sketch generation: L levels of M cells. */
-export interface SketchShape {
+/** The size of one sketch generation: L levels of M cells. */
+export interface SketchSize {
   /** L, levels: integer ≥ 1. */
   levels: number
   /** M, cells per level: integer ≥ 1. */
@@ -217,7 +217,7 @@ function debtFigures(load: DebtMeterLoad): DebtFigures {
   return { rps, rate, burst, cost, maxDebt, hotKeys }
 }
 
-function checkShape(shape: SketchShape): void {
+function checkShape(shape: SketchSize): void {
   if (typeof shape !== 'object' || shape === null) bad('shape', 'an object { levels, cellsPerLevel }', shape)
   intAtLeast('levels', shape.levels, 1)
   intAtLeast('cellsPerLevel', shape.cellsPerLevel, 1)
@@ -230,7 +230,7 @@ function hotShare(cellsPerLevel: number, hotKeys: number): number {
   return -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
 }
 
-function debtRate(shape: SketchShape, f: DebtFigures): number {
+function debtRate(shape: SketchSize, f: DebtFigures): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
   const L = shape.levels
@@ -273,7 +273,7 @@ function debtRate(shape: SketchShape, f: DebtFigures): number {
  * @returns a probability in [0, 1], per request
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
  */
-export function sketchFalsePositiveRate(shape: SketchShape, load: DebtMeterLoad): number {
+export function sketchFalsePositiveRate(shape: SketchSize, load: DebtMeterLoad): number {
   checkShape(shape)
   return debtRate(shape, debtFigures(load))
 }
@@ -334,7 +334,7 @@ export function scoreBackground(cellsPerLevel: number, load: ScoreLoad): number 
   return (load.eventsPerSecond * load.weight) / (cellsPerLevel * load.lambdaPerSecond)
 }
 
-function blockRate(shape: SketchShape, f: Required<ScoreLoad>, threshold: number): number {
+function blockRate(shape: SketchSize, f: Required<ScoreLoad>, threshold: number): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
   const cell = threshold >= f.maxScore ? 0 : scoreCellTails(a, [threshold / f.weight], f.maxScore / f.weight)[0]
@@ -354,7 +354,7 @@ function blockRate(shape: SketchShape, f: Required<ScoreLoad>, threshold: number
  * @returns a probability in [0, 1] per request
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
  */
-export function abuseFalseBlockRate(shape: SketchShape, load: ScoreLoad, threshold: number): number {
+export function abuseFalseBlockRate(shape: SketchSize, load: ScoreLoad, threshold: number): number {
   checkShape(shape)
   const f = scoreFigures(load)
   finiteAtLeast('threshold', threshold, 0, true)
@@ -364,7 +364,7 @@ export function abuseFalseBlockRate(shape: SketchShape, load: ScoreLoad, thresho
 /** Points of the integral of the fairness throttle over s in [0, hi]. */
 const THROTTLE_POINTS = 256
 
-function throttleRate(shape: SketchShape, f: Required<ScoreLoad>): number {
+function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
   const top = Math.min(1, f.maxScore)
@@ -390,7 +390,7 @@ function throttleRate(shape: SketchShape, f: Required<ScoreLoad>): number {
  * @returns a probability in [0, 1] per request
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
  */
-export function fairnessFalseThrottleRate(shape: SketchShape, load: ScoreLoad): number {
+export function fairnessFalseThrottleRate(shape: SketchSize, load: ScoreLoad): number {
   checkShape(shape)
   return throttleRate(shape, scoreFigures(load))
 }
@@ -412,7 +412,7 @@ function powerOfTwo(name: string, v: number): number {
   return v
 }
 
-function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchShape) => number): number {
+function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => number): number {
   const levels = o.levels
   if (!Number.isInteger(levels) || levels < 1 || levels > 64) bad('levels', 'an integer in [1, 64]', levels)
   const target = o.targetFalseReject ?? 1e-5
@@ -463,4 +463,38 @@ export function scoreCellsForLoad(load: ScoreLoad, options: CellsForLoadOptions 
   return smallestCells(options, (shape) =>
     threshold === undefined ? throttleRate(shape, f) : blockRate(shape, f, threshold),
   )
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+}
+
+/**
+ * Read a memory size: a positive safe integer of bytes, or a string of a number and a unit
+ * `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`, all powers of 1024 as Redis and Node read them
+ * (`'64MB'`, `'1.5 GiB'`, `'512kb'`); a bare numeric string is bytes. The one home of that
+ * rule: the policies' `memory` option and `grudge suggest --memory` both read sizes here.
+ * @param name the option name for the error
+ * @param value the size
+ * @returns bytes, an integer ≥ 1 (a fractional result is rounded down)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for anything else (NaN, negative, 0, an unknown unit)
+ * @internal
+ */
+export function parseSizeBytes(name: string, value: unknown): number {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 1) invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+    return value
+  }
+  if (typeof value !== 'string') invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+  const m = /^\s*([0-9]*\.?[0-9]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$/i.exec(value)
+  if (m === null) invalidOption(name, 'a size such as 512KB, 8MB or 1GB', value)
+  const bytes = Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()])
+  if (!Number.isSafeInteger(bytes) || bytes < 1) invalidOption(name, 'a size of at least 1 byte', value)
+  return bytes
 }

@@ -948,6 +948,7 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
   }
   t.same(Object.keys(bloomRegistry).sort(), [...BLOOM_REGISTRY_CONFIG_KEYS].sort(), 'every registry config option')
   const common = {
+    memory: '1MB',
     levels: 2,
     cellsPerLevel: 64,
     generations: 2,
