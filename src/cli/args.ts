@@ -90,7 +90,11 @@ export function parseCommand(argv: string[]): Command {
     const requestsPerSecond = number('rps', values.rps)
     const fp = number('fp', values.fp)
     if (hotKeys === undefined && requestsPerSecond === undefined)
-      invalidOption('hot-keys', 'a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)', undefined)
+      invalidOption(
+        'hot-keys',
+        'a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
+        undefined,
+      )
     if (fp === undefined) invalidOption('fp', 'a false-positive rate, e.g. --fp 0.001', undefined)
     return {
       command: 'suggest',

@@ -85,7 +85,12 @@ export function suggestShape(options: SuggestOptions): Suggestion {
         M = Math.max(2, Math.ceil(1 / -Math.expm1(Math.log1p(-q) / hotKeys)))
         if (!Number.isFinite(M) || M > 0x7fffffff / L) continue
       } else {
-        M = debtMeterCellsForLoad(load, { levels: L, targetFalseReject: targetFalsePositive, minCells: 2, maxCells: 1 << 30 })
+        M = debtMeterCellsForLoad(load, {
+          levels: L,
+          targetFalseReject: targetFalsePositive,
+          minCells: 2,
+          maxCells: 1 << 30,
+        })
         if (M * L > 0x7fffffff) continue
       }
       const s = shape(L, M, load, generations, targetFalsePositive)

@@ -41,6 +41,8 @@ export interface LimiterStats {
   targetFalsePositiveRate: number
   /** Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 % (1σ)): the hot keys of the model. */
   hotKeys: number
+  /** The debt meter's admitted requests per second over the window so far (at least 1 s): the load of the model; 0 without a debt meter. */
+  requestsPerSecond: number
   /** ρ, the debt meter's load factor in the window: (admitted cost per second of keys that are not hot) / (M × rate); 0 without a debt meter. Above about 0.8 fresh keys start to be refused. */
   loadFactor: number
   /**
@@ -284,15 +286,17 @@ export class Telemetry {
     const windowMs = this.bucketMs * this.windowBuckets
     // the window's admitted requests over the span it covers so far (the current bucket is partial)
     const first = this.buckets[0]
-    const spanS = first === undefined ? 0 : Math.max(1, this.nowMs - first.startMs) / 1000
+    const spanS = first === undefined ? 0 : Math.max(1000, this.nowMs - first.startMs) / 1000
     const meter = this.shapes.find((sk) => sk.policy === 'limit' && sk.debt !== undefined)
     let fpr: number
     let loadFactor = 0
+    let requestsPerSecond = 0
     let suggested: LimiterStats['suggested']
     if (meter?.debt !== undefined) {
       const shape = { levels: meter.levels, cellsPerLevel: meter.cellsPerLevel }
       const load = { ...meter.debt, requestsPerSecond: spanS === 0 ? 0 : policies.limit.admitted / spanS, hotKeys }
       fpr = sketchFalsePositiveRate(shape, load)
+      requestsPerSecond = load.requestsPerSecond
       loadFactor = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, hotKeys)
       if (fpr > this.targetFalsePositiveRate) {
         const cells = debtMeterCellsForLoad(load, {
@@ -301,7 +305,10 @@ export class Telemetry {
           minCells: 16,
           maxCells: 1 << 24,
         })
-        if (cells > shape.cellsPerLevel && sketchFalsePositiveRate({ ...shape, cellsPerLevel: cells }, load) <= this.targetFalsePositiveRate)
+        if (
+          cells > shape.cellsPerLevel &&
+          sketchFalsePositiveRate({ ...shape, cellsPerLevel: cells }, load) <= this.targetFalsePositiveRate
+        )
           suggested = { levels: shape.levels, cellsPerLevel: cells }
       }
     } else {
@@ -319,6 +326,7 @@ export class Telemetry {
       falsePositiveRate: fpr,
       targetFalsePositiveRate: this.targetFalsePositiveRate,
       hotKeys,
+      requestsPerSecond,
       loadFactor,
     }
     if (suggested !== undefined) out.suggested = suggested

@@ -83,7 +83,7 @@ function crossingTails(
     record(i, z)
   }
   let lnZTop = Math.log(z) + scale
-  for (let i = n; i < last; ) {
+  for (let i = n; i < last;) {
     i++
     const zPrev = z
     const bPrev = ring[(i - 1) % (n + 1)]
@@ -368,16 +368,23 @@ function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
   const top = Math.min(1, f.maxScore)
-  const xs: number[] = []
-  for (let k = 0; k <= THROTTLE_POINTS; k++) xs.push(((k / THROTTLE_POINTS) * top) / f.weight)
-  const tails = scoreCellTails(a, xs, f.maxScore / f.weight)
+  // points crowd towards 0 (s = top · (k/K)^4), where the tail falls as 1 − c·s^a, steep for small a
+  const ss: number[] = []
+  for (let k = 0; k <= THROTTLE_POINTS; k++) ss.push(top * Math.pow(k / THROTTLE_POINTS, 4))
+  const tails = scoreCellTails(
+    a,
+    ss.map((v) => v / f.weight),
+    f.maxScore / f.weight,
+  )
   // E[min(S_1..S_L, 1)] = ∫_0^1 P(min > s) ds = ∫ Π_l P(S_l > s) ds, trapezoid
   let sum = 0
-  for (let k = 0; k <= THROTTLE_POINTS; k++) {
+  let prev = 1
+  for (let k = 1; k <= THROTTLE_POINTS; k++) {
     const v = Math.pow(1 - (1 - hot) * (1 - tails[k]), shape.levels)
-    sum += k === 0 || k === THROTTLE_POINTS ? v / 2 : v
+    sum += ((prev + v) / 2) * (ss[k] - ss[k - 1])
+    prev = v
   }
-  return (sum / THROTTLE_POINTS) * top
+  return sum
 }
 
 /**
@@ -488,7 +495,8 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
  */
 export function parseSizeBytes(name: string, value: unknown): number {
   if (typeof value === 'number') {
-    if (!Number.isSafeInteger(value) || value < 1) invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+    if (!Number.isSafeInteger(value) || value < 1)
+      invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
     return value
   }
   if (typeof value !== 'string') invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
