@@ -51,6 +51,8 @@ function methodName(m: unknown): string {
  */
 export class GrudgeStore {
   private readonly sketch: ResolvedSketchOptions
+  /** The sketch options as given, for children (the resolved ones carry derived fields that are not options). */
+  private readonly sketchOptions: PolicySketchOptions
   private readonly meters = new Map<string, DebtMeter>()
   private readonly name: string
   private readonly children: GrudgeStore[] = []
@@ -65,6 +67,8 @@ export class GrudgeStore {
   constructor(_pluginOptions?: unknown, sketch?: PolicySketchOptions, name?: string) {
     checkKnownOptions(sketch, POLICY_SKETCH_OPTION_KEYS, 'store.')
     this.sketch = resolveSketchOptions(sketch, 'store.')
+    const { hasher, clock, ticker, store } = this.sketch
+    this.sketchOptions = { ...sketch, hasher, clock, ticker, store }
     this.name = name ?? `fastify-rate-limit:${++stores}`
   }
 
@@ -126,7 +130,7 @@ export class GrudgeStore {
   child(routeOptions: { path?: string; url?: string; method?: unknown }): GrudgeStore {
     const c = new GrudgeStore(
       undefined,
-      this.sketch,
+      this.sketchOptions,
       `${this.name}:${methodName(routeOptions.method)} ${routeOptions.path ?? routeOptions.url ?? ''}`,
     )
     this.children.push(c)

@@ -710,7 +710,7 @@ t.test('one sizing warning through the Fastify logger', async (t) => {
   const s = f.grudge.stats()
   t.ok(s.falsePositiveRate > 0.5)
   f.grudge.stats()
-  const warnings = lines.filter((l) => l.includes('false-positive'))
+  const warnings = lines.filter((l) => l.includes('false-reject'))
   t.equal(warnings.length, 1)
   t.match(warnings[0], /suggested cellsPerLevel/)
   await f.close()
