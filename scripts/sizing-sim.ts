@@ -135,7 +135,7 @@ export function agrees(r: Pick<SimResult, 'predicted' | 'measured'>): boolean {
 }
 
 /** The sweep of spec/sizing.md: ρ from 0.05 to 2, L from 2 to 6, bursts 1 to 20. */
-export const SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel'>[] = [
+export const SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel' | 'engine'>[] = [
   { rho: 0.05, levels: 2, burst: 1 },
   { rho: 0.2, levels: 2, burst: 1 },
   { rho: 0.5, levels: 2, burst: 2 },

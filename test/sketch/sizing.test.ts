@@ -168,7 +168,7 @@ t.test('parseSizeBytes: powers of 1024, strict', async (t) => {
     t.throws(
       () => parseSizeBytes('memory', bad),
       { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"memory"/ },
-      String(bad),
+      JSON.stringify(bad) ?? typeof bad,
     )
 })
 
