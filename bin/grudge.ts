@@ -37,17 +37,27 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (cmd.command === 'suggest') {
-    const s = suggestShape(cmd.hotKeys, cmd.fp, cmd.memoryBytes, cmd.generations, cmd.maxLevels)
+    const s = suggestShape({
+      hotKeys: cmd.hotKeys,
+      requestsPerSecond: cmd.requestsPerSecond,
+      rate: cmd.rate,
+      burst: cmd.burst,
+      cost: cmd.cost,
+      targetFalsePositive: cmd.fp,
+      memoryBytes: cmd.memoryBytes,
+      generations: cmd.generations,
+      maxLevels: cmd.maxLevels,
+    })
     if (cmd.json) {
       process.stdout.write(JSON.stringify(s, null, 2) + '\n')
     } else {
       process.stdout.write(
         [
-          `hot keys ${cmd.hotKeys}, target false-positive rate ${cmd.fp}${cmd.memoryBytes === undefined ? '' : `, memory budget ${formatBytes(cmd.memoryBytes)}`}`,
+          `hot keys ${cmd.hotKeys}${cmd.requestsPerSecond > 0 ? `, ${cmd.requestsPerSecond} requests/s at rate ${cmd.rate}/s, burst ${cmd.burst}` : ''}, target false-reject rate ${cmd.fp}${cmd.memoryBytes === undefined ? '' : `, memory budget ${formatBytes(cmd.memoryBytes)}`}`,
           `  levels             ${s.levels}`,
           `  cellsPerLevel      ${s.cellsPerLevel}`,
           `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations`,
-          `  false positives    ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
+          `  false rejects      ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
           `  as options         { levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`,
           '',
         ].join('\n'),

@@ -84,6 +84,8 @@ function answer(r: WindowVerdict | Promise<WindowVerdict>, cb: RateLimitStoreCal
  */
 export class GrudgeStore {
   private readonly sketch: ResolvedSketchOptions
+  /** The sketch options as given, for children (the resolved ones carry derived fields that are not options). */
+  private readonly sketchOptions: PolicySketchOptions
   private readonly meters: WindowMeters
   private readonly name: string
   private readonly children: GrudgeStore[] = []
@@ -100,6 +102,8 @@ export class GrudgeStore {
   constructor(pluginOptions?: RateLimitStoreOptions | object, sketch?: PolicySketchOptions, name?: string) {
     checkKnownOptions(sketch, POLICY_SKETCH_OPTION_KEYS, 'store.')
     this.sketch = resolveSketchOptions(sketch, 'store.')
+    const { hasher, clock, ticker, store } = this.sketch
+    this.sketchOptions = { ...sketch, hasher, clock, ticker, store }
     this.name = name ?? `fastify-rate-limit:${++stores}`
     this.meters = new WindowMeters(this.sketch, this.name, modeOf(pluginOptions, 'none'))
   }
@@ -147,7 +151,7 @@ export class GrudgeStore {
     }
     const c = new GrudgeStore(
       inherited,
-      this.sketch,
+      this.sketchOptions,
       `${this.name}:${methodName(routeOptions.method)} ${routeOptions.path ?? routeOptions.url ?? ''}`,
     )
     this.children.push(c)

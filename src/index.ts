@@ -30,7 +30,15 @@ export type {
   RotatorDeserializeOptions,
 } from './sketch/shape.js'
 export { exponential, linear, none, halfLife, applyDecay } from './sketch/decay.js'
-export { sketchFalsePositiveRate, sketchSuggestLevels } from './sketch/sizing.js'
+export {
+  sketchFalsePositiveRate,
+  sketchSuggestLevels,
+  abuseFalseBlockRate,
+  fairnessFalseThrottleRate,
+  debtMeterCellsForLoad,
+  scoreCellsForLoad,
+} from './sketch/sizing.js'
+export type { SketchSize, DebtMeterLoad, ScoreLoad, CellsForLoadOptions } from './sketch/sizing.js'
 export { suggestPeriodMs } from './sketch/rotator-period.js'
 export { Rotator } from './sketch/rotator.js'
 export { SketchDelta } from './sketch/sketch-delta.js'
@@ -80,7 +88,7 @@ export { BloomGate } from './limit/bloom-gate.js'
 export type { BloomLookup, BloomGateOptions } from './limit/bloom-gate.js'
 export { Limiter } from './limit/limiter.js'
 export type { LimiterOptions, Outcome } from './limit/limiter.js'
-export { Telemetry, suggestSize } from './limit/telemetry.js'
+export { Telemetry } from './limit/telemetry.js'
 export type { LimiterStats, PolicyCounts, TelemetryOptions } from './limit/telemetry.js'
 export type { PolicySketchOptions, ResolvedSketchOptions } from './limit/options.js'
 

@@ -25,6 +25,7 @@ import { cpus, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execSync } from 'node:child_process'
+import { formatNoSizeOption, runNoSizeOption } from './no-size-option.js'
 
 const LIMIT = 10
 const WINDOW_MS = 60_000
@@ -428,6 +429,8 @@ function parent(): void {
         `- **${r.name}**: ${r.store}; clock: ${r.clock}.${r.note ? ` ${r.note[0].toUpperCase()}${r.note.slice(1)}.` : ''}`,
     )
     .join('\n')
+  process.stderr.write('running grudge, no size option …\n')
+  const noSize = formatNoSizeOption(runNoSizeOption())
   const md = `# Benchmarks
 
 ## grudge vs the in-memory stores of other Node.js rate limiters
@@ -456,6 +459,18 @@ includes hashing each key under both generations' seeds and reading the score ba
 
 ${details}
 
+## grudge with no size option
+
+A \`Limiter\` with only \`limit: { rate: 1, burst: 10 }\`, so its default \`memory\` budget picks
+the sketch; fake clock. Traffic: 1,000 fresh clients per second for 150 s, each sending 3
+requests one second apart (3,000 requests/s, none over its limit), plus 50 heavy hitters at
+20 requests/s. Targets: innocent false-reject ≤ 1e-4 after the first rotation period, heavy
+hitters within ±5 % of an exact per-key GCRA (examples/bench/no-size-option.ts).
+
+| limiter | innocent false-reject after the first period | heavy hitters admitted vs exact GCRA |
+|---|---:|---:|
+${noSize}
+
 Fake clocks: grudge takes an injected clock and ticker. The other three read \`Date.now()\`
 and schedule cleanup with \`setTimeout\`/\`setInterval\` and offer no clock option, so
 their runs use node:test's MockTimers (Date and timers mocked, advanced request by
@@ -477,4 +492,8 @@ npm run bench:compare   # tsx examples/bench/compare.ts: one child process per l
 }
 
 if (process.argv[2] === '--run') await child(process.argv[3])
-else parent()
+else if (process.argv[2] === '--no-size-option') {
+  // `tsx examples/bench/compare.ts --no-size-option [--quick]`: that row alone (quick: a tenth of the clients)
+  const quick = process.argv.includes('--quick')
+  process.stdout.write(formatNoSizeOption(quick ? runNoSizeOption(100, 120, 5) : runNoSizeOption()) + '\n')
+} else parent()

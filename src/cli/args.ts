@@ -6,7 +6,7 @@ import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 /** Usage text of the `grudge` command. */
 export const USAGE = `usage:
   grudge replay [options] [file|-]    replay an access or sshd auth log (.gz read too; stdin when no file or -)
-  grudge suggest --hot-keys H --fp P [--memory 8MB] [--generations 2] [--max-levels 8]
+  grudge suggest [--hot-keys H] [--rps R --rate r --burst b [--cost c]] --fp P [--memory 8MB] [--generations 2] [--max-levels 8]
                                       size a sketch for H hot keys and a false-positive rate P
   grudge --version                    print the version
 
@@ -37,6 +37,10 @@ export type Command =
   | {
       command: 'suggest'
       hotKeys: number
+      requestsPerSecond: number
+      rate: number | undefined
+      burst: number | undefined
+      cost: number | undefined
       fp: number
       memoryBytes: number | undefined
       generations: number
@@ -69,6 +73,10 @@ export function parseCommand(argv: string[]): Command {
       args: rest,
       options: {
         'hot-keys': { type: 'string' },
+        rps: { type: 'string' },
+        rate: { type: 'string' },
+        burst: { type: 'string' },
+        cost: { type: 'string' },
         fp: { type: 'string' },
         memory: { type: 'string' },
         generations: { type: 'string' },
@@ -79,12 +87,22 @@ export function parseCommand(argv: string[]): Command {
       allowPositionals: false,
     })
     const hotKeys = number('hot-keys', values['hot-keys'])
+    const requestsPerSecond = number('rps', values.rps)
     const fp = number('fp', values.fp)
-    if (hotKeys === undefined) invalidOption('hot-keys', 'a number of hot keys, e.g. --hot-keys 1000', undefined)
+    if (hotKeys === undefined && requestsPerSecond === undefined)
+      invalidOption(
+        'hot-keys',
+        'a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
+        undefined,
+      )
     if (fp === undefined) invalidOption('fp', 'a false-positive rate, e.g. --fp 0.001', undefined)
     return {
       command: 'suggest',
-      hotKeys,
+      hotKeys: hotKeys ?? 0,
+      requestsPerSecond: requestsPerSecond ?? 0,
+      rate: number('rate', values.rate),
+      burst: number('burst', values.burst),
+      cost: number('cost', values.cost),
       fp,
       memoryBytes: values.memory === undefined ? undefined : parseBytes('memory', values.memory),
       generations: number('generations', values.generations) ?? 2,

@@ -1,4 +1,5 @@
-import { sketchFalsePositiveRate, sketchSuggestLevels } from '../sketch/sizing.js'
+import { debtMeterCellsForLoad, sketchFalsePositiveRate, type DebtMeterLoad } from '../sketch/sizing.js'
+import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { invalidOption } from '../errors.js'
 
 /** What `grudge suggest` prints. */
@@ -13,57 +14,87 @@ export interface Suggestion {
   bytes: number
   /** Generations counted in {@link Suggestion.bytes}. */
   generations: number
-  /** The false-positive rate of this shape for the given hot keys ({@link sketchFalsePositiveRate}). */
+  /** The predicted false-reject rate of this shape for the given load ({@link sketchFalsePositiveRate}). */
   falsePositiveRate: number
   /** Whether the target false-positive rate is met (false only under a memory budget too small for it). */
   meetsTarget: boolean
 }
 
-const CELL_BYTES = 16
+/** What {@link suggestShape} sizes for. */
+export interface SuggestOptions extends DebtMeterLoad {
+  /** p, the false-reject rate to reach, in (0, 1). */
+  targetFalsePositive: number
+  /** A budget in bytes for all generations; without one the smallest shape that reaches p. */
+  memoryBytes?: number
+  /** Generations of the Rotator, integer ≥ 1; default 2. */
+  generations?: number
+  /** The most levels to consider, integer in [1, 64]; default 8. */
+  maxLevels?: number
+}
 
 /**
- * Size a sketch for H hot keys and a target false-positive rate p, with the sizing
- * helpers of `src/sketch/sizing.ts` (false-positive formula `(1 − (1 − 1/M)^H)^L`, the Bloom
- * argument per level; Cormode & Muthukrishnan 2005).
+ * Size a debt meter's sketch for a load and a target false-reject rate p, with the model of
+ * `src/sketch/sizing.ts` ({@link sketchFalsePositiveRate}: hot keys by the Bloom argument per
+ * level, Cormode & Muthukrishnan 2005; the request load by the cell-queue model of
+ * spec/sizing.md §2).
  *
  * Levels cost a hash probe each on every request, so L is capped at `maxLevels` (default 8;
  * the Bloom optimum k = ln 2 · cells / H is often larger, for little gain in memory).
  *
- * - Without a budget: for each L in 1..maxLevels, the fewest cells per level M that reach p
- *   with L levels is `⌈1 / (1 − (1 − p^(1/L))^(1/H))⌉`; `sketchSuggestLevels(H, M, p)` confirms L,
- *   and the shape with the fewest cells L × M wins.
+ * - Without a budget: for each L in 1..maxLevels the fewest cells per level M that reach p
+ *   (hot keys alone: `⌈1 / (1 − (1 − p^(1/L))^(1/H))⌉`; with requests per second: the power of
+ *   two of {@link debtMeterCellsForLoad}, what a `memory` budget gives); the shape with the
+ *   fewest cells L × M wins.
  * - With a budget of `memoryBytes` for the whole Rotator: for each L, M = ⌊budget / (16 ×
- *   generations × L)⌋; the fewest levels that reach p win, else the L with the lowest
- *   `sketchFalsePositiveRate(L, M, H)` (`meetsTarget` is then false).
- * @param hotKeys H, keys with a high score at one time, > 0
- * @param targetFalsePositive p in (0, 1)
- * @param memoryBytes optional budget in bytes for all generations
- * @param generations generations of the Rotator, integer ≥ 1 (default 2)
- * @param maxLevels the most levels to consider, integer in [1, 64] (default 8)
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming hot-keys, fp, memory, generations or max-levels
+ *   generations × L)⌋; the fewest levels that reach p win, else the L with the lowest rate
+ *   (`meetsTarget` is then false).
+ * @param options the load (`hotKeys`, `requestsPerSecond` with `rate` and `burst`, …), p and the budget
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming hot-keys, rps, fp, memory, generations or
+ * max-levels; `ERR_GRUDGE_SIZING_INVALID` for a bad rate, burst or cost
  */
-export function suggestShape(
-  hotKeys: number,
-  targetFalsePositive: number,
-  memoryBytes?: number,
-  generations = 2,
-  maxLevels = 8,
-): Suggestion {
-  if (!(hotKeys > 0) || !Number.isFinite(hotKeys)) invalidOption('hot-keys', 'a finite number > 0', hotKeys)
+export function suggestShape(options: SuggestOptions): Suggestion {
+  const { targetFalsePositive, memoryBytes } = options
+  const generations = options.generations ?? 2
+  const maxLevels = options.maxLevels ?? 8
+  const hotKeys = options.hotKeys ?? 0
+  const rps = options.requestsPerSecond ?? 0
+  if (!(hotKeys >= 0) || !Number.isFinite(hotKeys)) invalidOption('hot-keys', 'a finite number ≥ 0', hotKeys)
+  if (!(rps >= 0) || !Number.isFinite(rps)) invalidOption('rps', 'a finite number ≥ 0 (requests per second)', rps)
+  if (hotKeys === 0 && rps === 0) invalidOption('hot-keys', 'hot keys > 0 or requests per second > 0', hotKeys)
   if (!(targetFalsePositive > 0 && targetFalsePositive < 1))
     invalidOption('fp', 'a probability in (0, 1)', targetFalsePositive)
   if (!Number.isInteger(generations) || generations < 1) invalidOption('generations', 'an integer ≥ 1', generations)
   if (!Number.isInteger(maxLevels) || maxLevels < 1 || maxLevels > 64)
     invalidOption('max-levels', 'an integer in [1, 64]', maxLevels)
+  const load: DebtMeterLoad = {
+    hotKeys,
+    requestsPerSecond: rps,
+    rate: options.rate,
+    burst: options.burst,
+    cost: options.cost,
+    maxDebt: options.maxDebt,
+  }
+  // checks rate, burst and cost once (a coded error for a bad figure)
+  sketchFalsePositiveRate({ levels: 1, cellsPerLevel: 2 }, load)
   let best: Suggestion | undefined
   if (memoryBytes === undefined) {
     for (let L = 1; L <= maxLevels; L++) {
-      const q = Math.pow(targetFalsePositive, 1 / L)
-      const M = Math.max(2, Math.ceil(1 / -Math.expm1(Math.log1p(-q) / hotKeys)))
-      if (!Number.isFinite(M) || M > 0x7fffffff / L) continue
-      const levels = Math.min(maxLevels, sketchSuggestLevels(hotKeys, M, targetFalsePositive))
-      const s = shape(levels, M, hotKeys, generations, targetFalsePositive)
-      if (best === undefined || s.bytes < best.bytes) best = s
+      let M: number
+      if (rps === 0) {
+        const q = Math.pow(targetFalsePositive, 1 / L)
+        M = Math.max(2, Math.ceil(1 / -Math.expm1(Math.log1p(-q) / hotKeys)))
+        if (!Number.isFinite(M) || M > 0x7fffffff / L) continue
+      } else {
+        M = debtMeterCellsForLoad(load, {
+          levels: L,
+          targetFalseReject: targetFalsePositive,
+          minCells: 2,
+          maxCells: 1 << 30,
+        })
+        if (M * L > 0x7fffffff) continue
+      }
+      const s = shape(L, M, load, generations, targetFalsePositive)
+      if (s.meetsTarget && (best === undefined || s.bytes < best.bytes)) best = s
     }
     if (best === undefined) invalidOption('fp', 'a rate reachable with ≤ 2^31 cells', targetFalsePositive)
     return best
@@ -74,15 +105,17 @@ export function suggestShape(
   for (let L = 1; L <= maxLevels; L++) {
     const M = Math.floor(memoryBytes / (CELL_BYTES * generations * L))
     if (M < 2) break
-    const s = shape(L, M, hotKeys, generations, targetFalsePositive)
+    const s = shape(L, M, load, generations, targetFalsePositive)
     if (s.meetsTarget) return s
     if (best === undefined || s.falsePositiveRate < best.falsePositiveRate) best = s
   }
   return best!
 }
 
-function shape(levels: number, cellsPerLevel: number, hotKeys: number, generations: number, p: number): Suggestion {
-  const fp = sketchFalsePositiveRate(levels, cellsPerLevel, hotKeys)
+const CELL_BYTES = SKETCH_BYTES_PER_CELL
+
+function shape(levels: number, cellsPerLevel: number, load: DebtMeterLoad, generations: number, p: number): Suggestion {
+  const fp = sketchFalsePositiveRate({ levels, cellsPerLevel }, load)
   const bytesPerSketch = levels * cellsPerLevel * CELL_BYTES
   return {
     levels,

@@ -1,4 +1,5 @@
 import { invalidOption } from '../errors.js'
+import { parseSizeBytes } from '../sketch/sizing.js'
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 }
 
@@ -15,26 +16,15 @@ export function parseDurationMs(option: string, text: string): number {
   return Number(m[1]) * DURATION_UNITS[(m[2] ?? 'ms').toLowerCase()]
 }
 
-const SIZE_UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1024,
-  kib: 1024,
-  mb: 1024 ** 2,
-  mib: 1024 ** 2,
-  gb: 1024 ** 3,
-  gib: 1024 ** 3,
-}
-
 /**
  * Parse a memory size: a number with `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB` (all
- * powers of 1024, as Redis and Node read them); a bare number is bytes.
- * @returns the size in bytes (rounded down)
+ * powers of 1024, as Redis and Node read them); a bare number is bytes. The rule lives in
+ * `parseSizeBytes` (src/sketch/sizing.ts), which the policies' `memory` option reads too.
+ * @returns the size in bytes (rounded down), ≥ 1
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for anything else
  */
 export function parseBytes(option: string, text: string): number {
-  const m = /^\s*([0-9]*\.?[0-9]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$/i.exec(text)
-  if (m === null) invalidOption(option, 'a size such as 512KB, 8MB or 1GB', text)
-  return Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()])
+  return parseSizeBytes(option, text)
 }
 
 /**

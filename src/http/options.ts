@@ -239,6 +239,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
   }
   const headers = parseHeaderOptions(o.headers === false ? false : { legacy: o.legacyHeaders === true })
   const limiter: LimiterOptions = Object.freeze({
+    memory: o.memory,
     levels: o.levels,
     cellsPerLevel: o.cellsPerLevel,
     generations: o.generations,

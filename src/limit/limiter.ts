@@ -178,10 +178,21 @@ export class Limiter {
       : undefined
     this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
     this.telemetrySharesClock = this.telemetry.clock === resolved.clock
-    for (const p of [this.limit, this.fairness, this.abuse]) {
-      if (p !== undefined)
-        this.telemetry.addSketch(this.sketch.levels, this.sketch.cellsPerLevel, () => p.store.sizeBytes())
-    }
+    const shape = { levels: this.sketch.levels, cellsPerLevel: this.sketch.cellsPerLevel }
+    const meter = this.limit
+    if (meter !== undefined)
+      this.telemetry.addSketch({
+        policy: 'limit',
+        ...shape,
+        sizeBytes: () => meter.store.sizeBytes(),
+        debt: { rate: meter.rate, burst: meter.burst, cost: meter.cost, maxDebt: meter.maxDebt },
+      })
+    const fairness = this.fairness
+    if (fairness !== undefined)
+      this.telemetry.addSketch({ policy: 'fairness', ...shape, sizeBytes: () => fairness.store.sizeBytes() })
+    const abuse = this.abuse
+    if (abuse !== undefined)
+      this.telemetry.addSketch({ policy: 'abuse', ...shape, sizeBytes: () => abuse.store.sizeBytes() })
   }
 
   /** Whether any policy that decides per request is configured. */

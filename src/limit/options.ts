@@ -1,4 +1,6 @@
-import { invalidOption } from '../errors.js'
+import { GrudgeError, invalidOption } from '../errors.js'
+import { parseSizeBytes } from '../sketch/sizing.js'
+import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
@@ -7,9 +9,21 @@ import { optionKeys, type OptionNames } from '../options.js'
 
 /** Sketch size, hashing, time and store shared by a limiter's policies. */
 export interface PolicySketchOptions {
+  /**
+   * Memory budget of each policy's sketches, all generations together: bytes (a positive
+   * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
+   * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
+   * cells per level M ≤ 2^24 with L × M × 16 B × generations ≤ memory. Default 8 MiB
+   * (L = 4, M = 65,536 at 2 generations: a level drains 65,536 × rate per second, enough for
+   * 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA; spec/sizing.md §5).
+   * Given with both `levels` and `cellsPerLevel` their sketches must fit in it
+   * (`ERR_GRUDGE_SIZING_CONFLICT`); a budget below L × 16 cells × 16 B × generations
+   * throws `ERR_GRUDGE_SIZING_BUDGET`.
+   */
+  memory?: number | string
   /** L, levels per sketch: integer in [1, 16]. Default 4. */
   levels?: number
-  /** M, cells per level: integer in [16, 2^24]. Default 2048 (4 × 2048 × 16 B = 128 KiB per generation). */
+  /** M, cells per level: integer in [16, 2^24]. Given, it fixes the shape (no budget is applied unless `memory` is also given, which it must fit). Default: from `memory`. */
   cellsPerLevel?: number
   /** N, generations of each Rotator: integer in [2, 16]. Default 2 (each admitted request writes every generation, so fewer is faster; a misjudgement lasts at most N × periodMs). */
   generations?: number
@@ -35,6 +49,7 @@ export interface PolicySketchOptions {
  * @internal
  */
 export const POLICY_SKETCH_OPTION_NAMES: OptionNames<PolicySketchOptions> = Object.freeze({
+  memory: true,
   levels: true,
   cellsPerLevel: true,
   generations: true,
@@ -52,8 +67,12 @@ export const POLICY_SKETCH_OPTION_KEYS = optionKeys<PolicySketchOptions>(POLICY_
 export interface ResolvedSketchOptions {
   /** L, levels per sketch: integer in [1, 16]; default 4. */
   readonly levels: number
-  /** M, cells per level: integer in [16, 2^24]; default 2048. */
+  /** M, cells per level: a power of two in [16, 2^24] from the budget, or the `cellsPerLevel` given. */
   readonly cellsPerLevel: number
+  /** The memory budget in bytes of each policy (all generations), or undefined for a fixed shape given as `cellsPerLevel` alone. */
+  readonly memoryBytes: number | undefined
+  /** Whether the shape was given (`cellsPerLevel`) and stays fixed, rather than picked from the budget. */
+  readonly fixedShape: boolean
   /** N, generations of each Rotator: integer in [2, 16]; default 2. */
   readonly generations: number
   /** Rotation period in ms, or undefined to let each policy pick its shortest safe period. */
@@ -75,19 +94,67 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
   return v
 }
 
+/** The default memory budget of each policy: 8 MiB (spec/sizing.md §5 says why). */
+export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024
+
+/** The fewest cells per level a budget may give (the Limiter's minimum M). */
+const MIN_CELLS = 16
+/** The most cells per level a budget gives. */
+const MAX_CELLS = 1 << 24
+
+/**
+ * The cells per level of a policy's sketch from its budget: the largest power of two M in
+ * [16, 2^24] with L × M × 16 B × generations ≤ memory; or the `cellsPerLevel` given, which
+ * must then fit a `memory` given beside it.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad `memory` or `cellsPerLevel`;
+ * `ERR_GRUDGE_SIZING_BUDGET` for a budget below one generation of 16 cells per level;
+ * `ERR_GRUDGE_SIZING_CONFLICT` for a given shape that does not fit the given budget
+ * @internal
+ */
+export function sketchBudget(
+  src: Pick<PolicySketchOptions, 'memory' | 'cellsPerLevel'>,
+  levels: number,
+  generations: number,
+  prefix = '',
+): { cellsPerLevel: number; memoryBytes: number | undefined; fixedShape: boolean } {
+  const given = src.memory === undefined ? undefined : parseSizeBytes(prefix + 'memory', src.memory)
+  const perCellRow = levels * SKETCH_BYTES_PER_CELL * generations
+  if (src.cellsPerLevel !== undefined) {
+    const cellsPerLevel = int(prefix + 'cellsPerLevel', src.cellsPerLevel, MIN_CELLS, MAX_CELLS, MIN_CELLS)
+    if (given !== undefined && cellsPerLevel * perCellRow > given) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_SIZING_CONFLICT',
+        `option "${prefix}memory": expected ≥ ${cellsPerLevel * perCellRow} bytes for the given shape (${levels} levels × ${cellsPerLevel} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${given}; give either memory or levels and cellsPerLevel`,
+      )
+    }
+    return { cellsPerLevel, memoryBytes: given, fixedShape: true }
+  }
+  const memoryBytes = given ?? DEFAULT_POLICY_MEMORY_BYTES
+  const fit = Math.floor(memoryBytes / perCellRow)
+  if (fit < MIN_CELLS) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_SIZING_BUDGET',
+      `option "${prefix}memory": expected ≥ ${MIN_CELLS * perCellRow} bytes (${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
+    )
+  }
+  const cellsPerLevel = Math.min(MAX_CELLS, 2 ** Math.floor(Math.log2(fit)))
+  return { cellsPerLevel, memoryBytes, fixedShape: false }
+}
+
 /**
  * Check and complete sketch options.
  * @param o the options (may be undefined)
  * @param prefix option path prefix for error messages
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_SIZING_BUDGET`
+ * and `ERR_GRUDGE_SIZING_CONFLICT` from the budget (see {@link PolicySketchOptions.memory})
  * @internal
  */
 export function resolveSketchOptions(o: PolicySketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
   const src = o ?? {}
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
   const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
-  const cellsPerLevel = int(prefix + 'cellsPerLevel', src.cellsPerLevel, 16, 1 << 24, 2048)
   const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
+  const { cellsPerLevel, memoryBytes, fixedShape } = sketchBudget(src, levels, generations, prefix)
   let periodMs: number | undefined
   if (src.periodMs !== undefined) {
     if (typeof src.periodMs !== 'number' || !Number.isFinite(src.periodMs) || src.periodMs <= 0) {
@@ -106,7 +173,18 @@ export function resolveSketchOptions(o: PolicySketchOptions | undefined, prefix 
     invalidOption(prefix + 'ticker', 'an object with every(periodMs, fn)', ticker)
   const store = src.store ?? localStore()
   if (typeof store !== 'function') invalidOption(prefix + 'store', 'a StoreFactory function, e.g. localStore()', store)
-  return Object.freeze({ levels, cellsPerLevel, generations, periodMs, hasher, clock, ticker, store })
+  return Object.freeze({
+    levels,
+    cellsPerLevel,
+    memoryBytes,
+    fixedShape,
+    generations,
+    periodMs,
+    hasher,
+    clock,
+    ticker,
+    store,
+  })
 }
 
 /**

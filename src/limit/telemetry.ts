@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import { invalidOption } from '../errors.js'
 import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
-import { sketchFalsePositiveRate } from '../sketch/sizing.js'
+import { debtMeterCellsForLoad, debtMeterLoadFactor, sketchFalsePositiveRate } from '../sketch/sizing.js'
 import type { PolicyName } from './decision.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -30,17 +30,50 @@ export interface LimiterStats {
   distinctKeys: number
   /** Memory of the sketches (all generations) and of the telemetry, in bytes. */
   memoryBytes: number
-  /** Estimated false-positive rate of one sketch: sketchFalsePositiveRate(levels, cellsPerLevel, distinctKeys). */
+  /**
+   * The debt meter's predicted false-reject rate for a fresh key, per request, at the load of
+   * the window: {@link sketchFalsePositiveRate} of its shape with the admitted requests per
+   * second and {@link LimiterStats.hotKeys} (spec/sizing.md §2). Without a debt meter, the
+   * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch.
+   */
   falsePositiveRate: number
   /** The target that triggers the one-time warning. */
   targetFalsePositiveRate: number
-  /** Sizes that would bring the estimate to the target at the current distinct keys (see {@link suggestSize}). */
-  suggested: {
+  /** Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 % (1σ)): the hot keys of the model. */
+  hotKeys: number
+  /** The debt meter's admitted requests per second over the window so far (at least 1 s): the load of the model; 0 without a debt meter. */
+  requestsPerSecond: number
+  /** ρ, the debt meter's load factor in the window: (admitted cost per second of keys that are not hot) / (M × rate); 0 without a debt meter. Above about 0.8 fresh keys start to be refused. */
+  loadFactor: number
+  /**
+   * Present only when the predicted rate is above the target and more cells per level would
+   * bring it under: the power-of-two `cellsPerLevel` (at the same levels, ≤ 2^24) that meets
+   * the target at this load, the size to set (or the `memory` that holds it). Absent when
+   * the sketch is large enough, so it never reads as advice to shrink.
+   */
+  suggested?: {
     /** L, levels: the configured levels of the sketch (kept as is; only M is resized). */
     levels: number
-    /** M, cells per level needed at `levels` levels; at least 16. */
+    /** M, cells per level that meet the target at `levels` levels: a power of two, larger than the current M. */
     cellsPerLevel: number
   }
+}
+
+/**
+ * What the telemetry knows of a policy's sketch to predict its false-reject rate.
+ * @internal
+ */
+export interface SketchReport {
+  /** Which policy the sketch belongs to. */
+  policy: PolicyName
+  /** L. */
+  levels: number
+  /** M. */
+  cellsPerLevel: number
+  /** Memory of the policy's store in bytes (all generations). */
+  sizeBytes: () => number
+  /** The debt meter's figures (for `limit`): rate per second, burst, cost, maxDebt. */
+  debt?: { rate: number; burst: number; cost: number; maxDebt: number }
 }
 
 /** Options of {@link Telemetry}. */
@@ -69,6 +102,8 @@ export const TELEMETRY_OPTION_KEYS = optionKeys<TelemetryOptions>({
 const POLICIES: PolicyName[] = ['limit', 'fairness', 'abuse', 'bloom', 'store']
 /** HyperLogLog precision of the distinct-key window: 2^14 one-byte registers per slot. */
 const HLL_PRECISION = 14
+/** HyperLogLog precision of the refused-key window: 2^10 registers (1 KiB) per slot, ≈ 3.3 % (1σ). */
+const HOT_PRECISION = 10
 
 interface Bucket {
   startMs: number
@@ -102,6 +137,10 @@ export class Telemetry {
   private readonly warnFn: ((message: string) => void) | undefined
   private readonly buckets: Bucket[] = []
   private readonly distinct: Window<HyperLogLog>
+  /** Keys the debt meter refused, per bucket. */
+  private readonly refusedKeys: Window<HyperLogLog>
+  /** The key of the request being decided. */
+  private curKey = ''
   private warned = false
   /** The time of the last bucket lookup (ms). */
   private nowMs = 0
@@ -110,8 +149,8 @@ export class Telemetry {
   private sinceCheck = 0
   /** A new bucket started since the last health check (checked once per bucket at least). */
   private rolled = false
-  /** Sketch shapes to report on: levels and cellsPerLevel of the policies' sketches, and their memory. */
-  private readonly shapes: { levels: number; cellsPerLevel: number; sizeBytes: () => number }[] = []
+  /** The policies' sketches to report on: shapes, memory, and the debt meter's figures. */
+  private readonly shapes: SketchReport[] = []
 
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
@@ -137,11 +176,20 @@ export class Telemetry {
       keep: this.windowBuckets,
       clock: this.clock,
     })
+    this.refusedKeys = new Window(HyperLogLog.bySize({ precision: HOT_PRECISION }), {
+      everyMs: this.bucketMs,
+      keep: this.windowBuckets,
+      clock: this.clock,
+    })
   }
 
-  /** Report on a policy's sketch (its shape and memory). */
-  addSketch(levels: number, cellsPerLevel: number, sizeBytes: () => number): void {
-    this.shapes.push({ levels, cellsPerLevel, sizeBytes })
+  /**
+   * Report on a policy's sketch: its shape, memory and, for the debt meter, the figures its
+   * false-reject model needs.
+   * @internal
+   */
+  addSketch(report: SketchReport): void {
+    this.shapes.push(report)
   }
 
   private current(now: number = this.clock.now()): Bucket {
@@ -177,6 +225,7 @@ export class Telemetry {
     const b = this.current(nowMs)
     this.cur = b
     b.requests++
+    this.curKey = key
     this.distinct.addAt(this.nowMs, key)
     // the health check merges the HLL slots (~0.25 ms): once per 65 536 requests, not per request
     if (++this.sinceCheck >= 65_536 || this.rolled) {
@@ -190,7 +239,10 @@ export class Telemetry {
   policy(policy: PolicyName, admitted: boolean): void {
     const c = (this.cur ?? this.current()).counts[policy]
     if (admitted) c.admitted++
-    else c.rejected++
+    else {
+      c.rejected++
+      if (policy === 'limit') this.refusedKeys.addAt(this.nowMs, this.curKey)
+    }
   }
 
   /** Count the request's final outcome. */
@@ -208,7 +260,7 @@ export class Telemetry {
 
   /** Memory of the telemetry itself in bytes (the HyperLogLog slots held). */
   sizeBytes(): number {
-    return this.distinct.sizeBytes()
+    return this.distinct.sizeBytes() + this.refusedKeys.sizeBytes()
   }
 
   /** The windowed statistics. */
@@ -229,11 +281,42 @@ export class Telemetry {
     }
     const distinct = this.distinctKeys()
     let memory = this.sizeBytes()
-    for (const s of this.shapes) memory += s.sizeBytes()
-    const shape = this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }
-    const fpr = sketchFalsePositiveRate(shape.levels, shape.cellsPerLevel, distinct)
-    return {
-      windowMs: this.bucketMs * this.windowBuckets,
+    for (const sk of this.shapes) memory += sk.sizeBytes()
+    const hotKeys = policies.limit.rejected === 0 ? 0 : Math.round(this.refusedKeys.estimateAt(this.nowMs))
+    const windowMs = this.bucketMs * this.windowBuckets
+    // the window's admitted requests over the span it covers so far (the current bucket is partial)
+    const first = this.buckets[0]
+    const spanS = first === undefined ? 0 : Math.max(1000, this.nowMs - first.startMs) / 1000
+    const meter = this.shapes.find((sk) => sk.policy === 'limit' && sk.debt !== undefined)
+    let fpr: number
+    let loadFactor = 0
+    let requestsPerSecond = 0
+    let suggested: LimiterStats['suggested']
+    if (meter?.debt !== undefined) {
+      const shape = { levels: meter.levels, cellsPerLevel: meter.cellsPerLevel }
+      const load = { ...meter.debt, requestsPerSecond: spanS === 0 ? 0 : policies.limit.admitted / spanS, hotKeys }
+      fpr = sketchFalsePositiveRate(shape, load)
+      requestsPerSecond = load.requestsPerSecond
+      loadFactor = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, hotKeys)
+      if (fpr > this.targetFalsePositiveRate) {
+        const cells = debtMeterCellsForLoad(load, {
+          levels: shape.levels,
+          targetFalseReject: this.targetFalsePositiveRate,
+          minCells: 16,
+          maxCells: 1 << 24,
+        })
+        if (
+          cells > shape.cellsPerLevel &&
+          sketchFalsePositiveRate({ ...shape, cellsPerLevel: cells }, load) <= this.targetFalsePositiveRate
+        )
+          suggested = { levels: shape.levels, cellsPerLevel: cells }
+      }
+    } else {
+      const shape = this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }
+      fpr = sketchFalsePositiveRate(shape, { hotKeys })
+    }
+    const out: LimiterStats = {
+      windowMs,
       requests,
       admitted,
       rejected,
@@ -242,8 +325,12 @@ export class Telemetry {
       memoryBytes: memory,
       falsePositiveRate: fpr,
       targetFalsePositiveRate: this.targetFalsePositiveRate,
-      suggested: suggestSize(shape.levels, distinct, this.targetFalsePositiveRate),
+      hotKeys,
+      requestsPerSecond,
+      loadFactor,
     }
+    if (suggested !== undefined) out.suggested = suggested
+    return out
   }
 
   /** Log one warning (once per Telemetry) when the estimated false-positive rate passes the target. */
@@ -252,34 +339,13 @@ export class Telemetry {
     if (!this.warned && s.falsePositiveRate > this.targetFalsePositiveRate && this.warnFn !== undefined) {
       this.warned = true
       this.warnFn(
-        `grudge: estimated false-positive rate ${s.falsePositiveRate.toPrecision(3)} exceeds the target ${this.targetFalsePositiveRate} ` +
-          `with ~${s.distinctKeys} distinct keys; suggested cellsPerLevel: ${s.suggested.cellsPerLevel} (levels ${s.suggested.levels})`,
+        `grudge: predicted false-reject rate ${s.falsePositiveRate.toPrecision(3)} exceeds the target ${this.targetFalsePositiveRate} ` +
+          `at load factor ${s.loadFactor.toFixed(2)} with ~${s.hotKeys} refused keys` +
+          (s.suggested === undefined
+            ? '; no larger sketch at these levels reaches the target'
+            : `; suggested cellsPerLevel: ${s.suggested.cellsPerLevel} (levels ${s.suggested.levels}), or a memory budget that holds it`),
       )
     }
     return s
   }
-}
-
-/**
- * The cells per level M that keep sketchFalsePositiveRate(L, M, H) ≤ p at L levels: per level
- * q = p^(1/L) and (1 − 1/M)^H = 1 − q, so M = ⌈1 / (1 − (1 − q)^(1/H))⌉.
- * @param levels L ≥ 1
- * @param distinctKeys H ≥ 0
- * @param target p in (0, 1)
- * @returns `{ levels, cellsPerLevel }`; for `distinctKeys` ≤ 0 (or NaN) the minimum M = 16
- */
-export function suggestSize(
-  levels: number,
-  distinctKeys: number,
-  target: number,
-): {
-  /** L, the levels passed in (unchanged). */
-  levels: number
-  /** M, cells per level reaching the target at L levels; at least 16 (the sketch's minimum). */
-  cellsPerLevel: number
-} {
-  if (!(distinctKeys > 0)) return { levels, cellsPerLevel: 16 }
-  const q = Math.pow(target, 1 / levels)
-  const m = Math.ceil(1 / -Math.expm1(Math.log1p(-q) / distinctKeys))
-  return { levels, cellsPerLevel: Math.max(16, m) }
 }

@@ -246,3 +246,11 @@ export const ROTATOR_DESERIALIZE_KEYS = optionKeys<RotatorDeserializeOptions>({
   wallMs: true,
   ticker: true,
 })
+
+/**
+ * Bytes one cell of a Sketch holds: a Float64 score and a Float64 last-touched time (two
+ * Float64Arrays of L × M). What `memory` budgets divide by; a test pins it to
+ * `Sketch.sizeBytes()`.
+ * @internal
+ */
+export const SKETCH_BYTES_PER_CELL = 16

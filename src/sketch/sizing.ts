@@ -1,4 +1,22 @@
-import { GrudgeRangeError, describeValue } from '../errors.js'
+import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
+
+// The capacity model of the policies' sketches (spec/sizing.md). A sketch cell is a queue:
+// every admitted request (or scored event) of every key hashed to it adds to it, and decay
+// drains it. A fresh key is misjudged only when all L of its cells are full at once, so
+// the per-request false-reject rate is q^L, q the chance one cell is over the key's margin.
+// One cell's stationary content has a density f on (0, hi) that the level-crossing
+// argument (Brill 1975; Cohen, "The Single Server Queue", 1982, §III.5) pins: the rate of
+// downcrossings of level x (the drain speed at x times f(x)) equals the rate of upcrossings
+// (arrivals that jump from (x − c, x] to above x). With a jump c per arrival that is the
+// delay differential equation of Z(x) = P(content ≤ x), unnormalized:
+//
+//   drain(x) · Z'(x) = ν · (Z(x) − Z(x − c)),      ν arrivals per second per cell
+//
+// Linear decay (drain = rate, constant) gives the M/D/1 workload (Erlang 1909; Crommelin
+// 1932), exponential decay (drain = λx) Takács's shot noise. The equation holds below the
+// ceiling hi, whose clamp only renormalizes it: P(content > x) = 1 − Z(x) / Z(hi) (the
+// finite dam, Cohen 1976), for any load, also ρ ≥ 1. We integrate it forward in positive
+// terms (no alternating sums), trapezoid rule, on a grid of n points per jump.
 
 function bad(name: string, expected: string, value: unknown): never {
   throw new GrudgeRangeError(
@@ -7,40 +25,484 @@ function bad(name: string, expected: string, value: unknown): never {
   )
 }
 
+function finiteAtLeast(name: string, v: unknown, lo: number, strict: boolean): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || (strict ? !(v > lo) : !(v >= lo)))
+    bad(name, `a finite number ${strict ? '>' : '≥'} ${lo}`, v)
+  return v
+}
+
+function intAtLeast(name: string, v: unknown, lo: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < lo) bad(name, `an integer ≥ ${lo}`, v)
+  return v
+}
+
+/** Grid points the integration may take in all (bounds its time and memory: a ring of n + 1 doubles). */
+const MAX_STEPS = 1 << 22
+/** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
+const LN_RESCALE = 460
+const RESCALE = Math.exp(-LN_RESCALE)
+
 /**
- * The chance that an innocent key is misjudged because each of its L cells collides with
- * at least one of H hot keys: `(1 − (1 − 1/M)^H)^L` (the Bloom-filter false-positive
- * argument applied per level; Cormode & Muthukrishnan 2005 for the sketch).
- * @param levels L, integer ≥ 1
- * @param cellsPerLevel M, integer ≥ 1
- * @param hotKeys H, number ≥ 0 of keys with a high score
- * @returns a probability in [0, 1]
- * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain or NaN
+ * Tails of one cell's stationary content: P(content > x) for each query x (in jump units,
+ * ascending, each in [0, top]). Level crossing with an arrival rate that may drop once the
+ * content passes `xStop` (to β times: the debt meter's feedback, §2.3):
+ * Z'(u) = g(u) · (B(u) − B(u − 1)), B(y) = Z(y) for y ≤ xStop and Z(xStop) + β(Z(y) − Z(xStop))
+ * above, on u in [1, top]; Z on [0, 1] is `head` (`head(0)` is Z(0), the atom at 0 included).
  */
-export function sketchFalsePositiveRate(levels: number, cellsPerLevel: number, hotKeys: number): number {
-  if (!Number.isInteger(levels) || levels < 1) bad('levels', 'an integer ≥ 1', levels)
-  if (!Number.isInteger(cellsPerLevel) || cellsPerLevel < 1) bad('cellsPerLevel', 'an integer ≥ 1', cellsPerLevel)
-  if (!(hotKeys >= 0) || !Number.isFinite(hotKeys)) bad('hotKeys', 'a finite number ≥ 0', hotKeys)
-  // 1 − (1 − 1/M)^H computed as −expm1(H·log1p(−1/M)) to keep precision for small H/M
-  const perLevel = cellsPerLevel === 1 ? (hotKeys > 0 ? 1 : 0) : -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
-  return Math.pow(perLevel, levels)
+function crossingTails(
+  head: (u: number) => number,
+  g: (u: number) => number,
+  top: number,
+  queries: readonly number[],
+  gMax: number,
+  xStop = Infinity,
+  beta = 1,
+): number[] {
+  let n = Math.max(16, Math.min(64, Math.floor(MAX_STEPS / Math.max(1, top))))
+  // the implicit step divides by 1 − h·g/2: keep h·g well below 2
+  if (gMax / n > 0.5) n = Math.min(Math.max(n, Math.ceil(gMax * 2)), MAX_STEPS)
+  const h = 1 / n
+  const last = Math.max(1, Math.round(top * n))
+  const stopIdx = xStop === Infinity ? Infinity : Math.round(xStop * n)
+  const qIdx = queries.map((x) => Math.min(last, Math.round(x * n)))
+  const lnZq: number[] = queries.map(() => NaN)
+  // ring of B at the last n + 1 grid points
+  const ring = new Float64Array(n + 1)
+  let scale = 0
+  let q = 0
+  let zStop = NaN
+  const record = (i: number, z: number): void => {
+    while (q < qIdx.length && qIdx[q] === i) lnZq[q++] = Math.log(z) + scale
+  }
+  const bOf = (i: number, z: number): number => (i <= stopIdx ? z : zStop + beta * (z - zStop))
+  let z = 0
+  for (let i = 0; i <= n; i++) {
+    z = head(i * h)
+    if (i === stopIdx) zStop = z
+    ring[i] = bOf(i, z)
+    record(i, z)
+  }
+  let lnZTop = Math.log(z) + scale
+  for (let i = n; i < last;) {
+    i++
+    const zPrev = z
+    const bPrev = ring[(i - 1) % (n + 1)]
+    const dPrev = g((i - 1) * h) * (bPrev - ring[(i - 1 - n) % (n + 1)])
+    const gi = g(i * h)
+    const bDel = ring[(i - n) % (n + 1)]
+    // B_i = s·Z_i + o, linear in Z_i: solve the implicit trapezoid step for Z_i
+    const above = i > stopIdx
+    const s = above ? beta : 1
+    const o = above ? zStop * (1 - beta) : 0
+    z = (zPrev + (h / 2) * dPrev + (h / 2) * gi * (o - bDel)) / (1 - (h / 2) * gi * s)
+    if (i === stopIdx) zStop = z
+    ring[i % (n + 1)] = bOf(i, z)
+    if (z > 1 / RESCALE) {
+      for (let k = 0; k <= n; k++) ring[k] *= RESCALE
+      scale += LN_RESCALE
+      z *= RESCALE
+      zStop *= RESCALE
+    }
+    record(i, z)
+    const lnZ = Math.log(z) + scale
+    lnZTop = lnZ
+    if (q === qIdx.length) {
+      // every query is now below e^-40 of the mass: their tails are 1 to double precision
+      if (lnZ - lnZq[qIdx.length - 1] > 40) return queries.map(() => 1)
+      // one more jump adds nothing: the distribution has converged (load < 1)
+      if (z - zPrev <= 1e-19 * z) break
+    }
+  }
+  return lnZq.map((lz) => Math.min(1, Math.max(0, -Math.expm1(lz - lnZTop))))
 }
 
 /**
- * The fewest levels L that keep {@link sketchFalsePositiveRate} at or below `targetFalsePositive`:
- * `ceil(ln p / ln(1 − (1 − 1/M)^H))`, at least 1.
- * @param hotKeys H > 0
+ * P(content > x) of one debt-meter cell: linear drain at `rate`, Poisson arrivals of jumps
+ * `cost` at load ρ = (cost per second into the cell) / rate while the content is at most x,
+ * β·ρ above it, clamped at `maxDebt`.
+ * @param rho ρ ≥ 0 (any value: the ceiling keeps the content finite)
+ * @param xOverCost the margin x / cost ≥ 0
+ * @param maxDebtOverCost hi / cost ≥ x / cost
+ * @param beta the share of arrivals still admitted above x, in (0, 1]; default 1
+ * @internal
+ */
+export function debtCellTail(rho: number, xOverCost: number, maxDebtOverCost: number, beta = 1): number {
+  if (rho === 0) return 0
+  if (xOverCost >= maxDebtOverCost) return 0
+  const x = xOverCost
+  const zx = Math.exp(rho * Math.min(1, x))
+  // on [0, 1) nothing can arrive from below 0: Z' = ρ·B(Z), closed form on both sides of x
+  const head = (u: number): number =>
+    u <= x ? Math.exp(rho * u) : zx * (1 + (beta === 0 ? rho * (u - x) : Math.expm1(rho * beta * (u - x)) / beta))
+  return crossingTails(head, () => rho, maxDebtOverCost, [x], rho, x, beta)[0]
+}
+
+/**
+ * Tails P(content ≥ x) of one exponentially decaying cell (shot noise): jumps `weight`,
+ * a = ν / λ arrivals per time constant, clamped at `hi`.
+ */
+function scoreCellTails(a: number, xsOverWeight: readonly number[], hiOverWeight: number): number[] {
+  if (a === 0) return xsOverWeight.map(() => 0)
+  // Z(u) = u^a on [0, 1] (below one jump the content is one decayed arrival or less)
+  return crossingTails(
+    (u) => Math.pow(u, a),
+    (u) => a / u,
+    hiOverWeight,
+    xsOverWeight,
+    a,
+  )
+}
+
+/** The size of one sketch generation: L levels of M cells. */
+export interface SketchSize {
+  /** L, levels: integer ≥ 1. */
+  levels: number
+  /** M, cells per level: integer ≥ 1. */
+  cellsPerLevel: number
+}
+
+/** The load of a debt meter (the `limit` policy), for {@link sketchFalsePositiveRate}. */
+export interface DebtMeterLoad {
+  /** Requests admitted per second, all keys together (finite, ≥ 0). Hot keys' share (`hotKeys × rate / cost`) is taken out of the background. Default 0. */
+  requestsPerSecond?: number
+  /** The policy's drain in cost units per second (finite, > 0); required when `requestsPerSecond` > 0. */
+  rate?: number
+  /** The policy's burst (finite, > 0); required when `requestsPerSecond` > 0. */
+  burst?: number
+  /** Cost of one request, in (0, burst]; default 1. */
+  cost?: number
+  /** The debt ceiling hi, ≥ burst; default 10 × burst (the debt meter's default). */
+  maxDebt?: number
+  /** H, keys held at their limit at one time (finite, ≥ 0): each keeps its L cells full. Default 0. */
+  hotKeys?: number
+}
+
+/**
+ * Load factor ρ of one debt-meter level: (admitted cost per second of the keys that are not
+ * hot) / (M × rate). Above 1 the level cannot drain what it is fed, and cells fill to the ceiling.
+ * @internal
+ */
+export function debtMeterLoadFactor(
+  cellsPerLevel: number,
+  requestsPerSecond: number,
+  rate: number,
+  cost: number,
+  hotKeys: number,
+): number {
+  return Math.max(0, requestsPerSecond * cost - hotKeys * rate) / (cellsPerLevel * rate)
+}
+
+/** Checked figures of a debt-meter load. */
+interface DebtFigures {
+  rps: number
+  rate: number
+  burst: number
+  cost: number
+  maxDebt: number
+  hotKeys: number
+}
+
+function debtFigures(load: DebtMeterLoad): DebtFigures {
+  if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
+  const rps = finiteAtLeast('requestsPerSecond', load.requestsPerSecond ?? 0, 0, false)
+  const hotKeys = finiteAtLeast('hotKeys', load.hotKeys ?? 0, 0, false)
+  if (rps === 0 && load.rate === undefined && load.burst === undefined)
+    return { rps, rate: 1, burst: 1, cost: 1, maxDebt: 10, hotKeys }
+  const rate = finiteAtLeast('rate', load.rate, 0, true)
+  const burst = finiteAtLeast('burst', load.burst, 0, true)
+  const cost = finiteAtLeast('cost', load.cost ?? 1, 0, true)
+  if (cost > burst) bad('cost', `a number ≤ burst (${burst})`, cost)
+  const maxDebt = finiteAtLeast('maxDebt', load.maxDebt ?? 10 * burst, 0, true)
+  if (maxDebt < burst) bad('maxDebt', `a number ≥ burst (${burst})`, maxDebt)
+  return { rps, rate, burst, cost, maxDebt, hotKeys }
+}
+
+function checkShape(shape: SketchSize): void {
+  if (typeof shape !== 'object' || shape === null) bad('shape', 'an object { levels, cellsPerLevel }', shape)
+  intAtLeast('levels', shape.levels, 1)
+  intAtLeast('cellsPerLevel', shape.cellsPerLevel, 1)
+}
+
+/** The share of one level's cells that H hot keys keep full: 1 − (1 − 1/M)^H. */
+function hotShare(cellsPerLevel: number, hotKeys: number): number {
+  if (cellsPerLevel === 1) return hotKeys > 0 ? 1 : 0
+  // −expm1(H·log1p(−1/M)) keeps precision for small H/M
+  return -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
+}
+
+function debtRate(shape: SketchSize, f: DebtFigures): number {
+  const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
+  const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
+  const L = shape.levels
+  if (rho === 0) return Math.pow(hot, L)
+  const x = (f.burst - f.cost) / f.cost
+  const top = f.maxDebt / f.cost
+  // a level refuses if the key's cell there is a hot key's, or its background is over the margin
+  const level = (p: number): number => 1 - (1 - hot) * (1 - p)
+  // feedback (§2.3): above the margin a cell is fed only by requests that another level
+  // admits, β = 1 − q^(L−1); the tail p is the fixed point of p = tail(β(p)), found by
+  // bisection (the right side falls as p grows)
+  const tailAt = (p: number): number => debtCellTail(rho, x, top, L === 1 ? 0 : 1 - Math.pow(level(p), L - 1))
+  const open = debtCellTail(rho, x, top, 1)
+  let p = open
+  if (Math.pow(level(open), L - 1) > 1e-4) {
+    let lo = 0
+    let hi = open
+    for (let k = 0; k < 40 && hi - lo > 1e-4 * hi; k++) {
+      const mid = (lo + hi) / 2
+      if (tailAt(mid) > mid) lo = mid
+      else hi = mid
+    }
+    p = (lo + hi) / 2
+  }
+  return Math.pow(level(p), L)
+}
+
+/**
+ * The chance that a debt meter refuses a fresh (innocent, debt-free) key's request because
+ * of other keys' debt in its cells: q^L with, per level,
+ * `q = 1 − (1 − h)(1 − P(W > burst − cost))`, where `h = 1 − (1 − 1/M)^H` is the share of
+ * cells a hot key holds full (the Bloom-filter argument per level; Cormode & Muthukrishnan,
+ * "An improved data stream summary: the count-min sketch and its applications", J.
+ * Algorithms 2005) and W the stationary debt of a cell fed Poisson arrivals of `cost` at
+ * load ρ = (requestsPerSecond × cost − H × rate) / (M × rate), drained at `rate` and clamped
+ * at `maxDebt`: the M/D/1 workload with a finite dam (spec/sizing.md §2). With no load it is
+ * the hot-key formula `(1 − (1 − 1/M)^H)^L`.
+ * @param shape `{ levels, cellsPerLevel }`, integers ≥ 1
+ * @param load see {@link DebtMeterLoad}
+ * @returns a probability in [0, 1], per request
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
+ */
+export function sketchFalsePositiveRate(shape: SketchSize, load: DebtMeterLoad): number {
+  checkShape(shape)
+  return debtRate(shape, debtFigures(load))
+}
+
+/**
+ * The fewest levels L that keep {@link sketchFalsePositiveRate} at or below
+ * `targetFalsePositive` for M cells per level and this load: `ceil(ln p / ln q)`, at least
+ * 1, q the per-level rate.
  * @param cellsPerLevel M, integer > 1
+ * @param load see {@link DebtMeterLoad}; it must not saturate a level (q < 1)
  * @param targetFalsePositive p in (0, 1)
  * @returns L, an integer ≥ 1
- * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for H ≤ 0, M ≤ 1, p outside (0, 1), NaN
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for M ≤ 1, p outside (0, 1), bad loads,
+ * or a load under which every cell is full (no L helps)
  */
-export function sketchSuggestLevels(hotKeys: number, cellsPerLevel: number, targetFalsePositive: number): number {
-  if (!(hotKeys > 0) || !Number.isFinite(hotKeys)) bad('hotKeys', 'a finite number > 0', hotKeys)
+export function sketchSuggestLevels(cellsPerLevel: number, load: DebtMeterLoad, targetFalsePositive: number): number {
   if (!Number.isInteger(cellsPerLevel) || cellsPerLevel <= 1) bad('cellsPerLevel', 'an integer > 1', cellsPerLevel)
-  if (!(targetFalsePositive > 0 && targetFalsePositive < 1))
+  if (typeof targetFalsePositive !== 'number' || !(targetFalsePositive > 0 && targetFalsePositive < 1))
     bad('targetFalsePositive', 'a number in (0, 1)', targetFalsePositive)
-  const perLevel = -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
-  if (perLevel >= 1) bad('hotKeys', `fewer hot keys than saturate ${cellsPerLevel} cells`, hotKeys)
+  const f = debtFigures(load)
+  const perLevel = debtRate({ levels: 1, cellsPerLevel }, f)
+  if (perLevel >= 1) bad('load', `a load that leaves some of ${cellsPerLevel} cells below the burst`, load)
+  if (perLevel === 0) return 1
   return Math.max(1, Math.ceil(Math.log(targetFalsePositive) / Math.log(perLevel)))
+}
+
+/** The load of an exponentially decaying score (the `abuse` and `fairness` policies). */
+export interface ScoreLoad {
+  /** Scored events per second that raise scores, all keys together (finite, ≥ 0): failures for fairness, responses with a positive weight for abuse. */
+  eventsPerSecond: number
+  /** The mean positive delta of one event (finite, > 0): `failureDelta`, or the abuse weight. */
+  weight: number
+  /** Decay λ in 1/s (finite, > 0): `lambdaPerSecond`, or ln 2 / halfLife. */
+  lambdaPerSecond: number
+  /** The score ceiling hi (finite, > 0): 1 for fairness, `maxScore` for abuse. */
+  maxScore: number
+  /** H, keys whose score sits at the top (finite, ≥ 0); default 0. */
+  hotKeys?: number
+}
+
+function scoreFigures(load: ScoreLoad): Required<ScoreLoad> {
+  if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
+  return {
+    eventsPerSecond: finiteAtLeast('eventsPerSecond', load.eventsPerSecond, 0, false),
+    weight: finiteAtLeast('weight', load.weight, 0, true),
+    lambdaPerSecond: finiteAtLeast('lambdaPerSecond', load.lambdaPerSecond, 0, true),
+    maxScore: finiteAtLeast('maxScore', load.maxScore, 0, true),
+    hotKeys: finiteAtLeast('hotKeys', load.hotKeys ?? 0, 0, false),
+  }
+}
+
+/**
+ * The mean background of one cell of an exponentially decaying score: (events per second ×
+ * weight) / (M × λ) (Campbell's theorem for shot noise).
+ * @internal
+ */
+export function scoreBackground(cellsPerLevel: number, load: ScoreLoad): number {
+  return (load.eventsPerSecond * load.weight) / (cellsPerLevel * load.lambdaPerSecond)
+}
+
+function blockRate(shape: SketchSize, f: Required<ScoreLoad>, threshold: number): number {
+  const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
+  const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
+  const cell = threshold >= f.maxScore ? 0 : scoreCellTails(a, [threshold / f.weight], f.maxScore / f.weight)[0]
+  return Math.pow(1 - (1 - hot) * (1 - cell), shape.levels)
+}
+
+/**
+ * The chance that the abuse score blocks a fresh key (score 0 of its own) because all L of
+ * its cells carry at least `threshold` of other keys' score: q^L with, per level,
+ * `q = 1 − (1 − h)(1 − P(S ≥ threshold))`, h the hot-key share as in
+ * {@link sketchFalsePositiveRate}, S the shot noise of Poisson events of `weight` decaying
+ * at λ (Takács 1955; mean (events per second × weight) / (M × λ)) clamped at `maxScore`
+ * (spec/sizing.md §3).
+ * @param shape `{ levels, cellsPerLevel }`
+ * @param load see {@link ScoreLoad}
+ * @param threshold the abuse threshold, finite, > 0
+ * @returns a probability in [0, 1] per request
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
+ */
+export function abuseFalseBlockRate(shape: SketchSize, load: ScoreLoad, threshold: number): number {
+  checkShape(shape)
+  const f = scoreFigures(load)
+  finiteAtLeast('threshold', threshold, 0, true)
+  return blockRate(shape, f, threshold)
+}
+
+/** Points of the integral of the fairness throttle over s in [0, hi]. */
+const THROTTLE_POINTS = 256
+
+function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
+  const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
+  const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
+  const top = Math.min(1, f.maxScore)
+  // points crowd towards 0 (s = top · (k/K)^4), where the tail falls as 1 − c·s^a, steep for small a
+  const ss: number[] = []
+  for (let k = 0; k <= THROTTLE_POINTS; k++) ss.push(top * Math.pow(k / THROTTLE_POINTS, 4))
+  const tails = scoreCellTails(
+    a,
+    ss.map((v) => v / f.weight),
+    f.maxScore / f.weight,
+  )
+  // E[min(S_1..S_L, 1)] = ∫_0^1 P(min > s) ds = ∫ Π_l P(S_l > s) ds, trapezoid
+  let sum = 0
+  let prev = 1
+  for (let k = 1; k <= THROTTLE_POINTS; k++) {
+    const v = Math.pow(1 - (1 - hot) * (1 - tails[k]), shape.levels)
+    sum += ((prev + v) / 2) * (ss[k] - ss[k - 1])
+    prev = v
+  }
+  return sum
+}
+
+/**
+ * The chance that the feedback score throttles a fresh key's request: the key's score is the
+ * minimum of its L cells and it is throttled with that probability, so the rate is
+ * E[min(S_1, …, S_L)] = ∫₀¹ Π_l P(S_l > s) ds, each S_l the background of
+ * {@link abuseFalseBlockRate} (or 1 in a hot key's cell).
+ * @param shape `{ levels, cellsPerLevel }`
+ * @param load see {@link ScoreLoad} (`weight` = failureDelta, `maxScore` = 1)
+ * @returns a probability in [0, 1] per request
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
+ */
+export function fairnessFalseThrottleRate(shape: SketchSize, load: ScoreLoad): number {
+  checkShape(shape)
+  return throttleRate(shape, scoreFigures(load))
+}
+
+/** What {@link debtMeterCellsForLoad} and {@link scoreCellsForLoad} take besides the load. */
+export interface CellsForLoadOptions {
+  /** L, levels: integer in [1, 64]. */
+  levels: number
+  /** The false-reject rate to reach, in (0, 1); default 1e-5. */
+  targetFalseReject?: number
+  /** The smallest M to return, a power of two ≥ 1; default 16. */
+  minCells?: number
+  /** The largest M to return (the budget's), a power of two ≥ minCells; default 2^24. */
+  maxCells?: number
+}
+
+function powerOfTwo(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1 || (v & (v - 1)) !== 0 || v > 2 ** 30) bad(name, 'a power of two in [1, 2^30]', v)
+  return v
+}
+
+function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => number): number {
+  const levels = o.levels
+  if (!Number.isInteger(levels) || levels < 1 || levels > 64) bad('levels', 'an integer in [1, 64]', levels)
+  const target = o.targetFalseReject ?? 1e-5
+  if (typeof target !== 'number' || !(target > 0 && target < 1)) bad('targetFalseReject', 'a number in (0, 1)', target)
+  const lo = powerOfTwo('minCells', o.minCells ?? 16)
+  const hi = powerOfTwo('maxCells', o.maxCells ?? 1 << 24)
+  if (hi < lo) bad('maxCells', `a power of two ≥ minCells (${lo})`, hi)
+  // the rate falls as M grows: bisect on the exponent
+  let a = Math.log2(lo)
+  let b = Math.log2(hi)
+  if (rateAt({ levels, cellsPerLevel: 2 ** b }) > target) return hi
+  while (a < b) {
+    const m = (a + b) >> 1
+    if (rateAt({ levels, cellsPerLevel: 2 ** m }) <= target) b = m
+    else a = m + 1
+  }
+  return 2 ** a
+}
+
+/**
+ * The fewest cells per level, a power of two in [minCells, maxCells], at which a debt meter
+ * of L levels keeps {@link sketchFalsePositiveRate} at or below the target for this load;
+ * `maxCells` when even that does not reach it (the caller then keeps the largest size and
+ * says so). What a self-sizing Rotator asks for each new generation.
+ * @param load see {@link DebtMeterLoad} (`rate` and `burst` required when `requestsPerSecond` > 0)
+ * @param options levels, targetFalseReject (default 1e-5), minCells (16), maxCells (2^24)
+ * @returns M, a power of two
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
+ */
+export function debtMeterCellsForLoad(load: DebtMeterLoad, options: CellsForLoadOptions): number {
+  const f = debtFigures(load)
+  return smallestCells(options, (shape) => debtRate(shape, f))
+}
+
+/**
+ * The twin of {@link debtMeterCellsForLoad} for the exponentially decaying scores: the
+ * fewest cells per level (a power of two) that keep the abuse false-block rate at
+ * `threshold` (when given) or else the fairness false-throttle rate at or below the target.
+ * @param load see {@link ScoreLoad}
+ * @param options as {@link debtMeterCellsForLoad}, plus `threshold` for the abuse score
+ * @returns M, a power of two
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
+ */
+export function scoreCellsForLoad(load: ScoreLoad, options: CellsForLoadOptions & { threshold?: number }): number {
+  const f = scoreFigures(load)
+  const threshold = options.threshold
+  if (threshold !== undefined) finiteAtLeast('threshold', threshold, 0, true)
+  return smallestCells(options, (shape) =>
+    threshold === undefined ? throttleRate(shape, f) : blockRate(shape, f, threshold),
+  )
+}
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1024,
+  kib: 1024,
+  mb: 1024 ** 2,
+  mib: 1024 ** 2,
+  gb: 1024 ** 3,
+  gib: 1024 ** 3,
+}
+
+/**
+ * Read a memory size: a positive safe integer of bytes, or a string of a number and a unit
+ * `B`, `KB`/`KiB`, `MB`/`MiB`, `GB`/`GiB`, all powers of 1024 as Redis and Node read them
+ * (`'64MB'`, `'1.5 GiB'`, `'512kb'`); a bare numeric string is bytes. The one home of that
+ * rule: the policies' `memory` option and `grudge suggest --memory` both read sizes here.
+ * @param name the option name for the error
+ * @param value the size
+ * @returns bytes, an integer ≥ 1 (a fractional result is rounded down)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for anything else (NaN, negative, 0, an unknown unit)
+ * @internal
+ */
+export function parseSizeBytes(name: string, value: unknown): number {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value) || value < 1)
+      invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+    return value
+  }
+  if (typeof value !== 'string') invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+  const m = /^\s*([0-9]*\.?[0-9]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$/i.exec(value)
+  if (m === null) invalidOption(name, 'a size such as 512KB, 8MB or 1GB', value)
+  const bytes = Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()])
+  if (!Number.isSafeInteger(bytes) || bytes < 1) invalidOption(name, 'a size of at least 1 byte', value)
+  return bytes
 }

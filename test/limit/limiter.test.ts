@@ -201,6 +201,7 @@ t.test('an unknown option of the limiter or a policy throws naming its path; eve
     'under the caller’s prefix',
   )
   const all: Required<LimiterOptions> = {
+    memory: '1MB',
     levels: 2,
     cellsPerLevel: 16,
     generations: 3,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { Telemetry, suggestSize } from '../../src/limit/telemetry.js'
+import { Telemetry } from '../../src/limit/telemetry.js'
 import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { TELEMETRY_OPTION_KEYS, type TelemetryOptions } from '../../src/limit/telemetry.js'
@@ -19,39 +19,83 @@ t.test('distinct keys by a Window of HyperLogLog within 3 %; the window forgets 
   t.equal(tel.distinctKeys(), 1, 'the HLL slots expired with the counters')
 })
 
-t.test('one warning when the estimated false-positive rate passes the target, with a size that meets it', async (t) => {
+t.test('one warning when the predicted false-reject rate passes the target, with a size that meets it', async (t) => {
   const clock = new FakeClock(0)
   const warnings: string[] = []
-  const tel = new Telemetry({ clock, targetFalsePositiveRate: 0.01, warn: (m) => warnings.push(m) })
-  tel.addSketch(4, 256, () => 4 * 256 * 16)
-  for (let i = 0; i < 50_000; i++) tel.request('k' + i)
+  const tel = new Telemetry({ clock, bucketMs: 1000, targetFalsePositiveRate: 0.01, warn: (m) => warnings.push(m) })
+  const debt = { rate: 1, burst: 10, cost: 1, maxDebt: 100 }
+  tel.addSketch({ policy: 'limit', levels: 4, cellsPerLevel: 256, sizeBytes: () => 4 * 256 * 16 * 2, debt })
+  // 1,000 admitted requests per second on 256 cells per level at rate 1: ρ ≈ 3.9
+  for (let s = 0; s < 5; s++) {
+    for (let i = 0; i < 1000; i++) {
+      tel.request(`k${s}:${i}`)
+      tel.policy('limit', true)
+    }
+    clock.advance(1000)
+  }
   tel.checkHealth()
   tel.checkHealth()
   t.equal(warnings.length, 1)
   t.match(warnings[0], /suggested cellsPerLevel: \d+/)
   const s = tel.stats()
-  t.ok(s.falsePositiveRate > 0.01)
-  t.ok(
-    sketchFalsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel, s.distinctKeys) <= 0.01,
-    'the suggested size meets the target',
-  )
-  t.ok(
-    sketchFalsePositiveRate(s.suggested.levels, s.suggested.cellsPerLevel - 1, s.distinctKeys) > 0.01 * 0.999,
-    'and is about the smallest that does',
-  )
+  t.ok(s.falsePositiveRate > 0.01, `${s.falsePositiveRate}`)
+  t.ok(s.loadFactor > 3, `ρ ${s.loadFactor}`)
+  t.ok(s.suggested !== undefined && s.suggested.cellsPerLevel > 256, 'a larger size')
+  const rps = s.requestsPerSecond
+  t.ok(Math.abs(rps - 1000) < 1, 'the window holds 4 full seconds of 1,000 requests')
+  const m = s.suggested?.cellsPerLevel ?? 0
+  const load = { ...debt, requestsPerSecond: rps }
+  t.ok(sketchFalsePositiveRate({ levels: 4, cellsPerLevel: m }, load) <= 0.01, 'the suggested size meets the target')
+  t.ok(sketchFalsePositiveRate({ levels: 4, cellsPerLevel: m / 2 }, load) > 0.01, 'half of it does not')
 })
 
-t.test('suggestSize edge cases', async (t) => {
-  t.same(suggestSize(4, 0, 0.01), { levels: 4, cellsPerLevel: 16 })
-  t.ok(suggestSize(2, 1000, 0.001).cellsPerLevel > suggestSize(2, 1000, 0.01).cellsPerLevel)
+t.test('no suggestion when the sketch is large enough (it never reads as advice to shrink)', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock })
+  tel.addSketch({
+    policy: 'limit',
+    levels: 4,
+    cellsPerLevel: 16384,
+    sizeBytes: () => 0,
+    debt: { rate: 1, burst: 10, cost: 1, maxDebt: 100 },
+  })
+  for (let i = 0; i < 5000; i++) {
+    tel.request('k' + i)
+    tel.policy('limit', true)
+  }
+  const s = tel.stats()
+  t.equal(s.suggested, undefined)
+  t.ok(s.falsePositiveRate < 1e-6)
+})
+
+t.test('refused keys count as hot keys', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock })
+  tel.addSketch({ policy: 'abuse', levels: 2, cellsPerLevel: 64, sizeBytes: () => 0 })
+  for (let i = 0; i < 100; i++) {
+    tel.request('bad' + i)
+    tel.policy('limit', false)
+  }
+  const s = tel.stats()
+  t.ok(Math.abs(s.hotKeys - 100) <= 10, `${s.hotKeys}`)
+  t.equal(s.falsePositiveRate, sketchFalsePositiveRate({ levels: 2, cellsPerLevel: 64 }, { hotKeys: s.hotKeys }))
 })
 
 t.test('the health check also runs when a new bucket starts, without anyone calling stats()', async (t) => {
   const clock = new FakeClock(0)
   const warnings: string[] = []
   const tel = new Telemetry({ clock, bucketMs: 1000, targetFalsePositiveRate: 0.01, warn: (m) => warnings.push(m) })
-  tel.addSketch(2, 64, () => 2 * 64 * 16)
-  for (let i = 0; i < 1000; i++) tel.request('k' + i)
+  tel.addSketch({
+    policy: 'limit',
+    levels: 2,
+    cellsPerLevel: 64,
+    sizeBytes: () => 2 * 64 * 16,
+    debt: { rate: 1, burst: 10, cost: 1, maxDebt: 100 },
+  })
+  for (let i = 0; i < 1000; i++) {
+    tel.request('k' + i)
+    tel.policy('limit', true)
+  }
   t.equal(warnings.length, 0, 'not yet checked')
   clock.advance(1000)
   tel.request('next')

@@ -412,6 +412,7 @@ t.test('every documented option passes', async (t) => {
   }
   t.same(Object.keys(bloom).sort(), [...EXPRESS_BLOOM_KEYS].sort(), 'the test names every bloom option')
   const all: Required<GrudgeExpressOptions> = {
+    memory: '1MB',
     levels: 2,
     cellsPerLevel: 64,
     generations: 2,

@@ -55,6 +55,7 @@ t.test('unknown sketch options are refused; the options @fastify/rate-limit pass
     unknownOption('store.generation', 'generations'),
   )
   const all: Required<PolicySketchOptions> = {
+    memory: '1MB',
     levels: 2,
     cellsPerLevel: 64,
     generations: 3,

@@ -710,7 +710,7 @@ t.test('one sizing warning through the Fastify logger', async (t) => {
   const s = f.grudge.stats()
   t.ok(s.falsePositiveRate > 0.5)
   f.grudge.stats()
-  const warnings = lines.filter((l) => l.includes('false-positive'))
+  const warnings = lines.filter((l) => l.includes('false-reject'))
   t.equal(warnings.length, 1)
   t.match(warnings[0], /suggested cellsPerLevel/)
   await f.close()
@@ -948,6 +948,7 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
   }
   t.same(Object.keys(bloomRegistry).sort(), [...BLOOM_REGISTRY_CONFIG_KEYS].sort(), 'every registry config option')
   const common = {
+    memory: '1MB',
     levels: 2,
     cellsPerLevel: 64,
     generations: 2,

@@ -1,0 +1,175 @@
+// `npx tsx scripts/sizing-sim.ts [--quick]`: the debt-meter capacity model of
+// spec/sizing.md §2 against the real DebtMeter (an in-process Rotator of Sketches) on a fake
+// clock. Fresh keys arrive as a Poisson process, each sending one request of `cost`; after
+// a warm-up of two rotation periods the script counts the requests refused (every one of
+// them is innocent: a fresh key has no debt of its own) and prints, per point, the measured
+// rate beside sketchFalsePositiveRate at the measured admitted load factor ρ. The table in
+// spec/sizing.md is this script's output.
+import { pathToFileURL } from 'node:url'
+import { DebtMeter } from '../src/limit/debt-meter.js'
+import { resolveSketchOptions } from '../src/limit/options.js'
+import { murmur3 } from '../src/hash/hasher.js'
+import { sketchFalsePositiveRate } from '../src/sketch/sizing.js'
+import { FakeClock, FakeTicker } from '../src/testing/index.js'
+import { Sketch } from '../src/sketch/sketch.js'
+import { linear } from '../src/sketch/decay.js'
+
+/** One point of the sweep. */
+export interface SimPoint {
+  /** Offered load factor: fresh keys' cost per second / (M × rate). */
+  rho: number
+  /** L. */
+  levels: number
+  /** M. */
+  cellsPerLevel: number
+  /** The debt meter's burst (rate 1/s, cost 1, maxDebt 10 × burst). */
+  burst: number
+  /** Measured span in s after the warm-up. */
+  measureS: number
+  /** PRNG seed. */
+  seed: number
+  /** What decides: one Sketch (the model's object, in steady state) or the DebtMeter (a Rotator of 2 generations with carry-forward). */
+  engine: 'sketch' | 'meter'
+}
+
+/** What one point measured. */
+export interface SimResult extends SimPoint {
+  /** The admitted load factor measured. */
+  rhoAdmitted: number
+  /** Requests in the measured span. */
+  requests: number
+  /** Refused requests in the measured span. */
+  refused: number
+  /** refused / requests. */
+  measured: number
+  /** sketchFalsePositiveRate at the offered load. */
+  predicted: number
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** Run one point: Poisson fresh keys through a real DebtMeter on a FakeClock. */
+export function simulate(p: SimPoint): SimResult {
+  const rate = 1
+  const cost = 1
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const sketch = resolveSketchOptions({
+    levels: p.levels,
+    cellsPerLevel: p.cellsPerLevel,
+    clock,
+    ticker,
+    hasher: murmur3(p.seed),
+  })
+  let consume: (key: string, nowMs: number) => boolean
+  let periodMs: number
+  let close = (): void => {}
+  if (p.engine === 'meter') {
+    const meter = new DebtMeter({ rate, burst: p.burst, cost }, sketch, 'limit:sim')
+    periodMs = meter.periodMs
+    consume = (key) => (meter.consume(key) as { admitted: boolean }).admitted
+    close = () => void meter.close()
+  } else {
+    const s = new Sketch({
+      levels: p.levels,
+      cellsPerLevel: p.cellsPerLevel,
+      decay: linear(rate),
+      lo: 0,
+      hi: 10 * p.burst,
+      aggregator: 'min',
+      seed: p.seed,
+    })
+    // no rotation: the warm-up is the Rotator's period, the time for the debts to settle
+    periodMs = ((10 * p.burst) / rate) * 1000
+    consume = (key, nowMs) => s.tryUpdateAt(nowMs, key, cost, p.burst)
+  }
+  const random = mulberry32(p.seed)
+  const perMs = (p.rho * p.cellsPerLevel * rate) / cost / 1000
+  const warmMs = 2 * periodMs
+  const endMs = warmMs + p.measureS * 1000
+  let t = 0
+  let nextTickMs = periodMs
+  let key = 0
+  let requests = 0
+  let refused = 0
+  let admittedCost = 0
+  for (;;) {
+    t += -Math.log(1 - random()) / perMs
+    if (t >= endMs) break
+    if (p.engine === 'meter') {
+      while (t >= nextTickMs) {
+        clock.set(nextTickMs)
+        ticker.tick()
+        nextTickMs += periodMs
+      }
+      clock.set(t)
+    }
+    const admitted = consume(`k${key++}`, t)
+    if (t < warmMs) continue
+    requests++
+    if (admitted) admittedCost += cost
+    else refused++
+  }
+  close()
+  const rhoAdmitted = admittedCost / (p.measureS * p.cellsPerLevel * rate)
+  const predicted = sketchFalsePositiveRate(
+    { levels: p.levels, cellsPerLevel: p.cellsPerLevel },
+    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost },
+  )
+  return { ...p, rhoAdmitted, requests, refused, measured: refused / Math.max(1, requests), predicted }
+}
+
+/** Whether predicted and measured agree: within 2× of each other, or within 1e-6 absolute. */
+export function agrees(r: Pick<SimResult, 'predicted' | 'measured'>): boolean {
+  if (Math.abs(r.predicted - r.measured) <= 1e-6) return true
+  return r.measured > 0 && r.predicted > 0 && r.predicted / r.measured <= 2 && r.measured / r.predicted <= 2
+}
+
+/** The sweep of spec/sizing.md: ρ from 0.05 to 2, L from 2 to 6, bursts 1 to 20. */
+export const SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel' | 'engine'>[] = [
+  { rho: 0.05, levels: 2, burst: 1 },
+  { rho: 0.2, levels: 2, burst: 1 },
+  { rho: 0.5, levels: 2, burst: 2 },
+  { rho: 0.5, levels: 3, burst: 1 },
+  { rho: 0.8, levels: 4, burst: 5 },
+  { rho: 0.9, levels: 2, burst: 10 },
+  { rho: 0.9, levels: 4, burst: 3 },
+  { rho: 1, levels: 3, burst: 10 },
+  { rho: 1.2, levels: 4, burst: 10 },
+  { rho: 1.5, levels: 5, burst: 10 },
+  { rho: 2, levels: 6, burst: 10 },
+  { rho: 0.7, levels: 6, burst: 2 },
+  { rho: 0.3, levels: 4, burst: 2 },
+  { rho: 2, levels: 2, burst: 20 },
+]
+
+function main(): void {
+  const quick = process.argv.includes('--quick')
+  const cellsPerLevel = quick ? 128 : 1024
+  const measureS = quick ? 400 : 2000
+  const lines = [
+    '| ρ | L | M | burst | requests | refused (Sketch) | measured (Sketch) | predicted | agree | measured (DebtMeter) |',
+    '|---|---|---|---|---|---|---|---|---|---|',
+  ]
+  let seed = 1
+  for (const s of SWEEP) {
+    const r = simulate({ ...s, cellsPerLevel, measureS, seed, engine: 'sketch' })
+    const m = simulate({ ...s, cellsPerLevel, measureS, seed: seed++, engine: 'meter' })
+    lines.push(
+      `| ${r.rho} | ${r.levels} | ${r.cellsPerLevel} | ${r.burst} | ${r.requests} | ${r.refused} | ${r.measured.toExponential(2)} | ${r.predicted.toExponential(2)} | ${agrees(r) ? 'yes' : 'NO'} | ${m.measured.toExponential(2)} |`,
+    )
+    console.log(lines[lines.length - 1])
+  }
+  console.log('\n' + lines.join('\n'))
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()
