@@ -184,6 +184,21 @@ export class HyperLogLog implements Mergeable {
   }
 
   /**
+   * Count one item by a 64-bit hash already computed with this sketch's hash function (or
+   * any hash whose bits are uniform: the Rotator feeds the hash it computed for a key's
+   * cells, so a key is not hashed twice). Same register update as {@link HyperLogLog.add}.
+   * @param hi high 32 bits of the hash (int32 or uint32)
+   * @param lo low 32 bits of the hash (int32 or uint32)
+   * @internal
+   */
+  addHash(hi: number, lo: number): void {
+    const idx = hi >>> this.indexShift
+    const rest = hi << this.precision
+    const rho = rest !== 0 ? Math.clz32(rest) + 1 : this.indexShift + Math.clz32(lo) + 1
+    if (rho > this.registers[idx]) this.registers[idx] = rho
+  }
+
+  /**
    * The estimated number of distinct items added, by Ertl's improved raw estimator
    * (2017, Algorithm 6): with C_k the number of registers holding k and q = 64 − p,
    * `z = m·τ(1 − C_{q+1}/m)`, then `z = (z + C_k)/2` for k = q … 1, then
