@@ -33,6 +33,7 @@ export { exponential, linear, none, halfLife, applyDecay } from './sketch/decay.
 export { sketchFalsePositiveRate, sketchSuggestLevels } from './sketch/sizing.js'
 export { suggestPeriodMs } from './sketch/rotator-period.js'
 export { Rotator } from './sketch/rotator.js'
+export type { RotatorSizing, GenerationLoad, SizingLimitEvent } from './sketch/rotator-sizing.js'
 export { SketchDelta } from './sketch/sketch-delta.js'
 export { RotatorDelta } from './sketch/rotator-delta.js'
 export { SKETCH_FORMAT_VERSION } from './sketch/sketch-codec.js'
