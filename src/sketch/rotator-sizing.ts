@@ -1,7 +1,7 @@
 import { invalidOption } from '../errors.js'
-import { Murmur3Hasher, type Hasher } from '../hash/hasher.js'
+import type { Hasher } from '../hash/hasher.js'
+import { addHashToRegisters, estimateFromRegisters } from '../hash/hyperloglog-registers.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
-import { HyperLogLog } from '../window/hyperloglog.js'
 import { MAX_CELLS, MAX_CELLS_PER_LEVEL, type Decay } from './shape.js'
 
 // The self-sizing of a Rotator (`spec/rotator.md` §1, "Self-sizing"): what a generation
@@ -111,7 +111,7 @@ export const ROTATOR_SIZING_KEYS = optionKeys<RotatorSizing>({
 /** HyperLogLog precision of the load meter: 2^10 one-byte registers, 1.04/32 ≈ 3.3 % standard error. */
 const METER_PRECISION = 10
 /**
- * Bytes held by a load meter: two HyperLogLogs of 2^10 registers.
+ * Bytes held by a load meter: two HyperLogLog register arrays of 2^10 bytes.
  * @internal
  */
 export const METER_BYTES = 2 << METER_PRECISION
@@ -265,8 +265,9 @@ export function initialCellsPerLevel(sizing: ResolvedSizing, given: number | und
  * @internal
  */
 export class LoadMeter {
-  private readonly window: HyperLogLog
-  private readonly life: HyperLogLog
+  /** HyperLogLog registers of the current window and of the generation's life (p = METER_PRECISION). */
+  private readonly window = new Uint8Array(1 << METER_PRECISION)
+  private readonly life = new Uint8Array(1 << METER_PRECISION)
   /** [0] cost of the window, [1] cost of the generation before the window (a typed array: no boxing on the hot path). */
   private readonly cost = new Float64Array(2)
   /** Clock time in ms at which the youngest generation began to be measured. */
@@ -275,17 +276,13 @@ export class LoadMeter {
   windowStartMs: number
 
   constructor(nowMs: number) {
-    // the hash function of these sketches is never used: they are fed hashes by addHash
-    const hasher = new Murmur3Hasher(0)
-    this.window = HyperLogLog.bySize({ precision: METER_PRECISION, hasher })
-    this.life = HyperLogLog.bySize({ precision: METER_PRECISION, hasher })
     this.lifeStartMs = nowMs
     this.windowStartMs = nowMs
   }
 
   /** The hot path: count the key whose hash `hasher` holds, and a positive delta as admitted cost. */
   record(hasher: Hasher, delta: number): void {
-    this.window.addHash(hasher.hashHi, hasher.hashLo)
+    addHashToRegisters(this.window, METER_PRECISION, hasher.hashHi, hasher.hashLo)
     if (delta > 0) this.cost[0] += delta
   }
 
@@ -296,16 +293,21 @@ export class LoadMeter {
   ): GenerationLoad | undefined {
     const ms = nowMs - this.windowStartMs
     if (!(ms > 0)) return undefined
-    return { ...base, distinctKeys: this.window.estimate(), costPerSecond: (this.cost[0] * 1000) / ms, periodMs: ms }
+    return {
+      ...base,
+      distinctKeys: estimateFromRegisters(this.window, METER_PRECISION),
+      costPerSecond: (this.cost[0] * 1000) / ms,
+      periodMs: ms,
+    }
   }
 
   /** The youngest generation's measurement over its life at `nowMs` (folds the window in). */
   lifeLoad(nowMs: number, base: Omit<GenerationLoad, 'distinctKeys' | 'costPerSecond' | 'periodMs'>): GenerationLoad {
-    this.life.merge(this.window)
+    this.foldWindow()
     const ms = Math.max(1, nowMs - this.lifeStartMs)
     return {
       ...base,
-      distinctKeys: this.life.estimate(),
+      distinctKeys: estimateFromRegisters(this.life, METER_PRECISION),
       costPerSecond: ((this.cost[0] + this.cost[1]) * 1000) / ms,
       periodMs: ms,
     }
@@ -313,17 +315,24 @@ export class LoadMeter {
 
   /** End the check window at `nowMs`: fold it into the generation's life, start a new one. */
   closeWindow(nowMs: number): void {
-    this.life.merge(this.window)
-    this.window.clear()
+    this.foldWindow()
+    this.window.fill(0)
     this.cost[1] += this.cost[0]
     this.cost[0] = 0
     this.windowStartMs = nowMs
   }
 
+  /** The life's registers become the union with the window's (register-wise maximum; idempotent). */
+  private foldWindow(): void {
+    const a = this.life
+    const b = this.window
+    for (let i = 0; i < a.length; i++) if (b[i] > a[i]) a[i] = b[i]
+  }
+
   /** A new youngest generation at `nowMs`: forget everything. */
   reset(nowMs: number): void {
-    this.window.clear()
-    this.life.clear()
+    this.window.fill(0)
+    this.life.fill(0)
     this.cost[0] = 0
     this.cost[1] = 0
     this.lifeStartMs = nowMs
