@@ -1,6 +1,7 @@
 // Rotator, serialization and replica deltas: ns/op (median of 7 runs) beside baselines
-// measured in the same run. Run: `npm run bench -- rotator`.
-import { Sketch, Rotator, SketchDelta, exponential } from '../../src/index.js'
+// measured in the same run. Run: `npm run bench -- rotator`; `GRUDGE_BENCH_QUICK=1` runs every
+// row with a tiny count of operations (a smoke test of the bench, not a measurement).
+import { Sketch, Rotator, SketchDelta, exponential, linear } from '../../src/index.js'
 import { FakeTicker } from '../../src/testing/index.js'
 
 const RUNS = 7
@@ -30,7 +31,8 @@ const synced = new Sketch(cfg)
 synced.takeDelta() // baseline allocated: delta tracking in use
 const rotator = new Rotator({ sketch: cfg, generations: 2, periodMs: 60_000, ticker: new FakeTicker() })
 
-const OPS = 400_000
+const QUICK = process.env.GRUDGE_BENCH_QUICK === '1'
+const OPS = QUICK ? 2_000 : 400_000
 const base = nsPerOp(OPS, (i) => plain.update(KEYS[i & 4095], 1))
 const withDelta = nsPerOp(OPS, (i) => synced.update(KEYS[i & 4095], 1))
 const rot = nsPerOp(OPS, (i) => rotator.update(KEYS[i & 4095], 1))
@@ -42,10 +44,41 @@ console.log(
   `Rotator.update, 2 generations              ${rot.toFixed(1)} ns/op  (×${(rot / base).toFixed(2)} of one Sketch)`,
 )
 
+// Self-sized against fixed, same size (4 × 4096 cells, 2 generations), runs interleaved so
+// both see the same machine state; the sizer keeps the size, so only the meter differs
+// (target: self-sized within 10 % of fixed, issue #14).
+{
+  const periodMs = 60_000
+  const debt = { levels: 4, cellsPerLevel: 4096, decay: linear(1), hi: 10 }
+  const sizing = { sizeNextGeneration: () => 4096, maxCellsPerLevel: 4096 }
+  const pairs: [string, (r: Rotator, i: number) => void, typeof debt | typeof cfg][] = [
+    ['tryUpdate, debt meter (linear, carry)', (r, i) => r.tryUpdate(KEYS[i & 4095], 1, 10), debt],
+    ['update, exponential', (r, i) => r.update(KEYS[i & 4095], 1), cfg],
+  ]
+  for (const [name, op, sketch] of pairs) {
+    const fixed = new Rotator({ sketch, periodMs, ticker: new FakeTicker() })
+    const sized = new Rotator({ sketch, periodMs, ticker: new FakeTicker(), sizing })
+    const f: number[] = []
+    const z: number[] = []
+    for (let run = 0; run < (QUICK ? 1 : 5); run++) {
+      f.push(nsPerOp(OPS, (i) => op(fixed, i)))
+      z.push(nsPerOp(OPS, (i) => op(sized, i)))
+    }
+    const a = median(f)
+    const b = median(z)
+    console.log(
+      `Rotator.${name.padEnd(38)} fixed ${a.toFixed(1)} ns/op, self-sized ${b.toFixed(1)} ns/op  (×${(b / a).toFixed(3)}; target ≤ ×1.10)`,
+    )
+    fixed.close()
+    sized.close()
+  }
+}
+
 const bytes = plain.serialize()
-const ser = nsPerOp(200, () => plain.serialize())
-const des = nsPerOp(200, () => Sketch.deserialize(bytes))
-const take = nsPerOp(200, () => synced.takeDelta())
+const FEW = QUICK ? 5 : 200
+const ser = nsPerOp(FEW, () => plain.serialize())
+const des = nsPerOp(FEW, () => Sketch.deserialize(bytes))
+const take = nsPerOp(FEW, () => synced.takeDelta())
 for (let i = 0; i < 4096; i++) synced.update(KEYS[i], 1) // a delta touching most cells
 const d = synced.takeDelta()
 const dBytes = d.serialize()
@@ -54,8 +87,8 @@ const few = new Sketch({ ...cfg, hasher: synced.hasher })
 few.takeDelta()
 for (let i = 0; i < 64; i++) few.update(KEYS[i], 1)
 const fewBytes = few.takeDelta().serialize()
-const apply = nsPerOp(200, () => other.applyDelta(d))
-const applyBytes = nsPerOp(200, () => other.applyDelta(SketchDelta.deserialize(dBytes)))
+const apply = nsPerOp(FEW, () => other.applyDelta(d))
+const applyBytes = nsPerOp(FEW, () => other.applyDelta(SketchDelta.deserialize(dBytes)))
 const cells = cfg.levels * cfg.cellsPerLevel
 console.log(`frame size                                  ${bytes.length} bytes for ${cells} cells`)
 console.log(

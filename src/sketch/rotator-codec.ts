@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js'
 import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
 import { generationSeed } from './generation-seed.js'
-import type { DeserializeOptions, SketchShape } from './shape.js'
+import { MAX_CELLS, type DeserializeOptions, type SketchShape } from './shape.js'
 import {
   FLAG_DELTA,
   FLAG_SPARSE,
@@ -22,11 +22,13 @@ import {
 } from './sketch-codec.js'
 
 // The rotator family (FAMILY.rotator): the sketch family's shape block, the rotator's own
-// fields, then per generation (oldest first) its seed and a sketch cell block. Byte table
-// in `spec/format.md`.
+// fields, then per generation (oldest first) its seed, (version 2) its cells per level and
+// creation time, and a sketch cell block. Byte table in `spec/format.md`.
 
-/** Highest version of the rotator family (FAMILY.rotator = 2) this release writes and reads. */
-export const ROTATOR_FORMAT_VERSION = 1
+/** Highest version of the rotator family (FAMILY.rotator = 2) this release writes and reads (2: a shape per generation). */
+export const ROTATOR_FORMAT_VERSION = 2
+/** Bytes before a generation's cell block: seed (16); version 2 adds cells per level u32, reserved u32, creation time f64. */
+const GEN_HEADER_BYTES = [0, 16, 32] as const
 /**
  * Size in bytes of the rotator params (shape block + rotator fields).
  * @internal
@@ -59,6 +61,10 @@ export interface RotatorFields {
  */
 export interface GenerationCells {
   seed: Uint8Array
+  /** M of this generation (generations of a self-sized rotator differ). */
+  cellsPerLevel: number
+  /** Clock time in ms at which the generation was created (writer's clock). */
+  createdAtMs: number
   scores: Float64Array
   touched: Float64Array
 }
@@ -72,14 +78,15 @@ export interface DecodedRotator {
   shape: DecodedShape
   fields: RotatorFields
   masterSeed: Uint8Array | undefined
-  /** Per generation, oldest first: its shape (hasher under its seed) and cells. */
-  gens: { shape: SketchShape; cells: DecodedCells }[]
+  /** Per generation, oldest first: its shape (hasher under its seed, its own cells per level), creation time on the reader's clock, and cells. */
+  gens: { shape: SketchShape; createdAtMs: number; cells: DecodedCells }[]
   clock: Clock
   delta: boolean
 }
 
 /**
- * Encode a rotator-family frame. See `spec/format.md`.
+ * Encode a rotator-family frame (version 2). See `spec/format.md`.
+ * @param shape the shape block; its cellsPerLevel MUST be the oldest generation's
  * @param masterSeed the rotator's master seed (flag bit 1) or undefined (seed field zero)
  * @internal
  */
@@ -99,14 +106,18 @@ export function encodeRotator(
   pw.f64(fields.periodMs)
   pw.f64(fields.rotations)
   pw.f64(fields.lastRotationAtMs)
-  const cellBytes = shape.levels * shape.cellsPerLevel * 16
+  const H = GEN_HEADER_BYTES[ROTATOR_FORMAT_VERSION]
+  const denseBytes = gens.reduce((acc, g) => acc + H + g.scores.length * 16, 0)
   const sparse = delta ? gens.map((g) => sparseInfo(g.scores, g.touched)) : []
-  const sparseTotal = (): number => sparse.reduce((acc, x) => acc + 16 + sparseBytes(x!.count), 0)
-  const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < gens.length * (16 + cellBytes)
-  const payload = new Uint8Array(useSparse ? sparseTotal() : gens.length * (16 + cellBytes))
+  const sparseTotal = (): number => sparse.reduce((acc, x) => acc + H + sparseBytes(x!.count), 0)
+  const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < denseBytes
+  const payload = new Uint8Array(useSparse ? sparseTotal() : denseBytes)
   const w = new FieldWriter(payload)
   for (let g = 0; g < gens.length; g++) {
     w.raw(gens[g].seed)
+    w.u32(gens[g].cellsPerLevel)
+    w.u32(0)
+    w.f64(gens[g].createdAtMs)
     if (useSparse) writeSparse(w, gens[g].scores, sparse[g].count, sparse[g].at)
     else writeCells(w, gens[g].scores, gens[g].touched)
   }
@@ -163,17 +174,23 @@ export function decodeRotator(
     for (let i = 0; i < 16; i++)
       if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
   }
-  const n = shape.levels * shape.cellsPerLevel
-  const per = 16 + n * 16
-  const end = frame.payload.length
-  if (!isSparse && end !== generations * per) {
-    invalidField('payload length', `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`, end)
+  const version = frame.version
+  const H = GEN_HEADER_BYTES[version as 1 | 2]
+  if (version === 1 && !isSparse) {
+    const per = 16 + shape.levels * shape.cellsPerLevel * 16
+    if (frame.payload.length !== generations * per)
+      invalidField(
+        'payload length',
+        `${generations * per} (generations × (16 + 16 × levels × cellsPerLevel))`,
+        frame.payload.length,
+      )
   }
+  const end = frame.payload.length
   const time = new TimeMap(shape.writer, finiteNow(clock, 'deserialize'), wall)
   const gens: DecodedRotator['gens'] = []
   const r = new FieldReader(frame.payload)
   for (let g = 0; g < generations; g++) {
-    if (r.remaining < 16) invalidField('payload length', `room for generation ${g}'s seed at offset ${r.offset}`, end)
+    if (r.remaining < H) invalidField('payload length', `room for generation ${g}'s header at offset ${r.offset}`, end)
     const seed = r.raw(16, `generation ${g} seed`)
     if (master !== undefined) {
       const want = generationSeed(master, rotations + g)
@@ -186,10 +203,39 @@ export function decodeRotator(
           )
       }
     }
+    let genShape = shape
+    // version 1: every generation has the header's shape, created one period after the one before
+    let createdAtMs = lastRotationAtMs - (generations - 1 - g) * periodMs
+    if (version >= 2) {
+      const cells = r.u32(`generation ${g} cellsPerLevel`)
+      const reservedGen = r.u32(`generation ${g} reserved`)
+      createdAtMs = r.f64(`generation ${g} creation ms`)
+      if (cells < 1 || shape.levels * cells > MAX_CELLS)
+        invalidField(
+          `generation ${g} cellsPerLevel`,
+          `an integer ≥ 1 with levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${shape.levels})`,
+          cells,
+        )
+      if (g === 0 && cells !== shape.cellsPerLevel)
+        invalidField(
+          'generation 0 cellsPerLevel',
+          `the header's cellsPerLevel (${shape.cellsPerLevel}): the header describes the oldest generation`,
+          cells,
+        )
+      if (reservedGen !== 0) invalidField(`generation ${g} reserved`, '0', reservedGen)
+      if (!Number.isFinite(createdAtMs)) invalidField(`generation ${g} creation ms`, 'a finite number', createdAtMs)
+      genShape = { ...shape, cellsPerLevel: cells }
+      if (!isSparse && r.remaining < cells * shape.levels * 16)
+        invalidField(
+          'payload length',
+          `room for generation ${g}'s ${shape.levels} × ${cells} cells at offset ${r.offset}`,
+          end,
+        )
+    }
     const cells = isSparse
-      ? readSparse(r, shape, time, `generation ${g}`)
-      : readCells(r, shape, isDelta, time, `generation ${g} cell`)
-    gens.push({ shape: shapeWithSeed(shape, seed), cells })
+      ? readSparse(r, genShape, time, `generation ${g}`)
+      : readCells(r, genShape, isDelta, time, `generation ${g} cell`)
+    gens.push({ shape: shapeWithSeed(genShape, seed), createdAtMs: time.map(createdAtMs), cells })
   }
   if (r.remaining !== 0) invalidField('payload length', `${r.offset} (the generations' blocks)`, end)
   return {

@@ -61,7 +61,13 @@ export class RotatorDelta {
         lastRotationAtMs: stamp.nowMs,
       },
       this.masterSeed,
-      this.deltas.map((d) => ({ seed: d.hasher.seed, scores: d.scores, touched: d.touched })),
+      this.deltas.map((d) => ({
+        seed: d.hasher.seed,
+        cellsPerLevel: d.cellsPerLevel,
+        createdAtMs: stamp.nowMs, // a delta's generations carry no creation time of their own
+        scores: d.scores,
+        touched: d.touched,
+      })),
       true,
     )
   }

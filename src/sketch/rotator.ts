@@ -17,6 +17,17 @@ import { decodeRotator, encodeRotator } from './rotator-codec.js'
 import { RotatorDelta } from './rotator-delta.js'
 import { assertAmnesty } from './rotator-period.js'
 import {
+  LoadMeter,
+  ceilPowerOfTwo,
+  checkSizing,
+  initialCellsPerLevel,
+  type GenerationLoad,
+  type ResolvedSizing,
+  type SizingLimitEvent,
+} from './rotator-sizing.js'
+import { checkDecay } from './decay.js'
+import {
+  MAX_LEVELS,
   ROTATOR_DESERIALIZE_KEYS,
   ROTATOR_OPTION_KEYS,
   SKETCH_OPTION_KEYS,
@@ -49,6 +60,9 @@ class RotatorParts implements RotatorOptions {
     readonly rotations: number,
     /** Clock time in ms of the last rotation. */
     readonly lastRotationAtMs: number,
+    /** Per generation, oldest first, its creation time on the reader's clock. */
+    readonly createdAtMs: number[],
+    readonly sizing: RotatorOptions['sizing'],
   ) {}
 }
 
@@ -81,6 +95,19 @@ function checkRotatorOptions(options: RotatorOptions): RotatorOptions {
 function masterSeedOf(options: RotatorOptions): Uint8Array | undefined {
   const master = options.seed ?? options.sketch.seed
   return master === undefined ? undefined : seedBytes(master, options.seed !== undefined ? 'seed' : 'sketch.seed')
+}
+
+/**
+ * The resolved `sizing` option of a rotator, checked against the shape of its
+ * generations (`first`, the oldest of a restored rotator, or the options of a new one).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option
+ */
+function sizingOf(o: RotatorOptions, first: Sketch | undefined): ResolvedSizing {
+  const levels = first?.levels ?? o.sketch.levels ?? 4
+  if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
+    invalidOption('sketch.levels', 'an integer in [1, 2^20]', levels)
+  const decay = first?.decay ?? checkDecay(o.sketch.decay)
+  return checkSizing(o.sizing!, levels, o.generations ?? 2, o.periodMs, decay)
 }
 
 /**
@@ -117,6 +144,24 @@ export class Rotator {
    * (linear decay, the debt meter guarded by the amnesty check; `spec/rotator.md` §1).
    */
   private readonly carry: boolean
+  /** Clock time in ms at which each generation was created, oldest first (kept beside `gens`). */
+  private readonly createdAtMs: number[]
+  /** The resolved `sizing` option, or undefined for a fixed shape. */
+  private readonly sizing: ResolvedSizing | undefined
+  /** The youngest generation's load meter (self-sized only); null keeps the fixed path's test to one compare. */
+  private readonly meter: LoadMeter | null
+  /**
+   * The youngest age in ms at which a self-sized rotation promotes a generation to the
+   * oldest: hi / rate × 1000 with linear decay (the amnesty guard), (N − 1) × periodMs otherwise.
+   */
+  private readonly minPromotionAgeMs: number
+  /** Generation index of a generation started early (a load jump) and not yet promoted, or −1. */
+  private earlyIndex = -1
+  private resizeCount = 0
+  private limitCount = 0
+  private readonly limitReported = { budget: false, invalid: false }
+  /** Sizing events to hand to onSizingLimit once the rotator's state is consistent again. */
+  private readonly pendingEvents: SizingLimitEvent[] = []
 
   /**
    * @param options see {@link RotatorOptions}
@@ -125,7 +170,10 @@ export class Rotator {
    * {@link RotatorOptions} or of `sketch` (e.g. `sketch.level`, with the closest name
    * suggested); `ERR_GRUDGE_ROTATOR_AMNESTY` when the
    * decay is linear and (generations − 1) × periodMs < hi / rate × 1000 (the message names
-   * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
+   * the smallest valid period); `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity;
+   * with `sizing`, `ERR_GRUDGE_OPTION_INVALID` naming the bad `sizing.*` option (also a
+   * budget too small for N generations of `sizing.minCellsPerLevel`, and a
+   * `sketch.cellsPerLevel` that is not a power of two between the minimum and the maximum)
    */
   constructor(options: RotatorOptions) {
     // a restored rotator's parts were checked by the frame reader (see Rotator.fromParts)
@@ -135,7 +183,12 @@ export class Rotator {
     this.clock = o.clock ?? o.sketch.clock ?? systemClock
     this.generations = o.generations ?? 2
     this.periodMs = o.periodMs
-    this.sketchOptions = Object.freeze({ ...o.sketch, seed: undefined, clock: this.clock })
+    this.sizing = o.sizing === undefined ? undefined : sizingOf(o, restored?.gens[0])
+    const sketch =
+      this.sizing !== undefined && restored === undefined
+        ? { ...o.sketch, cellsPerLevel: initialCellsPerLevel(this.sizing, o.sketch.cellsPerLevel) }
+        : o.sketch
+    this.sketchOptions = Object.freeze({ ...sketch, seed: undefined, clock: this.clock })
     this.completed = restored?.rotations ?? 0
     this.gens = restored?.gens ?? []
     if (restored === undefined) for (let i = 0; i < this.generations; i++) this.gens.push(this.freshGeneration(i))
@@ -143,11 +196,21 @@ export class Rotator {
     this.carry = first.decay.kind === 'linear'
     if (this.carry) assertAmnesty(first.hi, first.decay.ratePerSecond, this.generations, this.periodMs)
     this.lastRotationAtMs = restored?.lastRotationAtMs ?? finiteNow(this.clock, 'Rotator')
+    this.createdAtMs = restored?.createdAtMs ?? this.gens.map(() => this.lastRotationAtMs)
+    this.minPromotionAgeMs = this.carry
+      ? (first.hi / first.decay.ratePerSecond) * 1000
+      : (this.generations - 1) * this.periodMs
+    this.meter = this.sizing === undefined ? null : new LoadMeter(finiteNow(this.clock, 'Rotator'))
     // the default ticker goes through longPeriodTicker, which keeps periods beyond the timer
     // range (2^31 − 1 ms) on the clock; an injected ticker is the caller's schedule as it is
     const ticker = o.ticker ?? systemTicker
     const schedule = ticker === systemTicker ? longPeriodTicker(ticker, this.clock) : ticker
-    this.handle = schedule.every(this.periodMs, () => this.rotate())
+    // a fixed shape rotates on every tick; a self-sized rotator ticks every checkEveryMs and
+    // rotates when the clock says a period has passed (and the promotion-age guard allows)
+    this.handle =
+      this.sizing === undefined
+        ? schedule.every(this.periodMs, () => this.rotate())
+        : schedule.every(this.sizing.checkEveryMs, () => this.check())
   }
 
   /**
@@ -159,11 +222,15 @@ export class Rotator {
     return new Rotator(parts)
   }
 
-  /** A new generation for generation index `g`: its seed derived from the master seed, or random. */
-  protected freshGeneration(g: number): Sketch {
+  /**
+   * A new generation for generation index `g`: its seed derived from the master seed, or
+   * random; `cellsPerLevel` cells per level (default: the sketch options').
+   */
+  protected freshGeneration(g: number, cellsPerLevel?: number): Sketch {
     const hasher = this.sketchOptions.hasher ?? new Murmur3Hasher(randomSeed())
     const seed = this.seed === undefined ? randomSeed() : generationSeed(this.seed, g)
-    return new Sketch({ ...this.sketchOptions, hasher: hasher.withSeed(seed), seed: undefined })
+    const o = cellsPerLevel === undefined ? this.sketchOptions : { ...this.sketchOptions, cellsPerLevel }
+    return new Sketch({ ...o, hasher: hasher.withSeed(seed), seed: undefined })
   }
 
   /** Count of completed rotations (also the generation index of the oldest generation). */
@@ -180,6 +247,7 @@ export class Rotator {
     this.assertOpen()
     this.advance(1)
     this.stampRotation()
+    this.flushEvents()
   }
 
   /**
@@ -195,6 +263,7 @@ export class Rotator {
     if (rotations <= this.completed) return
     this.advance(rotations - this.completed)
     this.stampRotation()
+    this.flushEvents()
   }
 
   /**
@@ -207,19 +276,155 @@ export class Rotator {
     if (Number.isFinite(t)) this.lastRotationAtMs = t
   }
 
-  /** Complete `k` ≥ 1 rotations at once. */
+  /**
+   * Complete `k` ≥ 1 rotations at once. New generations take the youngest's cells per
+   * level (fixed shape), or what the sizer makes of the youngest's measured load.
+   */
   private advance(k: number): void {
     const N = this.generations
+    const t = this.clock.now()
+    const now = Number.isFinite(t) ? t : this.lastRotationAtMs
+    const cells = this.nextCellsPerLevel(now)
     if (k >= N) {
       this.completed += k
-      for (let i = 0; i < N; i++) this.gens[i] = this.freshGeneration(this.completed + i)
+      for (let i = 0; i < N; i++) {
+        this.gens[i] = this.freshGeneration(this.completed + i, cells)
+        this.createdAtMs[i] = now
+      }
       return
     }
     for (let j = 0; j < k; j++) {
       this.gens.shift()
+      this.createdAtMs.shift()
       this.completed++
-      this.gens.push(this.freshGeneration(this.completed + N - 1))
+      this.gens.push(this.freshGeneration(this.completed + N - 1, cells))
+      this.createdAtMs.push(now)
     }
+  }
+
+  /** Cells per level of the generation(s) appended at a rotation at `nowMs`. */
+  private nextCellsPerLevel(nowMs: number): number {
+    const youngest = this.gens[this.generations - 1].cellsPerLevel
+    const meter = this.meter
+    if (meter === null) return youngest
+    const cells = this.decideCells(meter.lifeLoad(nowMs, this.loadBase('rotation')))
+    meter.reset(nowMs)
+    if (cells !== youngest) this.resizeCount++
+    return cells
+  }
+
+  /** The fields of a measurement that do not come from the meter. */
+  private loadBase(
+    reason: GenerationLoad['reason'],
+  ): Omit<GenerationLoad, 'distinctKeys' | 'costPerSecond' | 'periodMs'> {
+    const youngest = this.gens[this.generations - 1]
+    return {
+      currentCellsPerLevel: youngest.cellsPerLevel,
+      levels: youngest.levels,
+      generations: this.generations,
+      decay: youngest.decay,
+      reason,
+    }
+  }
+
+  /**
+   * The sizer's answer for `load`, rounded up to a power of two and clamped to [min, max];
+   * an answer above the maximum, or an invalid one (kept: the youngest's size), is counted
+   * and queued for onSizingLimit.
+   */
+  private decideCells(load: GenerationLoad): number {
+    const s = this.sizing!
+    let wanted: unknown
+    try {
+      wanted = s.sizeNextGeneration(load)
+    } catch (e) {
+      wanted = e
+    }
+    if (typeof wanted !== 'number' || !Number.isFinite(wanted) || wanted <= 0) {
+      this.limit('invalid', wanted, load.currentCellsPerLevel, load)
+      return load.currentCellsPerLevel
+    }
+    const cells = Math.max(s.minCellsPerLevel, ceilPowerOfTwo(wanted))
+    if (cells <= s.maxCellsPerLevel) return cells
+    this.limit('budget', wanted, s.maxCellsPerLevel, load)
+    return s.maxCellsPerLevel
+  }
+
+  private limit(kind: SizingLimitEvent['kind'], wanted: unknown, used: number, load: GenerationLoad): void {
+    this.limitCount++
+    if (this.limitReported[kind]) return
+    this.limitReported[kind] = true
+    if (this.sizing!.onSizingLimit !== undefined)
+      this.pendingEvents.push({
+        kind,
+        wanted,
+        usedCellsPerLevel: used,
+        maxCellsPerLevel: this.sizing!.maxCellsPerLevel,
+        load,
+      })
+  }
+
+  /** Hand the queued sizing events to onSizingLimit (after the state change that raised them). */
+  private flushEvents(): void {
+    const hook = this.sizing?.onSizingLimit
+    if (hook === undefined) return
+    while (this.pendingEvents.length > 0) hook(this.pendingEvents.shift()!)
+  }
+
+  /**
+   * The self-sized rotator's tick (every checkEveryMs): rotate when a period has passed on
+   * the clock, or when a generation started early could now be promoted, provided the
+   * generation to be promoted is at least minPromotionAgeMs old; otherwise measure the
+   * youngest generation over the last window and, on a load jump, start a larger youngest
+   * generation now (`spec/rotator.md` §1 "Self-sizing").
+   */
+  private check(): void {
+    if (this.closed) return
+    const now = this.clock.now()
+    if (!Number.isFinite(now)) return
+    const due = now - this.lastRotationAtMs >= this.periodMs || this.earlyIndex === this.completed + 1
+    if (due && now - this.createdAtMs[1] >= this.minPromotionAgeMs) {
+      this.advance(1)
+      this.lastRotationAtMs = now
+      if (this.earlyIndex <= this.completed) this.earlyIndex = -1
+      this.flushEvents()
+      return
+    }
+    const meter = this.meter!
+    const load = meter.windowLoad(now, this.loadBase('check'))
+    meter.closeWindow(now)
+    if (load !== undefined) {
+      const cells = this.earlyCells(load)
+      if (cells > load.currentCellsPerLevel) this.growEarly(cells, now)
+    }
+    this.flushEvents()
+  }
+
+  /** The cells per level of a generation to start early for `load`, or 0 for none. */
+  private earlyCells(load: GenerationLoad): number {
+    const s = this.sizing!
+    if (s.growEarlyWhen !== undefined) return s.growEarlyWhen(load) ? this.decideCells(load) : 0
+    if (s.growAtLoadFactor !== undefined) {
+      const rho = load.costPerSecond / (load.currentCellsPerLevel * load.decay.ratePerSecond)
+      return rho > s.growAtLoadFactor ? this.decideCells(load) : 0
+    }
+    const cells = this.decideCells(load)
+    return cells >= 2 * load.currentCellsPerLevel ? cells : 0
+  }
+
+  /**
+   * Replace the youngest generation (never the deciding one: N ≥ 2) by a fresh one of
+   * `cells` cells per level. What the replaced one saw is lost, as for any fresh
+   * generation: the promotion-age guard keeps the amnesty bound.
+   */
+  private growEarly(cells: number, nowMs: number): void {
+    const y = this.generations - 1
+    const index = this.completed + y
+    this.gens[y] = this.freshGeneration(index, cells)
+    this.createdAtMs[y] = nowMs
+    this.earlyIndex = index
+    this.meter!.reset(nowMs)
+    this.resizeCount++
   }
 
   // Time: as on Sketch, every clock-reading method has an At twin taking the time first.
@@ -277,6 +482,10 @@ export class Rotator {
         else gens[i].updateAt(nowMs, key, delta)
       }
     }
+    // self-sized only: the youngest generation's hash of the key (just computed) feeds the
+    // load meter; for a fixed shape this compare is all the hot path gains
+    const meter = this.meter
+    if (meter !== null) meter.record(gens[gens.length - 1].hasher, delta)
   }
 
   /**
@@ -396,9 +605,52 @@ export class Rotator {
     return this.gens[0].estimateDetailedAt(nowMs, key)
   }
 
-  /** Memory of all generations' cells in bytes. */
+  /** Memory of all generations' cells in bytes (the generations of a self-sized rotator may differ in size; its load meter holds 2 KiB more). */
   sizeBytes(): number {
-    return this.gens.length * this.gens[0].sizeBytes()
+    let bytes = 0
+    for (const g of this.gens) bytes += g.sizeBytes()
+    return bytes
+  }
+
+  /** Cells per level of each generation, oldest first (all equal for a fixed shape). Allocates. */
+  get generationCellsPerLevel(): readonly number[] {
+    return this.gens.map((g) => g.cellsPerLevel)
+  }
+
+  /** Whether the rotator sizes its generations (the `sizing` option). */
+  get selfSized(): boolean {
+    return this.sizing !== undefined
+  }
+
+  /** The largest cells per level a generation may have (the budget), or undefined for a fixed shape. */
+  get maxCellsPerLevel(): number | undefined {
+    return this.sizing?.maxCellsPerLevel
+  }
+
+  /** Generations created with another size than the youngest before them (at rotations or started early). 0 for a fixed shape. */
+  get resizes(): number {
+    return this.resizeCount
+  }
+
+  /**
+   * How many sizing decisions could not be honoured (the sizer asked for more than the
+   * budget, or returned an invalid size); `onSizingLimit` hears only the first of each kind.
+   */
+  get sizingLimitCount(): number {
+    return this.limitCount
+  }
+
+  /**
+   * The load the youngest generation measured since it was created (distinct keys, admitted
+   * cost per second), as the sizer will see it at the next rotation; undefined for a fixed
+   * shape. Read-only: it changes nothing. Allocates.
+   * @throws {GrudgeError} `ERR_GRUDGE_ROTATOR_CLOSED`
+   * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
+   */
+  measuredLoad(): GenerationLoad | undefined {
+    this.assertOpen()
+    if (this.meter === null) return undefined
+    return this.meter.lifeLoad(finiteNow(this.clock, 'measuredLoad'), this.loadBase('rotation'))
   }
 
   /** Stop the rotation timer; idempotent. Any later use throws `ERR_GRUDGE_ROTATOR_CLOSED`. */
@@ -442,7 +694,11 @@ export class Rotator {
         lastRotationAtMs: this.lastRotationAtMs,
       },
       this.seed,
-      this.gens.map((g) => g.cellsForFrame()),
+      this.gens.map((g, i) => ({
+        ...g.cellsForFrame(),
+        cellsPerLevel: g.cellsPerLevel,
+        createdAtMs: this.createdAtMs[i],
+      })),
       false,
     )
   }
@@ -456,7 +712,8 @@ export class Rotator {
    * nothing half-loaded is returned.
    * @param bytes the frame
    * @param options `clock` (default system clock), `ticker` (default unref'd setInterval),
-   * `wallMs` (default `Date.now()`)
+   * `wallMs` (default `Date.now()`), `sizing` (see {@link RotatorOptions}: a frame carries
+   * each generation's shape, not the sizer; without it new generations take the youngest's shape)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
    * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
    * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
@@ -492,6 +749,8 @@ export class Rotator {
         }),
         rotations,
         lastRotationAtMs + missed * periodMs,
+        d.gens.map((g) => g.createdAtMs),
+        options?.sizing,
       ),
     )
     // the rotations missed while down, as the ticker would have run them
@@ -581,12 +840,29 @@ export class Rotator {
         'ERR_GRUDGE_OPTION_INVALID',
         'applyDelta: expected a RotatorDelta or its bytes, received another value',
       )
-    const shapeDiff = incompatibility(this.gens[0], d.deltas[0], true)
+    // generations of different sizes are compared by index below, so the cells per level
+    // are left out of this first check of the configuration
+    const shapeDiff = incompatibility(
+      { ...shapeOf(this.gens[0]), cellsPerLevel: d.deltas[0].cellsPerLevel },
+      d.deltas[0],
+      true,
+    )
     if (shapeDiff !== undefined) {
       throw new GrudgeError(
         'ERR_GRUDGE_MERGE_INCOMPATIBLE',
         `rotator delta: expected the same configuration, received different ${shapeDiff}`,
       )
+    }
+    // every generation it would reach is checked before any is written: nothing half-applied
+    for (let i = 0; i < d.deltas.length; i++) {
+      const j = d.rotations + i - this.completed
+      if (j < 0 || j >= this.generations) continue
+      const diff = incompatibility(this.gens[j], d.deltas[i])
+      if (diff !== undefined)
+        throw new GrudgeError(
+          'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+          `rotator delta: expected generation index ${d.rotations + i} of the same shape and seed, received different ${diff}`,
+        )
     }
     let applied = 0
     for (let i = 0; i < d.deltas.length; i++) {

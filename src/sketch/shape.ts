@@ -1,6 +1,7 @@
 import type { Clock, Ticker } from '../clock.js'
 import type { Hasher, SeedLike } from '../hash/hasher.js'
 import { optionKeys } from '../options.js'
+import type { RotatorSizing } from './rotator-sizing.js'
 
 // The shape of a sketch, written once: what the Sketch, its deltas, its frames, merge and
 // the Redis store (src/cluster) all mean by "the same sketch". Nothing here imports the
@@ -216,6 +217,12 @@ export interface RotatorOptions {
    * (and `sketch.seed` is absent), every generation gets a fresh random seed.
    */
   seed?: SeedLike
+  /**
+   * Self-sizing: each new generation gets its cells per level from the load measured over
+   * the youngest one (see `RotatorSizing`; `spec/rotator.md` §1 "Self-sizing"). Absent: every
+   * generation has the shape of `sketch` (fixed shape).
+   */
+  sizing?: RotatorSizing
 }
 
 /**
@@ -229,12 +236,15 @@ export const ROTATOR_OPTION_KEYS = optionKeys<RotatorOptions>({
   ticker: true,
   clock: true,
   seed: true,
+  sizing: true,
 })
 
 /** Options of `Rotator.deserialize`: the reader's clock and wall clock, and its ticker. */
 export interface RotatorDeserializeOptions extends DeserializeOptions {
   /** Runs the restored rotator's rotation; default an unref'd `setInterval`. */
   ticker?: Ticker
+  /** Self-sizing of the restored rotator (a frame carries shapes, not functions); absent: new generations take the youngest generation's shape. */
+  sizing?: RotatorSizing
 }
 
 /**
@@ -245,6 +255,7 @@ export const ROTATOR_DESERIALIZE_KEYS = optionKeys<RotatorDeserializeOptions>({
   clock: true,
   wallMs: true,
   ticker: true,
+  sizing: true,
 })
 
 /**

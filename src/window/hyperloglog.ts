@@ -1,6 +1,7 @@
 import { invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { isHasherId, hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
+import { addHashToRegisters, estimateFromRegisters } from '../hash/hyperloglog-registers.js'
 import { mergeIncompatible, mergeSelf, sameBytes, type Mergeable } from './mergeable.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -44,10 +45,6 @@ export const HLL_MAX_PRECISION = 18
 const VERSION = 1
 /** Bits stored per register in the frame (one byte each). */
 const REGISTER_BITS = 8
-/** α∞ = 1 / (2 ln 2), the limit of the HyperLogLog bias constant (Ertl 2017, eq. 9). */
-const ALPHA_INF = 1 / (2 * Math.LN2)
-/** Reused register histogram of {@link HyperLogLog.estimate} (values 0..q+1 ≤ 61). */
-const COUNTS = new Float64Array(64)
 
 /**
  * The relative standard error of a HyperLogLog estimate with 2^p registers, 1.04/√m
@@ -109,8 +106,6 @@ export class HyperLogLog implements Mergeable {
   readonly hasher: Hasher
   /** The registers, one byte each. */
   private readonly registers: Uint8Array
-  /** 32 − p: shift that leaves the register index of the high hash word. */
-  private readonly indexShift: number
 
   /** An empty sketch of a checked precision: every path (bySize, byAccuracy, emptyLike, deserialize) ends here. */
   private constructor(precision: number, hasher: Hasher) {
@@ -118,7 +113,6 @@ export class HyperLogLog implements Mergeable {
     this.registerCount = 2 ** precision
     this.hasher = hasher
     this.registers = new Uint8Array(this.registerCount)
-    this.indexShift = 32 - precision
   }
 
   /**
@@ -175,12 +169,7 @@ export class HyperLogLog implements Mergeable {
   add(item: string | Uint8Array): void {
     const h = this.hasher
     h.hashKey(item)
-    const hi = h.hashHi
-    const idx = hi >>> this.indexShift
-    const rest = hi << this.precision
-    // leading zeros of the q = 64 − p bits after the index, plus one
-    const rho = rest !== 0 ? Math.clz32(rest) + 1 : this.indexShift + Math.clz32(h.hashLo) + 1
-    if (rho > this.registers[idx]) this.registers[idx] = rho
+    addHashToRegisters(this.registers, this.precision, h.hashHi, h.hashLo)
   }
 
   /**
@@ -191,17 +180,7 @@ export class HyperLogLog implements Mergeable {
    * @returns a non-negative number (not rounded); exactly 0 for an empty sketch
    */
   estimate(): number {
-    const m = this.registerCount
-    const q = 64 - this.precision
-    const counts = COUNTS
-    counts.fill(0)
-    const r = this.registers
-    for (let i = 0; i < m; i++) counts[r[i]]++
-    if (counts[0] === m) return 0
-    let z = m * tau(1 - counts[q + 1] / m)
-    for (let k = q; k >= 1; k--) z = 0.5 * (z + counts[k])
-    z += m * sigma(counts[0] / m)
-    return (ALPHA_INF * m * m) / z
+    return estimateFromRegisters(this.registers, this.precision)
   }
 
   /** Whether no item was ever added (every register 0). */
@@ -305,40 +284,4 @@ export class HyperLogLog implements Mergeable {
     hll.registers.set(f.payload)
     return hll
   }
-}
-
-/**
- * σ(x) = x + Σ_{k≥1} x^{2^k}·2^{k−1} (Ertl 2017, eq. 39), the correction for empty
- * registers; σ(1) = ∞. The series is summed until it stops changing in float64.
- */
-function sigma(x: number): number {
-  if (x === 1) return Infinity
-  let y = 1
-  let z = x
-  let prev: number
-  do {
-    x *= x
-    prev = z
-    z += x * y
-    y += y
-  } while (z !== prev)
-  return z
-}
-
-/**
- * τ(x) = (1 − x − Σ_{k≥1} (1 − x^{2^−k})²·2^−k) / 3 (Ertl 2017, eq. 40), the correction
- * for saturated registers; τ(0) = τ(1) = 0.
- */
-function tau(x: number): number {
-  if (x === 0 || x === 1) return 0
-  let y = 1
-  let z = 1 - x
-  let prev: number
-  do {
-    x = Math.sqrt(x)
-    prev = z
-    y *= 0.5
-    z -= (1 - x) * (1 - x) * y
-  } while (z !== prev)
-  return z / 3
 }

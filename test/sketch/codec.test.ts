@@ -40,7 +40,7 @@ function edit(
   fn: (p: { params: Uint8Array; payload: Uint8Array; dv: DataView; pv: DataView }) => void,
   parts: { flags?: number; version?: number; seed?: Uint8Array; family?: number } = {},
 ): Uint8Array {
-  const f = readFrame(bytes, family, 1)
+  const f = readFrame(bytes, family, 2)
   const params = new Uint8Array(f.params)
   const payload = new Uint8Array(f.payload)
   fn({ params, payload, dv: new DataView(params.buffer), pv: new DataView(payload.buffer) })
@@ -300,7 +300,7 @@ t.test('every rotator params field is checked; a failed load starts no ticker ta
     [
       'another generation seed',
       edit(bytes, F, ({ payload }) => {
-        payload[16 + 32] ^= 1
+        payload[32 + 32] ^= 1 // version 2: each generation block is 32 header bytes + 2 cells × 16
       }),
       'ERR_GRUDGE_FORMAT_INVALID',
       /generation 1 seed/,
@@ -487,7 +487,11 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
   const d = r.takeDelta()
   const bytes = serializeAtWall(d, WALL)
   t.equal(bytes[6], 1 | 2 | 4, 'delta, seeded, sparse')
-  t.equal(bytes.length, 36 + 84 + 3 * (16 + 16 + 12 * 2) + 4, 'per generation: seed, sparse header, 2 cells')
+  t.equal(
+    bytes.length,
+    36 + 84 + 3 * (32 + 16 + 12 * 2) + 4,
+    'per generation: seed, cells per level, creation time, sparse header, 2 cells',
+  )
   const back = RotatorDelta.deserialize(bytes, { clock, wallMs: WALL })
   t.equal(back.rotations, 0)
   t.same(
@@ -516,10 +520,10 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
     'an unchanged re-frame still reads',
   )
   const cut = (() => {
-    const f = readFrame(bytes, F, 1)
+    const f = readFrame(bytes, F, 2)
     return writeFrame({
       family: F,
-      version: 1,
+      version: f.version,
       flags: f.flags,
       seed: new Uint8Array(f.seed),
       params: new Uint8Array(f.params),
@@ -532,12 +536,12 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
     'a generation block cut short',
   )
   const extra = (() => {
-    const f = readFrame(bytes, F, 1)
+    const f = readFrame(bytes, F, 2)
     const p = new Uint8Array(f.payload.length + 3)
     p.set(f.payload)
     return writeFrame({
       family: F,
-      version: 1,
+      version: f.version,
       flags: f.flags,
       seed: new Uint8Array(f.seed),
       params: new Uint8Array(f.params),

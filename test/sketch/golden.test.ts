@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs'
 import { Sketch, SketchDelta, Rotator, halfLife } from '../../src/index.js'
 import { Murmur3Hasher, seedBytes } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 
 // Frames written once by test/fixtures/make-golden.ts (format version 1). Every expected
 // value below is worked by hand from the operations listed in that script.
@@ -159,4 +160,80 @@ t.test('rotator-delta-sparse.v1.bin: a rotator delta applies to every generation
   twin.rotate()
   t.equal(twin.estimate('k'), 5, 'generation 2 got it too')
   twin.close()
+})
+
+t.test(
+  'rotator-mixed-linear.v2.bin: generations of different shapes, each with its size and creation time',
+  async (t) => {
+    const bytes = load('rotator-mixed-linear.v2.bin')
+    // 36 header + 84 params + per generation 32 (seed, M, reserved, creation) + 16 × L × M, + 4 CRC
+    t.equal(bytes.length, 36 + 84 + (32 + 16 * 2 * 64) + (32 + 16 * 2 * 16) + 4)
+    t.same(
+      [...bytes.subarray(0, 8)],
+      [0x47, 0x52, 0x44, 0x47, 2, 2, 2, 0],
+      'magic GRDG, family 2, version 2, flags: seeded',
+    )
+    const payload = new DataView(bytes.buffer, bytes.byteOffset + 36 + 84)
+    t.equal(payload.getUint32(16, true), 64, 'generation 0: 64 cells per level')
+    t.equal(payload.getFloat64(24, true), 0, 'created at t = 0')
+    const g1 = 32 + 16 * 2 * 64
+    t.equal(payload.getUint32(g1 + 16, true), 16, 'generation 1: 16 cells per level')
+    t.equal(payload.getFloat64(g1 + 24, true), 10_000, 'created at the rotation at t = 10 s')
+    const clock = new FakeClock(15_000)
+    const ticker = new FakeTicker()
+    const r = Rotator.deserialize(bytes, { clock, wallMs: WALL, ticker })
+    t.same(r.generationCellsPerLevel, [64, 16])
+    t.equal(r.rotations, 1)
+    // alice: +6 at 12 s, 3 s drained at 1/s; bob: +3 at 14 s, 1 s drained
+    t.equal(r.estimate('alice'), 3)
+    t.equal(r.estimate('bob'), 2)
+    r.rotate()
+    // the 16-cell generation received the same writes (alice carried at the floor 6): same readings
+    t.same(r.generationCellsPerLevel, [16, 16], 'a new generation takes the youngest shape without a sizer')
+    t.equal(r.estimate('alice'), 3)
+    t.equal(r.estimate('bob'), 2)
+    r.close()
+  },
+)
+
+t.test('a version 2 rotator frame whose generations disagree with its header is refused', async (t) => {
+  const bytes = load('rotator-mixed-linear.v2.bin')
+  const f = readFrame(bytes, FAMILY.rotator, 2)
+  const reframe = (edit: (params: DataView, payload: DataView) => void): Uint8Array => {
+    const params = new Uint8Array(f.params)
+    const payload = new Uint8Array(f.payload)
+    edit(new DataView(params.buffer), new DataView(payload.buffer))
+    return writeFrame({
+      family: FAMILY.rotator,
+      version: 2,
+      flags: f.flags,
+      seed: new Uint8Array(f.seed),
+      params,
+      payload,
+    })
+  }
+  const g1 = 32 + 16 * 2 * 64
+  const cases: [string, Uint8Array, RegExp][] = [
+    ['header says 32 cells per level', reframe((p) => p.setUint32(4, 32, true)), /generation 0 cellsPerLevel/],
+    ['generation 0 says 32', reframe((_, q) => q.setUint32(16, 32, true)), /generation 0 cellsPerLevel/],
+    [
+      'generation 1 says 32: its cells overrun the payload',
+      reframe((_, q) => q.setUint32(g1 + 16, 32, true)),
+      /payload length/,
+    ],
+    ['generation 1 says 8: bytes left over', reframe((_, q) => q.setUint32(g1 + 16, 8, true)), /payload length/],
+    ['generation 1 says 0', reframe((_, q) => q.setUint32(g1 + 16, 0, true)), /generation 1 cellsPerLevel/],
+    ['reserved bytes', reframe((_, q) => q.setUint32(g1 + 20, 1, true)), /generation 1 reserved/],
+    ['creation time NaN', reframe((_, q) => q.setFloat64(g1 + 24, NaN, true)), /generation 1 creation ms/],
+    ['header says 3 generations', reframe((p) => p.setUint32(52, 3, true)), /payload length/],
+  ]
+  for (const [name, frame, message] of cases) {
+    const ticker = new FakeTicker()
+    t.throws(
+      () => Rotator.deserialize(frame, { clock: new FakeClock(0), wallMs: WALL, ticker }),
+      { code: 'ERR_GRUDGE_FORMAT_INVALID', message },
+      name,
+    )
+    t.equal(ticker.size, 0, `${name}: nothing started`)
+  }
 })

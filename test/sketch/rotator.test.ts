@@ -3,9 +3,12 @@ import { Rotator, suggestPeriodMs, linear, exponential, none } from '../../src/i
 import { generationSeed } from '../../src/sketch/generation-seed.js'
 import { murmur3, sipHash } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { ROTATOR_OPTION_KEYS, ROTATOR_DESERIALIZE_KEYS } from '../../src/sketch/shape.js'
+import {
+  ROTATOR_OPTION_KEYS,
+  ROTATOR_DESERIALIZE_KEYS,
+  type RotatorDeserializeOptions,
+} from '../../src/sketch/shape.js'
 import type { RotatorOptions, SketchOptions, DeserializeOptions } from '../../src/index.js'
-import type { Ticker } from '../../src/clock.js'
 import { typo, unknownOption } from '../unknown-option.js'
 import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 
@@ -351,7 +354,8 @@ t.test('an unknown option of the rotator or of its sketch throws naming its path
     'the sketch option is checked with its path',
   )
   t.equal(ticker.size, 0, 'nothing was started')
-  const all: Required<RotatorOptions> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5 }
+  const sizing = { sizeNextGeneration: () => 64, minCellsPerLevel: 16, maxCellsPerLevel: 64 }
+  const all: Required<RotatorOptions> = { sketch, generations: 3, periodMs: 1000, ticker, clock, seed: 5, sizing }
   t.same(Object.keys(all).sort(), [...ROTATOR_OPTION_KEYS].sort(), 'the test names every option')
   const r = new Rotator(all)
   const bytes = serializeAtWall(r, 0)
@@ -361,7 +365,7 @@ t.test('an unknown option of the rotator or of its sketch throws naming its path
     () => Rotator.deserialize(bytes, typo<DeserializeOptions>({ clock, ticker, tickr: ticker })),
     unknownOption('tickr', 'ticker'),
   )
-  const read: Required<DeserializeOptions & { ticker?: Ticker }> = { clock, wallMs: 0, ticker }
+  const read: Required<RotatorDeserializeOptions> = { clock, wallMs: 0, ticker, sizing }
   t.same(Object.keys(read).sort(), [...ROTATOR_DESERIALIZE_KEYS].sort())
   Rotator.deserialize(bytes, read).close()
 })

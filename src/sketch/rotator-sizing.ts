@@ -1,0 +1,341 @@
+import { invalidOption } from '../errors.js'
+import type { Hasher } from '../hash/hasher.js'
+import { addHashToRegisters, estimateFromRegisters } from '../hash/hyperloglog-registers.js'
+import { checkKnownOptions, optionKeys } from '../options.js'
+import { MAX_CELLS, MAX_CELLS_PER_LEVEL, type Decay } from './shape.js'
+
+// The self-sizing of a Rotator (`spec/rotator.md` §1, "Self-sizing"): what a generation
+// measures while it is the youngest (distinct keys by HyperLogLog, admitted cost per
+// second), the options that turn a measurement into the next generation's cells per
+// level, and the checks of those options. The Rotator owns the schedule (when to measure,
+// when to rotate, the promotion-age guard); this file owns the measurement and the sizes.
+
+/**
+ * What the youngest generation of a self-sized Rotator measured over a window of time:
+ * the input of {@link RotatorSizing.sizeNextGeneration}. Every field is finite and ≥ 0.
+ */
+export interface GenerationLoad {
+  /** Distinct keys written during the window (HyperLogLog estimate, p = 10: about 3.3 % standard error). */
+  readonly distinctKeys: number
+  /** Admitted cost per second during the window: the sum of the positive deltas written to the youngest generation (admitted `tryUpdate`s, `update`s, …), divided by the window's length in seconds. */
+  readonly costPerSecond: number
+  /** Length of the window in ms (> 0): the youngest generation's age at a rotation, the time since the previous check at a check. */
+  readonly periodMs: number
+  /** Cells per level of the youngest generation (the one measured). */
+  readonly currentCellsPerLevel: number
+  /** L, levels of every generation. */
+  readonly levels: number
+  /** N, generations of the Rotator. */
+  readonly generations: number
+  /** Decay of every generation (its `ratePerSecond` is the drain of a debt meter's cell, or λ). */
+  readonly decay: Decay
+  /** `'rotation'`: the window is the youngest generation's life, and the result sizes the generation appended now; `'check'`: a periodic check of the last `checkEveryMs`, and a result at least twice the youngest's size starts a larger generation early. */
+  readonly reason: 'rotation' | 'check'
+}
+
+/** Reported through {@link RotatorSizing.onSizingLimit} when a sizing decision cannot be honoured. */
+export interface SizingLimitEvent {
+  /** `'budget'`: the sizer asked for more than the maximum, the maximum was used; `'invalid'`: the sizer returned something other than a finite number > 0, or threw, and the youngest's size was kept. */
+  readonly kind: 'budget' | 'invalid'
+  /** What the sizer returned (for `'invalid'`, the value or the thrown error). */
+  readonly wanted: unknown
+  /** Cells per level used instead. */
+  readonly usedCellsPerLevel: number
+  /** The maximum cells per level (the budget). */
+  readonly maxCellsPerLevel: number
+  /** The measurement the decision was made on. */
+  readonly load: GenerationLoad
+}
+
+/**
+ * The `sizing` option of a Rotator: each new generation is sized from the load measured
+ * over the current youngest one, in powers of two between `minCellsPerLevel` and the
+ * budget. Without it a Rotator keeps the shape of `sketch` (the fixed shape).
+ */
+export interface RotatorSizing {
+  /**
+   * Cells per level wanted for the next generation, given the measured load: a finite
+   * number > 0, rounded up to a power of two and clamped to [minCellsPerLevel, max]. Called
+   * at every rotation (`load.reason === 'rotation'`) and at every check (`'check'`); keep
+   * it cheap and pure (it runs from a timer: a throw is caught and reported as `'invalid'`).
+   * Use the rates (`costPerSecond`, `distinctKeys / periodMs`), not the raw counts: the
+   * windows of the two reasons differ in length.
+   */
+  sizeNextGeneration: (load: GenerationLoad) => number
+  /** Smallest cells per level: a power of two in [1, 2^32]. Default 64. */
+  minCellsPerLevel?: number
+  /** Largest cells per level of any generation: a power of two ≥ minCellsPerLevel. Give this or `maxBytes`, not both. */
+  maxCellsPerLevel?: number
+  /**
+   * The budget in bytes for the whole Rotator: every generation's cells (16 B each) plus the
+   * 2 KiB of the load meter. The maximum cells per level is the largest power of two M with
+   * 2048 + N × L × M × 16 ≤ maxBytes, so memory never exceeds it whatever the mix of shapes.
+   * Give this or `maxCellsPerLevel`, not both.
+   */
+  maxBytes?: number
+  /** How often the youngest generation's load is checked (and a due rotation performed), ms: finite, > 0, ≤ periodMs. Default min(1000, periodMs / 4). The ticker runs at this period instead of periodMs. */
+  checkEveryMs?: number
+  /**
+   * Start a larger generation early when the load factor ρ = costPerSecond / (currentCellsPerLevel × decay rate)
+   * measured over the last check passes this number (> 0; needs a decay with a rate). For a debt meter ρ
+   * is the issue's load factor: the share of the cells' drain the admitted load takes. When neither
+   * this nor `growEarlyWhen` is given, a check grows early when the sizer asks for at least twice the
+   * youngest's cells per level.
+   */
+  growAtLoadFactor?: number
+  /** Start a larger generation early when this returns true for the last check's load (overrides `growAtLoadFactor`). */
+  growEarlyWhen?: (load: GenerationLoad) => boolean
+  /**
+   * Called when a decision cannot be honoured (see {@link SizingLimitEvent}): the first time
+   * for each kind only, so an adapter can log it once; {@link Rotator.sizingLimitCount}
+   * counts every occurrence. Default: none (the count still counts).
+   */
+  onSizingLimit?: (event: SizingLimitEvent) => void
+}
+
+/**
+ * The option names of {@link RotatorSizing}; any other key is refused.
+ * @internal
+ */
+export const ROTATOR_SIZING_KEYS = optionKeys<RotatorSizing>({
+  sizeNextGeneration: true,
+  minCellsPerLevel: true,
+  maxCellsPerLevel: true,
+  maxBytes: true,
+  checkEveryMs: true,
+  growAtLoadFactor: true,
+  growEarlyWhen: true,
+  onSizingLimit: true,
+})
+
+/** HyperLogLog precision of the load meter: 2^10 one-byte registers, 1.04/32 ≈ 3.3 % standard error. */
+const METER_PRECISION = 10
+/**
+ * Bytes held by a load meter: two HyperLogLog register arrays of 2^10 bytes.
+ * @internal
+ */
+export const METER_BYTES = 2 << METER_PRECISION
+
+/**
+ * The sizing options checked and resolved.
+ * @internal
+ */
+export interface ResolvedSizing {
+  readonly sizeNextGeneration: (load: GenerationLoad) => number
+  readonly minCellsPerLevel: number
+  readonly maxCellsPerLevel: number
+  readonly checkEveryMs: number
+  readonly growAtLoadFactor: number | undefined
+  readonly growEarlyWhen: ((load: GenerationLoad) => boolean) | undefined
+  readonly onSizingLimit: ((event: SizingLimitEvent) => void) | undefined
+}
+
+function isPowerOfTwo(n: unknown): n is number {
+  return (
+    typeof n === 'number' &&
+    Number.isInteger(n) &&
+    n >= 1 &&
+    n <= MAX_CELLS_PER_LEVEL &&
+    2 ** Math.round(Math.log2(n)) === n
+  )
+}
+
+/** The largest power of two ≤ x (x ≥ 1), or 0 for x < 1. */
+function floorPowerOfTwo(x: number): number {
+  if (!(x >= 1)) return 0
+  let p = 2 ** Math.floor(Math.log2(x))
+  while (p > x) p /= 2
+  while (p * 2 <= x) p *= 2
+  return p
+}
+
+/**
+ * The smallest power of two ≥ x (x > 0).
+ * @internal
+ */
+export function ceilPowerOfTwo(x: number): number {
+  if (x <= 1) return 1
+  let p = 2 ** Math.ceil(Math.log2(x))
+  while (p / 2 >= x) p /= 2
+  while (p < x) p *= 2
+  return p
+}
+
+/**
+ * Check the `sizing` option of a Rotator against its shape.
+ * @param levels L of every generation (checked by the caller: an integer ≥ 1)
+ * @param generations N
+ * @param periodMs the rotation period
+ * @param decay the generations' decay
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad `sizing.*` option; also
+ * a budget too small for N generations of `minCellsPerLevel` (the message gives the
+ * smallest budget)
+ * @internal
+ */
+export function checkSizing(
+  sizing: RotatorSizing,
+  levels: number,
+  generations: number,
+  periodMs: number,
+  decay: Decay,
+): ResolvedSizing {
+  if (typeof sizing !== 'object' || sizing === null) invalidOption('sizing', 'an object (RotatorSizing)', sizing)
+  checkKnownOptions(sizing, ROTATOR_SIZING_KEYS, 'sizing.')
+  if (typeof sizing.sizeNextGeneration !== 'function')
+    invalidOption('sizing.sizeNextGeneration', 'a function (load) => cellsPerLevel', sizing.sizeNextGeneration)
+  const min = sizing.minCellsPerLevel ?? 64
+  if (!isPowerOfTwo(min)) invalidOption('sizing.minCellsPerLevel', 'a power of two in [1, 2^32]', min)
+  if ((sizing.maxCellsPerLevel === undefined) === (sizing.maxBytes === undefined)) {
+    invalidOption(
+      'sizing.maxCellsPerLevel',
+      'exactly one of sizing.maxCellsPerLevel and sizing.maxBytes (the budget)',
+      sizing.maxCellsPerLevel,
+    )
+  }
+  let max: number
+  if (sizing.maxBytes !== undefined) {
+    const bytes = sizing.maxBytes
+    if (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes <= 0)
+      invalidOption('sizing.maxBytes', 'a finite number of bytes > 0', bytes)
+    const smallest = METER_BYTES + generations * levels * min * 16
+    if (bytes < smallest) {
+      invalidOption(
+        'sizing.maxBytes',
+        `at least ${smallest} bytes (2048 for the load meter + ${generations} generations × ${levels} levels × ${min} cells × 16 B)`,
+        bytes,
+      )
+    }
+    max = floorPowerOfTwo((bytes - METER_BYTES) / (generations * levels * 16))
+  } else {
+    max = sizing.maxCellsPerLevel!
+    if (!isPowerOfTwo(max)) invalidOption('sizing.maxCellsPerLevel', 'a power of two in [1, 2^32]', max)
+    if (max < min) invalidOption('sizing.maxCellsPerLevel', `a power of two ≥ sizing.minCellsPerLevel (${min})`, max)
+  }
+  while (levels * max > MAX_CELLS) max /= 2
+  if (max < min) invalidOption('sizing.minCellsPerLevel', `levels × cells ≤ 2^31 − 1 (levels = ${levels})`, min)
+  const check = sizing.checkEveryMs ?? Math.min(1000, periodMs / 4)
+  if (typeof check !== 'number' || !Number.isFinite(check) || check <= 0 || check > periodMs)
+    invalidOption('sizing.checkEveryMs', `a finite number of ms in (0, periodMs = ${periodMs}]`, check)
+  const rho = sizing.growAtLoadFactor
+  if (rho !== undefined) {
+    if (typeof rho !== 'number' || !Number.isFinite(rho) || rho <= 0)
+      invalidOption('sizing.growAtLoadFactor', 'a finite number > 0', rho)
+    if (!(decay.ratePerSecond > 0))
+      invalidOption('sizing.growAtLoadFactor', 'a decay with a rate (linear or exponential), not none', decay.kind)
+  }
+  if (sizing.growEarlyWhen !== undefined && typeof sizing.growEarlyWhen !== 'function')
+    invalidOption('sizing.growEarlyWhen', 'a function (load) => boolean', sizing.growEarlyWhen)
+  if (sizing.onSizingLimit !== undefined && typeof sizing.onSizingLimit !== 'function')
+    invalidOption('sizing.onSizingLimit', 'a function (event) => void', sizing.onSizingLimit)
+  return Object.freeze({
+    sizeNextGeneration: sizing.sizeNextGeneration,
+    minCellsPerLevel: min,
+    maxCellsPerLevel: max,
+    checkEveryMs: check,
+    growAtLoadFactor: rho,
+    growEarlyWhen: sizing.growEarlyWhen,
+    onSizingLimit: sizing.onSizingLimit,
+  })
+}
+
+/**
+ * The initial cells per level of a self-sized Rotator: `sketch.cellsPerLevel` when given
+ * (a power of two in [min, max]), else the maximum, so the first period is never
+ * undersized (the first rotation shrinks it to what the load needs).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `sketch.cellsPerLevel`
+ * @internal
+ */
+export function initialCellsPerLevel(sizing: ResolvedSizing, given: number | undefined): number {
+  if (given === undefined) return sizing.maxCellsPerLevel
+  if (!isPowerOfTwo(given) || given < sizing.minCellsPerLevel || given > sizing.maxCellsPerLevel) {
+    invalidOption(
+      'sketch.cellsPerLevel',
+      `with sizing, a power of two in [${sizing.minCellsPerLevel}, ${sizing.maxCellsPerLevel}] (the first generation's size)`,
+      given,
+    )
+  }
+  return given
+}
+
+/**
+ * The load meter of the youngest generation: two HyperLogLogs fed by the hash the
+ * youngest generation computed for the key's cells (no second hash), one for the current
+ * check window and one for the generation's life, and the admitted cost of each. The
+ * window is folded into the generation at each check.
+ * @internal
+ */
+export class LoadMeter {
+  /** HyperLogLog registers of the current window and of the generation's life (p = METER_PRECISION). */
+  private readonly window = new Uint8Array(1 << METER_PRECISION)
+  private readonly life = new Uint8Array(1 << METER_PRECISION)
+  /** [0] cost of the window, [1] cost of the generation before the window (a typed array: no boxing on the hot path). */
+  private readonly cost = new Float64Array(2)
+  /** Clock time in ms at which the youngest generation began to be measured. */
+  lifeStartMs: number
+  /** Clock time in ms at which the current window began. */
+  windowStartMs: number
+
+  constructor(nowMs: number) {
+    this.lifeStartMs = nowMs
+    this.windowStartMs = nowMs
+  }
+
+  /** The hot path: count the key whose hash `hasher` holds, and a positive delta as admitted cost. */
+  record(hasher: Hasher, delta: number): void {
+    addHashToRegisters(this.window, METER_PRECISION, hasher.hashHi, hasher.hashLo)
+    if (delta > 0) this.cost[0] += delta
+  }
+
+  /** The window's measurement at `nowMs`; undefined when no time has passed. */
+  windowLoad(
+    nowMs: number,
+    base: Omit<GenerationLoad, 'distinctKeys' | 'costPerSecond' | 'periodMs'>,
+  ): GenerationLoad | undefined {
+    const ms = nowMs - this.windowStartMs
+    if (!(ms > 0)) return undefined
+    return {
+      ...base,
+      distinctKeys: estimateFromRegisters(this.window, METER_PRECISION),
+      costPerSecond: (this.cost[0] * 1000) / ms,
+      periodMs: ms,
+    }
+  }
+
+  /** The youngest generation's measurement over its life at `nowMs` (folds the window in). */
+  lifeLoad(nowMs: number, base: Omit<GenerationLoad, 'distinctKeys' | 'costPerSecond' | 'periodMs'>): GenerationLoad {
+    this.foldWindow()
+    const ms = Math.max(1, nowMs - this.lifeStartMs)
+    return {
+      ...base,
+      distinctKeys: estimateFromRegisters(this.life, METER_PRECISION),
+      costPerSecond: ((this.cost[0] + this.cost[1]) * 1000) / ms,
+      periodMs: ms,
+    }
+  }
+
+  /** End the check window at `nowMs`: fold it into the generation's life, start a new one. */
+  closeWindow(nowMs: number): void {
+    this.foldWindow()
+    this.window.fill(0)
+    this.cost[1] += this.cost[0]
+    this.cost[0] = 0
+    this.windowStartMs = nowMs
+  }
+
+  /** The life's registers become the union with the window's (register-wise maximum; idempotent). */
+  private foldWindow(): void {
+    const a = this.life
+    const b = this.window
+    for (let i = 0; i < a.length; i++) if (b[i] > a[i]) a[i] = b[i]
+  }
+
+  /** A new youngest generation at `nowMs`: forget everything. */
+  reset(nowMs: number): void {
+    this.window.fill(0)
+    this.life.fill(0)
+    this.cost[0] = 0
+    this.cost[1] = 0
+    this.lifeStartMs = nowMs
+    this.windowStartMs = nowMs
+  }
+}

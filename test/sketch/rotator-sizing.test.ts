@@ -1,0 +1,593 @@
+import t from 'tap'
+import { Rotator, linear, exponential } from '../../src/index.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import type { GenerationLoad, RotatorSizing, SizingLimitEvent } from '../../src/sketch/rotator-sizing.js'
+
+// The self-sizing Rotator (spec/rotator.md §1 "Self-sizing"): generations of different
+// cells per level, the load meter, the sizer's bounds, early growth on a load jump and the
+// promotion-age guard. Every clock and ticker is fake: time moves only when told to.
+
+const RATE = 1 // debt drained per second
+const HI = 10 // the burst: hi / rate = 10 s, so periodMs 10 s passes the amnesty guard with N = 2
+const PERIOD = 10_000
+
+/** A sizer from the debt meter's load factor: cells so that ρ = cost/s / (M × rate) stays at `rho`. */
+const byLoadFactor =
+  (rho: number) =>
+  (load: GenerationLoad): number =>
+    load.costPerSecond / (load.decay.ratePerSecond * rho)
+
+function sized(sizing: RotatorSizing, clock: FakeClock, ticker: FakeTicker, seed = 7, generations = 2): Rotator {
+  return new Rotator({
+    sketch: { levels: 4, decay: linear(RATE), hi: HI },
+    generations,
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    seed,
+    sizing,
+  })
+}
+
+t.test(
+  'without sizing nothing changes: one ticker task per period, every generation of the sketch shape',
+  async (t) => {
+    const ticker = new FakeTicker()
+    const r = new Rotator({
+      sketch: { levels: 2, cellsPerLevel: 100, decay: linear(1), hi: 5 },
+      periodMs: 5000,
+      ticker,
+      clock: new FakeClock(0),
+    })
+    t.same(ticker.periods(), [5000])
+    t.notOk(r.selfSized)
+    t.equal(r.measuredLoad(), undefined, 'a fixed shape measures nothing')
+    ticker.tick()
+    ticker.tick()
+    t.equal(r.rotations, 2, 'each tick rotates')
+    t.same(r.generationCellsPerLevel, [100, 100])
+    t.equal(r.resizes, 0)
+    t.equal(r.sizeBytes(), 2 * 2 * 100 * 16)
+    r.close()
+  },
+)
+
+t.test('the meter: distinct keys by HyperLogLog within 3 σ, admitted cost per second exactly', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const r = sized({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024, checkEveryMs: PERIOD }, clock, ticker)
+  for (let i = 0; i < 5000; i++) {
+    clock.set(i) // 5,000 keys over 5 s
+    r.update(`key-${i}`, 2)
+    r.update(`key-${i}`, -1) // a refund: the same key, no cost
+  }
+  r.tryUpdate('key-0', 1000, 10) // denied: not admitted, not counted
+  clock.set(5000)
+  const load = r.measuredLoad()!
+  const sigma = 1.04 / Math.sqrt(1024)
+  t.ok(Math.abs(load.distinctKeys / 5000 - 1) < 3 * sigma, `distinct keys ${load.distinctKeys.toFixed(0)} of 5000`)
+  t.equal(load.costPerSecond, (5000 * 2) / 5, 'positive deltas only, per second of the generation')
+  t.equal(load.periodMs, 5000)
+  t.equal(load.currentCellsPerLevel, 1024, 'no cellsPerLevel given: the first generations take the budget')
+  t.same(r.measuredLoad(), load, 'reading changes nothing')
+  r.close()
+})
+
+t.test('options: the budget, the minimum, the sizer and the first size are checked', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const f = () => 64
+  const bad: [string, RotatorSizing, RegExp][] = [
+    ['no budget', { sizeNextGeneration: f }, /sizing\.maxCellsPerLevel.*exactly one/],
+    ['both budgets', { sizeNextGeneration: f, maxCellsPerLevel: 64, maxBytes: 1e6 }, /exactly one/],
+    ['max not a power of two', { sizeNextGeneration: f, maxCellsPerLevel: 1000 }, /sizing\.maxCellsPerLevel/],
+    ['max below min', { sizeNextGeneration: f, maxCellsPerLevel: 32 }, /≥ sizing\.minCellsPerLevel \(64\)/],
+    ['min not a power of two', { sizeNextGeneration: f, minCellsPerLevel: 3, maxCellsPerLevel: 64 }, /minCells/],
+    // 2048 + 2 generations × 4 levels × 64 cells × 16 B = 10,240 bytes
+    ['budget too small for one generation pair', { sizeNextGeneration: f, maxBytes: 10_239 }, /at least 10240 bytes/],
+    ['no sizer', { maxCellsPerLevel: 64 } as RotatorSizing, /sizeNextGeneration/],
+    ['check period above periodMs', { sizeNextGeneration: f, maxCellsPerLevel: 64, checkEveryMs: 20_000 }, /check/],
+    ['ρ threshold 0', { sizeNextGeneration: f, maxCellsPerLevel: 64, growAtLoadFactor: 0 }, /growAtLoadFactor/],
+    ['unknown key', { sizeNextGeneration: f, maxCellsPerLevel: 64, maxCells: 3 } as RotatorSizing, /sizing\.maxCells/],
+  ]
+  for (const [name, sizing, message] of bad) {
+    t.throws(() => sized(sizing, clock, ticker), { code: 'ERR_GRUDGE_OPTION_INVALID', message }, name)
+  }
+  t.throws(
+    () =>
+      new Rotator({
+        sketch: { levels: 4, cellsPerLevel: 100, decay: linear(RATE), hi: HI },
+        periodMs: PERIOD,
+        clock,
+        ticker,
+        sizing: { sizeNextGeneration: f, maxCellsPerLevel: 1024 },
+      }),
+    { code: 'ERR_GRUDGE_OPTION_INVALID', message: /sketch\.cellsPerLevel/ },
+    'a first size that is not a power of two in [min, max]',
+  )
+  t.equal(ticker.size, 0, 'nothing was started')
+  const r = sized({ sizeNextGeneration: f, maxBytes: 10_240 }, clock, ticker)
+  t.equal(r.maxCellsPerLevel, 64, 'the largest power of two that fits the budget')
+  t.same(ticker.periods(), [1000], 'the ticker runs the checks: min(1000, periodMs / 4)')
+  r.close()
+})
+
+t.test('a budget in bytes is never exceeded, whatever sizes the load asks for', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const maxBytes = 1_000_000
+  const wanted = [1e9, 64, 5000, 1e6, 64, 70_000]
+  let i = 0
+  const r = sized({ sizeNextGeneration: () => wanted[i++ % wanted.length], maxBytes }, clock, ticker)
+  // (1e6 − 2048) / (2 × 4 × 16) = 7,796 → 4,096 cells per level
+  t.equal(r.maxCellsPerLevel, 4096)
+  for (let k = 0; k < 12; k++) {
+    r.rotate()
+    t.ok(r.sizeBytes() + 2048 <= maxBytes, `after rotation ${k + 1}: ${r.sizeBytes()} B + 2048 B ≤ ${maxBytes} B`)
+  }
+  r.close()
+})
+
+t.test(
+  'sizes: rounded up to a power of two, never below the minimum, clamped at the maximum and reported once',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const events: SizingLimitEvent[] = []
+    let next: unknown = 100
+    const r = sized(
+      {
+        sizeNextGeneration: () => next as number,
+        minCellsPerLevel: 16,
+        maxCellsPerLevel: 256,
+        onSizingLimit: (e) => events.push(e),
+      },
+      clock,
+      ticker,
+    )
+    t.same(r.generationCellsPerLevel, [256, 256])
+    const steps: [unknown, number][] = [
+      [100, 128], // rounded up
+      [1, 16], // the minimum
+      [257, 256], // above the maximum: the maximum
+      [1e12, 256], // again: counted, not reported again
+      [NaN, 256], // invalid: the youngest's size is kept
+      ['64', 256], // a string is not a size
+      [() => 1, 256],
+      [64, 64],
+    ]
+    for (const [answer, cells] of steps) {
+      next = answer
+      r.rotate()
+      t.equal(r.generationCellsPerLevel[1], cells, `sizer → ${String(answer)}: ${cells} cells per level`)
+    }
+    t.equal(events.length, 2, 'one event per kind')
+    t.same(
+      events.map((e) => [e.kind, e.wanted, e.usedCellsPerLevel, e.maxCellsPerLevel, e.load.reason]),
+      [
+        ['budget', 257, 256, 256, 'rotation'],
+        ['invalid', NaN, 256, 256, 'rotation'],
+      ],
+    )
+    t.equal(r.sizingLimitCount, 5, 'every decision that could not be honoured is counted')
+    t.equal(r.resizes, 4, 'generations whose size differs from the youngest before them: 256→128→16→256→64')
+    r.close()
+  },
+)
+
+t.test(
+  'a sizer that throws keeps the size and is reported as invalid; a throwing hook leaves the state consistent',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const boom = new Error('model failed')
+    const r = sized(
+      {
+        sizeNextGeneration: () => {
+          throw boom
+        },
+        maxCellsPerLevel: 128,
+        onSizingLimit: () => {
+          throw new Error('hook failed')
+        },
+      },
+      clock,
+      ticker,
+    )
+    t.throws(() => r.rotate(), /hook failed/, "the hook's own error reaches the caller")
+    t.equal(r.rotations, 1, 'after the rotation was done')
+    t.same(r.generationCellsPerLevel, [128, 128])
+    r.rotate()
+    t.equal(r.sizingLimitCount, 2)
+    r.close()
+  },
+)
+
+/** One key's exact debt meter: the reference (a token bucket clamped to [0, hi], drained at RATE). */
+class ExactDebt {
+  private debt = 0
+  private at = 0
+  add(nowMs: number, delta: number): void {
+    this.debt = Math.min(HI, Math.max(0, this.debt - ((nowMs - this.at) * RATE) / 1000) + delta)
+    this.at = nowMs
+  }
+  read(nowMs: number): number {
+    return Math.max(0, this.debt - ((nowMs - this.at) * RATE) / 1000)
+  }
+}
+
+t.test('mixed shapes keep the one-sided error: the estimate is never below the exact decayed debt', async (t) => {
+  // sizes jump between 16 and 1,024 cells per level at rotations and at checks; collisions
+  // are frequent at 16, so the bound is exercised, and the promotion-age guard is what keeps it
+  let seed = 12345
+  const rand = (): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return seed / 2 ** 32
+  }
+  for (const generations of [2, 3]) {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const r = sized(
+      {
+        sizeNextGeneration: () => (rand() < 0.5 ? 16 : 1024),
+        minCellsPerLevel: 16,
+        maxCellsPerLevel: 1024,
+        checkEveryMs: 500,
+        growEarlyWhen: () => rand() < 0.2,
+      },
+      clock,
+      ticker,
+      3,
+      generations,
+    )
+    const keys = Array.from({ length: 60 }, (_, i) => `k${i}`)
+    const exact = new Map(keys.map((k) => [k, new ExactDebt()]))
+    let worst = Infinity
+    let mixed = 0
+    for (let now = 0; now < 120_000; now += 50) {
+      clock.set(now)
+      if (now % 500 === 0) ticker.tick()
+      const cells = r.generationCellsPerLevel
+      if (cells.some((c) => c !== cells[0])) mixed++
+      const k = keys[Math.floor(rand() * keys.length)]
+      const delta = 1 + Math.floor(rand() * 3)
+      r.update(k, delta)
+      exact.get(k)!.add(now, delta)
+      if (now % 1000 === 0) {
+        for (const key of keys) worst = Math.min(worst, r.estimateAt(now, key) - exact.get(key)!.read(now))
+      }
+    }
+    t.ok(mixed > 300, `N = ${generations}: generations of different shapes for ${mixed} of 2400 steps`)
+    t.ok(r.resizes >= 8, `${r.resizes} resizes`)
+    t.ok(worst >= -1e-9, `N = ${generations}: estimate − exact ≥ 0 at every read (worst ${worst})`)
+    r.close()
+  }
+})
+
+t.test(
+  'carry-forward across a shape change: a larger generation promoted holds the debt the smaller one decided on',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    // both generations small (two rotations with a small answer), then 1,024 from t = 20 s
+    const small = sized(
+      {
+        sizeNextGeneration: (l) => (l.reason === 'rotation' && clock.now() < 20_000 ? 16 : 1024),
+        minCellsPerLevel: 16,
+        maxCellsPerLevel: 1024,
+        growEarlyWhen: () => false,
+      },
+      clock,
+      ticker,
+    )
+    small.rotate()
+    small.rotate()
+    t.same(small.generationCellsPerLevel, [16, 16])
+    const exact = new ExactDebt()
+    // rows: time (ms), what happens, then the expected reading of the oldest generation
+    const rows: [number, () => unknown, unknown][] = [
+      [0, () => small.tryUpdate('k', 10, HI), true],
+      [20_000, () => (clock.set(20_000), ticker.tick(), small.generationCellsPerLevel), [16, 1024]],
+      [25_000, () => small.tryUpdate('k', 5, HI), true], // debt 0 + 5, carried into the 1,024 generation
+      [29_000, () => small.tryUpdate('k', 6, HI), true], // 5 − 4 + 6 = 7
+      [29_500, () => small.tryUpdate('k', 4, HI), false], // 6.5 + 4 > 10: denied, nothing written
+      [30_000, () => (clock.set(30_000), ticker.tick(), small.generationCellsPerLevel), [1024, 1024]],
+      [30_000, () => small.estimate('k'), 6], // the larger generation, now deciding, read 7 − 1
+    ]
+    for (const [now, action, expected] of rows) {
+      clock.set(now)
+      const got = action()
+      t.same(got, expected, `t = ${now} ms`)
+      if (got === true) exact.add(now, now === 0 ? 10 : now === 25_000 ? 5 : 6)
+    }
+    t.equal(small.estimate('k'), exact.read(30_000), 'equal to the exact bucket (no collision for one key)')
+    small.close()
+  },
+)
+
+/**
+ * The issue's load jump on a fake clock: fresh keys at `before` per second, then at `after`
+ * per second from `jumpAtMs`, each sending one request of cost 1 (admitted: a fresh key has
+ * no debt of its own). Returns the oldest generation's cells per level at each second.
+ */
+function loadJump(
+  r: Rotator,
+  clock: FakeClock,
+  ticker: FakeTicker,
+  before: number,
+  after: number,
+  jumpAtMs: number,
+  endMs: number,
+): { deciding: number[]; youngest: number[]; refused: number[] } {
+  const deciding: number[] = []
+  const youngest: number[] = []
+  const refused: number[] = []
+  let key = 0
+  let refusedThisSecond = 0
+  for (let now = 0; now < endMs; now += 10) {
+    clock.set(now)
+    if (now % 1000 === 0) {
+      ticker.tick()
+      deciding.push(r.generationCellsPerLevel[0])
+      youngest.push(r.generationCellsPerLevel[r.generations - 1])
+      refused.push(refusedThisSecond)
+      refusedThisSecond = 0
+    }
+    const perTick = ((now < jumpAtMs ? before : after) * 10) / 1000
+    for (let i = 0; i < perTick; i++) if (!r.tryUpdate(`fresh-${key++}`, 1, HI)) refusedThisSecond++
+  }
+  return { deciding, youngest, refused }
+}
+
+t.test(
+  'a load jump (200 → 2,000 fresh keys/s) starts a larger generation at the next check, not the next period',
+  async (t) => {
+    // sized for ρ = 0.25: 200/s → 1,024 cells per level (800 rounded up), 2,000/s → 8,192 (8,000);
+    // at 2,000/s 1,024 cells run at ρ ≈ 2, where the cells fill and fresh keys are refused
+    const sizing = (early: boolean): RotatorSizing => ({
+      sizeNextGeneration: byLoadFactor(0.25),
+      minCellsPerLevel: 64,
+      maxCellsPerLevel: 65_536,
+      ...(early ? {} : { growEarlyWhen: () => false }),
+    })
+    const jumpAtMs = 33_500 // mid-period: the rotations fall on 10, 20, 30, 40 … s
+    const C = 1000 // checkEveryMs (the default for periodMs 10 s)
+    const minAge = (HI / RATE) * 1000 // the amnesty guard's promotion age
+    const run = (early: boolean) => {
+      const clock = new FakeClock(0)
+      const ticker = new FakeTicker()
+      const r = new Rotator({
+        sketch: { levels: 4, cellsPerLevel: 256, decay: linear(RATE), hi: HI },
+        periodMs: PERIOD,
+        clock,
+        ticker,
+        seed: 11,
+        sizing: sizing(early),
+      })
+      const out = loadJump(r, clock, ticker, 200, 2000, jumpAtMs, 80_000)
+      r.close()
+      return out
+    }
+    const withEarly = run(true)
+    const without = run(false)
+    const second = (ms: number) => Math.floor(ms / 1000)
+    t.equal(withEarly.deciding[second(jumpAtMs) - 1], 1024, 'before the jump the load is served by 1,024 cells')
+    // the bound of spec/rotator.md: detection within 2 checks, promotion at most minAge + 1 check later
+    const bound = jumpAtMs + 3 * C + minAge
+    const firstLarge = (xs: number[]) => xs.findIndex((c, i) => i * 1000 > jumpAtMs && c >= 8192) * 1000
+    t.ok(
+      firstLarge(withEarly.youngest) <= jumpAtMs + 2 * C,
+      `a larger youngest by ${firstLarge(withEarly.youngest)} ms`,
+    )
+    t.ok(
+      firstLarge(withEarly.deciding) <= bound,
+      `deciding with ≥ 8,192 cells by ${firstLarge(withEarly.deciding)} ms ≤ ${bound} ms`,
+    )
+    t.ok(
+      firstLarge(without.deciding) >= 50_000,
+      `without early growth the larger generation decides only at ${firstLarge(without.deciding)} ms (next-but-one rotation)`,
+    )
+    const refusedAfter = (o: { refused: number[] }, fromMs: number) =>
+      o.refused.slice(second(fromMs) + 1).reduce((a, b) => a + b, 0)
+    t.equal(refusedAfter(withEarly, bound), 0, 'no fresh key refused once the larger generation decides')
+    t.ok(
+      refusedAfter(without, jumpAtMs) > refusedAfter(withEarly, jumpAtMs),
+      `fewer fresh keys refused after the jump: ${refusedAfter(withEarly, jumpAtMs)} against ${refusedAfter(without, jumpAtMs)} without early growth`,
+    )
+  },
+)
+
+t.test('an early generation is not promoted before the amnesty age, even when a period is due', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  let big = false
+  const r = sized(
+    {
+      sizeNextGeneration: () => (big ? 1024 : 64),
+      maxCellsPerLevel: 1024,
+      growEarlyWhen: () => big,
+    },
+    clock,
+    ticker,
+  )
+  r.rotate() // [1024, 64]
+  r.rotate() // [64, 64], last rotation at t = 0
+  r.tryUpdate('debtor', 10, HI) // full debt in both generations
+  big = true
+  clock.set(7000)
+  ticker.tick() // the youngest is replaced by a fresh 1,024-cell generation at t = 7 s
+  t.same(r.generationCellsPerLevel, [64, 1024])
+  big = false // no further early growth
+  const rows: [number, number, number[]][] = [
+    // time, rotations, shapes: the period is due at 10 s, but the fresh generation is 3 s old
+    [10_000, 2, [64, 1024]],
+    [16_000, 2, [64, 1024]],
+    [17_000, 3, [1024, 64]], // 10 s old: promoted, the next one sized from the load
+  ]
+  for (const [now, rotations, shapes] of rows) {
+    clock.set(now)
+    ticker.tick()
+    t.equal(r.rotations, rotations, `t = ${now}: rotations`)
+    t.same(r.generationCellsPerLevel, shapes, `t = ${now}: shapes`)
+  }
+  // the debt of t = 0 drained by 10 s; the fresh generation forgave nothing that was still owed
+  t.equal(r.estimate('debtor'), 0)
+  r.close()
+})
+
+t.test('shrink when the load falls: the next generations are sized down at rotations', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const r = new Rotator({
+    sketch: { levels: 4, decay: linear(RATE), hi: HI },
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    seed: 5,
+    sizing: { sizeNextGeneration: byLoadFactor(0.05), maxCellsPerLevel: 65_536 },
+  })
+  const { deciding } = loadJump(r, clock, ticker, 2000, 200, 30_500, 70_000)
+  t.equal(deciding[25], 65_536, 'at 2,000/s the budget')
+  // N = 2: the generation deciding at t was created at the rotation before the last one
+  t.equal(deciding[55], 8192, 'created at 40 s from what 30–40 s measured: 0.5 s at 2,000/s, 9.5 s at 200/s (290/s)')
+  t.equal(deciding[65], 4096, 'created at 50 s from 200/s: 4,096 cells per level')
+  t.ok(r.sizeBytes() < 2 * 4 * 65_536 * 16, `memory fell to ${r.sizeBytes()} B`)
+  r.close()
+})
+
+t.test('a ρ threshold: growth starts early when cost/s / (M × rate) passes it', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 64, decay: linear(RATE), hi: HI },
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    sizing: { sizeNextGeneration: () => 512, maxCellsPerLevel: 1024, growAtLoadFactor: 0.5 },
+  })
+  // 31 per second on 64 cells at 1/s: ρ = 0.48, no growth
+  for (let s = 0; s < 3; s++) {
+    for (let i = 0; i < 31; i++) r.update(`a${s}-${i}`, 1)
+    clock.advance(1000)
+    ticker.tick()
+  }
+  t.same(r.generationCellsPerLevel, [64, 64], 'ρ = 0.48 < 0.5')
+  for (let i = 0; i < 33; i++) r.update(`b${i}`, 1)
+  clock.advance(1000)
+  ticker.tick()
+  t.same(r.generationCellsPerLevel, [64, 512], 'ρ = 0.52: a 512-cell youngest generation')
+  t.throws(
+    () =>
+      new Rotator({
+        sketch: { levels: 2, cellsPerLevel: 64 },
+        periodMs: PERIOD,
+        clock,
+        ticker,
+        sizing: { sizeNextGeneration: () => 512, maxCellsPerLevel: 1024, growAtLoadFactor: 0.5 },
+      }),
+    { code: 'ERR_GRUDGE_OPTION_INVALID', message: /growAtLoadFactor.*none/ },
+    'no decay rate, no load factor',
+  )
+  r.close()
+})
+
+t.test('exponential decay: the promotion age is (N − 1) × periodMs', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  let grow = false
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 64, decay: exponential(0.1), hi: 100 },
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    sizing: { sizeNextGeneration: () => (grow ? 256 : 64), maxCellsPerLevel: 256, growEarlyWhen: () => grow },
+  })
+  grow = true
+  clock.set(4000)
+  ticker.tick()
+  grow = false
+  t.same(r.generationCellsPerLevel, [64, 256])
+  clock.set(13_000)
+  ticker.tick()
+  t.equal(r.rotations, 0, '9 s old at 13 s: not yet')
+  clock.set(14_000)
+  ticker.tick()
+  t.equal(r.rotations, 1, '10 s old: promoted')
+  t.same(r.generationCellsPerLevel, [256, 64])
+  r.close()
+})
+
+t.test(
+  'merge and deltas between rotators of different shapes are refused with a coded error, nothing applied',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    let cells = 64
+    const mk = () =>
+      sized({ sizeNextGeneration: () => cells, maxCellsPerLevel: 1024, growEarlyWhen: () => false }, clock, ticker, 21)
+    const a = mk()
+    const b = mk()
+    cells = 64
+    a.rotate()
+    cells = 128
+    b.rotate()
+    t.same(a.generationCellsPerLevel, [1024, 64])
+    t.same(b.generationCellsPerLevel, [1024, 128])
+    a.update('x', 3)
+    b.update('x', 4)
+    t.notOk(a.isCompatible(b))
+    t.throws(() => a.merge(b), {
+      code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      message: /generation 1: cellsPerLevel: 64 vs 128/,
+    })
+    t.equal(a.estimate('x'), 3, 'the refused merge changed nothing')
+    const delta = b.takeDelta()
+    t.throws(() => a.applyDelta(delta), {
+      code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+      message: /generation index 2 .*cellsPerLevel: 64 vs 128/,
+    })
+    t.equal(a.estimate('x'), 3, 'generation 0 (same shape) was not written either')
+    // same shapes: the delta applies across generations of different sizes
+    const c = mk()
+    cells = 64
+    c.rotate()
+    const fromA = a.takeDelta()
+    t.equal(c.applyDelta(fromA.serializeAt(clock.now(), 0), { wallMs: 0 }), 2)
+    t.equal(c.estimate('x'), 3)
+    for (const r of [a, b, c]) r.close()
+  },
+)
+
+t.test('frames carry every generation shape: a mixed rotator round-trips, sizes and all', async (t) => {
+  const clock = new FakeClock(1000)
+  const ticker = new FakeTicker()
+  let cells = 32
+  const r = sized({ sizeNextGeneration: () => cells, minCellsPerLevel: 16, maxCellsPerLevel: 256 }, clock, ticker, 8, 3)
+  r.rotate()
+  cells = 128
+  r.rotate()
+  t.same(r.generationCellsPerLevel, [256, 32, 128])
+  for (let i = 0; i < 50; i++) r.update(`k${i}`, (i % 7) + 1)
+  const bytes = r.serializeAt(clock.now(), 0)
+  t.equal(bytes[5], 2, 'version 2')
+  const back = Rotator.deserialize(bytes, { clock, wallMs: 0, ticker: new FakeTicker() })
+  t.same(back.generationCellsPerLevel, [256, 32, 128])
+  t.notOk(back.selfSized, 'no sizer given: the restored rotator keeps shapes as they come')
+  for (let i = 0; i < 50; i++) t.equal(back.estimate(`k${i}`), r.estimate(`k${i}`))
+  back.rotate()
+  t.same(back.generationCellsPerLevel, [32, 128, 128], 'new generations take the youngest shape')
+  t.same(
+    back.serializeAt(clock.now(), 0).length,
+    36 + 84 + 32 * 3 + 16 * 4 * (32 + 128 + 128) + 4,
+    'L = 4: 16 B × 4 × Σ M',
+  )
+  const resized = Rotator.deserialize(bytes, {
+    clock,
+    wallMs: 0,
+    ticker: new FakeTicker(),
+    sizing: { sizeNextGeneration: () => 16, minCellsPerLevel: 16, maxCellsPerLevel: 256 },
+  })
+  resized.rotate()
+  t.same(resized.generationCellsPerLevel, [32, 128, 16], 'with a sizer the restored rotator sizes again')
+  for (const x of [r, back, resized]) x.close()
+})
