@@ -25,7 +25,7 @@ replay options:
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
   --year Y                    year of the first line of a syslog file without years (default this year)
   --top N                     most throttled keys listed (default 10)
-  --bin D                     timeline bar width, whole minutes (default: auto, ≤ 1440 bars)
+  --bin D                     timeline bar width, whole minutes (default: from the data, ≤ 400 bars)
   --json                      print the report as JSON
   --html FILE                 also write a self-contained HTML report with a timeline chart
 durations: 250ms, 30s, 10m, 1h, 1d (a bare number is ms); sizes: 512KB, 8MB, 1GB (powers of 1024)
