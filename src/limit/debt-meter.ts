@@ -72,7 +72,8 @@ export function parseDebtMeterOptions(
   const rate = positive(prefix + 'rate', options.rate)
   const burst = positive(prefix + 'burst', options.burst)
   // a burst below the default cost would refuse every request: name burst, the option that was set
-  if (options.cost === undefined && burst < 1) {
+  // (only when cost is not written at all: an adapter passes its cost function as `cost: undefined`)
+  if (!('cost' in options) && burst < 1) {
     invalidOption(prefix + 'burst', `a number ≥ 1 (the default cost of a request), or a ${prefix}cost ≤ burst`, burst)
   }
   const cost = options.cost ?? 1
