@@ -3,7 +3,7 @@
 // `grudge suggest` (sketch sizing). The logic lives in src/cli/; this file does the I/O.
 import { createReadStream, existsSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { parseCommand, USAGE } from '../src/cli/args.js'
+import { cliErrorLine, parseCommand, USAGE } from '../src/cli/args.js'
 import { feedLines, maybeGunzip } from '../src/cli/feed.js'
 import { renderHtml } from '../src/cli/html.js'
 import { ProgressBar } from '../src/cli/progress.js'
@@ -97,9 +97,9 @@ main(process.argv.slice(2)).then(
     process.exitCode = code
   },
   (err: Error & { code?: string }) => {
-    process.stderr.write(
-      `grudge: ${err.message}\n${err.code?.startsWith('ERR_PARSE_ARGS') || err.code === 'ERR_GRUDGE_OPTION_INVALID' ? '\n' + USAGE : ''}`,
-    )
+    // one line naming the flag; the usage is one `grudge --help` away
+    const usage = err.code?.startsWith('ERR_PARSE_ARGS') || err.code === 'ERR_GRUDGE_OPTION_INVALID'
+    process.stderr.write(`grudge: ${cliErrorLine(err)}${usage ? ' (grudge --help lists the options)' : ''}\n`)
     process.exitCode = 2
   },
 )

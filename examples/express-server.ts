@@ -7,6 +7,7 @@
 //   GET  /grudge/stats                                  the limiters' telemetry
 import express, { type Express, type Request } from 'express'
 import type { Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
 import grudge from '../plugins/express/index.js'
 import {
@@ -18,6 +19,7 @@ import {
   TENANT_HEADER,
   describeConfig,
 } from './app/config.js'
+import { startupBanner } from './app/banner.js'
 import { openUsers, type UserDirectory } from './app/users.js'
 import type { ExampleServerOptions } from './fastify-server.js'
 
@@ -147,17 +149,18 @@ export async function buildExpressServer(options: ExampleServerOptions = {}): Pr
   return { app, users, config, close }
 }
 
-// Run as a script: listen on PORT (default 3000) and log the configuration.
+// Run as a script: listen on PORT (default 3000), print the routes, a curl line and the configuration.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const port = Number(process.env.PORT ?? 3000)
   const { app, config, close } = await buildExpressServer({
     databaseUrl: process.env.DATABASE_URL,
     trustProxy: process.env.TRUST_PROXY === '1',
   })
-  console.log(JSON.stringify({ msg: 'grudge example configuration', grudge: config }))
-  const server: Server = app.listen(port, process.env.HOST ?? '127.0.0.1', () =>
-    console.log(`listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}`),
-  )
+  const host = process.env.HOST ?? '127.0.0.1'
+  const server: Server = app.listen(port, host, () => {
+    const { port: bound } = server.address() as AddressInfo
+    process.stdout.write(startupBanner(`http://${host}:${bound}`, config))
+  })
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => server.close(() => void close().then(() => process.exit(0))))
   }

@@ -19,6 +19,7 @@ import {
   TENANT_HEADER,
   describeConfig,
 } from './app/config.js'
+import { startupBanner } from './app/banner.js'
 import { openUsers, type UserDirectory } from './app/users.js'
 
 /** Options of {@link buildFastifyServer}. */
@@ -162,7 +163,7 @@ export async function buildFastifyServer(options: ExampleServerOptions = {}): Pr
   return { app, users, config }
 }
 
-// Run as a script: listen on PORT (default 3000) and log the configuration.
+// Run as a script: listen on PORT (default 3000), print the routes, a curl line and the configuration.
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const port = Number(process.env.PORT ?? 3000)
   const { app, config } = await buildFastifyServer({
@@ -170,8 +171,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     logger: true,
     trustProxy: process.env.TRUST_PROXY === '1',
   })
-  app.log.info({ grudge: config }, 'grudge example configuration')
-  await app.listen({ port, host: process.env.HOST ?? '127.0.0.1' })
+  const origin = await app.listen({ port, host: process.env.HOST ?? '127.0.0.1' })
+  process.stdout.write(startupBanner(origin, config))
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
     process.once(signal, () => void app.close().then(() => process.exit(0)))
 }

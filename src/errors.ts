@@ -125,15 +125,42 @@ export function describeValue(value: unknown): string {
 }
 
 /**
+ * Render a secret (a seed, a key) for an error message by its kind and length only, never
+ * its content: `a string of 3 characters`, `Uint8Array(12)`, `a number`, `a bigint`.
+ * An operator can still see what is wrong with it (too short, not hex, the wrong type).
+ */
+export function describeSecret(value: unknown): string {
+  if (typeof value === 'string') {
+    const hex = /^[0-9a-fA-F]*$/.test(value) ? 'hex digits' : 'characters, not all hex digits'
+    return value === '' ? 'an empty string' : `a string of ${value.length} ${hex}`
+  }
+  if (typeof value === 'number') {
+    return Number.isSafeInteger(value)
+      ? `a ${value < 0 ? 'negative ' : ''}number`
+      : 'a number that is not a safe integer'
+  }
+  if (typeof value === 'bigint')
+    return `a ${value < 0n ? 'negative ' : ''}bigint of ${value.toString(2).replace('-', '').length} bits`
+  if (value === undefined) return 'undefined'
+  return describeValue(value) // Uint8Array(n), Array(n), null, object, function: no content
+}
+
+/** How {@link invalidOption} renders the received value. */
+export interface InvalidOptionFlags {
+  /** The option holds a secret (a seed): print its kind and length, never its value. Default false. */
+  readonly secret?: boolean
+}
+
+/**
  * Throw `ERR_GRUDGE_OPTION_INVALID` for option `name`.
  * @param name dotted option path, e.g. `limit.rate`
  * @param expected what was expected, e.g. `a positive finite number`
  * @param received the bad value
+ * @param flags `{ secret: true }` for a secret option: the message gives the value's kind
+ * and length ({@link describeSecret}), never the value
  * @throws {GrudgeError} always, code `ERR_GRUDGE_OPTION_INVALID`
  */
-export function invalidOption(name: string, expected: string, received: unknown): never {
-  throw new GrudgeError(
-    'ERR_GRUDGE_OPTION_INVALID',
-    `option "${name}": expected ${expected}, received ${describeValue(received)}`,
-  )
+export function invalidOption(name: string, expected: string, received: unknown, flags?: InvalidOptionFlags): never {
+  const shown = flags?.secret === true ? describeSecret(received) : describeValue(received)
+  throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `option "${name}": expected ${expected}, received ${shown}`)
 }

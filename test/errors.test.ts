@@ -5,6 +5,7 @@ import {
   GrudgeError,
   GrudgeRangeError,
   GrudgeTypeError,
+  describeSecret,
   describeValue,
   invalidOption,
 } from '../src/errors.js'
@@ -104,5 +105,25 @@ t.test('invalidOption throws OPTION_INVALID saying option, expected and received
     name: 'GrudgeError',
     code: 'ERR_GRUDGE_OPTION_INVALID',
     message: 'option "limit.rate": expected a positive finite number, received -1',
+  })
+})
+
+t.test('a secret option is described by kind and length, never by its content', async (t) => {
+  const rows: [unknown, string][] = [
+    ['abc', 'a string of 3 hex digits'],
+    ['xyz', 'a string of 3 characters, not all hex digits'],
+    ['00ff', 'a string of 4 hex digits'],
+    ['', 'an empty string'],
+    [12, 'a number'],
+    [-1, 'a negative number'],
+    [1.5, 'a number that is not a safe integer'],
+    [255n, 'a bigint of 8 bits'],
+    [new Uint8Array(12), 'Uint8Array(12)'],
+    [undefined, 'undefined'],
+  ]
+  for (const [value, expected] of rows) t.equal(describeSecret(value), expected, expected)
+  t.throws(() => invalidOption('seed', '32 hex digits', 's3cr3t-value', { secret: true }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: 'option "seed": expected 32 hex digits, received a string of 12 characters, not all hex digits',
   })
 })

@@ -1,25 +1,16 @@
 import t from 'tap'
-import { execFileSync, spawnSync } from 'node:child_process'
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { installTarball, packOnce, root, userEnv as env } from './fixtures/packed.js'
 
 // What users install is what is tested: build, `npm pack`, install the tarball into a fresh
 // project, then load every entry point through ESM `import` and CommonJS `require` in child
 // processes and use it a little. Offline: only grudge's runtime dependencies (crc-32,
-// ipaddr.js, fastify-plugin) are installed, from the npm cache.
+// ipaddr.js, fastify-plugin) are installed, from the npm cache. The build and the pack are
+// shared with test/readme-snippets.test.ts (test/fixtures/packed.ts).
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   name: string
   exports: Record<string, unknown>
@@ -62,24 +53,8 @@ t.test('the documented entry points are the ones in package.json exports', async
 const tmp = mkdtempSync(join(tmpdir(), 'grudge-pack-'))
 t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
 
-// Children run as a user's would: without tap's coverage and loader hooks (which would also
-// spend time recording coverage of npm and tsc themselves).
-const env = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^(NODE_OPTIONS|NODE_V8_COVERAGE|_TAPJS_|TAP)/.test(k)),
-)
-
-const run = (cmd: string, args: string[], cwd: string) =>
-  execFileSync(cmd, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 })
-
 t.test('packed tarball', async (t) => {
-  run('npm', ['run', 'build'], root)
-  // --ignore-scripts: `prepare` would build a second time.
-  const packed = JSON.parse(run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', tmp], root)) as {
-    filename: string
-    files: { path: string }[]
-  }[]
-  const files = packed[0].files.map((f) => f.path)
-  const tarball = join(tmp, packed[0].filename)
+  const { tarball, files } = packOnce()
 
   t.test('contains the builds and types, and no tests or examples', async (t) => {
     const stray = files.filter((f) => /^(test|examples|scripts|src|plugins|coverage|\.tap)\//.test(f))
@@ -113,28 +88,9 @@ t.test('packed tarball', async (t) => {
   const project = join(tmp, 'consumer')
   mkdirSync(project)
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }))
-  const install = (mode: string) =>
-    spawnSync('npm', ['install', '--no-audit', '--no-fund', '--no-save', mode, tarball], {
-      cwd: project,
-      env,
-      encoding: 'utf8',
-      timeout: 120_000,
-    })
-  let r = install('--offline')
-  if (r.status !== 0) r = install('--prefer-offline')
+  const r = installTarball(project, tarball, ['fastify', 'express', '@types/express'])
   t.equal(r.status, 0, `npm install of the tarball succeeds${r.status ? `:\n${r.stderr}` : ''}`)
   if (r.status !== 0) return
-
-  // An adapter's users have its framework installed: link the ones the adapters' types
-  // refer to (a peer, not a dependency of grudge) from our node_modules into the project.
-  for (const peer of ['fastify', 'express', '@types/express']) {
-    const from = join(root, 'node_modules', peer)
-    const to = join(project, 'node_modules', peer)
-    if (existsSync(from) && !existsSync(to)) {
-      mkdirSync(dirname(to), { recursive: true })
-      symlinkSync(realpathSync(from), to, 'dir')
-    }
-  }
 
   t.test('types resolve for ESM and CommonJS consumers (moduleResolution NodeNext)', async (t) => {
     const landed = entries.filter((e) => existsSync(join(root, e.source)))

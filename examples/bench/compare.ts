@@ -20,7 +20,7 @@
 // - heavy hitters' excess admitted: (heavy-hitter requests admitted − those the reference
 //   admits) over (heavy-hitter requests − those the reference admits).
 import { spawnSync } from 'node:child_process'
-import { writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -487,7 +487,12 @@ npm ci
 npm run bench:compare   # tsx examples/bench/compare.ts: one child process per limiter; writes BENCHMARKS.md
 \`\`\`
 `
-  writeFileSync(join(root, 'BENCHMARKS.md'), md)
+  // the other benches' recorded runs follow this marker; they are not this bench's to rewrite
+  const file = join(root, 'BENCHMARKS.md')
+  const marker = '<!-- other benchmarks: kept as they are by bench:compare -->'
+  const old = existsSync(file) ? readFileSync(file, 'utf8') : ''
+  const kept = old.includes(marker) ? old.slice(old.indexOf(marker)) : ''
+  writeFileSync(file, kept === '' ? md : md + '\n' + kept)
   process.stdout.write(table + '\n\nwrote BENCHMARKS.md\n')
 }
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
-import { invalidOption } from '../errors.js'
+import { GrudgeError, invalidOption } from '../errors.js'
+import { closestName } from '../options.js'
 import type { KeyKind, LogFormat, ReplayOptions } from './replay-config.js'
 import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 
@@ -25,7 +26,7 @@ replay options:
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
   --year Y                    year of the first line of a syslog file without years (default this year)
   --top N                     most throttled keys listed (default 10)
-  --bin D                     timeline bar width, whole minutes (default: auto, ≤ 1440 bars)
+  --bin D                     timeline bar width, whole minutes (default: from the data, ≤ 400 bars)
   --json                      print the report as JSON
   --html FILE                 also write a self-contained HTML report with a timeline chart
 durations: 250ms, 30s, 10m, 1h, 1d (a bare number is ms); sizes: 512KB, 8MB, 1GB (powers of 1024)
@@ -57,10 +58,118 @@ function number(option: string, text: string | undefined): number | undefined {
   return n
 }
 
+type Flags = Record<string, { type: 'string' | 'boolean' }>
+
+const SUGGEST_FLAGS = {
+  'hot-keys': { type: 'string' },
+  rps: { type: 'string' },
+  rate: { type: 'string' },
+  burst: { type: 'string' },
+  cost: { type: 'string' },
+  fp: { type: 'string' },
+  memory: { type: 'string' },
+  generations: { type: 'string' },
+  'max-levels': { type: 'string' },
+  json: { type: 'boolean' },
+} as const satisfies Flags
+
+const REPLAY_FLAGS = {
+  format: { type: 'string' },
+  key: { type: 'string' },
+  rate: { type: 'string' },
+  burst: { type: 'string' },
+  abuse: { type: 'string' },
+  threshold: { type: 'string' },
+  'half-life': { type: 'string' },
+  levels: { type: 'string' },
+  cells: { type: 'string' },
+  generations: { type: 'string' },
+  period: { type: 'string' },
+  'max-disorder': { type: 'string' },
+  seed: { type: 'string' },
+  year: { type: 'string' },
+  top: { type: 'string' },
+  bin: { type: 'string' },
+  json: { type: 'boolean' },
+  html: { type: 'string' },
+} as const satisfies Flags
+
+const COMMANDS = ['replay', 'suggest', 'help', 'version']
+
+/** A command-line error: `--flag: what is wrong`, code `ERR_GRUDGE_OPTION_INVALID`. */
+function badFlag(flag: string, text: string): never {
+  throw new GrudgeError('ERR_GRUDGE_OPTION_INVALID', `--${flag}: ${text}`)
+}
+
+/**
+ * The arguments with every flag checked against `flags` and every value attached with `=`,
+ * for `parseArgs`: `--rate -1` becomes `--rate=-1` (parseArgs calls a value starting with a
+ * dash "ambiguous"), an unknown flag is refused with the closest known one (the options'
+ * did-you-mean, {@link closestName}), a flag without its value is refused naming it.
+ */
+function attachValues(args: readonly string[], flags: Flags): string[] {
+  const names = Object.keys(flags)
+  const out: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]
+    if (a === '--') {
+      out.push(...args.slice(i))
+      break
+    }
+    if (!a.startsWith('-') || a === '-') {
+      out.push(a)
+      continue
+    }
+    const eq = a.indexOf('=')
+    const name = a.slice(a.startsWith('--') ? 2 : 1, eq === -1 ? undefined : eq)
+    const flag = flags[name] as Flags[string] | undefined
+    if (flag === undefined) {
+      const near = closestName(name, names)
+      badFlag(
+        name,
+        `unknown option; ${near !== undefined ? `did you mean --${near}?` : `known: ${names.map((n) => '--' + n).join(' ')}`}`,
+      )
+    }
+    if (flag.type === 'boolean') {
+      if (eq !== -1) badFlag(name, `takes no value, received ${JSON.stringify(a.slice(eq + 1))}`)
+      out.push(`--${name}`)
+    } else if (eq !== -1) {
+      out.push(`--${name}=${a.slice(eq + 1)}`)
+    } else {
+      if (i + 1 >= args.length) badFlag(name, 'expected a value after it')
+      out.push(`--${name}=${args[++i]}`)
+    }
+  }
+  return out
+}
+
+/** The command-line flag of a library option name (`halfLifeMs` → `half-life`). */
+const FLAG_OF: Record<string, string> = {
+  halfLifeMs: 'half-life',
+  maxDisorderMs: 'max-disorder',
+  cellsPerLevel: 'cells',
+  periodMs: 'period',
+  binMs: 'bin',
+  ratePerSecond: 'rate',
+}
+
+/**
+ * One line for an error of the command line or of the replay's options, naming the flag:
+ * `option "halfLifeMs": expected …` reads `--half-life: expected …`, `option "abuse.4xx"`
+ * reads `--abuse 4xx`. Other errors (a missing file) keep their message.
+ * @param err what `parseCommand` or the replay threw
+ * @returns the message, one line, without the `grudge:` prefix
+ */
+export function cliErrorLine(err: { message: string; code?: string }): string {
+  const m = /^option "([^".]+)(?:\.([^"]+))?": ([\s\S]*)$/.exec(err.message)
+  const text = m === null ? err.message : `--${FLAG_OF[m[1]] ?? m[1]}${m[2] !== undefined ? ' ' + m[2] : ''}: ${m[3]}`
+  return text.replace(/\s*\n\s*/g, ' ')
+}
+
 /**
  * Parse the arguments of the `grudge` command (without `node` and the script).
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option; node's
- * `ERR_PARSE_ARGS_*` errors for unknown options or missing values
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad flag: an unknown one (with
+ * the closest known flag), a missing value, a value that is not a number
  */
 export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv
@@ -70,19 +179,8 @@ export function parseCommand(argv: string[]): Command {
   if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' }
   if (command === 'suggest') {
     const { values } = parseArgs({
-      args: rest,
-      options: {
-        'hot-keys': { type: 'string' },
-        rps: { type: 'string' },
-        rate: { type: 'string' },
-        burst: { type: 'string' },
-        cost: { type: 'string' },
-        fp: { type: 'string' },
-        memory: { type: 'string' },
-        generations: { type: 'string' },
-        'max-levels': { type: 'string' },
-        json: { type: 'boolean' },
-      },
+      args: attachValues(rest, SUGGEST_FLAGS),
+      options: SUGGEST_FLAGS,
       strict: true,
       allowPositionals: false,
     })
@@ -110,29 +208,16 @@ export function parseCommand(argv: string[]): Command {
       json: values.json ?? false,
     }
   }
-  if (command !== 'replay') invalidOption('command', 'replay, suggest or help', command)
+  if (command !== 'replay') {
+    const near = closestName(command, COMMANDS)
+    throw new GrudgeError(
+      'ERR_GRUDGE_OPTION_INVALID',
+      `unknown command ${JSON.stringify(command)}; ${near !== undefined ? `did you mean ${near}?` : 'expected replay, suggest, help or version'}`,
+    )
+  }
   const { values, positionals } = parseArgs({
-    args: rest,
-    options: {
-      format: { type: 'string' },
-      key: { type: 'string' },
-      rate: { type: 'string' },
-      burst: { type: 'string' },
-      abuse: { type: 'string' },
-      threshold: { type: 'string' },
-      'half-life': { type: 'string' },
-      levels: { type: 'string' },
-      cells: { type: 'string' },
-      generations: { type: 'string' },
-      period: { type: 'string' },
-      'max-disorder': { type: 'string' },
-      seed: { type: 'string' },
-      year: { type: 'string' },
-      top: { type: 'string' },
-      bin: { type: 'string' },
-      json: { type: 'boolean' },
-      html: { type: 'string' },
-    },
+    args: attachValues(rest, REPLAY_FLAGS),
+    options: REPLAY_FLAGS,
     strict: true,
     allowPositionals: true,
   })
@@ -140,7 +225,11 @@ export function parseCommand(argv: string[]): Command {
   const options: ReplayOptions = {}
   if (values.format !== undefined) options.format = values.format as LogFormat | 'auto'
   if (values.key !== undefined) options.key = values.key as KeyKind
-  if (values.rate !== undefined) options.ratePerSecond = values.rate === 'off' ? null : number('rate', values.rate)
+  if (values.rate !== undefined) {
+    options.ratePerSecond = values.rate === 'off' ? null : number('rate', values.rate)
+    if (options.ratePerSecond !== null && options.ratePerSecond !== undefined && !(options.ratePerSecond > 0))
+      invalidOption('rate', 'requests per second > 0, or off', values.rate)
+  }
   if (values.burst !== undefined) options.burst = number('burst', values.burst)
   if (values.abuse !== undefined) options.abuse = values.abuse === 'off' ? null : parseWeights('abuse', values.abuse)
   if (values.threshold !== undefined) options.threshold = number('threshold', values.threshold)

@@ -1,3 +1,4 @@
+import { distinctKeysText } from './distinct.js'
 import type { ReplayReport } from './replay-report.js'
 import { formatBytes, formatDuration, formatTime } from './units.js'
 
@@ -31,10 +32,34 @@ function niceCeil(v: number): number {
   return 10 * p
 }
 
+/** Round tick steps for the time axis (ms): 1, 5, 15, 30 min, 1, 3, 6, 12 h, 1, 2, 7 days. */
+const TICK_STEPS_MS = [1, 5, 15, 30, 60, 180, 360, 720, 1440, 2880, 10_080].map((m) => m * 60_000)
+/** The most time ticks drawn: labels are about 80 px wide on an 888 px axis. */
+const MAX_TICKS = 8
+/** The least height of a rejected segment (px), so that a bin with few rejections still shows red. */
+const MIN_REJECTED_PX = 3
+
+/**
+ * Time-axis ticks at round UTC times: every multiple of the smallest step of
+ * {@link TICK_STEPS_MS} that puts at most {@link MAX_TICKS} ticks in [t0, t1].
+ * @param t0 start of the axis, ms since the epoch
+ * @param t1 end of the axis, ms since the epoch (> t0)
+ * @returns the tick times (ms), ascending, and the step
+ */
+export function timeTicks(t0: number, t1: number): { stepMs: number; ticks: number[] } {
+  const stepMs = TICK_STEPS_MS.find((s) => (t1 - t0) / s <= MAX_TICKS) ?? TICK_STEPS_MS[TICK_STEPS_MS.length - 1]
+  const ticks: number[] = []
+  for (let t = Math.ceil(t0 / stepMs) * stepMs; t <= t1; t += stepMs) ticks.push(t)
+  return { stepMs, ticks }
+}
+
 /**
  * The timeline: one stacked bar per non-empty bin, admitted (`rect.bar.admitted`) under
- * rejected (`rect.bar.rejected`); a bar with a count of 0 is not drawn. Each bar carries a
- * `<title>` tooltip with its bin, counts and the reference's rejections.
+ * rejected (`rect.bar.rejected`); a bar with a count of 0 is not drawn. A rejected segment
+ * is at least {@link MIN_REJECTED_PX} high, and every bin with rejections also gets a red mark
+ * under the axis (`rect.rejected-mark`), so a few rejections beside many admissions stay
+ * visible. Each bar carries a `<title>` tooltip with its bin, counts and the reference's
+ * rejections. Time ticks fall at round UTC times ({@link timeTicks}).
  */
 export function timelineSvg(r: ReplayReport): string {
   const bins = r.timeline.bins
@@ -54,17 +79,20 @@ export function timelineSvg(r: ReplayReport): string {
   const maxY = niceCeil(Math.max(...bins.map((b) => b.admitted + b.rejected)))
   const x = (t: number): number => PAD_L + ((t - t0) / (t1 - t0)) * plotW
   const y = (v: number): number => PAD_T + plotH - (v / maxY) * plotH
-  const barW = Math.max(1, (binMs / (t1 - t0)) * plotW * 0.85)
+  const slot = (binMs / (t1 - t0)) * plotW
+  const barW = Math.max(1, slot > 4 ? slot * 0.85 : slot)
   // axes and grid
   for (const v of [0, maxY / 2, maxY]) {
     parts.push(`<line class="grid" x1="${PAD_L}" x2="${W - PAD_R}" y1="${f1(y(v))}" y2="${f1(y(v))}"/>`)
     parts.push(`<text class="tick" x="${PAD_L - 6}" y="${f1(y(v) + 4)}" text-anchor="end">${num(v)}</text>`)
   }
-  const ticks = 6
-  for (let k = 0; k <= ticks; k++) {
-    const t = t0 + ((t1 - t0) * k) / ticks
-    const label = new Date(t).toISOString().slice(5, 16).replace('T', ' ')
-    parts.push(`<text class="tick" x="${f1(x(t))}" y="${H - PAD_B + 16}" text-anchor="middle">${label}</text>`)
+  const { stepMs, ticks } = timeTicks(t0, t1)
+  for (const t of ticks) {
+    const iso = new Date(t).toISOString()
+    // whole days read as a date; within a day the time matters, and the date at midnight
+    const label = stepMs >= 86_400_000 || iso.slice(11, 16) === '00:00' ? iso.slice(5, 10) : iso.slice(11, 16)
+    parts.push(`<line class="grid tick-line" x1="${f1(x(t))}" x2="${f1(x(t))}" y1="${y(0)}" y2="${y(0) + 4}"/>`)
+    parts.push(`<text class="tick" x="${f1(x(t))}" y="${H - PAD_B + 20}" text-anchor="middle">${label}</text>`)
   }
   parts.push(
     `<text class="tick" x="${W - PAD_R}" y="${H - 6}" text-anchor="end">UTC, one bar per ${escapeHtml(formatDuration(binMs))}</text>`,
@@ -79,9 +107,13 @@ export function timelineSvg(r: ReplayReport): string {
       )
     }
     if (b.rejected > 0) {
-      const top = y(b.admitted + b.rejected)
+      const base = y(b.admitted)
+      const top = Math.min(y(b.admitted + b.rejected), base - MIN_REJECTED_PX)
       parts.push(
-        `<rect class="bar rejected" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(y(b.admitted) - top)}"><title>${escapeHtml(tip)}</title></rect>`,
+        `<rect class="bar rejected" x="${bx}" y="${f1(top)}" width="${f1(barW)}" height="${f1(base - top)}"><title>${escapeHtml(tip)}</title></rect>`,
+      )
+      parts.push(
+        `<rect class="rejected-mark" x="${bx}" y="${f1(y(0) + 6)}" width="${f1(Math.max(2, barW))}" height="4"><title>${escapeHtml(tip)}</title></rect>`,
       )
     }
   }
@@ -147,12 +179,7 @@ export function renderHtml(r: ReplayReport, source: string): string {
     ['requests', num(t.requests)],
     ['admitted', num(t.admitted)],
     ['rejected', num(t.rejected)],
-    [
-      'distinct keys',
-      r.distinctKeys.method === 'hyperloglog'
-        ? `${num(Math.round(r.distinctKeys.count))} (HyperLogLog; exact ${num(r.distinctKeys.exact)})`
-        : `${num(r.distinctKeys.count)} (exact)`,
-    ],
+    ['distinct keys', distinctKeysText(r.distinctKeys, num)],
     ['keys ever throttled', num(r.throttled.distinctKeys)],
     [
       'sketch memory',
@@ -180,7 +207,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #1d2330; backg
 h1 { font-size: 20px; } h2 { font-size: 16px; margin-top: 28px; }
 table { border-collapse: collapse; } td, th { padding: 3px 10px; border-bottom: 1px solid #e3e6ec; text-align: left; }
 td.key { font-family: ui-monospace, monospace; }
-.timeline .bar.admitted { fill: #3b7dd8; } .timeline .bar.rejected { fill: #d8453b; }
+.timeline .bar.admitted { fill: #3b7dd8; } .timeline .bar.rejected, .timeline .rejected-mark { fill: #d8453b; }
 .grid { stroke: #e3e6ec; } .axis { stroke: #8a93a6; } .tick { font-size: 11px; fill: #5a6275; }
 .key-bar { fill: #d8453b; } .ref-tick { stroke: #1d2330; stroke-width: 2; } .key-label { font: 12px ui-monospace, monospace; }
 .legend span { display: inline-block; width: 12px; height: 12px; margin: 0 4px 0 14px; vertical-align: -2px; }
@@ -192,7 +219,7 @@ td.key { font-family: ui-monospace, monospace; }
 ${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('\n')}
 </table>
 <h2>Requests over time</h2>
-<div class="legend"><span style="background:#3b7dd8"></span>admitted<span style="background:#d8453b"></span>rejected by grudge</div>
+<div class="legend"><span style="background:#3b7dd8"></span>admitted<span style="background:#d8453b"></span>rejected by grudge (at least ${MIN_REJECTED_PX} px high, and marked under the axis)</div>
 ${timelineSvg(r)}
 <h2>Most throttled keys</h2>
 <p>Bars: requests rejected by grudge; black tick: rejected by the exact per-key reference.</p>

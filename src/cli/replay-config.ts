@@ -1,4 +1,5 @@
-import { invalidOption } from '../errors.js'
+import { GrudgeError, describeValue, invalidOption } from '../errors.js'
+import { closestName } from '../options.js'
 
 /** Log formats the replay reads. */
 export type LogFormat = 'access' | 'auth'
@@ -109,8 +110,18 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
   const effective = format === 'auto' ? detected : format
   const key = options.key ?? 'ip'
   const allowed =
-    effective === 'auth' ? AUTH_KEYS : effective === 'access' ? ACCESS_KEYS : [...ACCESS_KEYS, ...AUTH_KEYS]
-  if (!allowed.includes(key)) invalidOption('key', allowed.join(' | '), key)
+    effective === 'auth'
+      ? AUTH_KEYS
+      : effective === 'access'
+        ? ACCESS_KEYS
+        : [...new Set([...ACCESS_KEYS, ...AUTH_KEYS])]
+  if (!allowed.includes(key)) {
+    const near = typeof key === 'string' ? closestName(key, allowed) : undefined
+    throw new GrudgeError(
+      'ERR_GRUDGE_OPTION_INVALID',
+      `option "key": expected ${allowed.join(' | ')}, received ${describeValue(key)}${near !== undefined ? `; did you mean ${near}?` : ''}`,
+    )
+  }
   const ratePerSecond =
     options.ratePerSecond === null
       ? null
@@ -119,7 +130,10 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
           ? null
           : 1
         : positive('rate', options.ratePerSecond)
-  const burst = options.burst === undefined ? 20 : positive('burst', options.burst, false, 0.999999)
+  // a request costs 1, so a burst below 1 would refuse every request
+  const burst = options.burst ?? 20
+  if (typeof burst !== 'number' || !Number.isFinite(burst) || burst < 1)
+    invalidOption('burst', 'a number ≥ 1 (a request costs 1)', burst)
   let abuse: Record<string, number> | null
   if (options.abuse === undefined) abuse = effective === 'auth' ? { failed: 1, invalid: 1, accepted: -2 } : null
   else abuse = options.abuse

@@ -79,7 +79,47 @@ export interface ReplayReport {
   timeline: { binMs: number; bins: TimelineBin[] }
 }
 
-const BINS_MS = [60_000, 300_000, 900_000, 3_600_000, 21_600_000, 86_400_000]
+const MINUTE_MS = 60_000
+/** Round bin widths the timeline picks from (ms): 1, 5, 10, 15, 30 min, 1, 2, 3, 6, 12 h, 1, 7 days. */
+const BINS_MS = [1, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 10_080].map((m) => m * MINUTE_MS)
+/** The most bars the auto bin draws: the chart is 888 px wide, so a bar stays ≥ 2 px. */
+export const MAX_AUTO_BINS = 400
+/** The share of non-empty bins the auto bin asks for: most of them (three quarters). */
+export const MIN_FILLED_SHARE = 0.75
+
+/**
+ * The timeline's automatic bin width: the smallest round width ({@link BINS_MS}) at which
+ * the span holds at most {@link MAX_AUTO_BINS} bins and at least {@link MIN_FILLED_SHARE} of the bins between
+ * the first and the last request are non-empty, so traffic that arrives in bursts (a cron
+ * at minute :05 of every hour) draws as a series of bars, not a sparse comb. When no width
+ * reaches half, the width with the largest non-empty share (the smallest on a tie).
+ * @param minutes the minutes holding at least one request (ms since the epoch / 60000)
+ * @returns a width in ms, a multiple of 60000
+ */
+export function autoBinMs(minutes: Iterable<number>): number {
+  const list = [...minutes]
+  if (list.length === 0) return MINUTE_MS
+  let lo = Infinity
+  let hi = -Infinity
+  for (const m of list) {
+    if (m < lo) lo = m
+    if (m > hi) hi = m
+  }
+  let best = BINS_MS[BINS_MS.length - 1]
+  let bestShare = -1
+  for (const w of BINS_MS) {
+    const wm = w / MINUTE_MS
+    const span = Math.floor(hi / wm) - Math.floor(lo / wm) + 1
+    if (span > MAX_AUTO_BINS) continue
+    const share = new Set(list.map((m) => Math.floor(m / wm))).size / span
+    if (share >= MIN_FILLED_SHARE) return w
+    if (share > bestShare) {
+      best = w
+      bestShare = share
+    }
+  }
+  return best
+}
 
 interface KeyStats {
   rejected: number
@@ -190,12 +230,10 @@ export class ReplayTally {
 
   /**
    * The report's `timeline`; empty bins are omitted.
-   * @param binMs bin width in ms, a multiple of 60000; 0 picks the smallest of 1 min, 5 min,
-   *   15 min, 1 h, 6 h, 1 day giving fewer than 1440 bins over `spanMs`
-   * @param spanMs the log's time span, ms
+   * @param binMs bin width in ms, a multiple of 60000; 0 picks one from the data ({@link autoBinMs})
    */
-  timeline(binMs: number, spanMs: number): ReplayReport['timeline'] {
-    if (binMs === 0) binMs = BINS_MS.find((b) => spanMs / b < 1440) ?? BINS_MS[BINS_MS.length - 1]
+  timeline(binMs: number): ReplayReport['timeline'] {
+    if (binMs === 0) binMs = autoBinMs(this.minutes.keys())
     const bins = new Map<number, TimelineBin>()
     for (const [minute, v] of this.minutes) {
       const start = Math.floor((minute * 60_000) / binMs) * binMs

@@ -311,7 +311,7 @@ export class Replay {
         rotations: Math.floor(span / (this.rate?.periodMs ?? this.abuse?.periodMs ?? Infinity)),
       },
       reference: this.tally.reference(),
-      timeline: this.tally.timeline(c.binMs, span),
+      timeline: this.tally.timeline(c.binMs),
     }
   }
 

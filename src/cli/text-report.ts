@@ -1,3 +1,4 @@
+import { distinctKeysText } from './distinct.js'
 import type { ReplayReport } from './replay-report.js'
 import { formatBytes, formatDuration, formatTime } from './units.js'
 
@@ -56,13 +57,7 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
   out.push(`  admitted          ${num(t.admitted)} (${pct(t.admitted, t.requests)})`)
   out.push(`  rejected          ${num(t.rejected)} (${pct(t.rejected, t.requests)})`)
   const dk = r.distinctKeys
-  out.push(
-    `  distinct keys     ${num(Math.round(dk.count))}${
-      dk.method === 'hyperloglog'
-        ? ` (HyperLogLog, ±${(dk.relativeStandardError * 100).toFixed(1)}%; exact ${num(dk.exact)})`
-        : ' (exact)'
-    }`,
-  )
+  out.push(`  distinct keys     ${distinctKeysText(dk, num)}`)
   out.push(`  keys throttled    ${num(r.throttled.distinctKeys)}`)
   out.push(
     `  sketch memory     ${formatBytes(r.sketch.sizeBytes)} (${r.sketch.policies.length} × ${r.sketch.generations} generations × ${r.sketch.levels} levels × ${num(r.sketch.cellsPerLevel)} cells × 16 B)`,

@@ -71,11 +71,11 @@ export function seedBytes(seed: SeedLike, option = 'seed'): Uint8Array {
   return out
 }
 
+// a seed keys the hash (SipHash's secret): the message gives its kind and length, never its value
 function badSeed(option: string, value: unknown): never {
-  throw new GrudgeError(
-    'ERR_GRUDGE_OPTION_INVALID',
-    `option "${option}": expected 16 bytes, a non-negative safe integer, a bigint below 2^128 or 32 hex digits, received ${describeValue(value)}`,
-  )
+  invalidOption(option, '16 bytes, a non-negative safe integer, a bigint below 2^128 or 32 hex digits', value, {
+    secret: true,
+  })
 }
 
 /** 16 random bytes from `node:crypto`, the default seed of every structure. */

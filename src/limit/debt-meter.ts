@@ -71,6 +71,11 @@ export function parseDebtMeterOptions(
   checkKnownOptions(options, DEBT_METER_OPTION_KEYS, prefix)
   const rate = positive(prefix + 'rate', options.rate)
   const burst = positive(prefix + 'burst', options.burst)
+  // a burst below the default cost would refuse every request: name burst, the option that was set
+  // (only when cost is not written at all: an adapter passes its cost function as `cost: undefined`)
+  if (!('cost' in options) && burst < 1) {
+    invalidOption(prefix + 'burst', `a number ≥ 1 (the default cost of a request), or a ${prefix}cost ≤ burst`, burst)
+  }
   const cost = options.cost ?? 1
   if (typeof cost !== 'number' || !Number.isFinite(cost) || cost < 0 || cost > burst) {
     invalidOption(prefix + 'cost', `a finite number in [0, burst = ${burst}] or a function`, cost)

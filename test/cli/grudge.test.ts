@@ -61,16 +61,32 @@ t.test('text report and --html', async (t) => {
   t.notMatch(page, /<script|src="http|href="http/, 'self-contained: no script, no external asset')
 })
 
-t.test('bad options exit 2 naming the option, with the usage', async (t) => {
-  const a = grudge(['replay', file, '--burst', 'zero'])
-  t.equal(a.code, 2)
-  t.match(a.stderr, /option "burst": expected a number/)
-  t.match(a.stderr, /usage:/)
-  const b = grudge(['replay', file, '--nope'])
-  t.equal(b.code, 2)
-  t.match(b.stderr, /--nope/)
-  const c = grudge(['frobnicate'])
+t.test('bad options exit 2 with one line naming the flag', async (t) => {
+  const rows: [string[], RegExp][] = [
+    [['--burst', 'zero'], /^grudge: --burst: expected a number, received "zero"/],
+    // parseArgs alone calls a value starting with a dash "ambiguous"
+    [['--rate', '-1'], /^grudge: --rate: expected requests per second > 0, or off, received "-1"/],
+    // the bound is the one a user can type, not the float tolerance behind it
+    [['--burst', '0'], /^grudge: --burst: expected a number ≥ 1 \(a request costs 1\), received 0 /],
+    [['--rat', '5'], /^grudge: --rat: unknown option; did you mean --rate\?/],
+    [
+      ['--key', 'ipp'],
+      /^grudge: --key: expected ip \| ip24 \| route \| ip\+route \| ip\+method \| user \| ip\+user, received "ipp"; did you mean ip\?/,
+    ],
+    [['--half-life', '0'], /^grudge: --half-life: expected a finite number > 0, received 0/],
+    [['--nope'], /^grudge: --nope: unknown option; did you mean --top\?/],
+    [['--zzzzzzz'], /^grudge: --zzzzzzz: unknown option; known: --format --key/],
+  ]
+  for (const [args, want] of rows) {
+    const r = grudge(['replay', file, ...args])
+    t.equal(r.code, 2, args.join(' '))
+    t.match(r.stderr, want, args.join(' '))
+    t.equal(r.stderr.trimEnd().split('\n').length, 1, `${args.join(' ')}: one line`)
+    t.notMatch(r.stderr, /usage:/, 'no usage dump')
+  }
+  const c = grudge(['replai'])
   t.equal(c.code, 2)
+  t.match(c.stderr, /^grudge: unknown command "replai"; did you mean replay\?/)
   const d = grudge(['replay', join(dir, 'missing.log')])
   t.equal(d.code, 2)
   t.match(d.stderr, /^grudge: ENOENT/)

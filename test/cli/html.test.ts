@@ -3,7 +3,8 @@ import { execSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { escapeHtml, renderHtml } from '../../src/cli/html.js'
+import { escapeHtml, renderHtml, timeTicks } from '../../src/cli/html.js'
+import { autoBinMs } from '../../src/cli/replay-report.js'
 import { Replay } from '../../src/cli/replay.js'
 import { missingDataReason, repoRoot, sharedData } from './fixtures/shared-data.js'
 
@@ -50,6 +51,40 @@ t.test('the page is self-contained and escapes what comes from the log', async (
   const hand = renderHtml(report(HAND, { ratePerSecond: 1, burst: 3, binMs: 60_000 }), 'hand.log')
   t.equal(hand.match(/class="bar admitted"/g)?.length, 3)
   t.equal(hand.match(/class="bar rejected"/g)?.length, 1)
+})
+
+t.test('the automatic bin follows the data: the smallest round width at which most bins are filled', async (t) => {
+  const H = 60
+  // traffic in minute :05 of every hour for 84 hours: 5, 10, 15, 30-minute bins are at most
+  // half full, hourly bins all full
+  const hourly = Array.from({ length: 84 }, (_, h) => h * H + 5)
+  t.equal(autoBinMs(hourly), 3_600_000, 'an hourly cron draws one bar per hour')
+  // every minute of two hours: one-minute bins
+  t.equal(autoBinMs(Array.from({ length: 120 }, (_, m) => m)), 60_000)
+  // every minute of ten days: 14,400 one-minute bins, 480 of 30 min (over the 400 cap), 240 of 1 h
+  t.equal(autoBinMs(Array.from({ length: 14_400 }, (_, m) => m)), 3_600_000)
+  // one request a day for 30 days: no width under a day fills three quarters; a day does
+  t.equal(autoBinMs(Array.from({ length: 30 }, (_, d) => d * 1440 + 600)), 86_400_000)
+  t.equal(autoBinMs([]), 60_000, 'nothing: one minute')
+})
+
+t.test('time ticks fall at round UTC times, at most 8 of them', async (t) => {
+  const t0 = Date.UTC(2015, 4, 17, 10, 0) // the access log's first bin, 10:00
+  const t1 = Date.UTC(2015, 4, 20, 22, 0)
+  const { stepMs, ticks } = timeTicks(t0, t1)
+  t.equal(stepMs, 12 * 3_600_000, '3.5 days: every 12 h (6 h would give 14 ticks)')
+  t.same(
+    ticks.map((x) => new Date(x).toISOString().slice(5, 16)),
+    ['05-17T12:00', '05-18T00:00', '05-18T12:00', '05-19T00:00', '05-19T12:00', '05-20T00:00', '05-20T12:00'],
+  )
+  const odd = timeTicks(Date.UTC(2026, 0, 5, 23, 55), Date.UTC(2026, 0, 6, 13, 46))
+  t.equal(odd.stepMs, 3 * 3_600_000)
+  t.ok(
+    odd.ticks.every((x) => x % odd.stepMs === 0),
+    odd.ticks.map((x) => new Date(x).toISOString()).join(),
+  )
+  const html = renderHtml(report(HAND, { ratePerSecond: 1, burst: 3, binMs: 60_000 }), 'hand.log')
+  t.equal(html.match(/class="rejected-mark"/g)?.length, 1, 'the bin with rejections is marked under the axis')
 })
 
 // Headless Chromium from Debian's `chromium` package, driven by playwright-core.
@@ -145,10 +180,29 @@ t.test('the report renders in headless Chromium', { skip: noChromium }, async (t
         bins.filter((b) => b.rejected > 0).length,
         `${name}: rejected bars`,
       )
+      t.equal(
+        await page.locator('svg.timeline rect.rejected-mark').count(),
+        bins.filter((b) => b.rejected > 0).length,
+        `${name}: every bin with rejections is marked under the axis`,
+      )
+      const redHeights = await page.$$eval('svg.timeline rect.bar.rejected', (rs) =>
+        rs.map((r) => (r as unknown as Bbox).getBBox().height),
+      )
+      t.ok(
+        redHeights.every((h) => h >= 2.9),
+        `${name}: rejected segments at least 3 px high (${Math.min(...redHeights)})`,
+      )
+      const labels = await page.locator('svg.timeline text.tick').allTextContents()
+      const timeLabels = labels.filter((l) => /^\d\d[-:]\d\d$/.test(l))
+      t.ok(timeLabels.length >= 3, `${name}: time ticks (${timeLabels.join(' ')})`)
+      t.ok(
+        timeLabels.every((l) => /^\d\d-\d\d$/.test(l) || /^\d\d:00$/.test(l)),
+        `${name}: ticks on whole hours or dates`,
+      )
       if (name === 'access') {
-        // span 3 d 11 h = 4,981 min > 1,440 one-minute bars → 5-minute bars; the log's traffic
-        // falls in minute :05 of each hour over 84 hours (checked by regex here)
-        t.equal(rep.timeline.binMs, 300_000)
+        // the log's traffic falls in minute :05 of each hour over 84 hours (checked by regex
+        // here): hourly bins, every one of them filled, not a comb of 5-minute bars
+        t.equal(rep.timeline.binMs, 3_600_000)
         const hours = new Set(
           text
             .split('\n')
@@ -156,6 +210,11 @@ t.test('the report renders in headless Chromium', { skip: noChromium }, async (t
             .map((l) => /\[(\d\d\/\w{3}\/\d{4}:\d\d)/.exec(l)![1]),
         )
         t.equal(bins.length, hours.size)
+        t.equal((bins[bins.length - 1].startMs - bins[0].startMs) / 3_600_000 + 1, hours.size, 'no empty hour')
+        const widths = await page.$$eval('svg.timeline rect.bar.admitted', (rs) =>
+          rs.map((r) => (r as unknown as Laid).getBoundingClientRect().width),
+        )
+        t.ok(Math.min(...widths) >= 5, `bars are wide enough to see (${Math.min(...widths).toFixed(1)} px)`)
       }
       const width = await page.$eval('svg.timeline', (s) => (s as unknown as Laid).getBoundingClientRect().width)
       t.ok(width > 900, 'the chart is laid out')

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { request } from 'undici'
 import { buildFastifyServer } from '../../examples/fastify-server.js'
 import { buildExpressServer } from '../../examples/express-server.js'
+import { EXAMPLE_ROUTES, startupBanner } from '../../examples/app/banner.js'
 
 // The example API on both frameworks, over real HTTP on loopback. Expected figures come from
 // the policies in examples/app/config.ts: per-tenant burst 20, login abuse threshold 5 with
@@ -92,6 +93,11 @@ async function scenario(t: Test, call: Call): Promise<void> {
   })
   t.equal(other.status, 200, 'another tenant from the same IP is not affected')
 
+  // every route the startup banner lists exists (a limiter's 429/403 would still prove it)
+  for (const r of EXAMPLE_ROUTES) {
+    const res = await call(r.method, r.path, { 'x-forwarded-for': '192.0.2.77' }, r.method === 'POST' ? {} : undefined)
+    t.not(res.status, 404, `${r.method} ${r.path} is served`)
+  }
   const stats = await call('GET', '/grudge/stats')
   t.equal(stats.status, 200)
   t.ok((stats.json.database as { queries: number }).queries >= 1)
@@ -116,4 +122,15 @@ t.test('Express example', async (t) => {
     await close()
   })
   await scenario(t, caller(`http://127.0.0.1:${(server.address() as AddressInfo).port}`))
+})
+
+t.test('the startup banner lists the routes, a curl line, and the configuration one setting a line', async (t) => {
+  const text = startupBanner('http://127.0.0.1:3000', { framework: 'fastify', policies: { '/login': { rate: 1 } } })
+  for (const r of EXAMPLE_ROUTES) t.match(text, `${r.method} ${r.path}`)
+  t.match(text, /curl -i http:\/\/127\.0\.0\.1:3000\/api\/items/)
+  t.match(text, /\n {2}framework: fastify\n {2}policies:\n {4}\/login:\n {6}rate: 1\n/)
+  t.ok(
+    text.split('\n').every((l) => l.length <= 120),
+    'no line longer than 120 characters',
+  )
 })

@@ -57,6 +57,12 @@ t.test(
     })
     t.doesNotThrow(() => meter({ rate: 2, burst: 5 }, { generations: 3, periodMs: 12_500 }))
     t.throws(() => meter({ rate: 1, burst: 2, cost: 3 }), { code: 'ERR_GRUDGE_OPTION_INVALID', message: /limit\.cost/ })
+    // burst below the default cost of 1: the option that was set is burst, so the message names it
+    t.throws(() => meter({ rate: 1, burst: 0.5 }), {
+      code: 'ERR_GRUDGE_OPTION_INVALID',
+      message: /^option "limit\.burst": expected a number ≥ 1 .*received 0\.5$/,
+    })
+    t.doesNotThrow(() => meter({ rate: 1, burst: 0.5, cost: 0.5 }), 'a fractional burst with a cost ≤ burst is fine')
   },
 )
 
