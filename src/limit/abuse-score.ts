@@ -1,5 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
+import { scoreCellsForLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -122,7 +123,15 @@ export class AbuseScore {
     this.halfLifeMs = c.halfLifeMs
     this.maxScore = c.maxScore
     this.periodMs = c.periodMs
-    this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), this.maxScore)
+    // the heaviest positive weight: the model's shot noise is largest for the fewest, largest events
+    const weight = Math.max(1e-9, ...Object.values(this.weights).filter((w) => w > 0))
+    const { threshold, maxScore } = this
+    this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), maxScore, (load) =>
+      scoreCellsForLoad(
+        { eventsPerSecond: load.costPerSecond / weight, weight, lambdaPerSecond: load.decay.ratePerSecond, maxScore },
+        { levels: load.levels, minCells: 16, maxCells: 1 << 30, threshold },
+      ),
+    )
   }
 
   /** The delta for a response status: exact status, then `Nxx`, then `success` (< 400), then `default`, else 0. */

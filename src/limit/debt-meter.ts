@@ -1,9 +1,16 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
+import { debtMeterCellsForLoad } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import type { ScoreStore, StoreResult } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
+
+/**
+ * The load factor a self-sized debt meter stays under: a key held at its limit keeps about
+ * 1 − ρ of its rate (spec/sizing.md §2.5), so 0.05 keeps heavy hitters within 5 % of an exact GCRA.
+ */
+const HEAVY_HITTER_LOAD_FACTOR = 0.05
 
 /** Options of the debt meter (`limit`). */
 export interface DebtMeterOptions {
@@ -141,7 +148,13 @@ export class DebtMeter {
     this.name = c.name
     this.windowMs = c.windowMs
     this.periodMs = c.periodMs
-    this.store = policyStore(sketch, storeName, this.periodMs, linear(this.rate), this.maxDebt)
+    const { rate, burst, cost, maxDebt } = this
+    this.store = policyStore(sketch, storeName, this.periodMs, linear(rate), maxDebt, (load) =>
+      debtMeterCellsForLoad(
+        { requestsPerSecond: load.costPerSecond / cost, rate, burst, cost, maxDebt },
+        { levels: load.levels, minCells: 16, maxCells: 1 << 30, maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR },
+      ),
+    )
   }
 
   /**

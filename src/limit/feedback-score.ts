@@ -1,5 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { exponential } from '../sketch/decay.js'
+import { scoreCellsForLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -109,7 +110,18 @@ export class FeedbackScore {
     this.lambdaPerSecond = c.lambdaPerSecond
     this.slowMs = c.slowMs
     this.periodMs = c.periodMs
-    this.store = policyStore(sketch, storeName, this.periodMs, exponential(this.lambdaPerSecond), 1)
+    const weight = this.failureDelta
+    this.store = policyStore(sketch, storeName, this.periodMs, exponential(this.lambdaPerSecond), 1, (load) =>
+      scoreCellsForLoad(
+        {
+          eventsPerSecond: load.costPerSecond / weight,
+          weight,
+          lambdaPerSecond: load.decay.ratePerSecond,
+          maxScore: 1,
+        },
+        { levels: load.levels, minCells: 16, maxCells: 1 << 30 },
+      ),
+    )
   }
 
   /**

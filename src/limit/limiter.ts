@@ -163,7 +163,9 @@ export class Limiter {
     this.pinnedClock = new PinnedClock(resolved.clock)
     this.clock = this.pinnedClock
     // policies read the pinned clock (one clock read per decision); rotation timing reads the real one
-    this.sketch = Object.freeze({ ...resolved, clock: this.pinnedClock })
+    // one-time sizing notices reach the telemetry's warn (the framework logger), made below
+    const notify = (message: string): void => this.telemetry.notice(message)
+    this.sketch = Object.freeze({ ...resolved, clock: this.pinnedClock, notify })
     this.random = top.random
     this.storeTimeoutMs = top.storeTimeoutMs
     this.onStoreError = top.onStoreError

@@ -1,6 +1,7 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { parseSizeBytes } from '../sketch/sizing.js'
 import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
+import { type GenerationLoad, type SizingLimitEvent } from '../sketch/rotator-sizing.js'
 import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
@@ -13,9 +14,13 @@ export interface PolicySketchOptions {
    * Memory budget of each policy's sketches, all generations together: bytes (a positive
    * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
-   * cells per level M ≤ 2^24 with L × M × 16 B × generations ≤ memory. Default 8 MiB
-   * (L = 4, M = 65,536 at 2 generations: a level drains 65,536 × rate per second, enough for
-   * 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA; spec/sizing.md §5).
+   * cells per level M ≤ 2^24 with L × M × 16 B × generations ≤ memory as its largest shape. In
+   * process, each new generation is then sized from the load measured over the one before
+   * (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers of two between 64
+   * cells and that largest shape, so the cells never exceed the budget; the load meter of the
+   * sizing adds a fixed 2 KiB beside it. Default 8 MiB (at most L = 4, M = 65,536 at 2
+   * generations: a level drains 65,536 × rate per second, enough for 3,000 requests/s at rate 1
+   * with heavy hitters within 5 % of an exact GCRA).
    * Given with both `levels` and `cellsPerLevel` their sketches must fit in it
    * (`ERR_GRUDGE_SIZING_CONFLICT`); a budget below L × 16 cells × 16 B × generations
    * throws `ERR_GRUDGE_SIZING_BUDGET`.
@@ -85,6 +90,12 @@ export interface ResolvedSketchOptions {
   readonly ticker: Ticker
   /** Where scores live; default `localStore()`. */
   readonly store: StoreFactory
+  /**
+   * Receives one-time notices the policies cannot throw (a budget that cannot meet the sizing
+   * target); the Limiter routes them to its telemetry's `warn` (the framework logger).
+   * @internal
+   */
+  readonly notify?: (message: string) => void
 }
 
 function int(name: string, v: unknown, lo: number, hi: number, dflt: number): number {
@@ -97,6 +108,8 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
 /** The default memory budget of each policy: 8 MiB (spec/sizing.md §5 says why). */
 export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024
 
+/** The fewest cells per level a self-sized generation shrinks to (when the budget holds more). */
+const SELF_SIZED_MIN_CELLS = 64
 /** The fewest cells per level a budget may give (the Limiter's minimum M). */
 const MIN_CELLS = 16
 /** The most cells per level a budget gives. */
@@ -232,6 +245,8 @@ export function minimumPeriodMs(drainMs: number, generations: number): number {
  * @param periodMs the policy's rotation period in ms
  * @param decay the policy's decay
  * @param hi the score ceiling
+ * @param sizeFor the policy's sizing rule: the cells per level its next generation needs for the
+ * measured load (from spec/sizing.md's model); used when the shape comes from the budget
  * @internal
  */
 export function policyStore(
@@ -240,7 +255,25 @@ export function policyStore(
   periodMs: number,
   decay: Decay,
   hi: number,
+  sizeFor?: (load: GenerationLoad) => number,
 ): ScoreStore {
+  const notify = sketch.notify
+  const sizing =
+    sketch.fixedShape || sizeFor === undefined || sketch.memoryBytes === undefined
+      ? undefined
+      : {
+          sizeNextGeneration: sizeFor,
+          minCellsPerLevel: Math.min(SELF_SIZED_MIN_CELLS, sketch.cellsPerLevel),
+          maxCellsPerLevel: sketch.cellsPerLevel,
+          onSizingLimit: (e: SizingLimitEvent) =>
+            notify?.(
+              e.kind === 'budget'
+                ? `grudge: policy ${name} needs ${String(e.wanted)} cells per level for ${e.load.costPerSecond.toFixed(1)} cost/s ` +
+                    `over ~${Math.round(e.load.distinctKeys)} keys, but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
+                    `kept ${e.usedCellsPerLevel} (raise the policy's memory; this notice is logged once)`
+                : `grudge: policy ${name} could not size its next generation (${e.wanted instanceof Error ? e.wanted.message : String(e.wanted)}); kept ${e.usedCellsPerLevel} cells per level`,
+            ),
+        }
   return sketch.store({
     name,
     sketch: {
@@ -257,5 +290,6 @@ export function policyStore(
     periodMs,
     clock: sketch.clock,
     ticker: longPeriodTicker(sketch.ticker, sketch.clock),
+    sizing,
   })
 }

@@ -1,4 +1,5 @@
 import type { SketchOptions } from '../sketch/shape.js'
+import type { RotatorSizing } from '../sketch/rotator-sizing.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { Clock, Ticker } from '../clock.js'
 
@@ -53,6 +54,14 @@ export interface StoreSpec {
   clock?: Clock
   /** Ticker for in-process rotation (tests pass a FakeTicker). */
   ticker?: Ticker
+  /**
+   * Self-sizing of the generations (spec/rotator.md §1), present when the policy is sized by its
+   * `memory` budget rather than a fixed `cellsPerLevel`. `sketch.cellsPerLevel` is then the
+   * budget's largest shape, which the first generation starts at. A store that cannot resize
+   * (the Redis stores, until a fleet agrees on a shape per generation) keeps that largest shape
+   * for every generation, within the same budget.
+   */
+  sizing?: RotatorSizing
 }
 
 /** Builds the store of one policy. */
@@ -70,6 +79,7 @@ export function localStore(): StoreFactory {
       periodMs: spec.periodMs,
       clock: spec.clock,
       ticker: spec.ticker,
+      sizing: spec.sizing,
     })
     return {
       tryConsume(key, cost, limit) {

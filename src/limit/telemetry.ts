@@ -142,6 +142,7 @@ export class Telemetry {
   /** The key of the request being decided. */
   private curKey = ''
   private warned = false
+  private readonly notices = new Set<string>()
   /** The time of the last bucket lookup (ms). */
   private nowMs = 0
   /** The bucket of the request being decided. */
@@ -331,6 +332,17 @@ export class Telemetry {
     }
     if (suggested !== undefined) out.suggested = suggested
     return out
+  }
+
+  /**
+   * Pass a one-time notice (a policy's sizing limit) to `warn` (else `console.warn`); each distinct message once.
+   * @internal
+   */
+  notice(message: string): void {
+    if (this.notices.has(message)) return
+    this.notices.add(message)
+    // without an adapter's logger, the console: a notice is never dropped
+    ;(this.warnFn ?? ((m: string) => console.warn(m)))(message)
   }
 
   /** Log one warning (once per Telemetry) when the estimated false-positive rate passes the target. */

@@ -412,6 +412,12 @@ export interface CellsForLoadOptions {
   minCells?: number
   /** The largest M to return (the budget's), a power of two ≥ minCells; default 2^24. */
   maxCells?: number
+  /**
+   * Debt meter only: the largest load factor ρ to accept, in (0, 1]; default 1 (no cap beyond the
+   * target). A key held at its limit shares its cells with the background and keeps about 1 − ρ
+   * of its rate (§2.5), so a cap of 0.05 keeps such keys within 5 % of an exact GCRA.
+   */
+  maxLoadFactor?: number
 }
 
 function powerOfTwo(name: string, v: number): number {
@@ -445,13 +451,19 @@ function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => nu
  * `maxCells` when even that does not reach it (the caller then keeps the largest size and
  * says so). What a self-sizing Rotator asks for each new generation.
  * @param load see {@link DebtMeterLoad} (`rate` and `burst` required when `requestsPerSecond` > 0)
- * @param options levels, targetFalseReject (default 1e-5), minCells (16), maxCells (2^24)
+ * @param options levels, targetFalseReject (default 1e-5), minCells (16), maxCells (2^24),
+ * maxLoadFactor (1)
  * @returns M, a power of two
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for arguments out of domain, NaN or negative loads
  */
 export function debtMeterCellsForLoad(load: DebtMeterLoad, options: CellsForLoadOptions): number {
   const f = debtFigures(load)
-  return smallestCells(options, (shape) => debtRate(shape, f))
+  const cap = options.maxLoadFactor ?? 1
+  if (typeof cap !== 'number' || !(cap > 0 && cap <= 1)) bad('maxLoadFactor', 'a number in (0, 1]', cap)
+  // a shape over the cap counts as missing the target (a rate of 1 is above every target < 1)
+  return smallestCells(options, (shape) =>
+    debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys) > cap ? 1 : debtRate(shape, f),
+  )
 }
 
 /**
