@@ -31,9 +31,11 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
 
 /**
  * Create an ioredis client for `url`, importing `ioredis` lazily.
+ * @param url a `redis://` or `rediss://` URL
+ * @param onConnectError called with each connection error ioredis reports (kept for the startup message)
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
  */
-export async function connectUrl(url: string): Promise<RedisLike> {
+export async function connectUrl(url: string, onConnectError?: (err: unknown) => void): Promise<RedisLike> {
   let mod: { Redis?: unknown; default?: unknown }
   try {
     mod = await import('ioredis')
@@ -54,7 +56,7 @@ export async function connectUrl(url: string): Promise<RedisLike> {
   const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS })
   // Connection errors surface per command (and as failure modes); without a listener
   // ioredis would report each reconnect attempt as an unhandled 'error' event.
-  client.on('error', () => {})
+  client.on('error', (err: unknown) => onConnectError?.(err))
   // Without an offline queue, commands fail until the first connection is up: hand the
   // client out once it is ready, or once connecting failed (then commands fail fast and
   // the failure mode answers, while ioredis reconnects in the background).
@@ -79,4 +81,44 @@ export function isRedisLike(value: unknown): value is RedisLike {
 /** Whether a Redis error is NOSCRIPT (the script cache was flushed or the server restarted). */
 export function isNoScript(err: unknown): boolean {
   return typeof (err as Error)?.message === 'string' && (err as Error).message.startsWith('NOSCRIPT')
+}
+
+/**
+ * Where a client connects, for messages: `host:port` of a URL (never its password), or of
+ * an ioredis client's `options`; `'the given client'` when neither says.
+ */
+export function describeTarget(source: RedisLike | string): string {
+  if (typeof source === 'string') {
+    try {
+      const u = new URL(source)
+      return `${u.hostname || '127.0.0.1'}:${u.port || '6379'}`
+    } catch {
+      return 'the redis URL'
+    }
+  }
+  const opts = (source as { options?: { host?: unknown; port?: unknown; path?: unknown } }).options
+  if (typeof opts?.path === 'string' && opts.path !== '') return opts.path
+  if (opts !== undefined && (typeof opts.host === 'string' || typeof opts.port === 'number')) {
+    return `${typeof opts.host === 'string' ? opts.host : 'localhost'}:${typeof opts.port === 'number' ? opts.port : 6379}`
+  }
+  return 'the given client'
+}
+
+/**
+ * What a connection error means to an operator, in words: `connection refused` for
+ * ECONNREFUSED, and so on; otherwise the error's own message.
+ */
+export function describeConnectError(err: unknown): string {
+  const code = (err as { code?: unknown })?.code
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host name lookup failed',
+    ETIMEDOUT: 'connection timed out',
+    ECONNRESET: 'connection reset',
+    EHOSTUNREACH: 'host unreachable',
+  }
+  if (typeof code === 'string' && code in words) return `${words[code]} (${code})`
+  const msg = (err as Error)?.message
+  return typeof msg === 'string' ? msg : String(err)
 }

@@ -3,6 +3,7 @@ import { GrudgeError, invalidOption } from '../errors.js'
 import { seedBytes, type SeedLike } from '../hash/hasher.js'
 import { isRedisLike, type RedisLike } from './client.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
+import type { RedisStoreEvent } from './connection.js'
 
 /** What a store does when Redis does not answer in time (see {@link RedisStoreOptions.onStoreError}). */
 export type OnStoreError = 'open' | 'closed' | 'local'
@@ -60,6 +61,13 @@ export interface RedisStoreOptions {
   ticker?: Ticker
   /** Called with each Redis error that a failure mode absorbed (for logs and metrics). */
   onError?: (err: unknown) => void
+  /**
+   * Called once per transition, for logs: `'down'` (Redis failed; `onStoreError` decides, with
+   * `'local'` the in-process fallback takes over), `'up'` (answers again), `'schedule'` (this
+   * instance rotates on the fleet's recorded period). Adapters add their logger with the
+   * factory's `onEvent(listener)` instead. See {@link RedisStoreEvent}.
+   */
+  onEvent?: (event: RedisStoreEvent) => void
 }
 
 /** The option names of {@link RedisStoreOptions}; any other key is refused. */
@@ -75,6 +83,7 @@ export const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({
   clock: true,
   ticker: true,
   onError: true,
+  onEvent: true,
 })
 
 /** The parsed, frozen options. */
@@ -90,6 +99,7 @@ export interface ParsedRedisOptions {
   readonly clock: Clock | undefined
   readonly ticker: Ticker | undefined
   readonly onError: ((err: unknown) => void) | undefined
+  readonly onEvent: ((event: RedisStoreEvent) => void) | undefined
 }
 
 /**
@@ -146,6 +156,8 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   }
   const onError = options.onError
   if (onError !== undefined && typeof onError !== 'function') invalidOption('onError', 'a function', onError)
+  const onEvent = options.onEvent
+  if (onEvent !== undefined && typeof onEvent !== 'function') invalidOption('onEvent', 'a function', onEvent)
   return Object.freeze({
     redis,
     mode,
@@ -158,5 +170,6 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
     clock,
     ticker,
     onError,
+    onEvent,
   })
 }

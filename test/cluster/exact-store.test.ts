@@ -29,7 +29,7 @@ function rng(seed: number) {
 
 /**
  * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
- * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), reads and
+ * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), never below an O already reached, reads and
  * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay).
  */
 class Model {
@@ -40,8 +40,11 @@ class Model {
     private readonly periodMs: number,
     private readonly clock: FakeClock,
   ) {}
+  /** The oldest live id so far: a clock that steps back does not rotate back (spec/cluster.md). */
+  private reached = -Infinity
   private live(): Sketch[] {
-    const oldest = Math.floor(this.clock.now() / this.periodMs)
+    const oldest = Math.max(Math.floor(this.clock.now() / this.periodMs), this.reached)
+    this.reached = oldest
     const out: Sketch[] = []
     for (let k = oldest; k < oldest + this.N; k++) {
       let s = this.gens.get(k)

@@ -58,7 +58,7 @@ function syncNode(options: Omit<RedisStoreOptions, 'mode' | 'seed' | 'ticker'>):
       stores.push(s as unknown as RedisSyncStore)
       return s
     },
-    { mode: inner.mode, ready: () => inner.ready() },
+    { mode: inner.mode, ready: () => inner.ready(), onEvent: inner.onEvent },
   )
   return {
     factory,
