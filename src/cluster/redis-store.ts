@@ -38,7 +38,7 @@ export interface RedisStoreFactory {
    * Each event comes once per transition, not per request. A listener that throws is ignored.
    * @returns a function that removes the listener
    */
-  onEvent(listener: (event: RedisStoreEvent) => void): () => void
+  readonly onEvent: (listener: (event: RedisStoreEvent) => void) => () => void
 }
 
 /**
