@@ -4,7 +4,14 @@ import { AGGREGATOR_IDS, DECAY_IDS, MAX_CELLS_PER_LEVEL, MAX_LEVELS, type Sketch
 import { Sketch } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
 import { assertAmnesty } from '../sketch/rotator-period.js'
-import { connectUrl, describeConnectError, describeTarget, isNoScript, type RedisLike } from './client.js'
+import {
+  connectCluster,
+  connectUrl,
+  describeConnectError,
+  describeTarget,
+  isNoScript,
+  type RedisLike,
+} from './client.js'
 import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
 import type { ParsedRedisOptions } from './options.js'
 import { scriptSha } from './scripts.js'
@@ -20,7 +27,7 @@ export class SharedClient {
   lastConnectError: unknown = undefined
   /** Listeners of the factory's {@link RedisStoreEvent}s. */
   readonly listeners = new Set<(event: RedisStoreEvent) => void>()
-  constructor(private readonly source: RedisLike | string) {}
+  constructor(private readonly source: RedisLike | string | readonly string[]) {}
 
   /** `host:port` (no credentials) of the Redis this client talks to. */
   get target(): string {
@@ -68,10 +75,14 @@ export class SharedClient {
   /** The client (created on first use for a URL). */
   get(): Promise<RedisLike> {
     if (this.client === undefined) {
+      const onError = (err: unknown) => (this.lastConnectError = err)
+      const source = this.source
       this.client =
-        typeof this.source === 'string'
-          ? connectUrl(this.source, (err) => (this.lastConnectError = err))
-          : Promise.resolve(this.source)
+        typeof source === 'string'
+          ? connectUrl(source, onError)
+          : isUrlList(source)
+            ? connectCluster(source, onError)
+            : Promise.resolve(source)
       this.client.then(
         (c) => (this.ready = c),
         () => {},
@@ -90,7 +101,8 @@ export class SharedClient {
   /** Release one user; the last one disconnects a client grudge created. */
   async release(): Promise<void> {
     this.users--
-    if (this.users > 0 || typeof this.source !== 'string' || this.client === undefined) return
+    if (this.users > 0 || !(typeof this.source === 'string' || isUrlList(this.source)) || this.client === undefined)
+      return
     const pending = this.client
     this.client = undefined
     this.ready = undefined
@@ -140,8 +152,17 @@ export interface FleetShape extends Omit<SketchShape, 'hasher'> {
   readonly loArg: string
   /** This instance's upper bound, as a script argument (see {@link adoptSchedule} for a capped one). */
   readonly hiArg: string
+  /** Key prefix and fingerprint key of slot 0 (the only one in sync mode). */
   readonly fpKey: string
   readonly keyPrefix: string
+  /** S, the hash slots the policy's cells are spread over. */
+  readonly slots: number
+  /** Cells per level of each slot's sub-sketch: ceil(M / S). */
+  readonly slotCells: number
+  /** Key prefix of each slot, `<prefix>:{<name>#<s>}:` (or `{<name>}` for S = 1). */
+  readonly keyPrefixes: readonly string[]
+  /** Fingerprint key of each slot. */
+  readonly fpKeys: readonly string[]
 }
 
 /**
@@ -156,11 +177,13 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   }
   const levels = spec.sketch?.levels ?? 4
   const cells = spec.sketch?.cellsPerLevel ?? 1024
+  const slots = o.slots
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
     invalidOption('levels', 'an integer in [1, 2^20]', levels)
   if (!Number.isInteger(cells) || cells < 1 || cells > MAX_CELLS_PER_LEVEL)
     invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
-  if (levels * cells * 16 > MAX_STRING_BYTES) {
+  const slotCells = Math.ceil(cells / slots)
+  if (levels * slotCells * 16 > MAX_STRING_BYTES) {
     invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
   }
   const generations = spec.generations
@@ -174,9 +197,13 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (probe.decay.kind === 'linear') assertAmnesty(probe.hi, probe.decay.ratePerSecond, generations, periodMs)
   const fp = fingerprint(
     o.secret,
-    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations),
+    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, slots),
   )
-  const keyPrefix = `${o.prefix}:{${spec.name}}:`
+  // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1
+  const keyPrefixes = Array.from({ length: slots }, (_, s) =>
+    slots === 1 ? `${o.prefix}:{${spec.name}}:` : `${o.prefix}:{${spec.name}#${s}}:`,
+  )
+  const keyPrefix = keyPrefixes[0]
   return Object.freeze({
     levels,
     cellsPerLevel: cells,
@@ -188,11 +215,15 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
     generations,
     periodMs,
     fingerprint: fp,
+    slots,
+    slotCells,
+    keyPrefixes: Object.freeze(keyPrefixes),
+    fpKeys: Object.freeze(keyPrefixes.map((p) => p + 'fp')),
     scriptConstants: Object.freeze([
       `'${fp}'`,
       String(generations),
       String(levels),
-      String(cells),
+      String(slotCells),
       String(AGGREGATOR_IDS[probe.aggregator]),
       String(DECAY_IDS[probe.decay.kind]),
     ]),
@@ -322,9 +353,17 @@ export function evalScript(
       : client.evalsha(sha, keys.length, ...keys, ...args)
   return run().catch(async (err: unknown) => {
     if (!isNoScript(err)) throw err
+    // EVAL reaches the node that owns the keys (and caches the script there): on a Redis
+    // Cluster, SCRIPT LOAD would reach any node
+    if (binary && client.evalBuffer !== undefined) return client.evalBuffer(source, keys.length, ...keys, ...args)
+    if (!binary && client.eval !== undefined) return client.eval(source, keys.length, ...keys, ...args)
     await client.script('LOAD', source)
     return run()
   })
+}
+
+function isUrlList(source: RedisLike | string | readonly string[]): source is readonly string[] {
+  return Array.isArray(source)
 }
 
 /** The SHA of a script, computed once. */

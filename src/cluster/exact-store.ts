@@ -22,6 +22,7 @@ import {
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
+import { slotHasher } from './fleet-hash.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -53,8 +54,10 @@ export class RedisExactStore implements ScoreStore {
   private readonly sha: string
   private readonly idx: Uint32Array
   private readonly genHashers: Hasher[] = []
-  private keys: readonly string[] = []
-  private keysGb = NaN
+  /** Per slot: the KEYS of the last window (gb) it was called with. */
+  private readonly keysCache: { gb: number; keys: readonly string[] }[] = []
+  /** Picks a key's slot (the same for every generation). */
+  private readonly slotHash: Hasher
   /** Server time minus local time in ms, from the last reply. */
   private offsetMs = 0
   private readonly local: Clock
@@ -79,6 +82,7 @@ export class RedisExactStore implements ScoreStore {
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.idx = new Uint32Array(this.shape.levels)
+    this.slotHash = slotHasher(this.shape.base, o.secret)
     this.schedule = adoptSchedule(this.shape, this.shape.periodMs)
     this.local = o.clock ?? systemClock
     shared.acquire()
@@ -103,7 +107,8 @@ export class RedisExactStore implements ScoreStore {
     this.assertOpen()
     const waitMs = READY_TIMEOUT_MS(this.o.timeoutMs)
     try {
-      await this.call(OP_CHECK, '', 0, 0, waitMs)
+      // every slot has its own record (on a cluster, on its own master)
+      await Promise.all(this.shape.fpKeys.map((_, slot) => this.call(OP_CHECK, '', 0, 0, waitMs, slot)))
       this.recovered()
     } catch (err) {
       if (err instanceof GrudgeError) throw err
@@ -266,7 +271,7 @@ export class RedisExactStore implements ScoreStore {
     }
     this.schedule = adoptSchedule(this.shape, recordedPeriodMs)
     this.newest = -Infinity
-    this.keysGb = NaN
+    this.keysCache.length = 0
     if (this.schedule.message !== undefined) {
       this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
     }
@@ -298,21 +303,35 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /** One operation: one EVALSHA (another only after NOSCRIPT, a clock far off or a new schedule), within timeoutMs. */
-  private call(op: number, key: string, delta: number, limit: number, timeoutMs = this.o.timeoutMs): Promise<Reply> {
+  private call(
+    op: number,
+    key: string,
+    delta: number,
+    limit: number,
+    timeoutMs = this.o.timeoutMs,
+    slot = -1,
+  ): Promise<Reply> {
     const c = this.shared.ready
     const task =
       c !== undefined
-        ? this.exec(c, op, key, delta, limit)
-        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit))
+        ? this.exec(c, op, key, delta, limit, slot)
+        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit, slot))
     return withTimeout(task, timeoutMs)
   }
 
-  private async exec(client: RedisLike, op: number, key: string, delta: number, limit: number): Promise<Reply> {
+  private async exec(
+    client: RedisLike,
+    op: number,
+    key: string,
+    delta: number,
+    limit: number,
+    slot: number,
+  ): Promise<Reply> {
     const explicit = this.o.clock !== undefined
     const estimate = explicit ? this.local.now() : this.local.now() + this.offsetMs
     let gb = NaN
     for (let attempt = 0; ; attempt++) {
-      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, gb)
+      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, gb, slot)
       const raw = await evalScript(client, this.script, this.sha, keys, args, false)
       const r = decode(raw)
       if (!explicit) this.offsetMs = r.nowMs - this.local.now()
@@ -328,15 +347,16 @@ export class RedisExactStore implements ScoreStore {
     }
   }
 
-  /** KEYS of a call for generations gb..gb+K−1: the fingerprint key, then one key per generation (cached for the last gb). */
-  private keysFor(gb: number, K: number): readonly string[] {
-    if (this.keysGb !== gb || this.keys.length !== K + 1) {
-      const keys = [this.shape.fpKey]
-      for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-      this.keys = keys
-      this.keysGb = gb
+  /** KEYS of a call to `slot` for generations gb..gb+K−1: its fingerprint key, then one key per generation (cached per slot for the last gb). */
+  private keysFor(slot: number, gb: number, K: number): readonly string[] {
+    let c = this.keysCache[slot]
+    if (c === undefined || c.gb !== gb || c.keys.length !== K + 1) {
+      const prefix = this.shape.keyPrefixes[slot]
+      const keys = [this.shape.fpKeys[slot]]
+      for (let j = 0; j < K; j++) keys.push(prefix + 'g' + (gb + j))
+      this.keysCache[slot] = c = { gb, keys }
     }
-    return this.keys
+    return c.keys
   }
 
   /** KEYS and ARGV of one call: fixed args, time, op, and the key's cells in each candidate generation. */
@@ -348,6 +368,7 @@ export class RedisExactStore implements ScoreStore {
     estimateMs: number,
     explicit: boolean,
     gbGiven: number,
+    slotGiven: number,
   ) {
     const s = this.shape
     const N = s.generations
@@ -360,24 +381,30 @@ export class RedisExactStore implements ScoreStore {
     // its window. Never below the newest generation seen: a clock that stepped back stays there.
     const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
-    const keys = this.keysFor(gb, K)
     const head = [explicit ? String(estimateMs) : '', String(period), s.ratePerMsArg, s.loArg, this.schedule.hiArg]
     // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
     // command is written to the socket in one piece (a Buffer argument would split it)
     if (op === OP_CHECK) {
       const args: (string | number)[] = [...head, op, delta, limit, gb, K, '']
-      return { keys, args }
+      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
     }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
     keyBytes(key)
+    let slot = 0
+    if (s.slots > 1) {
+      const sh = this.slotHash
+      sh.hashInto(keyView, keyLength)
+      slot = (sh.hashLo >>> 0) % s.slots
+    }
+    const keys = this.keysFor(slot, gb, K)
     const idx = this.idx
     let list = ''
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
-      kmIndexes(h.hashHi, h.hashLo, L, s.cellsPerLevel, idx)
+      kmIndexes(h.hashHi, h.hashLo, L, s.slotCells, idx)
       for (let i = 0; i < L; i++) list += (j === 0 && i === 0 ? '' : ',') + idx[i]
     }
     const args: (string | number)[] = [...head, op, delta, limit, gb, K, list]

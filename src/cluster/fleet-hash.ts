@@ -36,6 +36,8 @@ export interface FingerprintInput {
   levels: number
   /** M, cells per level. */
   cellsPerLevel: number
+  /** S, hash slots the cells are spread over (exact mode; 1 in sync mode). */
+  slots: number
   /** Decay kind (`'none'`, `'exponential'`, `'linear'`): what a cell's stored score means over time. */
   decayKind: DecayKind
   /** How levels combine. */
@@ -47,7 +49,7 @@ export interface FingerprintInput {
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
- * `grudge-fleet/2|mode|hasher|L|M|decayKind|aggregator|N` (numbers in JavaScript's
+ * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N` (numbers in JavaScript's
  * shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet.)
@@ -59,6 +61,7 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.hasher,
     f.levels,
     f.cellsPerLevel,
+    f.slots,
     f.decayKind,
     f.aggregator,
     f.generations,
@@ -80,17 +83,31 @@ export function fleetHasherName(hasher: Pick<Hasher, 'id' | 'name'>): string {
   return hasher.name
 }
 
+/** The generation id whose seed picks a key's slot: no time-based generation reaches it. */
+export const SLOT_SEED_ID = Number.MAX_SAFE_INTEGER
+
+/**
+ * The hasher that picks a key's slot among S (spec/cluster.md, "Slots"): the base function
+ * under `generationSeed(secret, 2^53 − 1)`, independent of every generation's placement, and
+ * the same for all generations, so one request's cells of every generation share a slot.
+ */
+export function slotHasher(base: Hasher, secret: Uint8Array): Hasher {
+  return base.withSeed(generationSeed(secret, SLOT_SEED_ID))
+}
+
 /** Fingerprint input of a sketch (used by tests and the store). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',
   generations: number,
+  slots = 1,
 ): FingerprintInput {
   return {
     mode,
     hasher: fleetHasherName(s.hasher),
     levels: s.levels,
     cellsPerLevel: s.cellsPerLevel,
+    slots,
     decayKind: s.decay.kind,
     aggregator: s.aggregator,
     generations,

@@ -30,6 +30,7 @@ t.test('every documented option passes; the client is a value, its own keys are 
   }
   const all: Required<RedisStoreOptions> = {
     redis: client,
+    slots: 1,
     mode: 'sync',
     seed: SEED,
     timeoutMs: 20,

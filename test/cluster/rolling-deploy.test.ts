@@ -151,7 +151,7 @@ t.test('exact mode: a server clock stepping back 10 s across a boundary grants n
     const periodMs = 60_000
     // 5 s past a boundary: the live generations are k, k + 1
     const clock = new FakeClock(100 * periodMs + 5_000)
-    const store = redisStore({ redis: admin, seed: SEED, prefix, clock, timeoutMs: 2000 })({
+    const store = redisStore({ redis: admin, seed: SEED, slots: 1, prefix, clock, timeoutMs: 2000 })({
       name: 'limit:default',
       sketch: { levels: 3, cellsPerLevel: 64, decay: linear(1), lo: 0, hi: 50, aggregator: 'min' },
       generations: 2,
