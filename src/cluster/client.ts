@@ -156,7 +156,7 @@ export function isNoScript(err: unknown): boolean {
  * an ioredis client's `options`; `'the given client'` when neither says.
  */
 export function describeTarget(source: RedisLike | string | readonly string[]): string {
-  if (Array.isArray(source)) return `cluster ${source.map((u) => describeTarget(u)).join(',')}`
+  if (Array.isArray(source)) return `cluster ${(source as readonly string[]).map((u) => describeTarget(u)).join(',')}`
   if (typeof source === 'string') {
     try {
       const u = new URL(source)
@@ -167,9 +167,8 @@ export function describeTarget(source: RedisLike | string | readonly string[]): 
   }
   const nodes = (source as { startupNodes?: unknown }).startupNodes
   if (Array.isArray(nodes)) {
-    const list = nodes.map(
-      (n: { host?: unknown; port?: unknown }) => `${String(n?.host ?? '?')}:${String(n?.port ?? '?')}`,
-    )
+    const field = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '?')
+    const list = nodes.map((n: { host?: unknown; port?: unknown }) => `${field(n?.host)}:${field(n?.port)}`)
     return `cluster ${list.join(',')}`
   }
   const opts = (source as { options?: { host?: unknown; port?: unknown; path?: unknown } }).options

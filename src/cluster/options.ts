@@ -179,7 +179,7 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   const onEvent = options.onEvent
   if (onEvent !== undefined && typeof onEvent !== 'function') invalidOption('onEvent', 'a function', onEvent)
   return Object.freeze({
-    redis: Array.isArray(redis) ? Object.freeze([...redis]) : redis,
+    redis: Array.isArray(redis) ? Object.freeze([...(redis as readonly string[])]) : redis,
     slots,
     mode,
     secret,
