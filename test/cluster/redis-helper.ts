@@ -1,6 +1,9 @@
 // Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
 // Tests that need it fail under CI (CI=true or 1) when it is missing and skip, saying why, elsewhere.
 import { Socket } from 'node:net'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
@@ -126,9 +129,6 @@ export async function testCluster(): Promise<TestCluster | undefined> {
     return { urls: env.split(',').map((h) => `redis://${h.trim()}`), pids: new Map(), stop: async () => {} }
   }
   if (!haveRedisServer() || spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status !== 0) return undefined
-  const { mkdtempSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const { join } = await import('node:path')
   const ports: number[] = []
   for (let p = 21000 + (process.pid % 2000) * 3; ports.length < 3 && p < 31000; p++) {
     if (await freeForCluster(p)) ports.push(p)
