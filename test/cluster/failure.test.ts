@@ -45,7 +45,11 @@ t.test('options: the seed is required and options are checked once', async (t) =
   const f = redisStore({ redis: CLOSED_PORT_URL, seed: SEED })
   t.throws(() => f({ ...spec(), generations: 1 }), { message: /"generations"/ })
   t.throws(() => f({ ...spec(), name: '' }), { message: /"spec.name"/ })
-  t.throws(() => f(spec({ cellsPerLevel: 2 ** 30, levels: 4 })), { message: /512 MiB/ }, 'one slot of 2^30 / 16 cells × 4 levels')
+  t.throws(
+    () => f(spec({ cellsPerLevel: 2 ** 30, levels: 4 })),
+    { message: /512 MiB/ },
+    'one slot of 2^30 / 16 cells × 4 levels',
+  )
   t.throws(() => f(spec({ lo: 1 })), { message: /"lo"/ })
   t.throws(
     () => f(spec({ decay: linear(1), hi: 1e9 })),
