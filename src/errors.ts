@@ -42,7 +42,9 @@ export const ERROR_CODES = {
   // cluster (Redis)
   ERR_GRUDGE_CLUSTER_SEED_REQUIRED: 'A Redis-backed store was configured without the shared secret seed of the fleet.',
   ERR_GRUDGE_CLUSTER_FINGERPRINT:
-    'Redis holds cells of this policy written with another seed, shape, decay, bounds, aggregator, generations, period or mode.',
+    'Redis holds cells of this policy placed or encoded otherwise: another seed, hash function, levels, cells per level, decay kind, aggregator, generations or mode.',
+  ERR_GRUDGE_CLUSTER_SCHEDULE:
+    "The fleet's recorded rotation period cannot hold this policy's limit: the debt it would need drains before the generations retire.",
   ERR_GRUDGE_CLUSTER_CLIENT:
     'The Redis client could not be created: the optional peer ioredis is missing or failed to load.',
   ERR_GRUDGE_CLUSTER_UNAVAILABLE: 'Redis did not answer within timeoutMs where an answer was required (startup check).',

@@ -9,7 +9,14 @@ export interface RedisLike {
   evalsha(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
   /** As {@link RedisLike.evalsha} with string replies as Buffers (binary cells); sync mode only. */
   evalshaBuffer?(sha: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
-  /** `SCRIPT LOAD source`, used after a NOSCRIPT reply. */
+  /**
+   * `EVAL source numKeys ...keys ...args`: after a NOSCRIPT reply, runs (and caches) the script
+   * on the node that owns the keys — on a Redis Cluster, `SCRIPT LOAD` would reach any node.
+   */
+  eval?(source: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** As {@link RedisLike.eval} with Buffer replies (sync mode). */
+  evalBuffer?(source: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /** `SCRIPT LOAD source`, used after a NOSCRIPT reply when the client has no `eval`. */
   script(subcommand: 'LOAD', source: string): Promise<unknown>
   /** Close the connection at once (called only on clients grudge created from a URL). */
   disconnect?(): void
@@ -31,9 +38,11 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
 
 /**
  * Create an ioredis client for `url`, importing `ioredis` lazily.
+ * @param url a `redis://` or `rediss://` URL
+ * @param onConnectError called with each connection error ioredis reports (kept for the startup message)
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
  */
-export async function connectUrl(url: string): Promise<RedisLike> {
+export async function connectUrl(url: string, onConnectError?: (err: unknown) => void): Promise<RedisLike> {
   let mod: { Redis?: unknown; default?: unknown }
   try {
     mod = await import('ioredis')
@@ -54,7 +63,7 @@ export async function connectUrl(url: string): Promise<RedisLike> {
   const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS })
   // Connection errors surface per command (and as failure modes); without a listener
   // ioredis would report each reconnect attempt as an unhandled 'error' event.
-  client.on('error', () => {})
+  client.on('error', (err: unknown) => onConnectError?.(err))
   // Without an offline queue, commands fail until the first connection is up: hand the
   // client out once it is ready, or once connecting failed (then commands fail fast and
   // the failure mode answers, while ioredis reconnects in the background).
@@ -70,6 +79,67 @@ export async function connectUrl(url: string): Promise<RedisLike> {
   return client
 }
 
+/**
+ * Create an ioredis `Cluster` for a list of node URLs, importing `ioredis` lazily; commands
+ * fail at once while a node is unreachable (no offline queue), as for a single client.
+ * @param urls the startup nodes, `redis://host:port` (credentials from the first URL)
+ * @param onConnectError called with each node error ioredis reports
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
+ */
+export async function connectCluster(
+  urls: readonly string[],
+  onConnectError?: (err: unknown) => void,
+): Promise<RedisLike> {
+  let mod: { Cluster?: unknown; default?: { Cluster?: unknown } }
+  try {
+    mod = await import('ioredis')
+  } catch (err) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_CLIENT',
+      `redis: expected the optional peer "ioredis" to be installed for a cluster, received an import failure (${(err as Error).message})`,
+      { cause: err },
+    )
+  }
+  const Cluster = (mod.Cluster ?? mod.default?.Cluster) as new (
+    nodes: object[],
+    options: object,
+  ) => RedisLike & {
+    on(event: string, fn: (...args: unknown[]) => void): void
+    off?(event: string, fn: (...args: unknown[]) => void): void
+  }
+  const first = new URL(urls[0])
+  const nodes = urls.map((u) => {
+    const x = new URL(u)
+    return { host: x.hostname, port: Number(x.port || 6379) }
+  })
+  const { retryStrategy, ...redisOptions } = OWNED_CLIENT_OPTIONS
+  const cluster = new Cluster(nodes, {
+    enableOfflineQueue: false,
+    clusterRetryStrategy: retryStrategy,
+    // a refused node's slots fail at once; the others keep answering
+    retryDelayOnClusterDown: 50,
+    retryDelayOnFailover: 50,
+    slotsRefreshTimeout: 1000,
+    redisOptions: {
+      ...redisOptions,
+      ...(first.password !== '' ? { password: decodeURIComponent(first.password) } : {}),
+      ...(first.username !== '' ? { username: decodeURIComponent(first.username) } : {}),
+      ...(first.protocol === 'rediss:' ? { tls: {} } : {}),
+    },
+  })
+  cluster.on('error', (err: unknown) => onConnectError?.(err))
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      cluster.off?.('ready', done)
+      cluster.off?.('error', done)
+      resolve()
+    }
+    cluster.on('ready', done)
+    cluster.on('error', done)
+  })
+  return cluster
+}
+
 /** Whether `value` looks like an ioredis client. */
 export function isRedisLike(value: unknown): value is RedisLike {
   const v = value as RedisLike
@@ -79,4 +149,51 @@ export function isRedisLike(value: unknown): value is RedisLike {
 /** Whether a Redis error is NOSCRIPT (the script cache was flushed or the server restarted). */
 export function isNoScript(err: unknown): boolean {
   return typeof (err as Error)?.message === 'string' && (err as Error).message.startsWith('NOSCRIPT')
+}
+
+/**
+ * Where a client connects, for messages: `host:port` of a URL (never its password), or of
+ * an ioredis client's `options`; `'the given client'` when neither says.
+ */
+export function describeTarget(source: RedisLike | string | readonly string[]): string {
+  if (Array.isArray(source)) return `cluster ${(source as readonly string[]).map((u) => describeTarget(u)).join(',')}`
+  if (typeof source === 'string') {
+    try {
+      const u = new URL(source)
+      return `${u.hostname || '127.0.0.1'}:${u.port || '6379'}`
+    } catch {
+      return 'the redis URL'
+    }
+  }
+  const nodes = (source as { startupNodes?: unknown }).startupNodes
+  if (Array.isArray(nodes)) {
+    const field = (v: unknown) => (typeof v === 'string' || typeof v === 'number' ? String(v) : '?')
+    const list = nodes.map((n: { host?: unknown; port?: unknown }) => `${field(n?.host)}:${field(n?.port)}`)
+    return `cluster ${list.join(',')}`
+  }
+  const opts = (source as { options?: { host?: unknown; port?: unknown; path?: unknown } }).options
+  if (typeof opts?.path === 'string' && opts.path !== '') return opts.path
+  if (opts !== undefined && (typeof opts.host === 'string' || typeof opts.port === 'number')) {
+    return `${typeof opts.host === 'string' ? opts.host : 'localhost'}:${typeof opts.port === 'number' ? opts.port : 6379}`
+  }
+  return 'the given client'
+}
+
+/**
+ * What a connection error means to an operator, in words: `connection refused` for
+ * ECONNREFUSED, and so on; otherwise the error's own message.
+ */
+export function describeConnectError(err: unknown): string {
+  const code = (err as { code?: unknown })?.code
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host name lookup failed',
+    ETIMEDOUT: 'connection timed out',
+    ECONNRESET: 'connection reset',
+    EHOSTUNREACH: 'host unreachable',
+  }
+  if (typeof code === 'string' && code in words) return `${words[code]} (${code})`
+  const msg = (err as Error)?.message
+  return typeof msg === 'string' ? msg : String(err)
 }

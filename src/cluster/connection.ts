@@ -4,7 +4,14 @@ import { AGGREGATOR_IDS, DECAY_IDS, MAX_CELLS_PER_LEVEL, MAX_LEVELS, type Sketch
 import { Sketch } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
 import { assertAmnesty } from '../sketch/rotator-period.js'
-import { connectUrl, isNoScript, type RedisLike } from './client.js'
+import {
+  connectCluster,
+  connectUrl,
+  describeConnectError,
+  describeTarget,
+  isNoScript,
+  type RedisLike,
+} from './client.js'
 import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
 import type { ParsedRedisOptions } from './options.js'
 import { scriptSha } from './scripts.js'
@@ -16,7 +23,44 @@ const MAX_STRING_BYTES = 512 * 1024 * 1024
 export class SharedClient {
   private client: Promise<RedisLike> | undefined
   private users = 0
-  constructor(private readonly source: RedisLike | string) {}
+  /** The last connection error ioredis reported for a client grudge created (for the startup message). */
+  lastConnectError: unknown = undefined
+  /** Listeners of the factory's {@link RedisStoreEvent}s. */
+  readonly listeners = new Set<(event: RedisStoreEvent) => void>()
+  constructor(private readonly source: RedisLike | string | readonly string[]) {}
+
+  /** `host:port` (no credentials) of the Redis this client talks to. */
+  get target(): string {
+    return describeTarget(this.source)
+  }
+
+  /** Tell every listener; a listener that throws is not allowed to break a request. */
+  emit(event: RedisStoreEvent): void {
+    for (const l of this.listeners) {
+      try {
+        l(event)
+      } catch {
+        // a logger's failure is not the request's
+      }
+    }
+  }
+
+  /**
+   * The startup failure in an operator's words: where, and why (connection refused, a
+   * timeout, …), from the last connection error when there is one.
+   */
+  explain(err: unknown, waitedMs: number): string {
+    const why =
+      this.lastConnectError !== undefined
+        ? describeConnectError(this.lastConnectError)
+        : err instanceof RedisTimeout
+          ? `no answer within ${waitedMs} ms`
+          : describeConnectError(err)
+    const hint = /ECONNREFUSED|ENOTFOUND|EAI_AGAIN/.test(why)
+      ? ': is Redis running there, and is this the right host and port?'
+      : ''
+    return `redis at ${this.target}: expected an answer within ${waitedMs} ms at startup, received ${why}${hint}`
+  }
 
   /** The client once known (after the first {@link SharedClient.get} resolved), to skip a promise hop. */
   ready: RedisLike | undefined
@@ -31,7 +75,14 @@ export class SharedClient {
   /** The client (created on first use for a URL). */
   get(): Promise<RedisLike> {
     if (this.client === undefined) {
-      this.client = typeof this.source === 'string' ? connectUrl(this.source) : Promise.resolve(this.source)
+      const onError = (err: unknown) => (this.lastConnectError = err)
+      const source = this.source
+      this.client =
+        typeof source === 'string'
+          ? connectUrl(source, onError)
+          : isUrlList(source)
+            ? connectCluster(source, onError)
+            : Promise.resolve(source)
       this.client.then(
         (c) => (this.ready = c),
         () => {},
@@ -50,7 +101,8 @@ export class SharedClient {
   /** Release one user; the last one disconnects a client grudge created. */
   async release(): Promise<void> {
     this.users--
-    if (this.users > 0 || typeof this.source !== 'string' || this.client === undefined) return
+    if (this.users > 0 || !(typeof this.source === 'string' || isUrlList(this.source)) || this.client === undefined)
+      return
     const pending = this.client
     this.client = undefined
     this.ready = undefined
@@ -63,16 +115,54 @@ export class SharedClient {
   }
 }
 
+/**
+ * What a Redis-backed store reports for logs (through `onEvent` or the factory's
+ * `onEvent(listener)`): once per transition, never per request.
+ *
+ * - `'down'`: Redis failed or timed out; requests follow `onStoreError` (with `'local'`, the
+ *   in-process fallback takes over) until it answers again;
+ * - `'up'`: Redis answers again (after `downForMs`);
+ * - `'schedule'`: this instance rotates on the fleet's recorded period, not its own.
+ */
+export interface RedisStoreEvent {
+  readonly type: 'down' | 'up' | 'schedule'
+  /** The policy's store name (`spec.name`). */
+  readonly policy: string
+  /** One log line with figures; never a seed or a request key. */
+  readonly message: string
+  /** What decides meanwhile (`'down'` only). */
+  readonly onStoreError?: 'open' | 'closed' | 'local'
+  /** How long Redis was failing, in ms (`'up'` only). */
+  readonly downForMs?: number
+  /** The Redis error (`'down'` only, when one was seen). */
+  readonly error?: unknown
+}
+
 /** A validated policy shape for the fleet: the sketch shape, with the base hasher (each generation seeds its own). */
 export interface FleetShape extends Omit<SketchShape, 'hasher'> {
   readonly base: Hasher
   readonly generations: number
   readonly periodMs: number
   readonly fingerprint: string
-  /** The policy's constants as Lua literals, compiled into its scripts (see `ScriptConstants`). */
+  /** The placement constants as Lua literals, compiled into its scripts (see `ScriptConstants`). */
   readonly scriptConstants: readonly string[]
+  /** This instance's decay rate per ms, as a script argument (a policy figure: not compiled in). */
+  readonly ratePerMsArg: string
+  /** This instance's lower bound, as a script argument. */
+  readonly loArg: string
+  /** This instance's upper bound, as a script argument (see {@link adoptSchedule} for a capped one). */
+  readonly hiArg: string
+  /** Key prefix and fingerprint key of slot 0 (the only one in sync mode). */
   readonly fpKey: string
   readonly keyPrefix: string
+  /** S, the hash slots the policy's cells are spread over. */
+  readonly slots: number
+  /** Cells per level of each slot's sub-sketch: ceil(M / S). */
+  readonly slotCells: number
+  /** Key prefix of each slot, `<prefix>:{<name>#<s>}:` (or `{<name>}` for S = 1). */
+  readonly keyPrefixes: readonly string[]
+  /** Fingerprint key of each slot. */
+  readonly fpKeys: readonly string[]
 }
 
 /**
@@ -87,11 +177,13 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   }
   const levels = spec.sketch?.levels ?? 4
   const cells = spec.sketch?.cellsPerLevel ?? 1024
+  const slots = o.slots
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
     invalidOption('levels', 'an integer in [1, 2^20]', levels)
   if (!Number.isInteger(cells) || cells < 1 || cells > MAX_CELLS_PER_LEVEL)
     invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
-  if (levels * cells * 16 > MAX_STRING_BYTES) {
+  const slotCells = Math.ceil(cells / slots)
+  if (levels * slotCells * 16 > MAX_STRING_BYTES) {
     invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
   }
   const generations = spec.generations
@@ -105,9 +197,13 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (probe.decay.kind === 'linear') assertAmnesty(probe.hi, probe.decay.ratePerSecond, generations, periodMs)
   const fp = fingerprint(
     o.secret,
-    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, periodMs),
+    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, slots),
   )
-  const keyPrefix = `${o.prefix}:{${spec.name}}:`
+  // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1
+  const keyPrefixes = Array.from({ length: slots }, (_, s) =>
+    slots === 1 ? `${o.prefix}:{${spec.name}}:` : `${o.prefix}:{${spec.name}#${s}}:`,
+  )
+  const keyPrefix = keyPrefixes[0]
   return Object.freeze({
     levels,
     cellsPerLevel: cells,
@@ -119,21 +215,68 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
     generations,
     periodMs,
     fingerprint: fp,
+    slots,
+    slotCells,
+    keyPrefixes: Object.freeze(keyPrefixes),
+    fpKeys: Object.freeze(keyPrefixes.map((p) => p + 'fp')),
     scriptConstants: Object.freeze([
       `'${fp}'`,
-      luaNumber(periodMs),
       String(generations),
       String(levels),
-      String(cells),
+      String(slotCells),
       String(AGGREGATOR_IDS[probe.aggregator]),
       String(DECAY_IDS[probe.decay.kind]),
-      luaNumber(probe.decay.ratePerSecond / 1000),
-      luaNumber(probe.lo),
-      luaNumber(probe.hi),
     ]),
+    ratePerMsArg: luaNumber(probe.decay.ratePerSecond / 1000),
+    loArg: luaNumber(probe.lo),
+    hiArg: luaNumber(probe.hi),
     fpKey: keyPrefix + 'fp',
     keyPrefix,
   })
+}
+
+/** The period and upper bound an instance uses once it has seen the fleet's recorded period. */
+export interface Schedule {
+  /** The rotation period in ms: the fleet's recorded one. */
+  readonly periodMs: number
+  /** The upper bound as a script argument: this policy's, or capped so the recorded period forgives no debt. */
+  readonly hiArg: string
+  /** The upper bound as a number. */
+  readonly hi: number
+  /** One log line saying what was adopted, with figures (undefined when the policy's own period is the fleet's). */
+  readonly message: string | undefined
+}
+
+/**
+ * The schedule of an instance whose policy period differs from the one recorded in Redis by
+ * the fleet (a period derived from burst / maxDebt changes with them; spec/cluster.md,
+ * "Schedule"): it rotates on the recorded period, so every instance reads the same
+ * generations. With linear decay the Rotator's amnesty guard `(N − 1)·periodMs ≥ hi / rate ·
+ * 1000` must hold for the recorded period too; when it does not, `hi` (maxDebt) is capped at
+ * `(N − 1)·periodMs·rate / 1000`, which drains within the live generations: the debt beyond
+ * it, which the retiring generation would forgive anyway, is not recorded.
+ * @param shape the policy's validated shape
+ * @param recordedPeriodMs the fleet's period (finite, ≥ 1)
+ */
+export function adoptSchedule(shape: FleetShape, recordedPeriodMs: number): Schedule {
+  if (recordedPeriodMs === shape.periodMs) {
+    return { periodMs: shape.periodMs, hiArg: shape.hiArg, hi: shape.hi, message: undefined }
+  }
+  let hi = shape.hi
+  let capped = ''
+  if (shape.decay.kind === 'linear') {
+    const holds = ((shape.generations - 1) * recordedPeriodMs * shape.decay.ratePerSecond) / 1000
+    if (holds < hi) {
+      hi = holds
+      capped = `; maxDebt (hi) capped from ${shape.hi} to ${hi}, what (N − 1) × ${recordedPeriodMs} ms drains at ${shape.decay.ratePerSecond}/s`
+    }
+  }
+  return {
+    periodMs: recordedPeriodMs,
+    hiArg: luaNumber(hi),
+    hi,
+    message: `${shape.keyPrefix.slice(0, -1)}: rotating on the fleet's recorded period of ${recordedPeriodMs} ms instead of this policy's ${shape.periodMs} ms (instances with another burst or maxDebt derive another period)${capped}`,
+  }
 }
 
 /** A float64 as a Lua numeric literal that reads back as the same double (shortest round-trip form). */
@@ -210,9 +353,17 @@ export function evalScript(
       : client.evalsha(sha, keys.length, ...keys, ...args)
   return run().catch(async (err: unknown) => {
     if (!isNoScript(err)) throw err
+    // EVAL reaches the node that owns the keys (and caches the script there): on a Redis
+    // Cluster, SCRIPT LOAD would reach any node
+    if (binary && client.evalBuffer !== undefined) return client.evalBuffer(source, keys.length, ...keys, ...args)
+    if (!binary && client.eval !== undefined) return client.eval(source, keys.length, ...keys, ...args)
     await client.script('LOAD', source)
     return run()
   })
+}
+
+function isUrlList(source: RedisLike | string | readonly string[]): source is readonly string[] {
+  return Array.isArray(source)
 }
 
 /** The SHA of a script, computed once. */

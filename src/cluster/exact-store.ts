@@ -6,9 +6,10 @@ import { kmIndexes } from '../hash/indexes.js'
 import { checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
-import type { RedisLike } from './client.js'
+import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
+  adoptSchedule,
   evalScript,
   fingerprintError,
   fleetShape,
@@ -16,10 +17,12 @@ import {
   shaOf,
   withTimeout,
   type FleetShape,
+  type Schedule,
   type SharedClient,
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
+import { slotHasher } from './fleet-hash.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -34,6 +37,8 @@ interface Reply {
   status: number
   score: number
   nowMs: number
+  /** The newest live generation id the script used. */
+  newest: number
 }
 
 /**
@@ -49,14 +54,22 @@ export class RedisExactStore implements ScoreStore {
   private readonly sha: string
   private readonly idx: Uint32Array
   private readonly genHashers: Hasher[] = []
-  private keys: readonly string[] = []
-  private keysGb = NaN
+  /** Per slot: the KEYS of the last window (gb) it was called with. */
+  private readonly keysCache: { gb: number; keys: readonly string[] }[] = []
+  /** Picks a key's slot (the same for every generation). */
+  private readonly slotHash: Hasher
   /** Server time minus local time in ms, from the last reply. */
   private offsetMs = 0
   private readonly local: Clock
   private down = false
+  /** performance.now() when Redis started failing (for the 'up' event). */
+  private downSinceMs = 0
   private fallback: Rotator | undefined
   private closed = false
+  /** The period and hi in use: the policy's, or the fleet's recorded period (spec/cluster.md, "Schedule"). */
+  private schedule: Schedule
+  /** The newest generation id a reply named: requests never start below it (a server clock stepping back). */
+  private newest = -Infinity
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -69,6 +82,8 @@ export class RedisExactStore implements ScoreStore {
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.idx = new Uint32Array(this.shape.levels)
+    this.slotHash = slotHasher(this.shape.base, o.secret)
+    this.schedule = adoptSchedule(this.shape, this.shape.periodMs)
     this.local = o.clock ?? systemClock
     shared.acquire()
     // start connecting now so the first request does not pay for it
@@ -76,24 +91,33 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /**
-   * Check Redis once, without a failure mode: the fingerprint is compared (and stored when
-   * absent). Call it at startup to refuse to start beside an incompatible fleet. Waits up to
-   * max(timeoutMs, 2000) ms, which covers the first connection.
+   * Check Redis once, without a failure mode: the fingerprint is compared (and stored with
+   * the period when absent; a recorded period is adopted). Call it at startup to refuse to
+   * start beside an incompatible fleet. Waits up to max(timeoutMs, 2000) ms, which covers the
+   * first connection. With `onStoreError: 'local'` an unreachable Redis does not refuse the
+   * start: the store emits a `'down'` event and decides in process until Redis answers
+   * (a fingerprint mismatch found later still rejects every request). With `'open'` or
+   * `'closed'` it does refuse, since every request would be admitted or denied unchecked.
    * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch;
-   * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer in time;
+   * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer in time (naming host, port
+   * and the cause, e.g. connection refused), except with `onStoreError: 'local'`;
    * `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
    */
   async ready(): Promise<void> {
     this.assertOpen()
+    const waitMs = READY_TIMEOUT_MS(this.o.timeoutMs)
     try {
-      await this.call(OP_CHECK, '', 0, 0, READY_TIMEOUT_MS(this.o.timeoutMs))
+      // every slot has its own record (on a cluster, on its own master)
+      await Promise.all(this.shape.fpKeys.map((_, slot) => this.call(OP_CHECK, '', 0, 0, waitMs, slot)))
+      this.recovered()
     } catch (err) {
       if (err instanceof GrudgeError) throw err
-      throw new GrudgeError(
-        'ERR_GRUDGE_CLUSTER_UNAVAILABLE',
-        `redis: expected an answer within ${READY_TIMEOUT_MS(this.o.timeoutMs)} ms at startup, received ${(err as Error).message}`,
-        { cause: err },
-      )
+      const message = this.shared.explain(err, waitMs)
+      if (this.o.onStoreError === 'local') {
+        this.failed(err, `${message}; starting on the in-process fallback`)
+        return
+      }
+      throw new GrudgeError('ERR_GRUDGE_CLUSTER_UNAVAILABLE', message, { cause: err })
     }
   }
 
@@ -109,6 +133,7 @@ export class RedisExactStore implements ScoreStore {
     checkFinite('cost', cost)
     checkFinite('limit', limit)
     this.assertOpen()
+    if (limit > this.schedule.hi && this.schedule.hi !== this.shape.hi) throw this.scheduleError(limit)
     if (!this.skipRedis()) {
       try {
         const r = await this.call(OP_TRY, key, cost, limit)
@@ -192,15 +217,36 @@ export class RedisExactStore implements ScoreStore {
   private skipRedis(): boolean {
     // the factory's stores share one client: a failure seen by any of them holds for all
     if (performance.now() >= this.shared.downUntil) return false
-    this.down = true
+    if (!this.down) this.wentDown(undefined, undefined)
     return true
   }
 
-  private failed(err: unknown): void {
+  private failed(err: unknown, message?: string): void {
     if (isCoded(err)) throw err
-    this.down = true
+    if (!this.down) this.wentDown(err, message)
     this.shared.downUntil = Math.max(this.shared.downUntil, performance.now() + this.o.retryMs)
     this.o.onError?.(err)
+  }
+
+  /** The transition to failing: one 'down' event (logged once per outage, not per request). */
+  private wentDown(err: unknown, message: string | undefined): void {
+    this.down = true
+    this.downSinceMs = performance.now()
+    const mode = this.o.onStoreError
+    const what =
+      mode === 'local'
+        ? 'deciding on the in-process fallback (a Rotator of the same shape, per instance)'
+        : mode === 'open'
+          ? 'admitting every request unchecked (onStoreError: open)'
+          : 'denying every request (onStoreError: closed)'
+    const cause = message ?? (err === undefined ? 'failing' : describeConnectError(err))
+    this.shared.emit({
+      type: 'down',
+      policy: this.spec.name,
+      onStoreError: mode,
+      error: err,
+      message: `grudge: ${this.spec.name}: redis at ${this.shared.target}: ${cause}; ${what} until Redis answers (retry every ${this.o.retryMs} ms)`,
+    })
   }
 
   private recovered(): void {
@@ -209,14 +255,46 @@ export class RedisExactStore implements ScoreStore {
     // the local insurance covered the outage only; Redis is the truth again
     this.fallback?.close()
     this.fallback = undefined
+    const downForMs = Math.round(performance.now() - this.downSinceMs)
+    this.shared.emit({
+      type: 'up',
+      policy: this.spec.name,
+      downForMs,
+      message: `grudge: ${this.spec.name}: redis at ${this.shared.target} answers again after ${downForMs} ms; deciding on the shared cells`,
+    })
+  }
+
+  /** Rotate on the fleet's recorded period from now on (one 'schedule' event). */
+  private adopt(recordedPeriodMs: number): void {
+    if (!Number.isFinite(recordedPeriodMs) || recordedPeriodMs < 1) {
+      throw replyError('redis exact script (recorded period)', recordedPeriodMs)
+    }
+    this.schedule = adoptSchedule(this.shape, recordedPeriodMs)
+    this.newest = -Infinity
+    this.keysCache.length = 0
+    if (this.schedule.message !== undefined) {
+      this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
+    }
+  }
+
+  private scheduleError(limit: number): GrudgeError {
+    return new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_SCHEDULE',
+      `${this.shape.keyPrefix.slice(0, -1)}: expected a limit ≤ ${this.schedule.hi}, what the fleet's recorded period of ${this.schedule.periodMs} ms can hold at this policy's rate (${this.shape.decay.ratePerSecond}/s × (N − 1) periods), received ${limit}`,
+    )
   }
 
   private localRotator(): Rotator {
     if (this.fallback === undefined) {
       this.fallback = new Rotator({
-        sketch: { ...this.spec.sketch, levels: this.shape.levels, cellsPerLevel: this.shape.cellsPerLevel },
+        sketch: {
+          ...this.spec.sketch,
+          levels: this.shape.levels,
+          cellsPerLevel: this.shape.cellsPerLevel,
+          hi: this.schedule.hi,
+        },
         generations: this.shape.generations,
-        periodMs: this.shape.periodMs,
+        periodMs: this.schedule.periodMs,
         clock: this.spec.clock,
         ticker: this.spec.ticker,
       })
@@ -224,73 +302,112 @@ export class RedisExactStore implements ScoreStore {
     return this.fallback
   }
 
-  /** One operation: one EVALSHA (a second only after NOSCRIPT or a clock far off), within timeoutMs. */
-  private call(op: number, key: string, delta: number, limit: number, timeoutMs = this.o.timeoutMs): Promise<Reply> {
+  /** One operation: one EVALSHA (another only after NOSCRIPT, a clock far off or a new schedule), within timeoutMs. */
+  private call(
+    op: number,
+    key: string,
+    delta: number,
+    limit: number,
+    timeoutMs = this.o.timeoutMs,
+    slot = -1,
+  ): Promise<Reply> {
     const c = this.shared.ready
     const task =
       c !== undefined
-        ? this.exec(c, op, key, delta, limit)
-        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit))
+        ? this.exec(c, op, key, delta, limit, slot)
+        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit, slot))
     return withTimeout(task, timeoutMs)
   }
 
-  private async exec(client: RedisLike, op: number, key: string, delta: number, limit: number): Promise<Reply> {
+  private async exec(
+    client: RedisLike,
+    op: number,
+    key: string,
+    delta: number,
+    limit: number,
+    slot: number,
+  ): Promise<Reply> {
     const explicit = this.o.clock !== undefined
-    let estimate = explicit ? this.local.now() : this.local.now() + this.offsetMs
+    const estimate = explicit ? this.local.now() : this.local.now() + this.offsetMs
+    let gb = NaN
     for (let attempt = 0; ; attempt++) {
-      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit)
+      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, gb, slot)
       const raw = await evalScript(client, this.script, this.sha, keys, args, false)
       const r = decode(raw)
       if (!explicit) this.offsetMs = r.nowMs - this.local.now()
       if (r.status === -1) throw fingerprintError(this.shape, (raw as unknown[])[1])
+      if (attempt > 2) throw replyError('redis exact script (generation window)', raw)
+      if (r.status === -3) {
+        this.adopt(Number(String((raw as unknown[])[1])))
+        continue
+      }
+      if (r.newest > this.newest) this.newest = r.newest
       if (r.status !== -2) return r
-      if (attempt > 0) throw replyError('redis exact script (generation window)', raw)
-      estimate = r.nowMs
+      gb = r.newest - this.shape.generations
     }
   }
 
-  /** KEYS of a call for generations gb..gb+K−1: the fingerprint key, then one key per generation (cached for the last gb). */
-  private keysFor(gb: number, K: number): readonly string[] {
-    if (this.keysGb !== gb || this.keys.length !== K + 1) {
-      const keys = [this.shape.fpKey]
-      for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-      this.keys = keys
-      this.keysGb = gb
+  /** KEYS of a call to `slot` for generations gb..gb+K−1: its fingerprint key, then one key per generation (cached per slot for the last gb). */
+  private keysFor(slot: number, gb: number, K: number): readonly string[] {
+    let c = this.keysCache[slot]
+    if (c === undefined || c.gb !== gb || c.keys.length !== K + 1) {
+      const prefix = this.shape.keyPrefixes[slot]
+      const keys = [this.shape.fpKeys[slot]]
+      for (let j = 0; j < K; j++) keys.push(prefix + 'g' + (gb + j))
+      this.keysCache[slot] = c = { gb, keys }
     }
-    return this.keys
+    return c.keys
   }
 
   /** KEYS and ARGV of one call: fixed args, time, op, and the key's cells in each candidate generation. */
-  private request(op: number, key: string, delta: number, limit: number, estimateMs: number, explicit: boolean) {
+  private request(
+    op: number,
+    key: string,
+    delta: number,
+    limit: number,
+    estimateMs: number,
+    explicit: boolean,
+    gbGiven: number,
+    slotGiven: number,
+  ) {
     const s = this.shape
     const N = s.generations
     const L = s.levels
-    const gEst = Math.floor(estimateMs / s.periodMs)
+    const period = this.schedule.periodMs
+    const gEst = Math.floor(estimateMs / period)
     // the live window O..O+N−1 (O = the oldest) is covered for O = gEst or gEst − 1: the
     // estimate runs ahead of the server by about half a round trip, so near a boundary it
-    // may already be in the next period; further off, the script says so and we retry once
-    const gb = gEst - 1
+    // may already be in the next period; further off, the script says so and we retry with
+    // its window. Never below the newest generation seen: a clock that stepped back stays there.
+    const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
-    const keys = this.keysFor(gb, K)
+    const head = [explicit ? String(estimateMs) : '', String(period), s.ratePerMsArg, s.loArg, this.schedule.hiArg]
     // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
     // command is written to the socket in one piece (a Buffer argument would split it)
     if (op === OP_CHECK) {
-      const args: (string | number)[] = [explicit ? String(estimateMs) : '', op, delta, limit, gb, K, '']
-      return { keys, args }
+      const args: (string | number)[] = [...head, op, delta, limit, gb, K, '']
+      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
     }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
     keyBytes(key)
+    let slot = 0
+    if (s.slots > 1) {
+      const sh = this.slotHash
+      sh.hashInto(keyView, keyLength)
+      slot = (sh.hashLo >>> 0) % s.slots
+    }
+    const keys = this.keysFor(slot, gb, K)
     const idx = this.idx
     let list = ''
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
-      kmIndexes(h.hashHi, h.hashLo, L, s.cellsPerLevel, idx)
+      kmIndexes(h.hashHi, h.hashLo, L, s.slotCells, idx)
       for (let i = 0; i < L; i++) list += (j === 0 && i === 0 ? '' : ',') + idx[i]
     }
-    const args: (string | number)[] = [explicit ? String(estimateMs) : '', op, delta, limit, gb, K, list]
+    const args: (string | number)[] = [...head, op, delta, limit, gb, K, list]
     return { keys, args }
   }
 }
@@ -302,10 +419,11 @@ export function isCoded(err: unknown): boolean {
 }
 
 function decode(raw: unknown): Reply {
-  if (!Array.isArray(raw) || raw.length !== 3 || typeof raw[0] !== 'number') throw replyError('redis exact script', raw)
+  if (!Array.isArray(raw) || raw.length !== 4 || typeof raw[0] !== 'number') throw replyError('redis exact script', raw)
   const status = raw[0]
-  const score = status === -1 || status === -2 ? NaN : Number(raw[1])
+  const score = status < 0 ? NaN : Number(raw[1])
   const nowMs = Number(raw[2])
-  if (!Number.isFinite(nowMs)) throw replyError('redis exact script', raw)
-  return { status, score, nowMs }
+  const newest = Number(raw[3])
+  if (!Number.isFinite(nowMs) || !Number.isFinite(newest)) throw replyError('redis exact script', raw)
+  return { status, score, nowMs, newest }
 }

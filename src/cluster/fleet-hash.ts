@@ -16,7 +16,13 @@ export function generationHasher(base: Hasher, secret: Uint8Array, generationId:
   return base.withSeed(generationSeed(secret, generationId))
 }
 
-/** What the fingerprint covers: everything that decides which cells a key uses and what they mean. */
+/**
+ * What the fingerprint covers: what places a key in cells and encodes them, and nothing a
+ * rolling deploy may change. The policy figures (rate, burst, cost, maxDebt, thresholds,
+ * weights, hence decay rate and the bounds lo/hi) are left out: each instance applies its own
+ * to the shared cells. The rotation period is recorded beside the fingerprint instead
+ * (spec/cluster.md, "Schedule"), so that a period derived from a changed burst joins the fleet's.
+ */
 export interface FingerprintInput {
   /** `'exact'` or `'sync'`: the two modes never share cells. */
   mode: 'exact' | 'sync'
@@ -30,42 +36,35 @@ export interface FingerprintInput {
   levels: number
   /** M, cells per level. */
   cellsPerLevel: number
-  /** Decay kind (`'none'`, `'exponential'`, `'linear'`). */
+  /** S, hash slots the cells are spread over (exact mode; 1 in sync mode). */
+  slots: number
+  /** Decay kind (`'none'`, `'exponential'`, `'linear'`): what a cell's stored score means over time. */
   decayKind: DecayKind
-  /** Decay rate per second (λ for exponential, units per second for linear, 0 for none). */
-  decayRatePerSecond: number
-  /** Lower clamp bound. */
-  lo: number
-  /** Upper clamp bound. */
-  hi: number
   /** How levels combine. */
   aggregator: Aggregator
-  /** N, live generations. */
+  /** N, live generations: which generation keys hold a key's cells. */
   generations: number
-  /** Rotation period in ms. */
-  periodMs: number
 }
 
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
- * `grudge-fleet/1|mode|hasher|L|M|decayKind:rate|lo|hi|aggregator|N|periodMs` (numbers in
- * JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret;
- * equal only when the secret and everything that places or reads a cell are equal.
+ * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N` (numbers in JavaScript's
+ * shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
+ * secret and everything that places or encodes a cell are equal. (Version 1 also covered
+ * the decay rate, the bounds and the period, so a changed limit split the fleet.)
  */
 export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
   const text = [
-    'grudge-fleet/1',
+    'grudge-fleet/2',
     f.mode,
     f.hasher,
     f.levels,
     f.cellsPerLevel,
-    `${f.decayKind}:${f.decayRatePerSecond}`,
-    f.lo,
-    f.hi,
+    f.slots,
+    f.decayKind,
     f.aggregator,
     f.generations,
-    f.periodMs,
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }
@@ -84,24 +83,33 @@ export function fleetHasherName(hasher: Pick<Hasher, 'id' | 'name'>): string {
   return hasher.name
 }
 
+/** The generation id whose seed picks a key's slot: no time-based generation reaches it. */
+export const SLOT_SEED_ID = Number.MAX_SAFE_INTEGER
+
+/**
+ * The hasher that picks a key's slot among S (spec/cluster.md, "Slots"): the base function
+ * under `generationSeed(secret, 2^53 − 1)`, independent of every generation's placement, and
+ * the same for all generations, so one request's cells of every generation share a slot.
+ */
+export function slotHasher(base: Hasher, secret: Uint8Array): Hasher {
+  return base.withSeed(generationSeed(secret, SLOT_SEED_ID))
+}
+
 /** Fingerprint input of a sketch (used by tests and the store). */
 export function sketchFingerprintInput(
-  s: SketchShape,
+  s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',
   generations: number,
-  periodMs: number,
+  slots = 1,
 ): FingerprintInput {
   return {
     mode,
     hasher: fleetHasherName(s.hasher),
     levels: s.levels,
     cellsPerLevel: s.cellsPerLevel,
+    slots,
     decayKind: s.decay.kind,
-    decayRatePerSecond: s.decay.ratePerSecond,
-    lo: s.lo,
-    hi: s.hi,
     aggregator: s.aggregator,
     generations,
-    periodMs,
   }
 }

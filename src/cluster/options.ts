@@ -3,6 +3,7 @@ import { GrudgeError, invalidOption } from '../errors.js'
 import { seedBytes, type SeedLike } from '../hash/hasher.js'
 import { isRedisLike, type RedisLike } from './client.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
+import type { RedisStoreEvent } from './connection.js'
 
 /** What a store does when Redis does not answer in time (see {@link RedisStoreOptions.onStoreError}). */
 export type OnStoreError = 'open' | 'closed' | 'local'
@@ -17,7 +18,15 @@ export interface RedisStoreOptions {
    * `enableOfflineQueue: false` too; otherwise commands issued while disconnected wait in
    * its queue and run late (grudge still answers within `timeoutMs`).
    */
-  redis: RedisLike | string
+  redis: RedisLike | string | readonly string[]
+  /**
+   * Exact mode: the number S of Redis Cluster hash slots a policy's cells are spread over
+   * (sub-sketches of ceil(cellsPerLevel / S) cells per level, chosen by a keyed hash of the
+   * request key): one request touches one slot (one script), a hot policy loads every shard.
+   * An integer in [1, 1024]; default 16 in exact mode. Sync mode keeps a policy in one slot:
+   * only 1 (its default) is accepted there. Part of the fingerprint.
+   */
+  slots?: number
   /**
    * `'exact'` (default): cells live in Redis, one round trip per decision, atomic.
    * `'sync'`: each instance decides on its own cells (zero round trips on the request path)
@@ -60,11 +69,19 @@ export interface RedisStoreOptions {
   ticker?: Ticker
   /** Called with each Redis error that a failure mode absorbed (for logs and metrics). */
   onError?: (err: unknown) => void
+  /**
+   * Called once per transition, for logs: `'down'` (Redis failed; `onStoreError` decides, with
+   * `'local'` the in-process fallback takes over), `'up'` (answers again), `'schedule'` (this
+   * instance rotates on the fleet's recorded period). Adapters add their logger with the
+   * factory's `onEvent(listener)` instead. See {@link RedisStoreEvent}.
+   */
+  onEvent?: (event: RedisStoreEvent) => void
 }
 
 /** The option names of {@link RedisStoreOptions}; any other key is refused. */
 export const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({
   redis: true,
+  slots: true,
   mode: true,
   seed: true,
   timeoutMs: true,
@@ -75,11 +92,13 @@ export const REDIS_STORE_OPTION_KEYS = optionKeys<RedisStoreOptions>({
   clock: true,
   ticker: true,
   onError: true,
+  onEvent: true,
 })
 
 /** The parsed, frozen options. */
 export interface ParsedRedisOptions {
-  readonly redis: RedisLike | string
+  readonly redis: RedisLike | string | readonly string[]
+  readonly slots: number
   readonly mode: 'exact' | 'sync'
   readonly secret: Uint8Array
   readonly timeoutMs: number
@@ -90,6 +109,7 @@ export interface ParsedRedisOptions {
   readonly clock: Clock | undefined
   readonly ticker: Ticker | undefined
   readonly onError: ((err: unknown) => void) | undefined
+  readonly onEvent: ((event: RedisStoreEvent) => void) | undefined
 }
 
 /**
@@ -101,15 +121,25 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   if (typeof options !== 'object' || options === null) invalidOption('options', 'an object', options)
   checkKnownOptions(options, REDIS_STORE_OPTION_KEYS)
   const redis = options.redis
+  const expected = 'an ioredis client or Cluster, a redis:// or rediss:// URL, or a non-empty list of cluster node URLs'
   if (typeof redis === 'string') {
-    if (!/^rediss?:\/\//.test(redis)) invalidOption('redis', 'an ioredis client or a redis:// or rediss:// URL', redis)
+    if (!/^rediss?:\/\//.test(redis)) invalidOption('redis', expected, redis)
+  } else if (Array.isArray(redis)) {
+    if (redis.length === 0 || !redis.every((u) => typeof u === 'string' && /^rediss?:\/\//.test(u))) {
+      invalidOption('redis', expected, redis)
+    }
   } else if (!isRedisLike(redis)) {
-    invalidOption('redis', 'an ioredis client (with evalsha and script) or a redis:// URL', redis)
+    invalidOption('redis', expected, redis)
   }
   const mode = options.mode ?? 'exact'
   if (mode !== 'exact' && mode !== 'sync') invalidOption('mode', "'exact' or 'sync'", mode)
-  if (mode === 'sync' && typeof redis !== 'string' && typeof redis.evalshaBuffer !== 'function') {
+  if (mode === 'sync' && isRedisLike(redis) && typeof redis.evalshaBuffer !== 'function') {
     invalidOption('redis', 'a client with evalshaBuffer (ioredis) for sync mode', redis)
+  }
+  const slots = options.slots ?? (mode === 'exact' ? 16 : 1)
+  if (!Number.isInteger(slots) || slots < 1 || slots > 1024) invalidOption('slots', 'an integer in [1, 1024]', slots)
+  if (mode === 'sync' && slots !== 1) {
+    invalidOption('slots', '1 in sync mode (a policy syncs as one slot; spreading is for exact mode)', slots)
   }
   if (options.seed === undefined || options.seed === null || options.seed === '') {
     throw new GrudgeError(
@@ -146,8 +176,11 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   }
   const onError = options.onError
   if (onError !== undefined && typeof onError !== 'function') invalidOption('onError', 'a function', onError)
+  const onEvent = options.onEvent
+  if (onEvent !== undefined && typeof onEvent !== 'function') invalidOption('onEvent', 'a function', onEvent)
   return Object.freeze({
-    redis,
+    redis: Array.isArray(redis) ? Object.freeze([...(redis as readonly string[])]) : redis,
+    slots,
     mode,
     secret,
     timeoutMs,
@@ -158,5 +191,6 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
     clock,
     ticker,
     onError,
+    onEvent,
   })
 }

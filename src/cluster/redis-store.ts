@@ -1,5 +1,6 @@
 import type { ScoreStore, StoreSpec } from '../limit/store.js'
-import { SharedClient } from './connection.js'
+import { invalidOption } from '../errors.js'
+import { SharedClient, type RedisStoreEvent } from './connection.js'
 import { RedisExactStore } from './exact-store.js'
 import { parseRedisOptions, type RedisStoreOptions } from './options.js'
 import { RedisSyncStore } from './sync-store.js'
@@ -29,6 +30,15 @@ export interface RedisStoreFactory {
    * @throws {GrudgeError} as {@link RedisScoreStore.ready}
    */
   ready(): Promise<void>
+  /**
+   * Add a listener of the stores' {@link RedisStoreEvent}s (`'down'` when Redis fails and
+   * `onStoreError` — with `'local'` the in-process fallback — takes over, `'up'` when it
+   * answers again, `'schedule'` when an instance adopts the fleet's period): the hook for a
+   * framework logger, e.g. `store.onEvent((e) => fastify.log.warn({ policy: e.policy }, e.message))`.
+   * Each event comes once per transition, not per request. A listener that throws is ignored.
+   * @returns a function that removes the listener
+   */
+  readonly onEvent: (listener: (event: RedisStoreEvent) => void) => () => void
 }
 
 /**
@@ -57,6 +67,7 @@ export interface RedisStoreFactory {
 export function redisStore(options: RedisStoreOptions): RedisStoreFactory {
   const o = parseRedisOptions(options)
   const shared = new SharedClient(o.redis)
+  if (o.onEvent !== undefined) shared.listeners.add(o.onEvent)
   const open = new Set<RedisScoreStore>()
   const factory = (spec: StoreSpec): RedisScoreStore => {
     const store = o.mode === 'exact' ? new RedisExactStore(spec, o, shared) : new RedisSyncStore(spec, o, shared)
@@ -71,5 +82,12 @@ export function redisStore(options: RedisStoreOptions): RedisStoreFactory {
   const ready = async (): Promise<void> => {
     await Promise.all([...open].map((s) => s.ready()))
   }
-  return Object.assign(factory, { mode: o.mode, ready })
+  const onEvent = (listener: (event: RedisStoreEvent) => void): (() => void) => {
+    if (typeof listener !== 'function') invalidOption('onEvent(listener)', 'a function', listener)
+    shared.listeners.add(listener)
+    return () => {
+      shared.listeners.delete(listener)
+    }
+  }
+  return Object.assign(factory, { mode: o.mode, ready, onEvent })
 }

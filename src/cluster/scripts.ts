@@ -3,36 +3,40 @@ import { createHash } from 'node:crypto'
 /**
  * The Lua scripts grudge runs inside Redis (normative in `spec/cluster.md`). Both share a
  * prologue: argument parsing, the clock (Redis `TIME`, or an explicit time for tests and
- * replays), the fingerprint check and the cell codec — one cell is 16 bytes, the score
- * then the last-touched time in ms, both little-endian float64, at byte offset
+ * replays), the fingerprint and schedule check and the cell codec — one cell is 16 bytes,
+ * the score then the last-touched time in ms, both little-endian float64, at byte offset
  * (level·M + index)·16 of its generation's string.
  *
- * Generations: the oldest live id is O = floor(now / periodMs), the newest G = O + N − 1;
- * the live ones are G−N+1..G (= O..O+N−1), indexed as a Rotator aligned with
- * `rotateTo(floor(now / periodMs))` (spec/rotator.md).
+ * Generations: the newest live id is G = max(floor(now / periodMs) + N − 1, the newest
+ * seen), the oldest G − N + 1: a server clock that steps back keeps the generations it
+ * already reached (no amnesty), as a Rotator never rotates backwards.
+ *
+ * The fingerprint key holds `<fingerprint>:<periodMs>:<newest G seen>`.
  *
  * Replies are arrays whose numbers travel as `%.17g` strings (Redis would truncate a Lua
  * number to an integer), which round-trip a float64 exactly.
  */
 
 /**
- * The constants of a policy, as Lua literals in this order: fingerprint (quoted), periodMs, N,
- * L, M, aggregator id, decay id, decay rate per ms, lo, hi. They are compiled into the
- * script's text (one script, one SHA per policy shape), so a call carries only what varies.
+ * The placement constants of a policy, as Lua literals in this order: fingerprint (quoted),
+ * N, L, M, aggregator id, decay kind id. They are compiled into the script's text (one
+ * script, one SHA per placement). The policy figures — periodMs, decay rate per ms, lo, hi —
+ * are arguments (ARGV 2..5), so instances that differ in them during a rolling deploy run
+ * the same script on the same cells, each with its own figures.
  */
 export type ScriptConstants = readonly string[]
 
 const prologue = (c: ScriptConstants) => `
 local fp = ${c[0]}
-local period = ${c[1]}
-local N = ${c[2]}
-local L = ${c[3]}
-local M = ${c[4]}
-local agg = ${c[5]}
-local decay = ${c[6]}
-local rate = ${c[7]}
-local lo = ${c[8]}
-local hi = ${c[9]}
+local N = ${c[1]}
+local L = ${c[2]}
+local M = ${c[3]}
+local agg = ${c[4]}
+local decay = ${c[5]}
+local period = tonumber(ARGV[2])
+local rate = tonumber(ARGV[3])
+local lo = tonumber(ARGV[4])
+local hi = tonumber(ARGV[5])
 local now
 if ARGV[1] == '' then
   local t = redis.call('TIME')
@@ -41,24 +45,37 @@ else
   now = tonumber(ARGV[1])
 end
 local function fmt(x) return string.format('%.17g', x) end
-local stored = redis.call('GET', KEYS[1])
-if stored and stored ~= fp then
-  return {-1, stored, fmt(now)}
+local raw = redis.call('GET', KEYS[1])
+local stored = false
+local seenG = nil
+if raw then
+  local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
+  if sfp ~= fp then
+    return {-1, raw, fmt(now), '0'}
+  end
+  if tonumber(sp) ~= period then
+    -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
+    return {-3, sp, fmt(now), '0'}
+  end
+  stored = true
+  seenG = tonumber(sg) or -1
 end
--- generation ids: the oldest live one is floor(now / periodMs), the newest G = oldest + N − 1
+-- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
 local G = math.floor(now / period) + N - 1
+if seenG and seenG > G then G = seenG end
 local function ttl(k)
   -- generation k is live until (k + 1)·periodMs; it expires one period later
   local ms = math.ceil((k + 2) * period - now)
   if ms < 1 then ms = 1 end
   return ms
 end
--- the fingerprint lives as long as the newest generation: stored when absent, its expiry
--- pushed forward when a generation is created (generations are created in id order)
+-- the fingerprint record lives as long as the newest generation: written when absent or
+-- when G moved forward (once per period), its expiry pushed when a generation is created
 local function touchFp()
-  if not stored then
-    redis.call('SET', KEYS[1], fp, 'PX', ttl(G))
-    stored = fp
+  if not stored or G > seenG then
+    redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ttl(G))
+    stored = true
+    seenG = G
   end
 end
 local function decayed(s, t)
@@ -107,35 +124,36 @@ end
  * Exact mode: one decision per call.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
- * ARGV: 1 now in ms (empty: Redis `TIME`), 2 op (0 tryConsume, 1 add, 2 read, 3 check),
- * 3 delta, 4 limit, 5 gb, 6 K, 7 the K×L cell indexes, generation-major, in decimal
- * separated by commas.
+ * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 decay rate per ms, 4 lo, 5 hi (this
+ * instance's policy figures), 6 op (0 tryConsume, 1 add, 2 read, 3 check), 7 delta, 8 limit,
+ * 9 gb, 10 K, 11 the K×L cell indexes, generation-major, in decimal separated by commas.
  *
- * Reply: `{status, score, nowMs}` with status 1 admitted / applied / read, 0 denied,
- * −1 fingerprint mismatch (score = the stored fingerprint), −2 the live generations
- * G−N+1..G are not all among gb..gb+K−1 (the caller's time estimate is off: retry with
- * the returned time).
+ * Reply: `{status, score, nowMs, G}` with status 1 admitted / applied / read, 0 denied,
+ * −1 fingerprint mismatch (score = the stored record), −2 the live generations G−N+1..G are
+ * not all among gb..gb+K−1 (the caller repeats with gb = G − N), −3 another period is
+ * recorded (score = that period; the caller adopts it and repeats).
  */
 export const exactScript = (c: ScriptConstants): string =>
   prologue(c) +
   `
-local op = tonumber(ARGV[2])
-local delta = tonumber(ARGV[3])
-local limit = tonumber(ARGV[4])
-local gb = tonumber(ARGV[5])
-local K = tonumber(ARGV[6])
+local op = tonumber(ARGV[6])
+local delta = tonumber(ARGV[7])
+local limit = tonumber(ARGV[8])
+local gb = tonumber(ARGV[9])
+local K = tonumber(ARGV[10])
+local gs = fmt(G)
 if op == 3 then
   touchFp()
-  return {1, '0', fmt(now)}
+  return {1, '0', fmt(now), gs}
 end
 local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
-  return {-2, '', fmt(now)}
+  return {-2, '', fmt(now), gs}
 end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
 local X = {}
-for v in string.gmatch(ARGV[7], '%d+') do X[#X + 1] = tonumber(v) end
+for v in string.gmatch(ARGV[11], '%d+') do X[#X + 1] = tonumber(v) end
 local S = {}
 local T = {}
 local P = {}
@@ -165,8 +183,8 @@ if op == 2 or (op == 0 and acc + delta > limit) then
     if D[i] then storeCell(okey, P[i], S[i], T[i]) end
   end
   touchFp()
-  if op == 2 then return {1, fmt(acc), fmt(now)} end
-  return {0, fmt(acc), fmt(now)}
+  if op == 2 then return {1, fmt(acc), fmt(now), gs} end
+  return {0, fmt(acc), fmt(now), gs}
 end
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
@@ -196,14 +214,14 @@ for k = oldest + 1, G do
   end
 end
 touchFp()
-return {1, fmt(acc), fmt(now)}
+return {1, fmt(acc), fmt(now), gs}
 `
 
 /**
  * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
- * ARGV: 1 now as in {@link exactScript}, 2 gb, 3 K, then per generation j in 0..K−1 one
+ * ARGV: 1..5 as in {@link exactScript} (now, periodMs, rate per ms, lo, hi), 6 gb, 7 K, then per generation j in 0..K−1 one
  * binary string of 12-byte records: cell position p = level·M + index (u32 LE) and the
  * delta (float64 LE); empty when nothing was added.
  *
@@ -211,16 +229,16 @@ return {1, fmt(acc), fmt(now)}
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
  * live (below G−N+1) are dropped. Reply: `{status, nowMs, G, v_0, …, v_{K−1}}` where v_j is
  * the raw string of generation gb+j when it is live (G−N+1 ≤ gb+j ≤ G) and exists, else
- * empty; status −1 is a fingerprint mismatch as in exact mode.
+ * empty; status −1 (fingerprint) and −3 (period) as in exact mode, with nothing merged.
  */
 export const syncScript = (c: ScriptConstants): string =>
   prologue(c) +
   `
-local gb = tonumber(ARGV[2])
-local K = tonumber(ARGV[3])
+local gb = tonumber(ARGV[6])
+local K = tonumber(ARGV[7])
 local oldest = G - N + 1
 for j = 0, K - 1 do
-  local blob = ARGV[4 + j]
+  local blob = ARGV[8 + j]
   local k = gb + j
   if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]

@@ -4,9 +4,10 @@ import { applyDecay } from '../sketch/decay.js'
 import type { SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
-import type { RedisLike } from './client.js'
+import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
+  adoptSchedule,
   evalScript,
   fingerprintError,
   fleetShape,
@@ -14,6 +15,7 @@ import {
   shaOf,
   withTimeout,
   type FleetShape,
+  type Schedule,
   type SharedClient,
 } from './connection.js'
 import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
@@ -96,7 +98,9 @@ export class RedisSyncStore implements ScoreStore {
   private readonly script: string
   private readonly sha: string
   private readonly local: Clock
-  private readonly sketchConfig: SketchOptions
+  private sketchConfig: SketchOptions
+  /** The period and hi in use: the policy's, or the fleet's recorded period (spec/cluster.md, "Schedule"). */
+  private schedule: Schedule
   /** Whether writes carry the oldest generation's aggregate forward (linear decay, as the Rotator). */
   private readonly carry: boolean
   private gens: Generation[] = []
@@ -106,12 +110,14 @@ export class RedisSyncStore implements ScoreStore {
   private fatal: GrudgeError | undefined
   private readonly handle: TickerHandle
   private closed = false
+  /** performance.now() when syncs started failing; undefined while they succeed. */
+  private downSinceMs: number | undefined = undefined
   /** Count of successful syncs. */
   syncs = 0
 
   /** @internal built by {@link redisStore} */
   constructor(
-    spec: StoreSpec,
+    private readonly spec: StoreSpec,
     private readonly o: ParsedRedisOptions,
     private readonly shared: SharedClient,
   ) {
@@ -120,6 +126,7 @@ export class RedisSyncStore implements ScoreStore {
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.local = o.clock ?? spec.clock ?? systemClock
+    this.schedule = adoptSchedule(this.shape, this.shape.periodMs)
     this.sketchConfig = {
       ...spec.sketch,
       levels: this.shape.levels,
@@ -149,10 +156,14 @@ export class RedisSyncStore implements ScoreStore {
       await this.sync(true, READY_TIMEOUT_MS(this.o.timeoutMs))
     } catch (err) {
       if (isCoded(err)) throw err
+      // with 'local' the instance decides on its own cells anyway: starting is safe
+      if (this.o.onStoreError === 'local') return
       throw new GrudgeError(
         'ERR_GRUDGE_CLUSTER_UNAVAILABLE',
-        `redis: expected an answer within ${READY_TIMEOUT_MS(this.o.timeoutMs)} ms at startup, received ${(err as Error).message}`,
-        { cause: err },
+        this.shared.explain(err, READY_TIMEOUT_MS(this.o.timeoutMs)),
+        {
+          cause: err,
+        },
       )
     }
   }
@@ -295,7 +306,7 @@ export class RedisSyncStore implements ScoreStore {
   /** Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate. */
   private rotate(): void {
     const N = this.shape.generations
-    const G = Math.floor(this.serverNow() / this.shape.periodMs) + N - 1
+    const G = Math.floor(this.serverNow() / this.schedule.periodMs) + N - 1
     const gens = this.gens
     if (gens.length === N && gens[N - 1].id === G) return
     while (gens.length > 0 && gens[0].id < G - N + 1) gens.shift()
@@ -305,6 +316,26 @@ export class RedisSyncStore implements ScoreStore {
     }
     // a clock estimate that moved back keeps the newer generations it already has
     for (let id = gens[gens.length - 1].id + 1; id <= G; id++) gens.push(this.freshGeneration(id))
+  }
+
+  /**
+   * Rotate on the fleet's recorded period from now on (one 'schedule' event). The local
+   * generations were keyed on the other period: they restart empty (what they held not yet
+   * pushed is lost: this happens at the first sync, normally `ready()`).
+   */
+  private adopt(recordedPeriodMs: number): void {
+    if (!Number.isFinite(recordedPeriodMs) || recordedPeriodMs < 1) {
+      throw replyError('redis sync script (recorded period)', recordedPeriodMs)
+    }
+    const before = this.schedule.periodMs
+    this.schedule = adoptSchedule(this.shape, recordedPeriodMs)
+    if (this.schedule.periodMs === before) return
+    this.sketchConfig = { ...this.sketchConfig, hi: this.schedule.hi }
+    this.gens = []
+    this.rotate()
+    if (this.schedule.message !== undefined) {
+      this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
+    }
   }
 
   private freshGeneration(id: number): Generation {
@@ -319,14 +350,22 @@ export class RedisSyncStore implements ScoreStore {
     }
   }
 
-  private async runSync(timeoutMs: number): Promise<void> {
+  private async runSync(timeoutMs: number, adopted = false): Promise<void> {
     this.rotate()
     const gens = this.gens
     const gb = gens[0].id
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
     const keys: string[] = [this.shape.fpKey]
     for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-    const args: (string | number | Buffer)[] = [this.o.clock !== undefined ? String(this.o.clock.now()) : '', gb, K]
+    const args: (string | number | Buffer)[] = [
+      this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+      String(this.schedule.periodMs),
+      this.shape.ratePerMsArg,
+      this.shape.loArg,
+      this.schedule.hiArg,
+      gb,
+      K,
+    ]
     const taken: { gen: Generation; blob: Buffer }[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
@@ -358,13 +397,25 @@ export class RedisSyncStore implements ScoreStore {
       for (const { gen, blob } of taken) {
         for (let k = 0; k < blob.length; k += 12) addPending(gen, blob.readUInt32LE(k), blob.readDoubleLE(k + 4))
       }
-      if (!isCoded(err)) this.o.onError?.(err)
+      if (!isCoded(err)) {
+        this.o.onError?.(err)
+        if (this.downSinceMs === undefined) this.wentDown(err)
+      }
       throw err
     }
     if (!Array.isArray(raw) || raw.length !== 3 + K || typeof raw[0] !== 'number') {
       if (Array.isArray(raw) && raw[0] === -1) {
         this.fatal = fingerprintError(this.shape, String(raw[1]))
         throw this.fatal
+      }
+      if (Array.isArray(raw) && raw[0] === -3 && !adopted) {
+        // nothing was merged: put the sums back, re-key the local generations on the
+        // fleet's period and push them with the next sync
+        for (const { gen, blob } of taken) {
+          for (let k = 0; k < blob.length; k += 12) addPending(gen, blob.readUInt32LE(k), blob.readDoubleLE(k + 4))
+        }
+        this.adopt(Number(String(raw[1])))
+        return this.runSync(timeoutMs, true)
       }
       throw replyError('redis sync script', raw)
     }
@@ -386,6 +437,33 @@ export class RedisSyncStore implements ScoreStore {
     }
     this.lastOkMs = this.mono()
     this.syncs++
+    if (this.downSinceMs !== undefined) {
+      const downForMs = Math.round(performance.now() - this.downSinceMs)
+      this.downSinceMs = undefined
+      this.shared.emit({
+        type: 'up',
+        policy: this.spec.name,
+        downForMs,
+        message: `grudge: ${this.spec.name}: redis at ${this.shared.target} answers again after ${downForMs} ms; syncing with the fleet`,
+      })
+    }
+  }
+
+  /** The first failed sync of an outage: one 'down' event. */
+  private wentDown(err: unknown): void {
+    this.downSinceMs = performance.now()
+    const mode = this.o.onStoreError
+    const after =
+      mode === 'local'
+        ? 'deciding on its own cells only'
+        : `deciding on its own cells, then (after 3 × syncMs = ${3 * this.o.syncMs} ms without a sync) ${mode === 'open' ? 'admitting every request' : 'denying every request'}`
+    this.shared.emit({
+      type: 'down',
+      policy: this.spec.name,
+      onStoreError: mode,
+      error: err,
+      message: `grudge: ${this.spec.name}: redis at ${this.shared.target}: sync failed (${describeConnectError(err)}); ${after} until Redis answers`,
+    })
   }
 }
 

@@ -29,7 +29,7 @@ function rng(seed: number) {
 
 /**
  * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
- * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), reads and
+ * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), never below an O already reached, reads and
  * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay).
  */
 class Model {
@@ -40,8 +40,11 @@ class Model {
     private readonly periodMs: number,
     private readonly clock: FakeClock,
   ) {}
+  /** The oldest live id so far: a clock that steps back does not rotate back (spec/cluster.md). */
+  private reached = -Infinity
   private live(): Sketch[] {
-    const oldest = Math.floor(this.clock.now() / this.periodMs)
+    const oldest = Math.max(Math.floor(this.clock.now() / this.periodMs), this.reached)
+    this.reached = oldest
     const out: Sketch[] = []
     for (let k = oldest; k < oldest + this.N; k++) {
       let s = this.gens.get(k)
@@ -113,7 +116,7 @@ t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t
       const clock = new FakeClock(1_000_000)
       const periodMs = 10_000
       const N = 3
-      const store = redisStore({ redis: admin, seed: SECRET, prefix, clock, timeoutMs: 2000 })({
+      const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })({
         name: 'policy',
         sketch: c.sketch,
         generations: N,
@@ -180,7 +183,7 @@ t.test('exact mode: Redis memory is constant in the number of keys', async (t) =
     const L = 4
     const M = 1024
     const N = 2
-    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 5000 })({
+    const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, timeoutMs: 5000 })({
       name: 'mem',
       sketch: { levels: L, cellsPerLevel: M, decay: linear(10), lo: 0, hi: 100 },
       generations: N,
@@ -250,7 +253,7 @@ t.test('exact mode: a local clock far from server time costs one retry, never a 
     t.teardown(() => admin.quit())
     const prefix = uniquePrefix('exact-skew')
     const periodMs = 60_000
-    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 2000 })({
+    const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, timeoutMs: 2000 })({
       name: 'skew',
       sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
       generations: 2,
@@ -287,7 +290,7 @@ t.test('exact mode: generation keys expire on their own; cells carry Redis TIME'
     const N = 3
     const L = 2
     const M = 8
-    const store = redisStore({ redis: admin, seed: SECRET, prefix, timeoutMs: 2000 })({
+    const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, timeoutMs: 2000 })({
       name: 'ttl',
       sketch: { levels: L, cellsPerLevel: M, decay: linear(1), lo: 0, hi: 100 },
       generations: N,

@@ -30,6 +30,7 @@ t.test('every documented option passes; the client is a value, its own keys are 
   }
   const all: Required<RedisStoreOptions> = {
     redis: client,
+    slots: 1,
     mode: 'sync',
     seed: SEED,
     timeoutMs: 20,
@@ -40,6 +41,7 @@ t.test('every documented option passes; the client is a value, its own keys are 
     clock: new FakeClock(0),
     ticker: new FakeTicker(),
     onError: () => {},
+    onEvent: () => {},
   }
   t.same(Object.keys(all).sort(), [...REDIS_STORE_OPTION_KEYS].sort(), 'the test names every option')
   t.equal(redisStore(all).mode, 'sync')

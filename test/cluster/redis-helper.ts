@@ -1,6 +1,9 @@
 // Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
 // Tests that need it fail under CI (CI=true or 1) when it is missing and skip, saying why, elsewhere.
 import { Socket } from 'node:net'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { Redis } from 'ioredis'
 import type { Test } from 'tap'
@@ -99,4 +102,78 @@ export function privateRedis(port: number): PrivateRedis {
       child = undefined
     },
   }
+}
+
+/** A Redis Cluster for the tests: its node URLs, and a stop() for one this helper started. */
+export interface TestCluster {
+  urls: string[]
+  /** The redis-server children this helper started, by port (empty for GRUDGE_REDIS_CLUSTER). */
+  pids: Map<number, ChildProcess>
+  stop(): Promise<void>
+}
+
+/** Whether `port` and its cluster bus port (port + 10000) are both closed on 127.0.0.1. */
+async function freeForCluster(port: number): Promise<boolean> {
+  return !(await redisReachable(port)) && !(await redisReachable(port + 10000))
+}
+
+/**
+ * The cluster named by `GRUDGE_REDIS_CLUSTER` (comma-separated host:port list; `.ci/run` sets
+ * it), or a 3-master cluster of this test's own on free loopback ports (redis-server 7
+ * `--cluster-enabled yes`, each with its own nodes.conf, then `redis-cli --cluster create`);
+ * undefined when neither is possible. Only the PIDs started here are ever stopped.
+ */
+export async function testCluster(): Promise<TestCluster | undefined> {
+  const env = process.env.GRUDGE_REDIS_CLUSTER
+  if (env !== undefined && env !== '') {
+    return { urls: env.split(',').map((h) => `redis://${h.trim()}`), pids: new Map(), stop: async () => {} }
+  }
+  if (!haveRedisServer() || spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status !== 0) return undefined
+  const ports: number[] = []
+  for (let p = 21000 + (process.pid % 2000) * 3; ports.length < 3 && p < 31000; p++) {
+    if (await freeForCluster(p)) ports.push(p)
+  }
+  const pids = new Map<number, ChildProcess>()
+  for (const port of ports) {
+    const dir = mkdtempSync(join(tmpdir(), `grudge-cluster-${port}-`))
+    const child = spawn(
+      'redis-server',
+      [
+        '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
+        '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'),
+        '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', 'no', '--loglevel', 'warning',
+      ], // prettier-ignore
+      { stdio: 'ignore' },
+    )
+    pids.set(port, child)
+    for (let i = 0; i < 100 && !(await redisReachable(port)); i++) await new Promise((r) => setTimeout(r, 20))
+  }
+  const stop = async () => {
+    for (const c of pids.values()) {
+      if (c.exitCode !== null || c.signalCode !== null) continue
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      await exited
+    }
+  }
+  const created = spawnSync(
+    'redis-cli',
+    ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+    { stdio: 'ignore', timeout: 20_000 },
+  )
+  if (created.status !== 0) {
+    await stop()
+    return undefined
+  }
+  // wait until every node agrees the cluster is up
+  for (let i = 0; i < 100; i++) {
+    const ok = ports.every((p) =>
+      /cluster_state:ok/.test(
+        spawnSync('redis-cli', ['-p', String(p), 'cluster', 'info'], { encoding: 'utf8' }).stdout,
+      ),
+    )
+    if (ok) break
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return { urls: ports.map((p) => `redis://127.0.0.1:${p}`), pids, stop }
 }

@@ -17,7 +17,7 @@ const SECRET_HEX = '000102030405060708090a0b0c0d0e0f'
 
 /** The documented fingerprint (spec/cluster.md), computed by the siphash package. */
 function refFingerprint(hasherField: string): string {
-  const text = `grudge-fleet/1|exact|${hasherField}|4|1024|linear:1|0|10|min|2|60000`
+  const text = `grudge-fleet/2|exact|${hasherField}|4|1024|16|linear|min|2`
   // key words: the 16 secret bytes as four little-endian u32 (bytes 0..15 = 0x00..0x0f)
   const key = [0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c]
   const r = siphashRef.hash(key, new Uint8Array(Buffer.from(text, 'utf8')))
@@ -38,7 +38,7 @@ function fleetFingerprint(hasher: Hasher): string {
 }
 
 t.test('the fleet fingerprint tells the two murmur3 variants apart', async (t) => {
-  // what a node before 0.1.0 stored for this policy with murmur3() (then x64_128 h1, named 'murmur3')
+  // what a node with the x64_128 h1 variant stores (the default murmur3 before 0.1.0, named 'murmur3')
   const oldDefault = refFingerprint('murmur3')
   t.not(fleetFingerprint(murmur3(1)), oldDefault, 'the new default (x86_128) is refused by an old-default fleet')
   t.equal(
