@@ -83,6 +83,13 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   storeTimeoutMs?: number
   /** A store timeout or rejection: `'open'` (admit, no figures; default) or `'closed'` (503). */
   onStoreError?: 'open' | 'closed'
+  /**
+   * The status recorded for the feedback and abuse scores when the client aborts a request
+   * before its response is sent (Fastify's `onRequestAbort`, a `close` before `finish` in
+   * Express): an integer in [100, 599]; default 499 (nginx's "client closed request"). Weight
+   * it in `abuse.weights` (`{ 499: 1 }`) to make aborting count as probing.
+   */
+  abortStatus?: number
 }
 
 /**
@@ -108,6 +115,7 @@ export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> =
   targetFalsePositiveRate: true,
   storeTimeoutMs: true,
   onStoreError: true,
+  abortStatus: true,
 })
 /**
  * The option names of {@link AdapterLimitOptions} (`limit`).
@@ -168,6 +176,8 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   readonly limiter: Readonly<LimiterOptions>
   /** The option path prefix the options were parsed under (e.g. `config.grudge.`). */
   readonly prefix: string
+  /** The status recorded for an aborted request. */
+  readonly abortStatus: number
 }
 
 function fn(name: string, v: unknown): void {
@@ -201,6 +211,9 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
   fn(prefix + 'onExceeded', o.onExceeded)
   fn(prefix + 'skip', o.skip)
   const allowList = parseAllowList<Req>(o.allowList, ipv6Subnet, prefix + 'allowList')
+  const abortStatus = o.abortStatus ?? 499
+  if (typeof abortStatus !== 'number' || !Number.isInteger(abortStatus) || abortStatus < 100 || abortStatus > 599)
+    invalidOption(prefix + 'abortStatus', 'an integer status in [100, 599]', abortStatus)
   let cost: ((req: Req) => number) | undefined
   let limit: DebtMeterOptions | undefined
   if (o.limit) {
@@ -270,6 +283,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     fairnessStatus,
     limiter,
     prefix,
+    abortStatus,
   })
 }
 

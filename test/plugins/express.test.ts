@@ -436,6 +436,7 @@ t.test('every documented option passes', async (t) => {
     targetFalsePositiveRate: 0.02,
     storeTimeoutMs: 500,
     onStoreError: 'open',
+    abortStatus: 499,
     name: 'api',
     handler: (_req, res) => res.status(429).end(),
     warn: () => {},

@@ -972,6 +972,7 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
     targetFalsePositiveRate: 0.02,
     storeTimeoutMs: 500,
     onStoreError: 'closed' as const,
+    abortStatus: 499,
   }
   // `bloom` is a route option: given to the plugin it is refused with its own message
   const plugin: Required<Omit<GrudgeFastifyOptions, 'bloom'>> = { ...common, bloomRegistry, notFound: true }
