@@ -168,13 +168,13 @@ function setReplyHeader(reply: FastifyReply, name: string, value: string): void 
 
 function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string, d: Decision): void {
   // a limiter of a stack that answered while another was waiting on its store decides nothing more
-  if (decidedBy(req as Stateful, ctx.limiter)) return next()
+  if (decidedBy(req, ctx.limiter)) return next()
   const prev = req.grudge
   const state = d as GrudgeRequestState
   state.key = key
   state.bloom = ctx.bloomOf
   req.grudge = state
-  writeFields(ctx, req as Stateful, reply, d, prev)
+  writeFields(ctx, req, reply, d, prev)
   if (d.admitted) {
     const pending = (req as Stateful)[kState]
     if (ctx.limiter.recordsOutcomes)
@@ -211,7 +211,7 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
   const fields = fieldSource(limiter, config.headers, implicit)
   const ctx: HookContext = { config, limiter, fields, bloomOf: scope.bloomOf }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
-    if (decidedBy(req as Stateful, limiter)) return next() // this limiter already decided this request
+    if (decidedBy(req, limiter)) return next() // this limiter already decided this request
     try {
       if (config.skip !== undefined && config.skip(req) === true) return next()
       const key = deriveKey(config, view, req)
