@@ -15,7 +15,9 @@ import { BloomGate } from '../../src/limit/bloom-gate.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody } from '../../src/http/error-body.js'
+import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import { isThenable } from '../../src/http/thenable.js'
+import { requestCost } from '../../src/http/options.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
@@ -54,18 +56,38 @@ export interface PluginScope {
   readonly limiters: Limiter[]
   /** The onResponse hook recording outcomes, marked as this instance's. */
   readonly onResponse: Tagged
+  /** The plugin's reads of a request (its client address warns once when missing). */
+  readonly view: RequestView<FastifyRequest>
   /** The onRequestAbort hook recording the outcome of an aborted request, marked as this instance's. */
   readonly onRequestAbort: Tagged
 }
 
-const view: RequestView<FastifyRequest> = {
-  ip: (req) => req.ip,
-  method: (req) => req.method,
-  route: (req) => req.routeOptions?.url,
-  header: (req, name) => {
-    const v = req.headers[name]
-    return Array.isArray(v) ? v[0] : v
-  },
+/**
+ * The reads of a request for one plugin instance. A request without a client address
+ * (`request.ip` undefined: a socket already gone, a custom server) is keyed `ip:`, one
+ * bucket shared by every such request; the first one is logged, once per instance.
+ */
+export function fastifyView(log: { warn(msg: string): void }): RequestView<FastifyRequest> {
+  let warned = false
+  return {
+    ip: (req) => {
+      const ip = req.ip
+      if (ip !== undefined && ip !== '') return ip
+      if (!warned) {
+        warned = true
+        log.warn(
+          "grudge: a request has no client address (request.ip is undefined); such requests share the key 'ip:' (one budget). Check trustProxy, or key by something else (key option)",
+        )
+      }
+      return ''
+    },
+    method: (req) => req.method,
+    route: (req) => req.routeOptions?.url,
+    header: (req, name) => {
+      const v = req.headers[name]
+      return Array.isArray(v) ? v[0] : v
+    },
+  }
 }
 
 interface PerRequest {
@@ -90,6 +112,7 @@ type Stateful = FastifyRequest & { [kState]?: PerRequest; [kFirst]?: HookContext
 type Next = (err?: Error) => void
 
 interface HookContext {
+  view: RequestView<FastifyRequest>
   config: FastifyConfig
   limiter: Limiter
   fields: FieldSource
@@ -139,26 +162,57 @@ function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: De
   st.fields.write(st.writer)
 }
 
+/** Send a request-time failure down Fastify's error path: logged under grudge's name, generic to the client. */
+function fail(req: FastifyRequest, next: Next, err: unknown): void {
+  const { error, replaced } = requestError(err)
+  if (replaced)
+    req.log.error(
+      { err },
+      'grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed)',
+    )
+  next(error)
+}
+
+function afterSkip(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next): void {
+  try {
+    const key = deriveKey(ctx.config, ctx.view, req)
+    if (key instanceof Promise)
+      key.then(
+        (k) => afterKey(ctx, req, reply, next, k),
+        (err) => fail(req, next, err),
+      )
+    else afterKey(ctx, req, reply, next, key)
+  } catch (err) {
+    fail(req, next, err)
+  }
+}
+
 function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
-    const allowed = isAllowed(ctx.config.allowList, view, req, key)
-    if (allowed instanceof Promise)
-      allowed.then((a) => (a === true ? next() : decide(ctx, req, reply, next, key)), next)
+    const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
+    if (isThenable(allowed))
+      allowed.then(
+        (a) => (a === true ? next() : decide(ctx, req, reply, next, key)),
+        (err) => fail(req, next, err),
+      )
     else if (allowed === true) next()
     else decide(ctx, req, reply, next, key)
   } catch (err) {
-    next(err as Error)
+    fail(req, next, err)
   }
 }
 
 function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
-    const cost = ctx.config.cost !== undefined ? ctx.config.cost(req) : undefined
-    const d = ctx.limiter.decide(key, cost)
-    if (d instanceof Promise) d.then((dd) => apply(ctx, req, reply, next, key, dd), next)
+    const d = ctx.limiter.decide(key, requestCost(ctx.config, ctx.limiter, req))
+    if (d instanceof Promise)
+      d.then(
+        (dd) => apply(ctx, req, reply, next, key, dd),
+        (err) => fail(req, next, err),
+      )
     else apply(ctx, req, reply, next, key, d)
   } catch (err) {
-    next(err as Error)
+    fail(req, next, err)
   }
 }
 
@@ -209,16 +263,21 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
   // a defaulted policy name yields to a named one in a stack (spec/http.md §3.1)
   const implicit = !config.limiter.limit || config.limiter.limit.name === undefined
   const fields = fieldSource(limiter, config.headers, implicit)
-  const ctx: HookContext = { config, limiter, fields, bloomOf: scope.bloomOf }
+  const ctx: HookContext = { config, limiter, fields, bloomOf: scope.bloomOf, view: scope.view }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
     if (decidedBy(req, limiter)) return next() // this limiter already decided this request
     try {
-      if (config.skip !== undefined && config.skip(req) === true) return next()
-      const key = deriveKey(config, view, req)
-      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
-      else afterKey(ctx, req, reply, next, key)
+      if (config.skip === undefined) return afterSkip(ctx, req, reply, next)
+      const skip = config.skip(req)
+      if (isThenable(skip))
+        skip.then(
+          (s) => (s === true ? next() : afterSkip(ctx, req, reply, next)),
+          (err) => fail(req, next, err),
+        )
+      else if (skip === true) next()
+      else afterSkip(ctx, req, reply, next)
     } catch (err) {
-      next(err as Error)
+      fail(req, next, err)
     }
   } as Tagged
   hook[kOwner] = scope.owner

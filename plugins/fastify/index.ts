@@ -26,6 +26,7 @@ import { openBloomRegistry, type BloomRegistryLike } from '../../src/http/bloom-
 import { notFoundBody } from '../../src/http/error-body.js'
 import {
   asOnRequest,
+  fastifyView,
   makeHook,
   owned,
   recordAborted,
@@ -126,6 +127,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       return bloomRegistry.get !== undefined ? bloomRegistry.get(name) : undefined
     },
     limiters,
+    view: fastifyView(fastify.log),
     onResponse: owned(owner, function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void) {
       recordOutcome(req, reply, next)
     }),
