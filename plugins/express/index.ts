@@ -23,11 +23,12 @@ import { outcomeOf } from '../../src/http/outcome.js'
 import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
 import { denialStatus } from '../../src/http/status.js'
-import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
+import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack } from '../../src/http/field-stack.js'
 import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
+import { storeOutageLog } from '../../src/http/store-log.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -255,8 +256,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, decision)', handler)
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
-  if (name !== undefined && (typeof name !== 'string' || name.length === 0))
-    invalidOption('name', 'a non-empty string', name)
+  if (name !== undefined) checkPolicyName('name', name)
   let gate: BloomGate | undefined
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
@@ -279,6 +279,9 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const registry = bloom === undefined ? undefined : openBloomRegistry(bloom.registry, 'bloom.registry')
   const limiter = buildLimiter(config, name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
+  limiter.onStoreFailure = storeOutageLog((m, err) => log(`${m}: ${describeError(err)}`), common.clock ?? systemClock)
+  if (!limiter.active && gate === undefined)
+    log('grudge: a middleware without a policy (limit, fairness, abuse) or bloom check limits nothing')
 
   function runBloom(req: Request, res: Response, next: NextFunction): void {
     if (gate === undefined) return next()

@@ -24,6 +24,7 @@ import { checkKnownOptions } from '../../src/options.js'
 import { buildLimiter, parseLimiterOptions } from '../../src/http/options.js'
 import { openBloomRegistry, type BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import { notFoundBody } from '../../src/http/error-body.js'
+import { storeOutageLog } from '../../src/http/store-log.js'
 import {
   asOnRequest,
   fastifyView,
@@ -135,12 +136,22 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       recordAborted(req, done)
     }),
   }
+  // one outage log for every limiter of the instance: a store down is one event, not one per route
+  const onStoreFailure = storeOutageLog(
+    (message, err, failures) => fastify.log.warn({ err, failures }, message),
+    common.clock ?? systemClock,
+  )
   const makeLimiter = (c: FastifyConfig, name: string): Limiter => {
     const l = buildLimiter(c, name, telemetry)
+    l.onStoreFailure = onStoreFailure
     limiters.push(l)
     return l
   }
   const shared = makeLimiter(config, 'default')
+  if (!shared.active)
+    fastify.log.warn(
+      'grudge: registered without a policy (limit, fairness or abuse): only routes with their own config.grudge or a fastify.grudge.hook(overrides) are limited',
+    )
   const defaults = { common, config, shared, sharedHook: asOnRequest(makeHook(scope, config, shared)), makeLimiter }
   registeredScopes.add(fastify)
   wireRoutes(fastify, scope, defaults)

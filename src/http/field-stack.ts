@@ -17,8 +17,8 @@
  * {@link FieldStack}, from the figures the decisions already carry: no header is parsed.
  * @module
  */
-import { ceilSeconds, nonNegativeInt, type Decision } from '../limit/decision.js'
-import { retryAfterSeconds, type FieldSource } from './headers.js'
+import type { Decision } from '../limit/decision.js'
+import { countFigure, retryAfterSeconds, secondsFigure, type FieldSource } from './headers.js'
 
 /** One policy's member of the fields. */
 interface Member {
@@ -108,14 +108,14 @@ export class FieldStack {
       policy = source.altPolicyField
       j = this.indexOf(quoted)
     }
-    const remaining = nonNegativeInt(d.remaining)
-    const reset = ceilSeconds(d.resetMs)
+    const remaining = countFigure(d.remaining)
+    const reset = secondsFigure(d.resetMs)
     const m: Member = {
       source,
       quoted,
       policy,
       state: `${quoted};r=${remaining};t=${reset}`,
-      limit: nonNegativeInt(d.limit),
+      limit: countFigure(d.limit),
       remaining,
       reset,
       denied: !d.admitted,

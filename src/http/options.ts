@@ -10,7 +10,7 @@ import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './c
 import { parseAllowList, type AllowList } from './allow-list.js'
 import { defaultErrorBody, type ErrorContext } from './error-body.js'
 import type { FairnessStatus } from './status.js'
-import { parseHeaderOptions, type HeaderOptions } from './headers.js'
+import { checkPolicyName, parseHeaderOptions, type HeaderOptions } from './headers.js'
 import type { OutcomeRules } from './outcome.js'
 import type { Decision } from '../limit/decision.js'
 import type { DebtMeterOptions } from '../limit/debt-meter.js'
@@ -230,6 +230,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
   if (o.limit) {
     if (typeof o.limit !== 'object') invalidOption(prefix + 'limit', 'an object { rate, burst }', o.limit)
     checkKnownOptions(o.limit, ADAPTER_LIMIT_KEYS, prefix + 'limit.')
+    if (o.limit.name !== undefined) checkPolicyName(prefix + 'limit.name', o.limit.name)
     if (typeof o.limit.cost === 'function') {
       cost = o.limit.cost
       limit = Object.freeze({ ...o.limit, cost: undefined })
