@@ -107,6 +107,13 @@ export class FieldStack {
       quoted = source.altQuotedName
       policy = source.altPolicyField
       j = this.indexOf(quoted)
+      // the limiter's own name is taken too (a Fastify plugin limiter is named `default`):
+      // numbered by its place in the stack, so no member of another limiter is replaced
+      if (j >= 0 && this.members[j].source !== source) {
+        quoted = `${source.altQuotedName.slice(0, -1)}#${this.members.length + 1}"`
+        policy = quoted + source.altPolicyField.slice(source.altQuotedName.length)
+        j = this.indexOf(quoted)
+      }
     }
     const remaining = countFigure(d.remaining)
     const reset = secondsFigure(d.resetMs)

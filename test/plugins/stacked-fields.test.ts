@@ -391,7 +391,7 @@ t.test(
   },
 )
 
-t.test('FieldStack: an implicit name whose fallback is taken replaces that member', async (t) => {
+t.test('FieldStack: an implicit name whose fallback is taken too is numbered, never replacing a member', async (t) => {
   const ticker = new FakeTicker()
   const clock = new FakeClock(0)
   const a = new Limiter({ clock, ticker, limit: { rate: 1, burst: 4 } })
@@ -408,5 +408,5 @@ t.test('FieldStack: an implicit name whose fallback is taken replaces that membe
   stack.add(fieldSource(c, {}, true), decide(c))
   const out = capture()
   stack.write(out)
-  t.equal(out.fields.get('ratelimit-policy'), '"default";q=4;w=4, "x";q=2;w=2')
+  t.equal(out.fields.get('ratelimit-policy'), '"default";q=4;w=4, "x";q=4;w=4, "x#3";q=2;w=2')
 })
