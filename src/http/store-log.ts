@@ -35,7 +35,7 @@ export function storeOutageLog(
     log(
       fresh
         ? 'grudge: the store failed; onStoreError decides (open: requests are admitted without limits)'
-        : `grudge: the store is still failing (${n} failures in the last ${Math.round(intervalMs / 1000)} s); onStoreError decides`,
+        : `grudge: the store is still failing (${n} failures since the last line); onStoreError decides`,
       error,
       n,
     )
