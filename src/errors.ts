@@ -50,6 +50,8 @@ export const ERROR_CODES = {
   ERR_GRUDGE_CLUSTER_UNAVAILABLE: 'Redis did not answer within timeoutMs where an answer was required (startup check).',
   ERR_GRUDGE_CLUSTER_REPLY: 'Redis answered the grudge script with a reply of an unexpected shape.',
   ERR_GRUDGE_CLUSTER_CLOSED: 'The Redis-backed store was closed and can no longer be used.',
+  // adapters (Fastify, Express)
+  ERR_GRUDGE_ADAPTER_REGISTERED: 'The grudge Fastify plugin was registered twice in one scope.',
 } as const
 
 /** Every declared error code. */

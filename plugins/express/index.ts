@@ -20,13 +20,15 @@ import { checkKnownOptions } from '../../src/options.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody } from '../../src/http/error-body.js'
+import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import { isThenable } from '../../src/http/thenable.js'
 import { denialStatus } from '../../src/http/status.js'
-import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
+import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack } from '../../src/http/field-stack.js'
-import { buildLimiter, parseLimiterOptions, type AdapterConfig } from '../../src/http/options.js'
+import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
+import { storeOutageLog } from '../../src/http/store-log.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -55,18 +57,36 @@ declare global {
   }
 }
 
-const view: RequestView<Request> = {
-  ip: (req) => req.ip ?? req.socket?.remoteAddress ?? '',
-  method: (req) => req.method,
-  // the route pattern is known only when the middleware is mounted on the route itself
-  route: (req) => {
-    const path = (req.route as { path?: unknown } | undefined)?.path
-    return typeof path === 'string' ? (req.baseUrl ?? '') + path : undefined
-  },
-  header: (req, name) => {
-    const v = req.headers[name]
-    return Array.isArray(v) ? v[0] : v
-  },
+/**
+ * The reads of a request for one middleware. A request without a client address (`req.ip`
+ * and the socket's address undefined) is keyed `ip:`, one bucket shared by every such
+ * request; the first one is logged through `warn`, once per middleware.
+ */
+function expressView(warn: (message: string) => void): RequestView<Request> {
+  let warned = false
+  return {
+    ip: (req) => {
+      const ip = req.ip ?? req.socket?.remoteAddress
+      if (ip !== undefined && ip !== '') return ip
+      if (!warned) {
+        warned = true
+        warn(
+          "grudge: a request has no client address (req.ip and the socket address are undefined); such requests share the key 'ip:' (one budget). Check 'trust proxy', or key by something else (key option)",
+        )
+      }
+      return ''
+    },
+    method: (req) => req.method,
+    // the route pattern is known only when the middleware is mounted on the route itself
+    route: (req) => {
+      const path = (req.route as { path?: unknown } | undefined)?.path
+      return typeof path === 'string' ? (req.baseUrl ?? '') + path : undefined
+    },
+    header: (req, name) => {
+      const v = req.headers[name]
+      return Array.isArray(v) ? v[0] : v
+    },
+  }
 }
 
 let instances = 0
@@ -74,8 +94,25 @@ let instances = 0
 /** On `req.grudge`: the fields written so far on this request (one limiter's source, or the stack of several). */
 const kFields = Symbol('grudge.fields')
 type Marked = GrudgeExpressState & { [kFields]?: FieldSource | FieldStack }
+/** On the request: the limiter (or limiters) that decided it, so that one mounted twice charges once. */
+const kDecided = Symbol('grudge.decided')
+type Decided = Request & { [kDecided]?: Limiter | Limiter[] }
+
+function decidedBy(req: Decided, limiter: Limiter): boolean {
+  const d = req[kDecided]
+  return d === limiter || (Array.isArray(d) && d.includes(limiter))
+}
+
+function markDecided(req: Decided, limiter: Limiter): void {
+  const d = req[kDecided]
+  if (d === undefined) req[kDecided] = limiter
+  else if (Array.isArray(d)) d.push(limiter)
+  else req[kDecided] = [d, limiter]
+}
 
 interface ExpressContext {
+  view: RequestView<Request>
+  warn: (message: string) => void
   config: AdapterConfig<Request, Response>
   limiter: Limiter
   fields: FieldSource
@@ -84,27 +121,63 @@ interface ExpressContext {
   clock: Clock
 }
 
+/** Send a request-time failure to `next`: logged under grudge's name, generic to the client. */
+function fail(ctx: ExpressContext, next: NextFunction, err: unknown): void {
+  const { error, replaced } = requestError(err)
+  if (replaced)
+    ctx.warn(
+      `grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed): ${describeError(err)}`,
+    )
+  next(error)
+}
+
+function describeError(err: unknown): string {
+  if (err instanceof Error) return `${err.name}${'code' in err ? ` ${String(err.code)}` : ''}: ${err.message}`
+  return typeof err
+}
+
 // the middleware's steps are module functions, so the synchronous path allocates no closures
+function afterSkip(ctx: ExpressContext, req: Request, res: Response, next: NextFunction): void {
+  try {
+    if (!ctx.limiter.active) return ctx.runBloom(req, res, next)
+    const key = deriveKey(ctx.config, ctx.view, req)
+    if (key instanceof Promise)
+      key.then(
+        (k) => afterKey(ctx, req, res, next, k),
+        (err) => fail(ctx, next, err),
+      )
+    else afterKey(ctx, req, res, next, key)
+  } catch (err) {
+    fail(ctx, next, err)
+  }
+}
+
 function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
-    const allowed = isAllowed(ctx.config.allowList, view, req, key)
-    if (allowed instanceof Promise)
-      allowed.then((a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)), next)
+    const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
+    if (isThenable(allowed))
+      allowed.then(
+        (a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)),
+        (err) => fail(ctx, next, err),
+      )
     else if (allowed === true) ctx.runBloom(req, res, next)
     else decide(ctx, req, res, next, key)
   } catch (err) {
-    next(err)
+    fail(ctx, next, err)
   }
 }
 
 function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
-    const cost = ctx.config.cost !== undefined ? ctx.config.cost(req) : undefined
-    const d = ctx.limiter.decide(key, cost)
-    if (d instanceof Promise) d.then((dd) => apply(ctx, req, res, next, key, dd), next)
+    const d = ctx.limiter.decide(key, requestCost(ctx.config, ctx.limiter, req))
+    if (d instanceof Promise)
+      d.then(
+        (dd) => apply(ctx, req, res, next, key, dd),
+        (err) => fail(ctx, next, err),
+      )
     else apply(ctx, req, res, next, key, d)
   } catch (err) {
-    next(err)
+    fail(ctx, next, err)
   }
 }
 
@@ -114,6 +187,7 @@ function setResponseHeader(res: Response, name: string, value: string): void {
 
 function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
   try {
+    markDecided(req, ctx.limiter)
     const prev: Marked | undefined = req.grudge
     const state = d as Marked
     state.key = key
@@ -144,17 +218,28 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
   }
 }
 
+/**
+ * Record the outcome once the response is done: on `finish`, or on `close` before it when
+ * the client aborted (then with `abortStatus`), so that aborting escapes neither score.
+ */
 function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: string): void {
   const start = ctx.clock.now()
-  res.once('finish', () => {
+  let recorded = false
+  const done = () => {
+    if (recorded) return
+    recorded = true
     try {
-      const o = outcomeOf(ctx.config, ctx.limiter, req, res, res.statusCode, ctx.clock.now() - start)
+      const status = res.writableFinished ? res.statusCode : ctx.config.abortStatus
+      const o = outcomeOf(ctx.config, ctx.limiter, req, res, status, ctx.clock.now() - start)
       const p = ctx.limiter.record(key, o)
-      if (p instanceof Promise) p.catch((err) => console.error('grudge: recording the outcome failed', err))
+      if (p instanceof Promise)
+        p.catch((err) => ctx.warn(`grudge: recording the outcome failed: ${describeError(err)}`))
     } catch (err) {
-      console.error('grudge: recording the outcome failed', err)
+      ctx.warn(`grudge: recording the outcome failed: ${describeError(err)}`)
     }
-  })
+  }
+  res.once('finish', done)
+  res.once('close', done)
 }
 
 /**
@@ -171,8 +256,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, decision)', handler)
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
-  if (name !== undefined && (typeof name !== 'string' || name.length === 0))
-    invalidOption('name', 'a non-empty string', name)
+  if (name !== undefined) checkPolicyName('name', name)
   let gate: BloomGate | undefined
   if (bloom !== undefined) {
     if (typeof bloom !== 'object' || bloom === null)
@@ -189,15 +273,15 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (name !== undefined && typeof common.limit === 'object' && common.limit !== null && !namedPolicy)
     common.limit = { ...common.limit, name }
   const config = parseLimiterOptions<Request, Response>(common)
-  const telemetry = new Telemetry({
-    clock: common.clock ?? systemClock,
-    targetFalsePositiveRate,
-    warn: warn ?? ((m) => console.warn(m)),
-  })
+  const log = warn ?? ((m: string) => console.warn(m))
+  const telemetry = new Telemetry({ clock: common.clock ?? systemClock, targetFalsePositiveRate, warn: log })
   // opened after every option is checked, so that a bad option leaves no registry open
   const registry = bloom === undefined ? undefined : openBloomRegistry(bloom.registry, 'bloom.registry')
   const limiter = buildLimiter(config, name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
+  limiter.onStoreFailure = storeOutageLog((m, err) => log(`${m}: ${describeError(err)}`), common.clock ?? systemClock)
+  if (!limiter.active && gate === undefined)
+    log('grudge: a middleware without a policy (limit, fairness, abuse) or bloom check limits nothing')
 
   function runBloom(req: Request, res: Response, next: NextFunction): void {
     if (gate === undefined) return next()
@@ -215,16 +299,22 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   }
 
   const fields = fieldSource(limiter, config.headers, name === undefined && !namedPolicy)
-  const ctx: ExpressContext = { config, limiter, fields, handler, runBloom, clock }
+  const ctx: ExpressContext = { view: expressView(log), warn: log, config, limiter, fields, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
+    // mounted twice on one path (app.use and the route): the request is charged once
+    if (decidedBy(req, limiter)) return next()
     try {
-      if (config.skip !== undefined && config.skip(req) === true) return next()
-      if (!limiter.active) return runBloom(req, res, next)
-      const key = deriveKey(config, view, req)
-      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, res, next, k), next)
-      else afterKey(ctx, req, res, next, key)
+      if (config.skip === undefined) return afterSkip(ctx, req, res, next)
+      const skip = config.skip(req)
+      if (isThenable(skip))
+        skip.then(
+          (v) => (v === true ? next() : afterSkip(ctx, req, res, next)),
+          (err) => fail(ctx, next, err),
+        )
+      else if (skip === true) next()
+      else afterSkip(ctx, req, res, next)
     } catch (err) {
-      next(err)
+      fail(ctx, next, err)
     }
   } as GrudgeMiddleware
   middleware.stats = () => telemetry.checkHealth()

@@ -36,7 +36,7 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
    * 403), the retry delay and the decision.
    */
   handler?: (req: Request, res: Response, next: NextFunction, context: ErrorContext) => void
-  /** Called with the one-time sizing warning; default `console.warn`. */
+  /** Where the middleware's warnings go (sizing, a missing client address, a failing store (once per outage, then at most once a minute), request-time failures, no policy); default `console.warn`. */
   warn?: (message: string) => void
   /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
   bloom?: GrudgeExpressBloomOptions

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { checkKnownOptions } from '../../src/options.js'
 import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
-import { asOnRequest, kManual, kOwner, kState, makeHook, type PluginScope } from './hooks.js'
+import { asOnRequest, kFirst, kManual, kOwner, kStack, kState, makeHook, type PluginScope } from './hooks.js'
 import type { RouteDefaults } from './routes.js'
 import { GRUDGE_ROUTE_OPTION_KEYS, type GrudgeFastifyDecorator, type GrudgeRouteOptions } from './options.js'
 
@@ -29,7 +29,7 @@ export function decorate(
         const config = parseLimiterOptions<FastifyRequest, FastifyReply>({ ...defaults.common, ...overrides }, 'hook.')
         h = makeHook(scope, config, defaults.makeLimiter(config, `hook:${scope.limiters.length}`))
       }
-      // the user placed it: no registration strips it, and onRoute adds no hook beside it
+      // the user placed it: no registration strips it; it stacks with the route's own limiter
       delete h[kOwner]
       h[kManual] = true
       return asOnRequest(h)
@@ -41,4 +41,6 @@ export function decorate(
   // declared on the request class, so that setting it per request keeps one object shape
   // (a property added per request would fork Fastify's Request objects into two shapes)
   if (!fastify.hasRequestDecorator(kState)) fastify.decorateRequest(kState as never, undefined as never)
+  if (!fastify.hasRequestDecorator(kFirst)) fastify.decorateRequest(kFirst as never, undefined as never)
+  if (!fastify.hasRequestDecorator(kStack)) fastify.decorateRequest(kStack as never, undefined as never)
 }

@@ -15,9 +15,12 @@ import { BloomGate } from '../../src/limit/bloom-gate.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody } from '../../src/http/error-body.js'
+import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import { isThenable } from '../../src/http/thenable.js'
+import { requestCost } from '../../src/http/options.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
+import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import { FASTIFY_BLOOM_ROUTE_KEYS, type FastifyBloomRouteOptions, type GrudgeRequestState } from './options.js'
@@ -31,6 +34,10 @@ export const kOwner = Symbol('grudge.owner')
 export const kManual = Symbol('grudge.manual')
 /** The request's pending outcome (declared on the request class by the plugin). */
 export const kState = Symbol('grudge.state')
+/** The hook context of the first grudge limiter that decided the request (declared on the request class). */
+export const kFirst = Symbol('grudge.first')
+/** The limiters and merged fields of a request decided by more than one limiter (declared on the request class). */
+export const kStack = Symbol('grudge.stack')
 
 /** A hook with grudge's marks. */
 export type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol; [kManual]?: true }
@@ -49,16 +56,38 @@ export interface PluginScope {
   readonly limiters: Limiter[]
   /** The onResponse hook recording outcomes, marked as this instance's. */
   readonly onResponse: Tagged
+  /** The plugin's reads of a request (its client address warns once when missing). */
+  readonly view: RequestView<FastifyRequest>
+  /** The onRequestAbort hook recording the outcome of an aborted request, marked as this instance's. */
+  readonly onRequestAbort: Tagged
 }
 
-const view: RequestView<FastifyRequest> = {
-  ip: (req) => req.ip,
-  method: (req) => req.method,
-  route: (req) => req.routeOptions?.url,
-  header: (req, name) => {
-    const v = req.headers[name]
-    return Array.isArray(v) ? v[0] : v
-  },
+/**
+ * The reads of a request for one plugin instance. A request without a client address
+ * (`request.ip` undefined: a socket already gone, a custom server) is keyed `ip:`, one
+ * bucket shared by every such request; the first one is logged, once per instance.
+ */
+export function fastifyView(log: { warn(msg: string): void }): RequestView<FastifyRequest> {
+  let warned = false
+  return {
+    ip: (req) => {
+      const ip = req.ip
+      if (ip !== undefined && ip !== '') return ip
+      if (!warned) {
+        warned = true
+        log.warn(
+          "grudge: a request has no client address (request.ip is undefined); such requests share the key 'ip:' (one budget). Check trustProxy, or key by something else (key option)",
+        )
+      }
+      return ''
+    },
+    method: (req) => req.method,
+    route: (req) => req.routeOptions?.url,
+    header: (req, name) => {
+      const v = req.headers[name]
+      return Array.isArray(v) ? v[0] : v
+    },
+  }
 }
 
 interface PerRequest {
@@ -66,12 +95,24 @@ interface PerRequest {
   startMs: number
   limiter: Limiter
   config: FastifyConfig
+  /** The reply (the outcome rules read it; an aborted request has no response of its own). */
+  reply: FastifyReply
+  /** The outcome record of an earlier limiter of a stack, if it records outcomes too. */
+  prev: PerRequest | undefined
 }
 
-type Stateful = FastifyRequest & { [kState]?: PerRequest }
+/** A request decided by several limiters: which ones (each decides once), and their merged fields. */
+interface StackState {
+  readonly limiters: Limiter[]
+  readonly fields: FieldStack
+  readonly writer: FieldWriter
+}
+
+type Stateful = FastifyRequest & { [kState]?: PerRequest; [kFirst]?: HookContext; [kStack]?: StackState }
 type Next = (err?: Error) => void
 
 interface HookContext {
+  view: RequestView<FastifyRequest>
   config: FastifyConfig
   limiter: Limiter
   fields: FieldSource
@@ -83,28 +124,95 @@ const NO_RECORD = Object.freeze({
   startMs: 0,
   limiter: undefined,
   config: undefined,
+  reply: undefined,
+  prev: undefined,
 }) as unknown as PerRequest
+
+/** Whether a limiter has already decided this request (a hook of the same limiter placed twice charges once). */
+function decidedBy(req: Stateful, limiter: Limiter): boolean {
+  const first = req[kFirst]
+  if (first === undefined) return false
+  if (first.limiter === limiter) return true
+  const st = req[kStack]
+  return st !== undefined && st.limiters.includes(limiter)
+}
+
+/** Write a decision's fields: as they are for the first limiter (no allocation), merged for a later one. */
+function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: Decision, prev: Decision | null): void {
+  const first = req[kFirst]
+  if (first === undefined) {
+    req[kFirst] = ctx
+    writeRateLimitFields(reply, setReplyHeader, ctx.fields, d)
+    return
+  }
+  let st = req[kStack]
+  if (st === undefined) {
+    st = {
+      limiters: [first.limiter],
+      fields: new FieldStack(first.fields, prev ?? d),
+      writer: {
+        setHeader: (n, v) => reply.header(n, v),
+        removeHeader: (n) => reply.removeHeader(n),
+      },
+    }
+    req[kStack] = st
+  }
+  st.limiters.push(ctx.limiter)
+  st.fields.add(ctx.fields, d)
+  st.fields.write(st.writer)
+}
+
+/** Send a request-time failure down Fastify's error path: logged under grudge's name, generic to the client. */
+function fail(req: FastifyRequest, next: Next, err: unknown): void {
+  const { error, replaced } = requestError(err)
+  if (replaced)
+    req.log.error(
+      { err },
+      'grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed)',
+    )
+  next(error)
+}
+
+function afterSkip(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next): void {
+  try {
+    const key = deriveKey(ctx.config, ctx.view, req)
+    if (key instanceof Promise)
+      key.then(
+        (k) => afterKey(ctx, req, reply, next, k),
+        (err) => fail(req, next, err),
+      )
+    else afterKey(ctx, req, reply, next, key)
+  } catch (err) {
+    fail(req, next, err)
+  }
+}
 
 function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
-    const allowed = isAllowed(ctx.config.allowList, view, req, key)
-    if (allowed instanceof Promise)
-      allowed.then((a) => (a === true ? next() : decide(ctx, req, reply, next, key)), next)
+    const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
+    if (isThenable(allowed))
+      allowed.then(
+        (a) => (a === true ? next() : decide(ctx, req, reply, next, key)),
+        (err) => fail(req, next, err),
+      )
     else if (allowed === true) next()
     else decide(ctx, req, reply, next, key)
   } catch (err) {
-    next(err as Error)
+    fail(req, next, err)
   }
 }
 
 function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
-    const cost = ctx.config.cost !== undefined ? ctx.config.cost(req) : undefined
-    const d = ctx.limiter.decide(key, cost)
-    if (d instanceof Promise) d.then((dd) => apply(ctx, req, reply, next, key, dd), next)
+    const d = ctx.limiter.decide(key, requestCost(ctx.config, ctx.limiter, req))
+    if (d instanceof Promise)
+      d.then(
+        (dd) => apply(ctx, req, reply, next, key, dd),
+        (err) => fail(req, next, err),
+      )
     else apply(ctx, req, reply, next, key, d)
   } catch (err) {
-    next(err as Error)
+    fail(req, next, err)
   }
 }
 
@@ -113,20 +221,26 @@ function setReplyHeader(reply: FastifyReply, name: string, value: string): void 
 }
 
 function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string, d: Decision): void {
+  // a limiter of a stack that answered while another was waiting on its store decides nothing more
+  if (decidedBy(req, ctx.limiter)) return next()
+  const prev = req.grudge
   const state = d as GrudgeRequestState
   state.key = key
   state.bloom = ctx.bloomOf
   req.grudge = state
-  writeRateLimitFields(reply, setReplyHeader, ctx.fields, d)
+  writeFields(ctx, req, reply, d, prev)
   if (d.admitted) {
+    const pending = (req as Stateful)[kState]
     if (ctx.limiter.recordsOutcomes)
       (req as Stateful)[kState] = {
         key,
         startMs: ctx.limiter.sketch.clock.now(),
         limiter: ctx.limiter,
         config: ctx.config,
+        reply,
+        prev: pending === NO_RECORD ? undefined : pending,
       }
-    else (req as Stateful)[kState] = NO_RECORD
+    else if (pending === undefined) (req as Stateful)[kState] = NO_RECORD
     return next()
   }
   try {
@@ -146,16 +260,24 @@ function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next:
  * @param limiter the limiter of these options
  */
 export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Limiter): Tagged {
-  const ctx: HookContext = { config, limiter, fields: fieldSource(limiter, config.headers), bloomOf: scope.bloomOf }
+  // a defaulted policy name yields to a named one in a stack (spec/http.md §3.1)
+  const implicit = !config.limiter.limit || config.limiter.limit.name === undefined
+  const fields = fieldSource(limiter, config.headers, implicit)
+  const ctx: HookContext = { config, limiter, fields, bloomOf: scope.bloomOf, view: scope.view }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
-    if ((req as Stateful)[kState] !== undefined) return next() // already limited by this scope's instance
+    if (decidedBy(req, limiter)) return next() // this limiter already decided this request
     try {
-      if (config.skip !== undefined && config.skip(req) === true) return next()
-      const key = deriveKey(config, view, req)
-      if (key instanceof Promise) key.then((k) => afterKey(ctx, req, reply, next, k), next)
-      else afterKey(ctx, req, reply, next, key)
+      if (config.skip === undefined) return afterSkip(ctx, req, reply, next)
+      const skip = config.skip(req)
+      if (isThenable(skip))
+        skip.then(
+          (s) => (s === true ? next() : afterSkip(ctx, req, reply, next)),
+          (err) => fail(req, next, err),
+        )
+      else if (skip === true) next()
+      else afterSkip(ctx, req, reply, next)
     } catch (err) {
-      next(err as Error)
+      fail(req, next, err)
     }
   } as Tagged
   hook[kOwner] = scope.owner
@@ -204,21 +326,41 @@ export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, p
 }
 
 /**
- * Record the outcome of a request this instance admitted (feedback and abuse scores):
- * once per request, even when a route hook and a scope hook (not-found) both run.
+ * Record the outcomes of a request the limiters admitted (feedback and abuse scores), once
+ * per request even when a route hook and a scope hook (not-found) both run, or the client
+ * aborts and the response is sent later.
+ * @param status the response's status, or undefined for an aborted request (each
+ * limiter's `abortStatus`)
  */
-export function recordOutcome(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
-  const st = (req as Stateful)[kState]
-  if (st === undefined || st === NO_RECORD) return next()
+function recordAll(req: FastifyRequest, status: number | undefined): void {
+  let st = (req as Stateful)[kState]
+  if (st === undefined || st === NO_RECORD) return
   ;(req as Stateful)[kState] = NO_RECORD
-  try {
-    const o = outcomeOf(st.config, st.limiter, req, reply, reply.statusCode, st.limiter.sketch.clock.now() - st.startMs)
-    const p = st.limiter.record(st.key, o)
-    if (p instanceof Promise) p.catch((err) => req.log.error({ err }, 'grudge: recording the outcome failed'))
-  } catch (err) {
-    req.log.error({ err }, 'grudge: recording the outcome failed')
+  for (; st !== undefined; st = st.prev) {
+    try {
+      const elapsedMs = st.limiter.sketch.clock.now() - st.startMs
+      const o = outcomeOf(st.config, st.limiter, req, st.reply, status ?? st.config.abortStatus, elapsedMs)
+      const p = st.limiter.record(st.key, o)
+      if (p instanceof Promise) p.catch((err) => req.log.error({ err }, 'grudge: recording the outcome failed'))
+    } catch (err) {
+      req.log.error({ err }, 'grudge: recording the outcome failed')
+    }
   }
+}
+
+/** The onResponse hook: record the outcome with the response's status. */
+export function recordOutcome(req: FastifyRequest, reply: FastifyReply, next: () => void): void {
+  recordAll(req, reply.statusCode)
   next()
+}
+
+/**
+ * The onRequestAbort hook: a client that aborts is scored too (with `abortStatus`, default
+ * 499), or aborting would be a way around the feedback and abuse scores.
+ */
+export function recordAborted(req: FastifyRequest, done: () => void): void {
+  recordAll(req, undefined)
+  done()
 }
 
 /**

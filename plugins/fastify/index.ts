@@ -18,13 +18,23 @@ import fp from 'fastify-plugin'
 import type { FastifyInstance, FastifyPluginCallback, FastifyReply, FastifyRequest } from 'fastify'
 import { Telemetry } from '../../src/limit/telemetry.js'
 import type { Limiter } from '../../src/limit/limiter.js'
-import { invalidOption } from '../../src/errors.js'
+import { GrudgeError, invalidOption } from '../../src/errors.js'
 import { systemClock } from '../../src/clock.js'
 import { checkKnownOptions } from '../../src/options.js'
 import { buildLimiter, parseLimiterOptions } from '../../src/http/options.js'
 import { openBloomRegistry, type BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import { notFoundBody } from '../../src/http/error-body.js'
-import { asOnRequest, makeHook, owned, recordOutcome, type FastifyConfig, type PluginScope } from './hooks.js'
+import { storeOutageLog } from '../../src/http/store-log.js'
+import {
+  asOnRequest,
+  fastifyView,
+  makeHook,
+  owned,
+  recordAborted,
+  recordOutcome,
+  type FastifyConfig,
+  type PluginScope,
+} from './hooks.js'
 import { wireRoutes, type RouteDefaults } from './routes.js'
 import { decorate } from './decorators.js'
 import {
@@ -85,7 +95,17 @@ function limitNotFound(fastify: FastifyInstance, scope: PluginScope, defaults: R
   }
 }
 
+/** The instances (scopes) grudge is registered in: fastify-plugin hands the plugin its parent's own instance. */
+const registeredScopes = new WeakSet<FastifyInstance>()
+
 function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void {
+  // a second registration in one scope would silently replace the decorator and stack a
+  // second set of hooks on every later route: refused (a child scope may register its own)
+  if (registeredScopes.has(fastify))
+    throw new GrudgeError(
+      'ERR_GRUDGE_ADAPTER_REGISTERED',
+      'grudge: expected one registration per scope, received a second one in the same scope (use config.grudge or fastify.grudge.hook(overrides) for route limits, or register it in a child scope)',
+    )
   const { common, bloomRegistry: bloomOption, notFound, targetFalsePositiveRate } = pluginDefaults(rawOptions)
   const config = parseLimiterOptions<FastifyRequest, FastifyReply>(common)
   // opened last, so that a bad option above leaves no registry open
@@ -108,17 +128,32 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
       return bloomRegistry.get !== undefined ? bloomRegistry.get(name) : undefined
     },
     limiters,
+    view: fastifyView(fastify.log),
     onResponse: owned(owner, function grudgeOnResponse(req: FastifyRequest, reply: FastifyReply, next: () => void) {
       recordOutcome(req, reply, next)
     }),
+    onRequestAbort: owned(owner, function grudgeOnRequestAbort(req: FastifyRequest, done: () => void) {
+      recordAborted(req, done)
+    }),
   }
+  // one outage log for every limiter of the instance: a store down is one event, not one per route
+  const onStoreFailure = storeOutageLog(
+    (message, err, failures) => fastify.log.warn({ err, failures }, message),
+    common.clock ?? systemClock,
+  )
   const makeLimiter = (c: FastifyConfig, name: string): Limiter => {
     const l = buildLimiter(c, name, telemetry)
+    l.onStoreFailure = onStoreFailure
     limiters.push(l)
     return l
   }
   const shared = makeLimiter(config, 'default')
+  if (!shared.active)
+    fastify.log.warn(
+      'grudge: registered without a policy (limit, fairness or abuse): only routes with their own config.grudge or a fastify.grudge.hook(overrides) are limited',
+    )
   const defaults = { common, config, shared, sharedHook: asOnRequest(makeHook(scope, config, shared)), makeLimiter }
+  registeredScopes.add(fastify)
   wireRoutes(fastify, scope, defaults)
   decorate(fastify, scope, defaults)
   limitNotFound(fastify, scope, defaults, notFound === true)

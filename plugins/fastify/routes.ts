@@ -1,8 +1,9 @@
 /**
  * Route wiring: in `onRoute`, each route gets the hooks of the innermost grudge instance
  * (an outer instance's are stripped), its own limiter when `config.grudge` overrides the
- * options, its Bloom pre-check, and the outcome hook when a policy records outcomes. A
- * route carrying a `fastify.grudge.hook()` of its own is limited by that hook alone.
+ * options, its Bloom pre-check, and the outcome hooks when a policy records outcomes. A
+ * route carrying a `fastify.grudge.hook()` of its own is limited by that hook and by the
+ * plugin's (or the route's) limiter: limits stack.
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
@@ -74,11 +75,13 @@ export function wireRoutes(fastify: FastifyInstance, scope: PluginScope, default
     const onRequest = strip(route.onRequest)
     const preHandler = strip(route.preHandler)
     const onResponse = strip(route.onResponse)
+    const onRequestAbort = strip(route.onRequestAbort)
+    // a hook(overrides) the user placed stacks with the plugin's (or the route's) limiter, as
+    // Express middleware do: every limiter on the route is enforced (spec/http.md §5)
     const manual = onRequest.some(isManual) || preHandler.some(isManual)
-    if (manual) onResponse.push(scope.onResponse as never)
     let hook = defaults.sharedHook
     let limiter = defaults.shared
-    if (cfg !== false && !manual && cfg !== undefined) {
+    if (cfg !== false && cfg !== undefined) {
       if (typeof cfg !== 'object' || cfg === null) invalidOption('config.grudge', 'an object or false', cfg)
       // only grudge's own entry of the route config: its other keys belong to other plugins
       checkKnownOptions(cfg, GRUDGE_ROUTE_OPTION_KEYS, 'config.grudge.')
@@ -86,12 +89,18 @@ export function wireRoutes(fastify: FastifyInstance, scope: PluginScope, default
       if (Object.keys(rest).length > 0) ({ limiter, hook } = routeEntry(cfg, rest, route))
       if (bloom !== undefined) preHandler.push(makeBloomHook(scope, bloom, 'config.grudge.bloom.'))
     }
-    if (cfg !== false && !manual) {
+    let records = manual
+    if (cfg !== false) {
       if (limiter.active) onRequest.unshift(hook)
-      if (limiter.recordsOutcomes) onResponse.push(scope.onResponse as never)
+      if (limiter.recordsOutcomes) records = true
+    }
+    if (records) {
+      onResponse.push(scope.onResponse as never)
+      onRequestAbort.push(scope.onRequestAbort as never)
     }
     route.onRequest = onRequest
     route.preHandler = preHandler
     route.onResponse = onResponse
+    route.onRequestAbort = onRequestAbort
   })
 }

@@ -87,3 +87,32 @@ export function errorContext(decision: Decision, key: string, statusCode: number
     decision,
   }
 }
+
+/** What the adapters hand the framework's error path instead of an internal error. */
+export interface InternalError extends Error {
+  /** Always 500. */
+  readonly statusCode: 500
+}
+
+/**
+ * The error a request-time failure of grudge or of a user function goes down the
+ * framework's error path as: the cause itself when it carries an HTTP status of its own
+ * (`statusCode` or `status`, e.g. an http-errors 401 thrown by a key function: the
+ * application meant it), else a generic `Internal Server Error` (status 500, no code) with
+ * the cause attached, so neither grudge's option text nor its code reaches the client. The
+ * adapter logs the cause under grudge's name.
+ * @param cause what was thrown or rejected
+ * @returns the error to pass on, and whether it replaces the cause (then log the cause)
+ * @internal
+ */
+export function requestError(cause: unknown): { error: Error; replaced: boolean } {
+  if (cause instanceof Error) {
+    const c = cause as { statusCode?: unknown; status?: unknown; code?: unknown }
+    const own = typeof c.statusCode === 'number' ? c.statusCode : typeof c.status === 'number' ? c.status : undefined
+    const ours = typeof c.code === 'string' && c.code.startsWith('ERR_GRUDGE_')
+    if (own !== undefined && !ours) return { error: cause, replaced: false }
+  }
+  const error = new Error('Internal Server Error', { cause }) as Error & { statusCode: 500 }
+  error.statusCode = 500
+  return { error, replaced: true }
+}

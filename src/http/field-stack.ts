@@ -17,8 +17,8 @@
  * {@link FieldStack}, from the figures the decisions already carry: no header is parsed.
  * @module
  */
-import { ceilSeconds, nonNegativeInt, type Decision } from '../limit/decision.js'
-import { retryAfterSeconds, type FieldSource } from './headers.js'
+import type { Decision } from '../limit/decision.js'
+import { countFigure, retryAfterSeconds, secondsFigure, type FieldSource } from './headers.js'
 
 /** One policy's member of the fields. */
 interface Member {
@@ -107,15 +107,22 @@ export class FieldStack {
       quoted = source.altQuotedName
       policy = source.altPolicyField
       j = this.indexOf(quoted)
+      // the limiter's own name is taken too (a Fastify plugin limiter is named `default`):
+      // numbered by its place in the stack, so no member of another limiter is replaced
+      if (j >= 0 && this.members[j].source !== source) {
+        quoted = `${source.altQuotedName.slice(0, -1)}#${this.members.length + 1}"`
+        policy = quoted + source.altPolicyField.slice(source.altQuotedName.length)
+        j = this.indexOf(quoted)
+      }
     }
-    const remaining = nonNegativeInt(d.remaining)
-    const reset = ceilSeconds(d.resetMs)
+    const remaining = countFigure(d.remaining)
+    const reset = secondsFigure(d.resetMs)
     const m: Member = {
       source,
       quoted,
       policy,
       state: `${quoted};r=${remaining};t=${reset}`,
-      limit: nonNegativeInt(d.limit),
+      limit: countFigure(d.limit),
       remaining,
       reset,
       denied: !d.admitted,

@@ -21,12 +21,35 @@
  * and the figures' strings.
  *
  * Every figure is a non-negative integer: values are floored (remaining) or rounded up
- * (seconds), clamped at 0 and never NaN; a 0 is sent as `0`, never omitted.
+ * (seconds), clamped at 0 and never NaN; a 0 is sent as `0`, never omitted. Every figure has
+ * at most 15 digits (an RFC 9651 sf-integer; Retry-After is 1*DIGIT): a larger one (a rate
+ * of 1e-16/s, a burst of 1e22) is sent as 999999999999999, never in exponent notation.
  */
 
 import { invalidOption } from '../errors.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 import { ceilSeconds, nonNegativeInt, type Decision } from '../limit/decision.js'
+
+/** The largest figure written: an RFC 9651 sf-integer has at most 15 digits. */
+const MAX_FIGURE = 999_999_999_999_999
+
+/**
+ * A count as a field figure: floored, ≥ 0, at most 15 digits (see the module comment).
+ * @internal
+ */
+export function countFigure(x: number): number {
+  const n = nonNegativeInt(x)
+  return n > MAX_FIGURE ? MAX_FIGURE : n
+}
+
+/**
+ * A duration in ms as a field figure in whole seconds: rounded up, ≥ 0, at most 15 digits.
+ * @internal
+ */
+export function secondsFigure(ms: number): number {
+  const n = ceilSeconds(ms)
+  return n > MAX_FIGURE ? MAX_FIGURE : n
+}
 
 /** Which fields are written. */
 export interface HeaderOptions {
@@ -125,7 +148,7 @@ export function fieldSource(limiter: FieldOwner, headers: HeaderOptions | false 
  * @internal
  */
 export function policyField(name: string, limit: number, windowMs: number): string {
-  return `${sfString(name)};q=${nonNegativeInt(limit)};w=${Math.max(1, ceilSeconds(windowMs))}`
+  return `${sfString(name)};q=${countFigure(limit)};w=${Math.max(1, secondsFigure(windowMs))}`
 }
 
 /**
@@ -134,12 +157,16 @@ export function policyField(name: string, limit: number, windowMs: number): stri
  * @internal
  */
 export function retryAfterSeconds(ms: number): number {
-  const s = ceilSeconds(ms)
+  const s = secondsFigure(ms)
   return s < 1 ? 1 : s
 }
 
 /**
- * An RFC 9651 sf-string: printable ASCII with `"` and `\` escaped; other characters become `?`.
+ * An RFC 9651 sf-string: printable ASCII with `"` and `\` escaped. Other characters, which an
+ * sf-string cannot hold, are written as the percent-encoded bytes of their UTF-8 (`%` itself
+ * as `%25`), so that two names never collapse into one member (`zoë` → `zo%C3%AB`, `zoé` →
+ * `zo%C3%A9`). Names given in options are refused unless printable ASCII
+ * ({@link checkPolicyName}); this covers names derived from route URLs.
  * @internal
  */
 export function sfString(s: string): string {
@@ -147,10 +174,31 @@ export function sfString(s: string): string {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
     if (c === 0x22 || c === 0x5c) out += '\\' + s[i]
-    else if (c < 0x20 || c > 0x7e) out += '?'
-    else out += s[i]
+    else if (c === 0x25 || c < 0x20 || c > 0x7e) {
+      const cp = s.codePointAt(i)!
+      if (cp > 0xffff) i++
+      for (const b of Buffer.from(String.fromCodePoint(cp), 'utf8'))
+        out += '%' + b.toString(16).toUpperCase().padStart(2, '0')
+    } else out += s[i]
   }
   return out + '"'
+}
+
+/**
+ * Check a policy name given in options: a non-empty string of printable ASCII (what an
+ * sf-string holds as it is, so the name sent is the name given).
+ * @param option option path for messages
+ * @param name the name
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+ * @internal
+ */
+export function checkPolicyName(option: string, name: unknown): void {
+  if (typeof name !== 'string' || !/^[\x20-\x7e]+$/.test(name))
+    invalidOption(
+      option,
+      'a non-empty string of printable ASCII (an RFC 9651 sf-string; names differing only in other letters would collapse)',
+      name,
+    )
 }
 
 /**
@@ -171,14 +219,14 @@ export function writeRateLimitFields<Out>(
   d: Decision,
 ): void {
   if (d.limit !== undefined && d.remaining !== undefined && d.resetMs !== undefined) {
-    const remaining = nonNegativeInt(d.remaining)
-    const reset = ceilSeconds(d.resetMs)
+    const remaining = countFigure(d.remaining)
+    const reset = secondsFigure(d.resetMs)
     if (source.ietf) {
       set(out, 'ratelimit-policy', source.policyField)
       set(out, 'ratelimit', `${source.quotedName};r=${remaining};t=${reset}`)
     }
     if (source.legacy) {
-      set(out, 'x-ratelimit-limit', String(nonNegativeInt(d.limit)))
+      set(out, 'x-ratelimit-limit', String(countFigure(d.limit)))
       set(out, 'x-ratelimit-remaining', String(remaining))
       set(out, 'x-ratelimit-reset', String(reset))
     }

@@ -10,7 +10,7 @@ import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './c
 import { parseAllowList, type AllowList } from './allow-list.js'
 import { defaultErrorBody, type ErrorContext } from './error-body.js'
 import type { FairnessStatus } from './status.js'
-import { parseHeaderOptions, type HeaderOptions } from './headers.js'
+import { checkPolicyName, parseHeaderOptions, type HeaderOptions } from './headers.js'
 import type { OutcomeRules } from './outcome.js'
 import type { Decision } from '../limit/decision.js'
 import type { DebtMeterOptions } from '../limit/debt-meter.js'
@@ -71,10 +71,21 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
   /** Called once per denied request, before the answer. */
   onExceeded?: (req: Req, key: string, decision: Decision) => void
-  /** Keys or client addresses (normalised) never limited, or a predicate; only a `true` result (or a native Promise of `true`) allows. */
-  allowList?: readonly string[] | ((req: Req, key: string) => boolean | Promise<boolean>)
-  /** Requests for which this returns `true` (exactly; a Promise or any other value does not skip, so an async predicate never disables limiting) skip every policy. Synchronous. */
-  skip?: (req: Req) => boolean
+  /**
+   * Never limited: an array of keys, client addresses and CIDR ranges, or a predicate. An
+   * address entry (`2001:db8::1`, `10.1.2.3`, `::ffff:10.1.2.3`) exempts that one address,
+   * whatever `ipv6Subnet` groups keys by; a CIDR entry (`2001:db8::/48`, `10.0.0.0/8`)
+   * exempts its range; any other string is compared with the request key (`fn:alice`,
+   * `tenant:acme`). A predicate allows on exactly `true`; it may be async (a Promise or any
+   * thenable is awaited; a rejection goes down the framework's error path).
+   */
+  allowList?: readonly string[] | ((req: Req, key: string) => boolean | PromiseLike<boolean>)
+  /**
+   * Requests for which this returns `true` skip every policy (exactly `true`: any other value
+   * limits). It may be async: a Promise (any thenable) is awaited, and a rejection goes down
+   * the framework's error path.
+   */
+  skip?: (req: Req) => boolean | PromiseLike<boolean>
   /** Uniform [0, 1) source for the feedback score; default Math.random. */
   random?: () => number
   /** Estimated false-positive rate above which one warning is logged; default 0.01. */
@@ -83,6 +94,13 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   storeTimeoutMs?: number
   /** A store timeout or rejection: `'open'` (admit, no figures; default) or `'closed'` (503). */
   onStoreError?: 'open' | 'closed'
+  /**
+   * The status recorded for the feedback and abuse scores when the client aborts a request
+   * before its response is sent (Fastify's `onRequestAbort`, a `close` before `finish` in
+   * Express): an integer in [100, 599]; default 499 (nginx's "client closed request"). Weight
+   * it in `abuse.weights` (`{ 499: 1 }`) to make aborting count as probing.
+   */
+  abortStatus?: number
 }
 
 /**
@@ -108,6 +126,7 @@ export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> =
   targetFalsePositiveRate: true,
   storeTimeoutMs: true,
   onStoreError: true,
+  abortStatus: true,
 })
 /**
  * The option names of {@link AdapterLimitOptions} (`limit`).
@@ -159,7 +178,7 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   /** The parsed `allowList`. */
   readonly allowList: AllowList<Req>
   /** The `skip` predicate. */
-  readonly skip: ((req: Req) => boolean) | undefined
+  readonly skip: ((req: Req) => boolean | PromiseLike<boolean>) | undefined
   /** Which rate-limit fields are written, or false for none. */
   readonly headers: Readonly<Required<HeaderOptions>> | false
   /** Status of a feedback-score denial: 503 or 429. */
@@ -168,6 +187,8 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   readonly limiter: Readonly<LimiterOptions>
   /** The option path prefix the options were parsed under (e.g. `config.grudge.`). */
   readonly prefix: string
+  /** The status recorded for an aborted request. */
+  readonly abortStatus: number
 }
 
 function fn(name: string, v: unknown): void {
@@ -200,12 +221,16 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
   fn(prefix + 'errorResponseBuilder', o.errorResponseBuilder)
   fn(prefix + 'onExceeded', o.onExceeded)
   fn(prefix + 'skip', o.skip)
-  const allowList = parseAllowList<Req>(o.allowList, ipv6Subnet, prefix + 'allowList')
+  const allowList = parseAllowList<Req>(o.allowList, prefix + 'allowList')
+  const abortStatus = o.abortStatus ?? 499
+  if (typeof abortStatus !== 'number' || !Number.isInteger(abortStatus) || abortStatus < 100 || abortStatus > 599)
+    invalidOption(prefix + 'abortStatus', 'an integer status in [100, 599]', abortStatus)
   let cost: ((req: Req) => number) | undefined
   let limit: DebtMeterOptions | undefined
   if (o.limit) {
     if (typeof o.limit !== 'object') invalidOption(prefix + 'limit', 'an object { rate, burst }', o.limit)
     checkKnownOptions(o.limit, ADAPTER_LIMIT_KEYS, prefix + 'limit.')
+    if (o.limit.name !== undefined) checkPolicyName(prefix + 'limit.name', o.limit.name)
     if (typeof o.limit.cost === 'function') {
       cost = o.limit.cost
       limit = Object.freeze({ ...o.limit, cost: undefined })
@@ -271,6 +296,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     fairnessStatus,
     limiter,
     prefix,
+    abortStatus,
   })
 }
 
@@ -287,4 +313,19 @@ export function buildLimiter<Req, Res>(
   telemetry: Telemetry | undefined,
 ): Limiter {
   return new Limiter({ ...config.limiter, name, telemetry }, config.prefix)
+}
+
+/**
+ * The cost of a request: the `limit.cost` function's answer, checked, or undefined for the
+ * configured constant. A function answering anything but a number in [0, burst] (an
+ * `undefined` included) takes the error path, as a key function answering a non-string does.
+ * @param config the adapter's configuration
+ * @param limiter its limiter (the debt meter's burst)
+ * @param req the request
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost`
+ * @internal
+ */
+export function requestCost<Req, Res>(config: AdapterConfig<Req, Res>, limiter: Limiter, req: Req): number | undefined {
+  if (config.cost === undefined || limiter.limit === undefined) return undefined
+  return limiter.limit.checkCost(config.cost(req))
 }

@@ -146,6 +146,13 @@ export class Limiter {
   private readonly storeTimeoutMs: number
   private readonly onStoreError: 'open' | 'closed'
   private closed = false
+  /**
+   * Called when a store failure is absorbed by `onStoreError` (a timeout, a rejection, or a
+   * store answering with its failure fallback), with the error; the adapters log it through
+   * the framework's logger. Undefined for none.
+   * @internal
+   */
+  onStoreFailure: ((error: unknown) => void) | undefined = undefined
   /** Whether the telemetry buckets by this limiter's clock, so a decision's pinned reading serves both. */
   private readonly telemetrySharesClock: boolean
 
@@ -229,9 +236,10 @@ export class Limiter {
   private bounded(p: Promise<Decision>): Promise<Decision> {
     return new Promise<Decision>((resolve) => {
       let done = false
-      const fail = () => {
+      const fail = (error: unknown) => {
         if (done) return
         done = true
+        this.onStoreFailure?.(error)
         this.telemetry.policy('store', this.onStoreError === 'open')
         resolve(
           this.onStoreError === 'open'
@@ -240,7 +248,10 @@ export class Limiter {
         )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
-      const timer = setTimeout(fail, this.storeTimeoutMs)
+      const timer = setTimeout(
+        () => fail(new Error(`the store did not answer within storeTimeoutMs = ${this.storeTimeoutMs} ms`)),
+        this.storeTimeoutMs,
+      )
       p.then(
         (d) => {
           clearTimeout(timer)
@@ -255,7 +266,7 @@ export class Limiter {
             done = true
             return resolve(Promise.reject(err))
           }
-          fail()
+          fail(err)
         },
       )
     })
@@ -311,6 +322,7 @@ export class Limiter {
     const meter = this.limit!
     scores.limit = d.debt
     if (d.failure !== undefined) {
+      this.onStoreFailure?.(new Error(`the store answered with its failure fallback ('${d.failure}')`))
       this.telemetry.policy('store', d.admitted)
       if (d.admitted) return this.admit(NaN, scores, undefined, 0)
       return this.deny('store', NaN, d.retryAfterMs, scores, undefined)

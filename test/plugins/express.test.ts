@@ -107,7 +107,7 @@ for (const [label, make] of [
       res.send('ok')
     })
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-      res.status(500).send('error: ' + err.message)
+      res.status(500).send('error: ' + ((err.cause as Error | undefined)?.message ?? err.message))
     })
     const s = await serve(t, app)
     const a = await hit(s.url + '/', { 'x-bad': 'sync' })
@@ -326,7 +326,7 @@ t.test(
       res.status(418).send(req.grudge?.key ?? 'allowed')
     })
     app.use((err: Error, _req: express.Request, res: express.Response, _next: express.NextFunction) => {
-      res.status(500).send('error: ' + err.message)
+      res.status(500).send('error: ' + ((err.cause as Error | undefined)?.message ?? err.message))
     })
     const s = await serve(t, app)
     t.equal((await hit(s.url + '/b?id=yes')).body, 'present')
@@ -437,6 +437,7 @@ t.test('every documented option passes', async (t) => {
     targetFalsePositiveRate: 0.02,
     storeTimeoutMs: 500,
     onStoreError: 'open',
+    abortStatus: 499,
     name: 'api',
     handler: (_req, res) => res.status(429).end(),
     warn: () => {},

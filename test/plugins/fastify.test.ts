@@ -803,16 +803,17 @@ t.test('two registrations in sibling scopes: each limits only its own routes', a
   await f.close()
 })
 
-t.test('allowList addresses are normalised like request keys (IPv6 /64, ::ffff:)', async (t) => {
+t.test('allowList addresses are exact (not their /64) and normalised (::ffff:)', async (t) => {
   const { f, register } = app({ limit: { rate: 1, burst: 1 }, allowList: ['2001:db8::1', '::ffff:10.0.0.1'] })
   await register()
   f.get('/', async () => 'ok')
   const hit = async (remoteAddress: string) => (await f.inject({ url: '/', remoteAddress })).statusCode
   for (let i = 0; i < 3; i++) {
     t.equal(await hit('2001:db8::1'), 200)
-    t.equal(await hit('2001:db8::abcd'), 200, 'same /64 as an allowed address')
     t.equal(await hit('10.0.0.1'), 200, 'an allowed IPv4-mapped entry matches the IPv4 client')
   }
+  t.equal(await hit('2001:db8::abcd'), 200, 'same /64 as an allowed address: limited by its /64 key')
+  t.equal(await hit('2001:db8::abcd'), 429, 'an exact entry does not exempt its /64 (issue #19)')
   t.equal(await hit('2001:db8:0:1::1'), 200)
   t.equal(await hit('2001:db8:0:1::1'), 429, 'another /64 is limited')
   await f.close()
@@ -973,6 +974,7 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
     targetFalsePositiveRate: 0.02,
     storeTimeoutMs: 500,
     onStoreError: 'closed' as const,
+    abortStatus: 499,
   }
   // `bloom` is a route option: given to the plugin it is refused with its own message
   const plugin: Required<Omit<GrudgeFastifyOptions, 'bloom'>> = { ...common, bloomRegistry, notFound: true }

@@ -276,7 +276,7 @@ t.test('an explicit name given twice: the later member replaces the earlier one'
   )
 })
 
-t.test('one middleware mounted twice on a path is listed once, with its latest figures', async (t) => {
+t.test('one middleware mounted twice on a path is listed once and charged once', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
   const app = express()
@@ -289,7 +289,7 @@ t.test('one middleware mounted twice on a path is listed once, with its latest f
   const url = await serve(t, app)
   const r = await hit(url + '/')
   t.equal(r.headers['ratelimit-policy'], '"default";q=10;w=10')
-  t.equal(r.headers['ratelimit'], '"default";r=8;t=2', 'counted twice (as it runs twice), listed once')
+  t.equal(r.headers['ratelimit'], '"default";r=9;t=1', 'charged once (the second mount steps aside), listed once')
 })
 
 t.test('legacy X-RateLimit-*: the tightest policy; on a denial the denying one; Retry-After the largest', async (t) => {
@@ -391,7 +391,7 @@ t.test(
   },
 )
 
-t.test('FieldStack: an implicit name whose fallback is taken replaces that member', async (t) => {
+t.test('FieldStack: an implicit name whose fallback is taken too is numbered, never replacing a member', async (t) => {
   const ticker = new FakeTicker()
   const clock = new FakeClock(0)
   const a = new Limiter({ clock, ticker, limit: { rate: 1, burst: 4 } })
@@ -408,5 +408,5 @@ t.test('FieldStack: an implicit name whose fallback is taken replaces that membe
   stack.add(fieldSource(c, {}, true), decide(c))
   const out = capture()
   stack.write(out)
-  t.equal(out.fields.get('ratelimit-policy'), '"default";q=4;w=4, "x";q=2;w=2')
+  t.equal(out.fields.get('ratelimit-policy'), '"default";q=4;w=4, "x";q=4;w=4, "x#3";q=2;w=2')
 })
