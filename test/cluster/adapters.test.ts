@@ -23,8 +23,10 @@ const CLOSED_PORT_URL = 'redis://127.0.0.1:6391'
 async function fastifyApp(
   store: ReturnType<typeof redisStore>,
   onStoreError?: 'open' | 'closed',
+  onError?: (err: Error) => void,
 ): Promise<FastifyInstance> {
   const f = Fastify()
+  if (onError !== undefined) f.addHook('onError', async (_req, _reply, err) => onError(err))
   await f.register(grudge, {
     ticker: new FakeTicker(),
     store,
@@ -190,7 +192,8 @@ t.test('an instance with another seed behind an adapter is refused, not failed o
       prefix,
       timeoutMs: 2000,
     })
-    const bad = await fastifyApp(badStore, 'open')
+    const errors: Error[] = []
+    const bad = await fastifyApp(badStore, 'open', (err) => errors.push(err))
     t.teardown(async () => {
       await good.close()
       await bad.close()
@@ -207,7 +210,12 @@ t.test('an instance with another seed behind an adapter is refused, not failed o
     t.equal((await good.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode, 200)
     const r = await bad.inject({ url: '/', headers: { 'x-user': 'alice' } })
     t.equal(r.statusCode, 500, "the framework's error path, not a silent fail-open")
-    t.match(r.json(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
+    t.notMatch(r.body, /ERR_GRUDGE/, 'the client gets a generic body, not our internal code')
+    t.match(
+      errors.map((e) => (e.cause as { code?: string } | undefined)?.code),
+      ['ERR_GRUDGE_CLUSTER_FINGERPRINT'],
+      'the error path carries the cause',
+    )
     t.equal(bad.grudge.stats().policies.store.admitted, 0, 'not counted as a store failure')
   })
 })
