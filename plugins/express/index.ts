@@ -28,7 +28,7 @@ import { FieldStack } from '../../src/http/field-stack.js'
 import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
-import { storeOutageLog } from '../../src/http/store-log.js'
+import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -280,6 +280,8 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const limiter = buildLimiter(config, name ?? `express:${++instances}`, telemetry)
   const clock = limiter.sketch.clock
   limiter.onStoreFailure = storeOutageLog((m, err) => log(`${m}: ${describeError(err)}`), common.clock ?? systemClock)
+  // a Redis store's transitions (its local fallback taking over, Redis back) reach `warn`
+  const stopStoreLog = logStoreEvents(common.store, (_level, message) => log(message))
   if (!limiter.active && gate === undefined)
     log('grudge: a middleware without a policy (limit, fairness, abuse) or bloom check limits nothing')
 
@@ -320,6 +322,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   middleware.stats = () => telemetry.checkHealth()
   middleware.prometheus = () => prometheusText(telemetry.stats())
   middleware.close = async () => {
+    stopStoreLog()
     await limiter.close()
     await registry?.close?.()
   }

@@ -24,7 +24,7 @@ import { checkKnownOptions } from '../../src/options.js'
 import { buildLimiter, parseLimiterOptions } from '../../src/http/options.js'
 import { openBloomRegistry, type BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import { notFoundBody } from '../../src/http/error-body.js'
-import { storeOutageLog } from '../../src/http/store-log.js'
+import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
 import {
   asOnRequest,
   fastifyView,
@@ -157,7 +157,12 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
   wireRoutes(fastify, scope, defaults)
   decorate(fastify, scope, defaults)
   limitNotFound(fastify, scope, defaults, notFound === true)
+  // a Redis store's transitions (its local fallback taking over, Redis back) reach the logger
+  const stopStoreLog = logStoreEvents(common.store, (level, message, e) =>
+    fastify.log[level]({ policy: e.policy, err: e.error }, message),
+  )
   fastify.addHook('onClose', async () => {
+    stopStoreLog()
     await Promise.all(limiters.map((l) => l.close()))
     await bloomRegistry?.close?.()
   })

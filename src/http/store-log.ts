@@ -41,3 +41,34 @@ export function storeOutageLog(
     )
   }
 }
+
+/** What a store event carries for a log line (the Redis stores' `RedisStoreEvent`, read structurally). */
+interface LoggedStoreEvent {
+  readonly type: string
+  readonly policy?: string
+  readonly message: string
+  readonly error?: unknown
+}
+
+/**
+ * Route a store's transition events (a Redis store's `onEvent`: `'down'` when Redis fails and
+ * `onStoreError` — with `'local'` the in-process fallback — takes over, `'up'` when it
+ * answers again, `'schedule'` when an instance adopts the fleet's period) to the framework
+ * logger, so a fallback never takes over silently. A store without `onEvent` (the in-process
+ * one) has no transitions: nothing is subscribed.
+ * @param store the adapter's `store` option (a StoreFactory, possibly with `onEvent`)
+ * @param log writes one line: `'info'` for `'up'`, `'warn'` for the others
+ * @returns a function that removes the subscription (call it when the adapter closes)
+ * @internal
+ */
+export function logStoreEvents(
+  store: unknown,
+  log: (level: 'info' | 'warn', message: string, event: LoggedStoreEvent) => void,
+): () => void {
+  const onEvent = (store as { onEvent?: unknown } | undefined)?.onEvent
+  if (typeof onEvent !== 'function') return () => {}
+  const off: unknown = (onEvent as (l: (e: LoggedStoreEvent) => void) => unknown).call(store, (e) =>
+    log(e.type === 'up' ? 'info' : 'warn', `grudge: ${e.message}`, e),
+  )
+  return typeof off === 'function' ? (off as () => void) : () => {}
+}
