@@ -6,7 +6,8 @@
 // period, heavy hitters admitted within ±5 % of an exact per-key GCRA.
 //
 // `npx tsx examples/bench/no-size-option.ts` runs it at full size (≈ 600,000 requests);
-// `--quick` at a tenth of the clients (the row's shape, not its figures).
+// `--quick` at a tenth of the clients (the row's shape, not its figures). It also prints the
+// "10× traffic jump" row: 200 fresh clients/s, then 2,000; target back under 1e-3 within 60 s.
 import { pathToFileURL } from 'node:url'
 import { Limiter } from '../../src/limit/limiter.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
@@ -44,13 +45,25 @@ function mulberry32(seed: number): () => number {
   }
 }
 
+/** The refusals of fresh clients per second of a run (index: the second). */
+export interface TrafficTimeline {
+  requests: Uint32Array
+  refused: Uint32Array
+}
+
 /**
- * Run the traffic.
- * @param clientsPerSecond fresh clients per second (1,000 full size)
- * @param durationS seconds of fresh clients (150 full size)
- * @param heavyHitters heavy keys at 20 requests/s (50 full size)
+ * Run fresh clients (each 3 requests one second apart, never over its limit) and heavy
+ * hitters at 20 requests/s through a Limiter with only `limit: { rate: 1, burst: 10 }`, on
+ * a fake clock whose ticker fires every second (as the self-sized Rotator's checks do).
+ * @param clientsPerSecond fresh clients arriving in second s
+ * @param durationS seconds of fresh clients
+ * @param heavyHitters heavy keys at 20 requests/s
  */
-export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyHitters = 50): NoSizeOptionRow {
+export function runTraffic(
+  clientsPerSecond: (s: number) => number,
+  durationS: number,
+  heavyHitters: number,
+): { row: NoSizeOptionRow; timeline: TrafficTimeline; limiter: Limiter } {
   const rate = 1
   const burst = 10
   const random = mulberry32(14)
@@ -59,7 +72,7 @@ export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyH
   const ids: number[] = []
   let client = 0
   for (let s = 0; s < durationS; s++)
-    for (let c = 0; c < clientsPerSecond; c++) {
+    for (let c = 0, n = clientsPerSecond(s); c < n; c++) {
       const t0 = (s + random()) * 1000
       const id = client++
       for (let k = 0; k < 3; k++) {
@@ -84,7 +97,12 @@ export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyH
   // exact per-key GCRA for the heavy hitters (the clients never exceed their limit)
   const debt = new Float64Array(heavyHitters)
   const at = new Float64Array(heavyHitters)
-  let nextTick = periodMs
+  const tickMs = 1000
+  let nextTick = tickMs
+  const timeline: TrafficTimeline = {
+    requests: new Uint32Array(durationS + 3),
+    refused: new Uint32Array(durationS + 3),
+  }
   const row: NoSizeOptionRow = {
     innocentRequests: 0,
     innocentRefused: 0,
@@ -101,12 +119,15 @@ export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyH
     while (t >= nextTick) {
       clock.set(nextTick)
       ticker.tick()
-      nextTick += periodMs
+      nextTick += tickMs
     }
     clock.set(t)
     const id = ids[i]
     const d = limiter.decide(id >= 0 ? `c${id}` : `h${-1 - id}`) as { admitted: boolean }
     if (id >= 0) {
+      const sec = Math.floor(t / 1000)
+      timeline.requests[sec]++
+      if (!d.admitted) timeline.refused[sec]++
       if (t >= periodMs) {
         row.innocentRequests++
         if (!d.admitted) row.innocentRefused++
@@ -121,9 +142,72 @@ export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyH
       }
       if (d.admitted) row.heavyAdmitted++
     }
+    row.memoryBytes = Math.max(row.memoryBytes, meter.store.sizeBytes())
   }
+  return { row, timeline, limiter }
+}
+
+/**
+ * Run the traffic of the "no size option" row.
+ * @param clientsPerSecond fresh clients per second (1,000 full size)
+ * @param durationS seconds of fresh clients (150 full size)
+ * @param heavyHitters heavy keys at 20 requests/s (50 full size)
+ */
+export function runNoSizeOption(clientsPerSecond = 1000, durationS = 150, heavyHitters = 50): NoSizeOptionRow {
+  const { row, limiter } = runTraffic(() => clientsPerSecond, durationS, heavyHitters)
   void limiter.close()
   return row
+}
+
+/** What the "10× traffic jump" row reports. */
+export interface TrafficJumpRow {
+  /** The second of the jump. */
+  jumpS: number
+  /** Seconds after the jump until every later 10 s window refuses < 1e-3 of fresh requests (Infinity: never). */
+  recoveredAfterS: number
+  /** Refused / requested of fresh clients in the 10 s windows after the jump. */
+  windows: number[]
+  /** Largest sketch memory seen during the run, bytes. */
+  peakBytes: number
+  /** The memory budget, bytes. */
+  budgetBytes: number
+}
+
+/**
+ * The "10× traffic jump" row: 200 fresh clients/s, then 2,000 from `jumpS` on.
+ * @param jumpS the second of the jump (300 full size: a few periods at the low load first)
+ * @param afterS seconds measured after it (120 full size)
+ */
+export function runTrafficJump(jumpS = 300, afterS = 120, low = 200, high = 2000): TrafficJumpRow {
+  const { row, timeline, limiter } = runTraffic((s) => (s < jumpS ? low : high), jumpS + afterS, 0)
+  const windows: number[] = []
+  for (let w = jumpS; w + 10 <= jumpS + afterS; w += 10) {
+    let n = 0
+    let r = 0
+    for (let s = w; s < w + 10; s++) {
+      n += timeline.requests[s]
+      r += timeline.refused[s]
+    }
+    windows.push(r / Math.max(1, n))
+  }
+  let last = -1
+  windows.forEach((f, i) => {
+    if (f >= 1e-3) last = i
+  })
+  const recoveredAfterS = last === windows.length - 1 ? Infinity : (last + 1) * 10
+  const budgetBytes = limiter.sketch.memoryBytes ?? row.memoryBytes
+  void limiter.close()
+  return { jumpS, recoveredAfterS, windows, peakBytes: row.memoryBytes, budgetBytes }
+}
+
+/** The jump row as text. */
+export function formatTrafficJump(r: TrafficJumpRow): string {
+  const worst = Math.max(...r.windows)
+  return (
+    `| grudge, 10× traffic jump (200 → 2,000 fresh clients/s at ${r.jumpS} s) ` +
+    `| back under 1e-3 after ${Number.isFinite(r.recoveredAfterS) ? `${r.recoveredAfterS} s` : 'never'} (worst 10 s window ${worst.toExponential(2)}) ` +
+    `| peak ${(r.peakBytes / 1048576).toFixed(2)} MiB of a ${(r.budgetBytes / 1048576).toFixed(1)} MiB budget |`
+  )
 }
 
 /** The row as text. */
@@ -144,4 +228,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     '| limiter | innocent false-reject after the first period | heavy hitters admitted vs exact GCRA |\n|---|---:|---:|',
   )
   console.log(formatNoSizeOption(r))
+  console.log('\n| limiter | fresh clients refused after the jump | memory |\n|---|---:|---:|')
+  console.log(formatTrafficJump(quick ? runTrafficJump(150, 60, 20, 200) : runTrafficJump()))
 }

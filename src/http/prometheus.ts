@@ -29,6 +29,24 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
   }
   g('distinct_keys', 'Estimated distinct keys in the window').set(stats.distinctKeys)
   g('memory_bytes', 'Memory of the sketches and counters in bytes').set(stats.memoryBytes)
-  g('false_positive_rate', 'Estimated false-positive rate of one sketch').set(stats.falsePositiveRate)
+  g(
+    'false_positive_rate',
+    "The debt meter's predicted false-reject rate of a fresh key at the window's load (spec/sizing.md)",
+  ).set(stats.falsePositiveRate)
+  g('load_factor', "The debt meter's load factor rho: admitted cost per second / (cells per level × rate)").set(
+    stats.loadFactor,
+  )
+  g('requests_per_second', "The debt meter's admitted requests per second in the window").set(stats.requestsPerSecond)
+  if (stats.generations !== undefined) {
+    const cells = g('generation_cells_per_level', 'Cells per level of each generation (0: the oldest, deciding)', [
+      'policy',
+      'generation',
+    ])
+    const resizes = g('resizes', 'Generations created with another size than the one before', ['policy'])
+    for (const [policy, gen] of Object.entries(stats.generations)) {
+      gen.cellsPerLevel.forEach((m, i) => cells.set({ policy, generation: String(i) }, m))
+      resizes.set({ policy }, gen.resizes)
+    }
+  }
   return registry.metrics()
 }

@@ -194,14 +194,25 @@ export class Limiter {
         policy: 'limit',
         ...shape,
         sizeBytes: () => meter.store.sizeBytes(),
+        shape: meter.store.generationShapes?.bind(meter.store),
         debt: { rate: meter.rate, burst: meter.burst, cost: meter.cost, maxDebt: meter.maxDebt },
       })
     const fairness = this.fairness
     if (fairness !== undefined)
-      this.telemetry.addSketch({ policy: 'fairness', ...shape, sizeBytes: () => fairness.store.sizeBytes() })
+      this.telemetry.addSketch({
+        policy: 'fairness',
+        ...shape,
+        sizeBytes: () => fairness.store.sizeBytes(),
+        shape: fairness.store.generationShapes?.bind(fairness.store),
+      })
     const abuse = this.abuse
     if (abuse !== undefined)
-      this.telemetry.addSketch({ policy: 'abuse', ...shape, sizeBytes: () => abuse.store.sizeBytes() })
+      this.telemetry.addSketch({
+        policy: 'abuse',
+        ...shape,
+        sizeBytes: () => abuse.store.sizeBytes(),
+        shape: abuse.store.generationShapes?.bind(abuse.store),
+      })
   }
 
   /** Whether any policy that decides per request is configured. */

@@ -269,6 +269,7 @@ export function policyStore(
             notify?.(
               e.kind === 'budget'
                 ? `grudge: policy ${name} needs ${String(e.wanted)} cells per level for ${e.load.costPerSecond.toFixed(1)} cost/s ` +
+                    `(to keep its false-reject rate and load factor on target, spec/sizing.md) ` +
                     `over ~${Math.round(e.load.distinctKeys)} keys, but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
                     `kept ${e.usedCellsPerLevel} (raise the policy's memory; this notice is logged once)`
                 : `grudge: policy ${name} could not size its next generation (${e.wanted instanceof Error ? e.wanted.message : String(e.wanted)}); kept ${e.usedCellsPerLevel} cells per level`,

@@ -36,6 +36,11 @@ export interface ScoreStore {
   read(key: string): number | Promise<number>
   /** Memory of the store's cells held by this process, in bytes. */
   sizeBytes(): number
+  /**
+   * The shape of each generation, oldest (deciding) first, and how many times a self-sized
+   * store resized (0 for a fixed shape); absent for stores that do not report them (the Redis stores).
+   */
+  generationShapes?(): { generationCellsPerLevel: readonly number[]; resizes: number }
   /** Release timers and connections; idempotent. */
   close(): void | Promise<void>
 }
@@ -92,6 +97,7 @@ export function localStore(): StoreFactory {
       add: (key, delta) => rotator.updateAndEstimate(key, delta),
       read: (key) => rotator.estimate(key),
       sizeBytes: () => rotator.sizeBytes(),
+      generationShapes: () => ({ generationCellsPerLevel: rotator.generationCellsPerLevel, resizes: rotator.resizes }),
       close: () => rotator.close(),
     }
   }

@@ -51,6 +51,11 @@ export interface LimiterStats {
    * the target at this load, the size to set (or the `memory` that holds it). Absent when
    * the sketch is large enough, so it never reads as advice to shrink.
    */
+  /**
+   * Per policy whose store sizes itself (in process, sized by `memory`): the cells per level
+   * of each generation, oldest (the one that decides) first, and the resizes so far.
+   */
+  generations?: Partial<Record<PolicyName, { cellsPerLevel: readonly number[]; resizes: number }>>
   suggested?: {
     /** L, levels: the configured levels of the sketch (kept as is; only M is resized). */
     levels: number
@@ -74,6 +79,8 @@ export interface SketchReport {
   sizeBytes: () => number
   /** The debt meter's figures (for `limit`): rate per second, burst, cost, maxDebt. */
   debt?: { rate: number; burst: number; cost: number; maxDebt: number }
+  /** The store's generation shapes (oldest, deciding, first) and resizes, when it has them. */
+  shape?: () => { generationCellsPerLevel: readonly number[]; resizes: number }
 }
 
 /** Options of {@link Telemetry}. */
@@ -293,8 +300,17 @@ export class Telemetry {
     let loadFactor = 0
     let requestsPerSecond = 0
     let suggested: LimiterStats['suggested']
+    let generations: LimiterStats['generations']
+    for (const sk of this.shapes) {
+      const g = sk.shape?.()
+      if (g === undefined) continue
+      generations ??= {}
+      generations[sk.policy] = { cellsPerLevel: g.generationCellsPerLevel, resizes: g.resizes }
+    }
     if (meter?.debt !== undefined) {
-      const shape = { levels: meter.levels, cellsPerLevel: meter.cellsPerLevel }
+      // a self-sized store decides with its oldest generation: predict for that shape
+      const deciding = meter.shape?.().generationCellsPerLevel[0] ?? meter.cellsPerLevel
+      const shape = { levels: meter.levels, cellsPerLevel: deciding }
       const load = { ...meter.debt, requestsPerSecond: spanS === 0 ? 0 : policies.limit.admitted / spanS, hotKeys }
       fpr = sketchFalsePositiveRate(shape, load)
       requestsPerSecond = load.requestsPerSecond
@@ -330,6 +346,7 @@ export class Telemetry {
       requestsPerSecond,
       loadFactor,
     }
+    if (generations !== undefined) out.generations = generations
     if (suggested !== undefined) out.suggested = suggested
     return out
   }

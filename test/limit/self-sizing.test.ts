@@ -1,0 +1,72 @@
+// A policy sized by its memory budget sizes each generation from the measured load (issue #14):
+// it shrinks under light traffic, grows back under heavy traffic, never exceeds the budget,
+// reports its shapes in stats() and Prometheus, and says once when the budget is too small.
+import t from 'tap'
+import { Limiter } from '../../src/limit/limiter.js'
+import { Telemetry } from '../../src/limit/telemetry.js'
+import { prometheusText } from '../../src/http/prometheus.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+/** Drive `perSecond` fresh keys a second for `seconds`, ticking once a second (the rotator's checks). */
+function drive(l: Limiter, clock: FakeClock, ticker: FakeTicker, perSecond: number, seconds: number, tag: string) {
+  let refused = 0
+  for (let s = 0; s < seconds; s++) {
+    const t0 = clock.now()
+    for (let i = 0; i < perSecond; i++) {
+      clock.set(t0 + (i * 1000) / perSecond)
+      if (!(l.decide(`${tag}:${s}:${i}`) as { admitted: boolean }).admitted) refused++
+    }
+    clock.set(t0 + 1000)
+    ticker.tick()
+  }
+  return refused
+}
+
+t.test('light traffic shrinks the generations below the budget; heavy traffic grows them back', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const l = new Limiter({ clock, ticker, memory: '8MB', limit: { rate: 1, burst: 10 } })
+  const budget = 8 * 1024 * 1024
+  t.same(l.telemetry.stats().generations?.limit?.cellsPerLevel, [65536, 65536], 'starts at the budget')
+  // 200 fresh keys/s at rate 1: ρ ≤ 0.05 needs 4,000 cells, so 4,096
+  drive(l, clock, ticker, 200, 400, 'a')
+  const small = l.telemetry.stats().generations!.limit!
+  t.ok(Math.max(...small.cellsPerLevel) <= 8192, `shrunk to ${small.cellsPerLevel.join(', ')}`)
+  t.ok(small.resizes >= 1)
+  t.ok(l.limit!.store.sizeBytes() <= budget / 8 + 4096, 'uses a small part of the budget')
+  // a 10× jump, 2,000 fresh keys/s: ρ ≤ 0.05 needs 40,000 cells; early growth starts a larger
+  // generation, and the smaller one decides (at ρ ≈ 0.5) until it may be promoted
+  const refused = drive(l, clock, ticker, 2000, 300, 'b')
+  const big = l.telemetry.stats().generations!.limit!
+  t.ok(Math.min(...big.cellsPerLevel) >= 32768, `grew back to ${big.cellsPerLevel.join(', ')}`)
+  t.ok(l.limit!.store.sizeBytes() <= budget + 4096, 'never above the budget (plus the 2 KiB load meter)')
+  t.ok(refused / (2000 * 300) < 1e-3, `fresh keys refused while growing: ${refused}`)
+  const text = await prometheusText(l.telemetry.stats())
+  t.match(text, /grudge_generation_cells_per_level\{policy="limit",generation="0"\} \d+/)
+  t.match(text, /grudge_resizes\{policy="limit"\} [1-9]/)
+  t.match(text, /grudge_load_factor /)
+  await l.close()
+})
+
+t.test('an explicit cellsPerLevel keeps a fixed shape: no resizes', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const l = new Limiter({ clock, ticker, levels: 4, cellsPerLevel: 4096, limit: { rate: 1, burst: 10 } })
+  drive(l, clock, ticker, 5, 60, 'a')
+  t.same(l.telemetry.stats().generations?.limit, { cellsPerLevel: [4096, 4096], resizes: 0 })
+  await l.close()
+})
+
+t.test('a budget that cannot meet the load is kept, and said once through warn with the figures', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const warned: string[] = []
+  const telemetry = new Telemetry({ clock, warn: (m) => warned.push(m) })
+  const l = new Limiter({ clock, ticker, telemetry, memory: '64KB', limit: { rate: 1, burst: 10 } })
+  drive(l, clock, ticker, 500, 250, 'a')
+  const notices = warned.filter((m) => /needs \d+ cells per level/.test(m))
+  t.equal(notices.length, 1, 'once')
+  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 512/)
+  t.ok(l.limit!.store.sizeBytes() <= 65536 + 4096)
+  await l.close()
+})
