@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
 import { BLOOM_FORMAT_VERSION, BloomFilter } from '../../src/bloom/bloom-filter.js'
-import { bloomPositions } from '../../src/bloom/positions.js'
+import { bloomPositions, bloomPositionsV2 } from '../../src/bloom/positions.js'
 import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import {
@@ -299,6 +299,32 @@ t.test('the golden v1 frame stays loadable', async (t) => {
   t.equal(fresh.positionScheme, 2, 'a new filter uses the positions of version 2')
   t.equal(fresh.isCompatible(f), false, 'filters of different position versions never merge')
   t.throws(() => fresh.merge(f), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
+})
+
+t.test('the golden v2 frame stays loadable, its bits the positions of version 2', async (t) => {
+  // test/fixtures/bloom-v2.bin (test/fixtures/make-golden-bloom.ts): bySize({ bits: 100, hashes: 3 })
+  // under murmur3 (id 3) seed 1 after adding "alpha", "beta", "gamma"
+  const bytes = readFileSync(new URL('../fixtures/bloom-v2.bin', import.meta.url))
+  t.equal(bytes[5], 2, 'frame version 2')
+  const f = BloomFilter.deserialize(bytes)
+  t.equal(f.positionScheme, 2)
+  t.equal(f.bitCount, 100)
+  t.equal(f.hashCount, 3)
+  t.equal(f.addedCount, 3)
+  t.equal(f.hasher.id, 3)
+  t.same(f.seed, murmur3(1).seed)
+  const want = new Set<number>()
+  const out = new Float64Array(3)
+  for (const k of ['alpha', 'beta', 'gamma']) {
+    const h = murmur3(1).hash(k)
+    t.equal(bloomPositionsV2(Number(h >> 32n) | 0, Number(h & 0xffffffffn) | 0, 3, 100, out), 3)
+    t.equal(new Set(out).size, 3, `${k}: three distinct positions`)
+    for (const p of out) want.add(p)
+  }
+  for (let p = 0; p < 100; p++) t.equal(f.isBitSet(p), want.has(p), `bit ${p}`)
+  const g = BloomFilter.bySize({ bits: 100, hashes: 3, hasher: murmur3(1) })
+  for (const k of ['alpha', 'beta', 'gamma']) g.add(k)
+  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes')
 })
 
 t.test('truncated and corrupted frames are refused with a coded error', async (t) => {
