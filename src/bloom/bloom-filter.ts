@@ -109,8 +109,11 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
  * about `(1 − e^(−k·n/m))^k`.
  *
  * Positions come from one 64-bit hash of the item (murmur3 by default, SipHash-2-4 on
- * request) by 64-bit Kirsch–Mitzenmacher double hashing reduced by multiply-shift (see
- * `positions.ts` and `spec/bloom.md`), so sizes above 2^31 and 2^32 bits work. Bits live
+ * request): k distinct positions from a keyed stream up to 2^20 bits, enhanced double
+ * hashing (Dillinger & Manolios, FMCAD 2004) above, so the measured false-positive rate
+ * matches the formula at every size, and sizes above 2^31 and 2^32 bits work (frame
+ * version 2; a filter read from a version-1 frame keeps that version's Kirsch–Mitzenmacher
+ * positions; see `positions.ts` and `spec/bloom.md` §3). Bits live
  * in a Uint32Array: bit p is bit (p mod 32) of word floor(p / 32), which on the wire is
  * bit (p mod 8) of byte floor(p / 8). Nothing is allocated per operation.
  *
