@@ -1,12 +1,16 @@
 import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import { MAX_BITS, mulHi } from './positions.js'
+import { DISTINCT_MAX_BITS, MAX_BITS, POSITIONS_KM, POSITIONS_V2, fmix32, mulHi } from './positions.js'
 import { bloomOptimalBits, bloomOptimalHashes } from './sizing.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
-/** Format version of the Bloom frame (family 3, `FAMILY.bloom`) written by this release. */
-export const BLOOM_FORMAT_VERSION = 1
+/**
+ * Format version of the Bloom frame (family 3, `FAMILY.bloom`) written for a new filter:
+ * 2, whose bit positions are honest at every size (spec/bloom.md §3). A filter read from a
+ * version-1 frame keeps version 1's positions and writes version 1.
+ */
+export const BLOOM_FORMAT_VERSION = 2
 /** Size in bytes of the Bloom frame's params block. */
 const BLOOM_PARAMS_BYTES = 24
 /**
@@ -82,6 +86,21 @@ export const BLOOM_FILTER_SIZE_KEYS = optionKeys<BloomFilterSizeOptions>({
 
 const TWO32 = 0x100000000
 const INV16 = 1 / 65536
+const INV32 = 1 / 4294967296
+/** Weyl increment of the distinct-position stream (positions.ts `streamDraw`). */
+const GOLDEN32 = 0x9e3779b9
+/** Position loop of a filter: 64-bit Kirsch–Mitzenmacher (frame version 1). */
+const LOOP_KM = 0
+/** Position loop: k distinct draws of the stream (version 2, m ≤ 2^20). */
+const LOOP_DISTINCT = 1
+/** Position loop: enhanced double hashing mod m (version 2, m > 2^20). */
+const LOOP_EDH = 2
+
+// Scratch of the distinct-position loop, shared by every filter (JavaScript runs one
+// operation at a time, and each leaves the marks all clear): a bitmap of 2^20 bits marking
+// the positions drawn so far by the operation in progress, and the positions to unmark.
+let marks: Uint32Array | undefined
+const picked = new Uint32Array(1024)
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
 
 /**
@@ -90,8 +109,11 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1
  * about `(1 − e^(−k·n/m))^k`.
  *
  * Positions come from one 64-bit hash of the item (murmur3 by default, SipHash-2-4 on
- * request) by 64-bit Kirsch–Mitzenmacher double hashing reduced by multiply-shift (see
- * `positions.ts` and `spec/bloom.md`), so sizes above 2^31 and 2^32 bits work. Bits live
+ * request): k distinct positions from a keyed stream up to 2^20 bits, enhanced double
+ * hashing (Dillinger & Manolios, FMCAD 2004) above, so the measured false-positive rate
+ * matches the formula at every size, and sizes above 2^31 and 2^32 bits work (frame
+ * version 2; a filter read from a version-1 frame keeps that version's Kirsch–Mitzenmacher
+ * positions; see `positions.ts` and `spec/bloom.md` §3). Bits live
  * in a Uint32Array: bit p is bit (p mod 32) of word floor(p / 32), which on the wire is
  * bit (p mod 8) of byte floor(p / 8). Nothing is allocated per operation.
  *
@@ -105,17 +127,31 @@ export class BloomFilter {
   readonly hashCount: number
   /** The seeded hash function. */
   readonly hasher: Hasher
+  /**
+   * The position scheme, which is the frame version it is written with: 2 for a new
+   * filter, 1 for one read from a version-1 frame (spec/bloom.md §3).
+   * @internal
+   */
+  readonly positionScheme: number
   /** Bits, 32 per word (little-endian bit order within a word). */
   private readonly words: Uint32Array
+  /** Which position loop runs: LOOP_KM, LOOP_DISTINCT or LOOP_EDH. */
+  private readonly loop: number
+  /** Positions per item of the distinct loop: min(k, m). */
+  private readonly distinctCount: number
   private added: number
   private setBits: number
 
   /** Build from a checked geometry: every path (bySize, byAccuracy, clone, deserialize) ends here. */
-  private constructor(bits: number, hashes: number, hasher: Hasher) {
+  private constructor(bits: number, hashes: number, hasher: Hasher, scheme: number = POSITIONS_V2) {
     this.bitCount = bits
     this.hashCount = hashes
     this.hasher = hasher
+    this.positionScheme = scheme
     this.words = new Uint32Array(Math.ceil(bits / 32))
+    this.loop = scheme === POSITIONS_KM ? LOOP_KM : bits <= DISTINCT_MAX_BITS ? LOOP_DISTINCT : LOOP_EDH
+    this.distinctCount = Math.min(hashes, bits)
+    if (this.loop === LOOP_DISTINCT) marks ??= new Uint32Array(DISTINCT_MAX_BITS / 32)
     this.added = 0
     this.setBits = 0
   }
@@ -192,6 +228,68 @@ export class BloomFilter {
    * @internal
    */
   addHashed(hashHi: number, hashLo: number): boolean {
+    const fresh =
+      this.loop === LOOP_DISTINCT
+        ? this.addDistinct(hashHi, hashLo)
+        : this.loop === LOOP_EDH
+          ? this.addEnhanced(hashHi, hashLo)
+          : this.addKirschMitzenmacher(hashHi, hashLo)
+    this.added++
+    this.setBits += fresh
+    return fresh > 0
+  }
+
+  /** Set the bits of scheme 2 for m ≤ 2^20 (positions.ts `bloomPositionsV2`); returns how many were 0. */
+  private addDistinct(hashHi: number, hashLo: number): number {
+    const m = this.bitCount
+    const kk = this.distinctCount
+    const words = this.words
+    const mark = marks!
+    const key = fmix32(hashHi >>> 0)
+    let a = hashLo >>> 0
+    let n = 0
+    let fresh = 0
+    while (n < kk) {
+      a = (a + GOLDEN32) >>> 0
+      const pos = Math.floor(fmix32((a ^ key) >>> 0) * m * INV32)
+      const w = pos >>> 5
+      const b = pos & 31
+      const bit = 1 << b
+      if ((mark[w] & bit) !== 0) continue // drawn before: positions are distinct
+      mark[w] |= bit
+      picked[n++] = pos
+      const old = words[w]
+      words[w] = old | bit
+      fresh += ((old >>> b) & 1) ^ 1
+    }
+    for (let i = 0; i < n; i++) mark[picked[i] >>> 5] = 0
+    return fresh
+  }
+
+  /** Set the bits of scheme 2 for m > 2^20 (enhanced double hashing); returns how many were 0. */
+  private addEnhanced(hashHi: number, hashLo: number): number {
+    const m = this.bitCount
+    const k = this.hashCount
+    const words = this.words
+    let x = mulHi(hashHi >>> 0, hashLo >>> 0, m)
+    let y = mulHi(hashLo >>> 0, hashHi >>> 0, m)
+    let fresh = 0
+    for (let i = 0; i < k; i++) {
+      const w = Math.floor(x * 0.03125)
+      const b = x & 31
+      const old = words[w]
+      words[w] = old | (1 << b)
+      fresh += ((old >>> b) & 1) ^ 1
+      x += y
+      if (x >= m) x -= m
+      y += i + 1
+      if (y >= m) y -= m
+    }
+    return fresh
+  }
+
+  /** Set the bits of scheme 1 (frame version 1); returns how many were 0. */
+  private addKirschMitzenmacher(hashHi: number, hashLo: number): number {
     let xh = hashHi >>> 0
     let xl = hashLo >>> 0
     const bh = (xl | 1) >>> 0
@@ -212,9 +310,7 @@ export class BloomFilter {
       xl = (xl + bl) >>> 0
       xh = (xh + bh + (xl < bl ? 1 : 0)) >>> 0
     }
-    this.added++
-    this.setBits += fresh
-    return fresh > 0
+    return fresh
   }
 
   /**
@@ -236,6 +332,57 @@ export class BloomFilter {
    * @internal
    */
   mightContainHashed(hashHi: number, hashLo: number): boolean {
+    if (this.loop === LOOP_DISTINCT) return this.containsDistinct(hashHi, hashLo)
+    if (this.loop === LOOP_EDH) return this.containsEnhanced(hashHi, hashLo)
+    return this.containsKirschMitzenmacher(hashHi, hashLo)
+  }
+
+  /** Whether every bit of scheme 2 for m ≤ 2^20 is set; stops at the first clear one. */
+  private containsDistinct(hashHi: number, hashLo: number): boolean {
+    const m = this.bitCount
+    const kk = this.distinctCount
+    const words = this.words
+    const mark = marks!
+    const key = fmix32(hashHi >>> 0)
+    let a = hashLo >>> 0
+    let n = 0
+    let all = true
+    while (n < kk) {
+      a = (a + GOLDEN32) >>> 0
+      const pos = Math.floor(fmix32((a ^ key) >>> 0) * m * INV32)
+      const w = pos >>> 5
+      const bit = 1 << (pos & 31)
+      if ((words[w] & bit) === 0) {
+        all = false
+        break
+      }
+      if ((mark[w] & bit) !== 0) continue
+      mark[w] |= bit
+      picked[n++] = pos
+    }
+    for (let i = 0; i < n; i++) mark[picked[i] >>> 5] = 0
+    return all
+  }
+
+  /** Whether every bit of scheme 2 for m > 2^20 is set. */
+  private containsEnhanced(hashHi: number, hashLo: number): boolean {
+    const m = this.bitCount
+    const k = this.hashCount
+    const words = this.words
+    let x = mulHi(hashHi >>> 0, hashLo >>> 0, m)
+    let y = mulHi(hashLo >>> 0, hashHi >>> 0, m)
+    for (let i = 0; i < k; i++) {
+      if ((words[Math.floor(x * 0.03125)] & (1 << (x & 31))) === 0) return false
+      x += y
+      if (x >= m) x -= m
+      y += i + 1
+      if (y >= m) y -= m
+    }
+    return true
+  }
+
+  /** Whether every bit of scheme 1 (frame version 1) is set. */
+  private containsKirschMitzenmacher(hashHi: number, hashLo: number): boolean {
     let xh = hashHi >>> 0
     let xl = hashLo >>> 0
     const bh = (xl | 1) >>> 0
@@ -331,7 +478,12 @@ export class BloomFilter {
 
   /** A deep copy (same hasher and seed). */
   clone(): BloomFilter {
-    const f = new BloomFilter(this.bitCount, this.hashCount, this.hasher.withSeed(this.hasher.seed))
+    const f = new BloomFilter(
+      this.bitCount,
+      this.hashCount,
+      this.hasher.withSeed(this.hasher.seed),
+      this.positionScheme,
+    )
     f.words.set(this.words)
     f.added = this.added
     f.setBits = this.setBits
@@ -339,7 +491,8 @@ export class BloomFilter {
   }
 
   /**
-   * The filter as a grudge frame of family 3, version 1 (`spec/bloom.md`): params
+   * The filter as a grudge frame of family 3, version {@link BloomFilter.positionScheme}
+   * (2, or 1 for a filter read from a version-1 frame; `spec/bloom.md`): params
    * `bits u64 | hashes u32 | hasher u8 | 3 × 0 | addedCount u64` (24 bytes, little-endian),
    * the hasher seed, and ceil(m / 8) payload bytes with bit p at bit (p mod 8) of byte
    * floor(p / 8); the unused high bits of the last byte are 0.
@@ -364,7 +517,7 @@ export class BloomFilter {
   frameHeader(): BloomFrameHeader {
     return {
       family: FAMILY.bloom,
-      version: BLOOM_FORMAT_VERSION,
+      version: this.positionScheme,
       flags: 0,
       seed: this.hasher.seed,
       params: encodeParams(this),
@@ -413,7 +566,8 @@ export class BloomFilter {
     if (tail !== 0 && frame.payload[n - 1] >>> tail !== 0) {
       invalidField('payload', `bits beyond bit ${bits} clear`, frame.payload[n - 1])
     }
-    const f = new BloomFilter(bits, hashes, hasher)
+    // the version is the position scheme: a version-1 frame keeps its old positions
+    const f = new BloomFilter(bits, hashes, hasher, frame.version === 1 ? POSITIONS_KM : POSITIONS_V2)
     if (LITTLE_ENDIAN) {
       new Uint8Array(f.words.buffer, f.words.byteOffset, n).set(frame.payload)
     } else {
@@ -444,6 +598,8 @@ function incompatibility(a: BloomFilter, b: BloomFilter): string | null {
   if (a.bitCount !== b.bitCount) return `expected bits ${a.bitCount}, received ${b.bitCount}`
   if (a.hashCount !== b.hashCount) return `expected hashes ${a.hashCount}, received ${b.hashCount}`
   if (a.hasher.id !== b.hasher.id) return `expected hasher ${a.hasher.name}, received ${b.hasher.name}`
+  if (a.positionScheme !== b.positionScheme)
+    return `expected bit positions of frame version ${a.positionScheme}, received version ${b.positionScheme}`
   if (!sameBytes(a.hasher.seed, b.hasher.seed)) return 'expected the same seed, received another seed'
   return null
 }

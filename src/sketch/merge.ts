@@ -1,6 +1,7 @@
 import { GrudgeError } from '../errors.js'
 import { applyDecay } from './decay.js'
 import { incompatibility, type SketchShape } from './shape.js'
+import type { SparseCells } from './sketch-codec.js'
 
 /**
  * Throw unless `a` and `b` are compatible and distinct.
@@ -75,37 +76,98 @@ export function addCells(
   alsoScores?: Float64Array,
   alsoTouched?: Float64Array,
 ): void {
+  const linearRatePerMs = inTransit && shape.decay.kind === 'linear' ? shape.decay.ratePerSecond / 1000 : 0
+  for (let p = 0; p < srcScores.length; p++) {
+    const v = srcScores[p]
+    if (v === 0) continue
+    addCell(
+      shape,
+      dstScores,
+      dstTouched,
+      dstNow,
+      p,
+      v,
+      srcNow - srcTouched[p],
+      linearRatePerMs,
+      alsoScores,
+      alsoTouched,
+    )
+  }
+}
+
+/**
+ * {@link addCells} for a source given by its non-zero cells only (a sparse delta block:
+ * strictly increasing indexes, all taken at `srcAt`), so that no L·M array is built for it.
+ * The indexes MUST be < the destination's length (the caller checked the shapes).
+ * @internal
+ */
+export function addSparseCells(
+  shape: SketchShape,
+  dstScores: Float64Array,
+  dstTouched: Float64Array,
+  dstNow: number,
+  src: SparseCells,
+  srcNow: number,
+  inTransit: boolean,
+  alsoScores?: Float64Array,
+  alsoTouched?: Float64Array,
+): void {
+  const linearRatePerMs = inTransit && shape.decay.kind === 'linear' ? shape.decay.ratePerSecond / 1000 : 0
+  const age = srcNow - src.at
+  for (let k = 0; k < src.indexes.length; k++) {
+    addCell(
+      shape,
+      dstScores,
+      dstTouched,
+      dstNow,
+      src.indexes[k],
+      src.values[k],
+      age,
+      linearRatePerMs,
+      alsoScores,
+      alsoTouched,
+    )
+  }
+}
+
+/** One cell of {@link addCells}: source value `v` (non-zero), taken `age` ms ago, into cell `p`. */
+function addCell(
+  shape: SketchShape,
+  dstScores: Float64Array,
+  dstTouched: Float64Array,
+  dstNow: number,
+  p: number,
+  v: number,
+  age: number,
+  linearRatePerMs: number,
+  alsoScores: Float64Array | undefined,
+  alsoTouched: Float64Array | undefined,
+): void {
   const lo = shape.lo
   const hi = shape.hi
   const decay = shape.decay
-  const linearRatePerMs = inTransit && decay.kind === 'linear' ? decay.ratePerSecond / 1000 : 0
-  for (let p = 0; p < srcScores.length; p++) {
-    let v = srcScores[p]
-    if (v === 0) continue
-    const age = srcNow - srcTouched[p]
-    if (age > 0) {
-      const before = dstScores[p]
-      if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
-        const takenAt = dstNow - age
-        // a never-touched cell (score 0, time 0) has been empty forever, whatever the clock's origin
-        const emptyFrom =
-          before === 0 && dstTouched[p] === 0 ? -Infinity : dstTouched[p] + Math.abs(before) / linearRatePerMs
-        const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
-        if (drainMs > 0) v = applyDecay(v, decay, drainMs)
-      } else {
-        v = applyDecay(v, decay, age)
-      }
-      if (v === 0) continue
+  if (age > 0) {
+    const before = dstScores[p]
+    if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
+      const takenAt = dstNow - age
+      // a never-touched cell (score 0, time 0) has been empty forever, whatever the clock's origin
+      const emptyFrom =
+        before === 0 && dstTouched[p] === 0 ? -Infinity : dstTouched[p] + Math.abs(before) / linearRatePerMs
+      const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
+      if (drainMs > 0) v = applyDecay(v, decay, drainMs)
+    } else {
+      v = applyDecay(v, decay, age)
     }
-    let s = decayCellTo(shape, dstScores, dstTouched, p, dstNow) + v
-    if (s < lo) s = lo
-    else if (s > hi) s = hi
-    dstScores[p] = s
-    if (alsoScores !== undefined && alsoTouched !== undefined) {
-      let b = decayCellTo(shape, alsoScores, alsoTouched, p, dstNow) + v
-      if (b < lo) b = lo
-      else if (b > hi) b = hi
-      alsoScores[p] = b
-    }
+    if (v === 0) return
+  }
+  let s = decayCellTo(shape, dstScores, dstTouched, p, dstNow) + v
+  if (s < lo) s = lo
+  else if (s > hi) s = hi
+  dstScores[p] = s
+  if (alsoScores !== undefined && alsoTouched !== undefined) {
+    let b = decayCellTo(shape, alsoScores, alsoTouched, p, dstNow) + v
+    if (b < lo) b = lo
+    else if (b > hi) b = hi
+    alsoScores[p] = b
   }
 }

@@ -73,14 +73,17 @@ export class RotatorDelta {
   }
 
   /**
-   * Read a frame written by {@link RotatorDelta.serialize}, times mapped onto the reader's clock.
+   * Read a frame written by {@link RotatorDelta.serialize}, times mapped onto the reader's
+   * clock. Allocates at most a small multiple of the frame's own length: sparse generation
+   * blocks stay sparse (see {@link SketchDelta.deserialize}).
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*`; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
    */
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): RotatorDelta {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeRotator(bytes, true, options)
-    const deltas = d.gens.map((g) => new SketchDelta(g.shape, d.clock, g.cells.scores, g.cells.touched))
+    // sparse blocks stay sparse: nothing here is sized by the declared levels × cellsPerLevel
+    const deltas = d.gens.map((g) => SketchDelta.fromCells(g.shape, d.clock, g.cells))
     return new RotatorDelta(d.fields.rotations, d.fields.periodMs, d.masterSeed, deltas)
   }
 }

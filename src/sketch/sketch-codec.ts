@@ -56,12 +56,62 @@ export function shapeWithSeed(s: DecodedShape, seed: Uint8Array): SketchShape {
 }
 
 /**
- * Cells decoded from a payload and mapped onto the reader's clock.
+ * Cells decoded from a payload and mapped onto the reader's clock. A sparse block keeps
+ * its entries in `sparse` and builds the dense arrays only when they are read: its frame
+ * declares L·M cells it does not carry, and allocating them on read would let a frame of a
+ * hundred bytes demand 32 GiB (issue 15, "Hardening").
  * @internal
  */
 export interface DecodedCells {
-  scores: Float64Array
-  touched: Float64Array
+  readonly scores: Float64Array
+  readonly touched: Float64Array
+  /** The entries of a sparse block, when the cells came from one. */
+  readonly sparse?: SparseCells
+}
+
+/**
+ * The non-zero cells of a sparse delta block: `count` strictly increasing cell indexes in
+ * [0, size) with their non-zero values, all taken at one time `at` (on the reader's clock).
+ * Memory is 12 bytes per entry: bounded by the frame's own length.
+ * @internal
+ */
+export interface SparseCells {
+  /** L·M, the number of cells the block's shape declares. */
+  readonly size: number
+  /** The cell indexes, strictly increasing, each in [0, size). */
+  readonly indexes: Uint32Array
+  /** The non-zero value of each listed cell. */
+  readonly values: Float64Array
+  /** The time in ms (reader's clock) every listed cell was taken at. */
+  readonly at: number
+}
+
+/**
+ * Dense scores and times of sparse cells (0 and time 0 for unlisted cells). Allocates
+ * 16·size bytes: call it only for a shape already known to be allocatable (a receiver's
+ * own, or one the caller asked for).
+ * @internal
+ */
+export function densify(c: SparseCells): { scores: Float64Array; touched: Float64Array } {
+  const scores = new Float64Array(c.size)
+  const touched = new Float64Array(c.size)
+  for (let k = 0; k < c.indexes.length; k++) {
+    scores[c.indexes[k]] = c.values[k]
+    touched[c.indexes[k]] = c.at
+  }
+  return { scores, touched }
+}
+
+/** {@link DecodedCells} of a sparse block: dense arrays built on first read. */
+class LazySparseCells implements DecodedCells {
+  private dense: { scores: Float64Array; touched: Float64Array } | undefined
+  constructor(readonly sparse: SparseCells) {}
+  get scores(): Float64Array {
+    return (this.dense ??= densify(this.sparse)).scores
+  }
+  get touched(): Float64Array {
+    return (this.dense ??= densify(this.sparse)).touched
+  }
 }
 
 /**
@@ -230,6 +280,8 @@ export function writeSparse(w: FieldWriter, scores: Float64Array, count: number,
 
 /**
  * Read and check a sparse delta cell block, mapping its time like {@link readCells}.
+ * Allocates 12 bytes per listed cell, never the L·M cells of the declared shape (see
+ * {@link DecodedCells}).
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad field
  * @internal
  */
@@ -250,8 +302,10 @@ export function readSparse(r: FieldReader, shape: DecodedShape, time: TimeMap, w
       off + 16 + r.remaining,
     )
   const bound = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: values stay finite
-  const scores = new Float64Array(n)
-  const touched = new Float64Array(n)
+  // count entries, not the n cells the shape declares: count ≤ remaining / 12 was just checked,
+  // so what is allocated is bounded by the frame's length whatever levels × cellsPerLevel say
+  const indexes = new Uint32Array(count)
+  const values = new Float64Array(count)
   const t = time.map(at)
   let prev = -1
   for (let k = 0; k < count; k++) {
@@ -261,11 +315,11 @@ export function readSparse(r: FieldReader, shape: DecodedShape, time: TimeMap, w
       invalidField(`${what} sparse index[${k}]`, `an index in (${prev}, ${n}) (strictly increasing)`, p)
     if (!(v >= -bound && v <= bound) || v === 0)
       invalidField(`${what} sparse value[${k}]`, `a non-zero number in [${-bound}, ${bound}]`, v)
-    scores[p] = v
-    touched[p] = t
+    indexes[k] = p
+    values[k] = v
     prev = p
   }
-  return { scores, touched }
+  return new LazySparseCells({ size: n, indexes, values, at: t })
 }
 
 /**

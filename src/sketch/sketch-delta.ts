@@ -3,7 +3,7 @@ import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { addCells, decayCellTo } from './merge.js'
+import { addCells, addSparseCells, decayCellTo } from './merge.js'
 import {
   DESERIALIZE_OPTION_KEYS,
   incompatibility,
@@ -12,7 +12,9 @@ import {
   type DeserializeOptions,
   type SketchShape,
 } from './shape.js'
-import { decodeSketch, encodeSketch } from './sketch-codec.js'
+import { decodeSketch, densify, encodeSketch, type DecodedCells, type SparseCells } from './sketch-codec.js'
+
+const EMPTY = new Float64Array(0)
 
 /**
  * What one replica added to its sketch between two syncs: per cell, the replica's view
@@ -37,12 +39,19 @@ export class SketchDelta implements SketchShape {
   readonly hasher: Hasher
   /** Clock the cell times refer to. */
   readonly clock: Clock
-  /** Delta per cell, level-major (may be negative; finite, |value| ≤ min(hi − lo, Number.MAX_VALUE)). */
-  readonly scores: Float64Array
-  /** Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one instant for the whole delta); 0 for zero cells. */
-  readonly touched: Float64Array
+  /** Dense cells: given, or built from {@link SketchDelta.sparse} on first read. */
+  private dense: { scores: Float64Array; touched: Float64Array } | undefined
+  /**
+   * The non-zero cells of a delta read from a sparse frame (absent for a dense one).
+   * @internal
+   */
+  readonly sparse: SparseCells | undefined
 
-  /** Built by `takeDelta` and {@link SketchDelta.deserialize}; not meant to be called directly. */
+  /**
+   * Built by `takeDelta` and {@link SketchDelta.deserialize}; not meant to be called directly.
+   * @param scores delta per cell, level-major, L·M values
+   * @param touched time in ms of each non-zero value (0 for zero cells), L·M values
+   */
   constructor(shape: SketchShape, clock: Clock, scores: Float64Array, touched: Float64Array) {
     this.levels = shape.levels
     this.cellsPerLevel = shape.cellsPerLevel
@@ -52,13 +61,50 @@ export class SketchDelta implements SketchShape {
     this.aggregator = shape.aggregator
     this.hasher = shape.hasher
     this.clock = clock
-    this.scores = scores
-    this.touched = touched
+    this.dense = { scores, touched }
+    this.sparse = undefined
+  }
+
+  /**
+   * A delta of decoded cells: a sparse block stays sparse (12 bytes per non-zero cell), so
+   * reading a frame never allocates the L·M cells its header declares.
+   * @internal
+   */
+  static fromCells(shape: SketchShape, clock: Clock, cells: DecodedCells): SketchDelta {
+    if (cells.sparse === undefined) return new SketchDelta(shape, clock, cells.scores, cells.touched)
+    const d = new SketchDelta(shape, clock, EMPTY, EMPTY)
+    d.dense = undefined
+    ;(d as { sparse: SparseCells | undefined }).sparse = cells.sparse
+    return d
+  }
+
+  /**
+   * Delta per cell, level-major (may be negative; finite, |value| ≤ min(hi − lo,
+   * Number.MAX_VALUE)). For a delta read from a sparse frame the L·M array is built on the
+   * first read (16·L·M bytes with {@link SketchDelta.touched}); `Sketch.applyDelta` never
+   * reads it for such a delta.
+   */
+  get scores(): Float64Array {
+    return this.denseCells().scores
+  }
+
+  /**
+   * Time in ms (on {@link SketchDelta.clock}) at which each non-zero value was taken (one
+   * instant for the whole delta); 0 for zero cells. Built on first read like
+   * {@link SketchDelta.scores}.
+   */
+  get touched(): Float64Array {
+    return this.denseCells().touched
+  }
+
+  private denseCells(): { scores: Float64Array; touched: Float64Array } {
+    return (this.dense ??= densify(this.sparse!))
   }
 
   /** Whether every cell is 0 (nothing to ship). */
   isEmpty(): boolean {
-    const s = this.scores
+    if (this.dense === undefined) return this.sparse!.indexes.length === 0
+    const s = this.dense.scores
     for (let p = 0; p < s.length; p++) if (s[p] !== 0) return false
     return true
   }
@@ -86,7 +132,8 @@ export class SketchDelta implements SketchShape {
 
   /**
    * Read a delta frame written by {@link SketchDelta.serialize}, mapping its times onto
-   * the reader's clock like `Sketch.deserialize`.
+   * the reader's clock like `Sketch.deserialize`. Allocates at most about the frame's own
+   * length: a sparse frame's cells stay sparse, whatever shape its header declares.
    * @param bytes the frame
    * @param options `clock` (default system clock), `wallMs` (default `Date.now()`)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` for a damaged, foreign or full-state frame;
@@ -95,7 +142,7 @@ export class SketchDelta implements SketchShape {
   static deserialize(bytes: Uint8Array, options?: DeserializeOptions): SketchDelta {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, true, options)
-    return new SketchDelta(d.shape, d.clock, d.cells.scores, d.cells.touched)
+    return SketchDelta.fromCells(d.shape, d.clock, d.cells)
   }
 }
 
@@ -173,8 +220,14 @@ export function applyDeltaOf(
   }
   const now = finiteNow(owner.clock, 'applyDelta')
   const srcNow = finiteNow(delta.clock, "applyDelta (the delta's clock)")
+  // the shapes are equal, so the baseline is the receiver's own size and a sparse delta's
+  // indexes (each < its L·M) fit: nothing is sized by the delta
   const base = baselineOf(owner, scores.length)
-  addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
+  if (delta.sparse !== undefined) {
+    addSparseCells(owner, scores, touched, now, delta.sparse, srcNow, true, base.scores, base.touched)
+  } else {
+    addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
+  }
 }
 
 /**

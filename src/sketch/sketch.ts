@@ -1,5 +1,5 @@
 import { systemClock, systemNowMs, wallClockMs, type Clock } from '../clock.js'
-import { GrudgeError, GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
+import { GrudgeError, GrudgeRangeError, GrudgeTypeError, describeValue, invalidOption } from '../errors.js'
 import { resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
@@ -404,11 +404,13 @@ export class Sketch {
    * @param floor a number or −Infinity (not NaN, not +Infinity); above hi it yields hi
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for a NaN/±Infinity delta, or
    * a NaN/+Infinity floor (nothing changes)
-   * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` for a key of another type
+   * @throws {GrudgeTypeError} `ERR_GRUDGE_OPTION_INVALID` for a floor that is not a number
+   * (a string, boolean, null, undefined or BigInt is never coerced; nothing changes);
+   * `ERR_GRUDGE_KEY_INVALID` for a key of another type
    */
   updateWithFloor(key: string | Uint8Array, delta: number, floor: number): void {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
-    if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
+    if (typeof floor !== 'number' || (!(floor < Infinity) && floor !== -Infinity)) checkFloor(floor)
     this.locate(key)
     // the time, the delta and the floor go through the typed array for the reason lo and hi
     // do (a tagged argument merged with a computed score boxes the score)
@@ -433,7 +435,7 @@ export class Sketch {
   /** updateWithFloor at `hot[SLOT_NOW]`. */
   private updateWithFloorNow(key: string | Uint8Array, delta: number, floor: number): void {
     if (!Number.isFinite(delta)) checkFinite('delta', delta)
-    if (!(floor < Infinity) && floor !== -Infinity) checkFinite('floor', floor)
+    if (typeof floor !== 'number' || (!(floor < Infinity) && floor !== -Infinity)) checkFloor(floor)
     this.locate(key)
     const hot = this.hot
     hot[SLOT_DELTA] = delta
@@ -677,20 +679,34 @@ export class Sketch {
   }
 
   /**
-   * The mean of the located cells given their sum. Cells near ±Number.MAX_VALUE can sum to
-   * ±Infinity although their mean is in [lo, hi]; then the cells (already decayed and
-   * written back) are summed again divided by L first.
+   * The mean of the located cells given their sum, within [lo, hi] as spec/sketch.md
+   * promises. Cells near ±Number.MAX_VALUE can sum to ±Infinity although their mean is in
+   * [lo, hi]; then the cells (already decayed and written back) are summed again divided by
+   * L first, and that sum, whose L roundings can still overflow or pass the largest cell
+   * (3 × fl(MAX_VALUE / 3) rounds to Infinity), is clamped to [smallest, largest] cell,
+   * where the exact mean lies. A finite `sum / L` is clamped to [lo, hi]: with L cells at
+   * hi its rounding can land one ulp above hi.
    */
   private mean(sum: number): number {
     const L = this.levels
     const m = sum / L
-    if (m - m === 0) return m
+    if (m - m === 0) {
+      const hot = this.hot
+      return m > hot[SLOT_HI] ? hot[SLOT_HI] : m < hot[SLOT_LO] ? hot[SLOT_LO] : m
+    }
     const scores = this.scores
     const idx = this.idx
     const M = this.cellsPerLevel
     let acc = 0
-    for (let i = 0, base = 0; i < L; i++, base += M) acc += scores[base + idx[i]] / L
-    return acc
+    let least = Infinity
+    let most = -Infinity
+    for (let i = 0, base = 0; i < L; i++, base += M) {
+      const s = scores[base + idx[i]]
+      acc += s / L
+      if (s < least) least = s
+      if (s > most) most = s
+    }
+    return acc > most ? most : acc < least ? least : acc
   }
 
   /** Decay the located cells to `hot[SLOT_NOW]` (written back) and leave their aggregate in `hot[SLOT_AGGREGATE]`. */
@@ -903,4 +919,24 @@ export function checkFinite(name: string, value: number): void {
       `${name}: expected a finite number, received ${describeValue(value)}`,
     )
   }
+}
+
+/**
+ * Throw the coded error for a bad `floor` of `updateWithFloor`: a non-number is a type
+ * error (never coerced: `'5'`, `true` and `null` would otherwise compare as numbers, and a
+ * BigInt would throw an uncoded TypeError when stored), NaN and +Infinity a range error.
+ * @throws {GrudgeTypeError} `ERR_GRUDGE_OPTION_INVALID` for a non-number
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` for NaN or +Infinity
+ */
+function checkFloor(floor: unknown): never {
+  if (typeof floor !== 'number') {
+    throw new GrudgeTypeError(
+      'ERR_GRUDGE_OPTION_INVALID',
+      `floor: expected a number (finite or −Infinity), received ${describeValue(floor)}`,
+    )
+  }
+  throw new GrudgeRangeError(
+    'ERR_GRUDGE_VALUE_NOT_FINITE',
+    `floor: expected a finite number or −Infinity, received ${describeValue(floor)}`,
+  )
 }

@@ -1,7 +1,8 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { readFileSync } from 'node:fs'
-import { BloomFilter } from '../../src/bloom/bloom-filter.js'
+import { BLOOM_FORMAT_VERSION, BloomFilter } from '../../src/bloom/bloom-filter.js'
+import { bloomPositions, bloomPositionsV2 } from '../../src/bloom/positions.js'
 import { Murmur3Hasher, murmur3, sipHash } from '../../src/hash/hasher.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import {
@@ -157,8 +158,8 @@ t.test('merge: members of both, commutative, associative over every order, refus
   t.equal(new Set(results).size, 1, 'every order gives the same frame')
   const again = mergedAll(a, a.clone())
   t.same(
-    readFrame(again.serialize(), FAMILY.bloom, 1).payload,
-    readFrame(a.serialize(), FAMILY.bloom, 1).payload,
+    readFrame(again.serialize(), FAMILY.bloom, BLOOM_FORMAT_VERSION).payload,
+    readFrame(a.serialize(), FAMILY.bloom, BLOOM_FORMAT_VERSION).payload,
     'idempotent on the bits',
   )
 
@@ -248,9 +249,9 @@ t.test('frame layout: params and bit order as drawn in spec/bloom.md', async (t)
   f.add('a')
   f.add('b')
   const bytes = f.serialize()
-  const frame = readFrame(bytes, FAMILY.bloom, 1)
+  const frame = readFrame(bytes, FAMILY.bloom, BLOOM_FORMAT_VERSION)
   t.equal(bytes[4], 3, 'family 3')
-  t.equal(bytes[5], 1, 'version 1')
+  t.equal(bytes[5], 2, 'version 2')
   t.same(
     [...frame.seed],
     Array.from({ length: 16 }, (_, i) => i),
@@ -280,9 +281,50 @@ t.test('the golden v1 frame stays loadable', async (t) => {
   t.same(f.seed, murmur3(1).seed)
   t.equal(f.hasher.id, 1, 'written before 0.1.0 with murmur3x64 (id 1), read with it')
   t.equal(f.hasher.name, 'murmur3x64')
-  const g = BloomFilter.bySize({ bits: 100, hashes: 3, hasher: new Murmur3Hasher(1, 'x64_128') })
+  t.equal(f.positionScheme, 1, 'a version-1 frame keeps the positions of version 1')
+  // the set bits are exactly version 1's positions (64-bit Kirsch–Mitzenmacher) of the three items
+  const want = new Set<number>()
+  const out = new Float64Array(3)
+  for (const k of ['alpha', 'beta', 'gamma']) {
+    const h = new Murmur3Hasher(1, 'x64_128').hash(k)
+    bloomPositions(Number(h >> 32n) | 0, Number(h & 0xffffffffn) | 0, 3, 100, out)
+    for (const p of out) want.add(p)
+  }
+  for (let p = 0; p < 100; p++) t.equal(f.isBitSet(p), want.has(p), `bit ${p}`)
+  t.same(Buffer.from(f.serialize()), bytes, 'it is written back as the same version-1 bytes')
+  f.add('delta')
+  t.equal(f.serialize()[5], 1, 'still version 1 after more inserts (a checkpoint keeps its positions)')
+  t.ok(f.mightContain('delta'))
+  const fresh = BloomFilter.bySize({ bits: 100, hashes: 3, hasher: new Murmur3Hasher(1, 'x64_128') })
+  t.equal(fresh.positionScheme, 2, 'a new filter uses the positions of version 2')
+  t.equal(fresh.isCompatible(f), false, 'filters of different position versions never merge')
+  t.throws(() => fresh.merge(f), { code: 'ERR_GRUDGE_MERGE_INCOMPATIBLE' })
+})
+
+t.test('the golden v2 frame stays loadable, its bits the positions of version 2', async (t) => {
+  // test/fixtures/bloom-v2.bin (test/fixtures/make-golden-bloom.ts): bySize({ bits: 100, hashes: 3 })
+  // under murmur3 (id 3) seed 1 after adding "alpha", "beta", "gamma"
+  const bytes = readFileSync(new URL('../fixtures/bloom-v2.bin', import.meta.url))
+  t.equal(bytes[5], 2, 'frame version 2')
+  const f = BloomFilter.deserialize(bytes)
+  t.equal(f.positionScheme, 2)
+  t.equal(f.bitCount, 100)
+  t.equal(f.hashCount, 3)
+  t.equal(f.addedCount, 3)
+  t.equal(f.hasher.id, 3)
+  t.same(f.seed, murmur3(1).seed)
+  const want = new Set<number>()
+  const out = new Float64Array(3)
+  for (const k of ['alpha', 'beta', 'gamma']) {
+    const h = murmur3(1).hash(k)
+    t.equal(bloomPositionsV2(Number(h >> 32n) | 0, Number(h & 0xffffffffn) | 0, 3, 100, out), 3)
+    t.equal(new Set(out).size, 3, `${k}: three distinct positions`)
+    for (const p of out) want.add(p)
+  }
+  for (let p = 0; p < 100; p++) t.equal(f.isBitSet(p), want.has(p), `bit ${p}`)
+  const g = BloomFilter.bySize({ bits: 100, hashes: 3, hasher: murmur3(1) })
   for (const k of ['alpha', 'beta', 'gamma']) g.add(k)
-  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes under the same hasher')
+  t.same(Buffer.from(g.serialize()), bytes, 'this release writes the same bytes')
 })
 
 t.test('truncated and corrupted frames are refused with a coded error', async (t) => {
@@ -309,7 +351,7 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
   t.throws(() => BloomFilter.deserialize('x' as never), { code: 'ERR_GRUDGE_OPTION_INVALID' })
 
   // frames with a valid checksum but invalid fields
-  const good = readFrame(bytes, FAMILY.bloom, 1)
+  const good = readFrame(bytes, FAMILY.bloom, BLOOM_FORMAT_VERSION)
   const remake = (
     edit: (p: Uint8Array, payload: Uint8Array) => void,
     over: Partial<{ family: number; version: number; flags: number }> = {},
@@ -317,7 +359,7 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
     const params = new Uint8Array(good.params)
     const payload = new Uint8Array(good.payload)
     edit(params, payload)
-    return writeFrame({ family: FAMILY.bloom, version: 1, flags: 0, seed: good.seed, params, payload, ...over })
+    return writeFrame({ family: FAMILY.bloom, version: 2, flags: 0, seed: good.seed, params, payload, ...over })
   }
   const rows: Array<[string, Uint8Array, string]> = [
     ['bits 0', remake((p) => p.fill(0, 0, 8)), 'ERR_GRUDGE_FORMAT_INVALID'],
@@ -360,7 +402,7 @@ t.test('truncated and corrupted frames are refused with a coded error', async (t
     ],
     ['flags', remake(() => {}, { flags: 1 }), 'ERR_GRUDGE_FORMAT_INVALID'],
     ['family', remake(() => {}, { family: FAMILY.sketch }), 'ERR_GRUDGE_FORMAT_FAMILY'],
-    ['version', remake(() => {}, { version: 2 }), 'ERR_GRUDGE_FORMAT_VERSION'],
+    ['version', remake(() => {}, { version: 3 }), 'ERR_GRUDGE_FORMAT_VERSION'],
   ]
   for (const [what, frame, code] of rows) t.throws(() => BloomFilter.deserialize(frame), { code }, what)
 })

@@ -28,3 +28,27 @@ t.test('mean near the top is the exact mean, within [lo, hi]', async (t) => {
   t.equal(s.estimate('a'), 0.75 * MAX)
   t.equal(s.updateAndEstimate('b', 0) <= MAX, true)
 })
+
+// With L = 3 the fallback sum of s / L rounded up: 3 × fl(MAX_VALUE / 3) is Infinity, so a
+// 3-level mean sketch at the default hi still answered Infinity (issue 14, item 6).
+t.test('3 levels at hi = MAX_VALUE: every read is MAX_VALUE, never Infinity', async (t) => {
+  t.equal(Number.MAX_VALUE / 3 + Number.MAX_VALUE / 3 + Number.MAX_VALUE / 3, Infinity, 'the rounding that bit')
+  for (const levels of [3, 5, 6, 7]) {
+    const s = new Sketch({ levels, cellsPerLevel: 64, aggregator: 'mean', seed: 3, clock: new FakeClock() })
+    s.update('k', MAX)
+    t.equal(s.estimate('k'), MAX, `estimate, L = ${levels}`)
+    t.equal(s.updateAndEstimate('k', 0), MAX, `updateAndEstimate, L = ${levels}`)
+    t.equal(s.estimateDetailed('k').value, MAX, `estimateDetailed, L = ${levels}`)
+    t.equal(s.tryUpdate('k', 0, MAX), true, `tryUpdate, L = ${levels}`)
+  }
+})
+
+t.test('a mean of cells all at hi is hi, not one ulp above', async (t) => {
+  // fl(fl(3 × 0.1) / 3) = 0.10000000000000002 > 0.1
+  t.ok((0.1 + 0.1 + 0.1) / 3 > 0.1, 'the rounding that bit')
+  const s = new Sketch({ levels: 3, cellsPerLevel: 64, aggregator: 'mean', hi: 0.1, seed: 3, clock: new FakeClock() })
+  s.update('k', 1)
+  const { scores } = s.estimateDetailed('k')
+  t.same(scores, [0.1, 0.1, 0.1])
+  t.equal(s.estimate('k'), 0.1)
+})
