@@ -1,3 +1,4 @@
+import { ROTATOR_SIZING_KEYS } from '../src/sketch/rotator-sizing.js'
 import t from 'tap'
 import { readFileSync, readdirSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -152,6 +153,11 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     name: 'ROTATOR_OPTION_KEYS',
     keys: ROTATOR_OPTION_KEYS,
     where: { file: 'src/sketch/shape.ts', type: 'RotatorOptions' },
+  },
+  {
+    name: 'ROTATOR_SIZING_KEYS',
+    keys: ROTATOR_SIZING_KEYS,
+    where: { file: 'src/sketch/rotator-sizing.ts', type: 'RotatorSizing' },
   },
   {
     name: 'ROTATOR_DESERIALIZE_KEYS',
