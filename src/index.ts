@@ -75,7 +75,7 @@ export type { WindowOptions, WindowDeserializeOptions, WindowSlot, WindowItem, R
 
 // Policies, the Limiter and stores
 export { localStore } from './limit/store.js'
-export type { ScoreStore, StoreResult, StoreSpec, StoreFactory } from './limit/store.js'
+export type { GenerationShapes, ScoreStore, StoreResult, StoreSpec, StoreFactory } from './limit/store.js'
 export type { Decision, PolicyName } from './limit/decision.js'
 export { DebtMeter } from './limit/debt-meter.js'
 export type { DebtMeterOptions, DebtVerdict } from './limit/debt-meter.js'
@@ -90,7 +90,7 @@ export type { BloomLookup, BloomGateOptions } from './limit/bloom-gate.js'
 export { Limiter } from './limit/limiter.js'
 export type { LimiterOptions, Outcome } from './limit/limiter.js'
 export { Telemetry } from './limit/telemetry.js'
-export type { LimiterStats, PolicyCounts, TelemetryOptions } from './limit/telemetry.js'
+export type { GenerationStats, LimiterStats, PolicyCounts, TelemetryOptions } from './limit/telemetry.js'
 export type { PolicySketchOptions, ResolvedSketchOptions } from './limit/options.js'
 
 // Client keys and rate-limit response fields

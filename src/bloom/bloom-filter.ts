@@ -491,7 +491,7 @@ export class BloomFilter {
   }
 
   /**
-   * The filter as a grudge frame of family 3, version {@link BloomFilter.positionScheme}
+   * The filter as a grudge frame of family 3, version `positionScheme`
    * (2, or 1 for a filter read from a version-1 frame; `spec/bloom.md`): params
    * `bits u64 | hashes u32 | hasher u8 | 3 × 0 | addedCount u64` (24 bytes, little-endian),
    * the hasher seed, and ceil(m / 8) payload bytes with bit p at bit (p mod 8) of byte

@@ -125,6 +125,7 @@ export class SharedClient {
  * - `'schedule'`: this instance rotates on the fleet's recorded period, not its own.
  */
 export interface RedisStoreEvent {
+  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted. */
   readonly type: 'down' | 'up' | 'schedule'
   /** The policy's store name (`spec.name`). */
   readonly policy: string

@@ -3,6 +3,14 @@ import type { RotatorSizing } from '../sketch/rotator-sizing.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { Clock, Ticker } from '../clock.js'
 
+/** What {@link ScoreStore.generationShapes} reports. */
+export interface GenerationShapes {
+  /** Cells per level of each generation, oldest (deciding) first. */
+  generationCellsPerLevel: readonly number[]
+  /** Generations created with another size than the one before (0 for a fixed shape). */
+  resizes: number
+}
+
 /** The outcome of {@link ScoreStore.tryConsume}. */
 export interface StoreResult {
   /** Whether the cost was applied (score + cost ≤ limit). */
@@ -40,7 +48,7 @@ export interface ScoreStore {
    * The shape of each generation, oldest (deciding) first, and how many times a self-sized
    * store resized (0 for a fixed shape); absent for stores that do not report them (the Redis stores).
    */
-  generationShapes?(): { generationCellsPerLevel: readonly number[]; resizes: number }
+  generationShapes?(): GenerationShapes
   /** Release timers and connections; idempotent. */
   close(): void | Promise<void>
 }

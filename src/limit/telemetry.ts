@@ -46,16 +46,16 @@ export interface LimiterStats {
   /** ρ, the debt meter's load factor in the window: (admitted cost per second of keys that are not hot) / (M × rate); 0 without a debt meter. Above about 0.8 fresh keys start to be refused. */
   loadFactor: number
   /**
+   * Per policy whose store sizes itself (in process, sized by `memory`): the cells per level
+   * of each generation, oldest (the one that decides) first, and the resizes so far.
+   */
+  generations?: Partial<Record<PolicyName, GenerationStats>>
+  /**
    * Present only when the predicted rate is above the target and more cells per level would
    * bring it under: the power-of-two `cellsPerLevel` (at the same levels, ≤ 2^24) that meets
    * the target at this load, the size to set (or the `memory` that holds it). Absent when
    * the sketch is large enough, so it never reads as advice to shrink.
    */
-  /**
-   * Per policy whose store sizes itself (in process, sized by `memory`): the cells per level
-   * of each generation, oldest (the one that decides) first, and the resizes so far.
-   */
-  generations?: Partial<Record<PolicyName, { cellsPerLevel: readonly number[]; resizes: number }>>
   suggested?: {
     /** L, levels: the configured levels of the sketch (kept as is; only M is resized). */
     levels: number
@@ -81,6 +81,14 @@ export interface SketchReport {
   debt?: { rate: number; burst: number; cost: number; maxDebt: number }
   /** The store's generation shapes (oldest, deciding, first) and resizes, when it has them. */
   shape?: () => { generationCellsPerLevel: readonly number[]; resizes: number }
+}
+
+/** The generations of one self-sized policy, in {@link LimiterStats.generations}. */
+export interface GenerationStats {
+  /** Cells per level of each generation, oldest (the one that decides) first. */
+  cellsPerLevel: readonly number[]
+  /** Generations created with another size than the one before. */
+  resizes: number
 }
 
 /** Options of {@link Telemetry}. */
