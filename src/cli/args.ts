@@ -58,6 +58,18 @@ function number(option: string, text: string | undefined): number | undefined {
   return n
 }
 
+/** A number flag's value, or `undefined` when absent; refused naming the flag when `ok` is false. */
+function checked(
+  flag: string,
+  text: string | undefined,
+  expected: string,
+  ok: (n: number) => boolean,
+): number | undefined {
+  const n = number(flag, text)
+  if (n !== undefined && !ok(n)) invalidOption(flag, expected, text)
+  return n
+}
+
 type Flags = Record<string, { type: 'string' | 'boolean' }>
 
 const SUGGEST_FLAGS = {
@@ -169,7 +181,9 @@ export function cliErrorLine(err: { message: string; code?: string }): string {
 /**
  * Parse the arguments of the `grudge` command (without `node` and the script).
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad flag: an unknown one (with
- * the closest known flag), a missing value, a value that is not a number
+ * the closest known flag), a missing value, a value that is not a number or out of its range
+ * (`suggest` checks every value given before it reports a missing flag), a flag that needs
+ * another (`suggest --rate` without `--rps`)
  */
 export function parseCommand(argv: string[]): Command {
   const [command, ...rest] = argv
@@ -184,27 +198,61 @@ export function parseCommand(argv: string[]): Command {
       strict: true,
       allowPositionals: false,
     })
-    const hotKeys = number('hot-keys', values['hot-keys'])
-    const requestsPerSecond = number('rps', values.rps)
-    const fp = number('fp', values.fp)
+    // every value given is checked first, naming its flag; then what goes together; then
+    // what is missing (so `--rate -1` is reported as a bad rate, not as a missing --hot-keys)
+    const hotKeys = checked('hot-keys', values['hot-keys'], 'a number of hot keys ≥ 0', (n) => n >= 0)
+    const requestsPerSecond = checked('rps', values.rps, 'requests per second ≥ 0', (n) => n >= 0)
+    const rate = checked('rate', values.rate, 'requests per second per key > 0', (n) => n > 0)
+    const cost = checked('cost', values.cost, 'a number > 0 (the cost of one request)', (n) => n > 0)
+    const burst = checked(
+      'burst',
+      values.burst,
+      cost === undefined ? 'a number ≥ 1 (a request costs 1; --cost sets it)' : `a number ≥ --cost (${cost})`,
+      (n) => n >= (cost ?? 1),
+    )
+    const fp = checked('fp', values.fp, 'a probability in (0, 1), e.g. 0.001', (n) => n > 0 && n < 1)
+    const memoryBytes = values.memory === undefined ? undefined : parseBytes('memory', values.memory)
+    const generations = checked(
+      'generations',
+      values.generations,
+      'an integer ≥ 1',
+      (n) => Number.isInteger(n) && n >= 1,
+    )
+    const maxLevels = checked(
+      'max-levels',
+      values['max-levels'],
+      'an integer in [1, 64]',
+      (n) => Number.isInteger(n) && n >= 1 && n <= 64,
+    )
+    if (requestsPerSecond === undefined) {
+      // the sizing model reads rate, burst and cost only with a request load
+      for (const [flag, v] of [
+        ['rate', rate],
+        ['burst', burst],
+        ['cost', cost],
+      ] as const)
+        if (v !== undefined) badFlag(flag, 'sizes a request load: add --rps R (requests per second, all keys)')
+    } else {
+      if (rate === undefined) badFlag('rate', 'missing: a load needs --rate r (requests per second per key)')
+      if (burst === undefined) badFlag('burst', 'missing: a load needs --burst b (requests)')
+    }
     if (hotKeys === undefined && requestsPerSecond === undefined)
-      invalidOption(
+      badFlag(
         'hot-keys',
-        'a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
-        undefined,
+        'missing: give a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
       )
-    if (fp === undefined) invalidOption('fp', 'a false-positive rate, e.g. --fp 0.001', undefined)
+    if (fp === undefined) badFlag('fp', 'missing: the false-reject rate to reach, e.g. --fp 0.001')
     return {
       command: 'suggest',
       hotKeys: hotKeys ?? 0,
       requestsPerSecond: requestsPerSecond ?? 0,
-      rate: number('rate', values.rate),
-      burst: number('burst', values.burst),
-      cost: number('cost', values.cost),
+      rate,
+      burst,
+      cost,
       fp,
-      memoryBytes: values.memory === undefined ? undefined : parseBytes('memory', values.memory),
-      generations: number('generations', values.generations) ?? 2,
-      maxLevels: number('max-levels', values['max-levels']) ?? 8,
+      memoryBytes,
+      generations: generations ?? 2,
+      maxLevels: maxLevels ?? 8,
       json: values.json ?? false,
     }
   }

@@ -50,3 +50,53 @@ t.test('--key lists each kind once, with the closest', async (t) => {
     'option "key": expected ip | ip24 | route | ip+route | ip+method | user | ip+user, received "ipp"; did you mean ip?',
   )
 })
+
+t.test('suggest: a bad value is named before a missing flag, by its flag', async (t) => {
+  // the issue's four mistakes, on suggest as on replay: the flag that is wrong comes first
+  t.equal(fails(['suggest', '--rate', '-1']), '--rate: expected requests per second per key > 0, received "-1"')
+  t.equal(
+    fails(['suggest', '--burst', '0']),
+    '--burst: expected a number ≥ 1 (a request costs 1; --cost sets it), received "0"',
+  )
+  t.equal(fails(['suggest', '--rat', '5']), '--rat: unknown option; did you mean --rate?')
+  t.match(fails(['suggest', '--key', 'ipp']), /^--key: unknown option; known: --hot-keys --rps --rate --burst /)
+  // the library's burst-vs-cost rule, said as flags (not as `cost: expected a number ≤ burst`)
+  t.equal(
+    fails(['suggest', '--rps', '10', '--rate', '1', '--burst', '0.5', '--cost', '0.6', '--fp', '0.1']),
+    '--burst: expected a number ≥ --cost (0.6), received "0.5"',
+  )
+  t.equal(fails(['suggest', '--fp', '1', '--rate', 'x']), '--rate: expected a number, received "x"')
+  t.equal(fails(['suggest', '--hot-keys', '-1']), '--hot-keys: expected a number of hot keys ≥ 0, received "-1"')
+  t.equal(
+    fails(['suggest', '--hot-keys', '5', '--fp', '0']),
+    '--fp: expected a probability in (0, 1), e.g. 0.001, received "0"',
+  )
+  t.equal(fails(['suggest', '--generations', '1.5']), '--generations: expected an integer ≥ 1, received "1.5"')
+  t.equal(fails(['suggest', '--max-levels', '65']), '--max-levels: expected an integer in [1, 64], received "65"')
+})
+
+t.test('suggest: flags that go together, then what is missing', async (t) => {
+  // rate, burst and cost size a request load; alone they would be ignored, so they are refused
+  t.equal(
+    fails(['suggest', '--hot-keys', '100', '--fp', '0.01', '--burst', '5']),
+    '--burst: sizes a request load: add --rps R (requests per second, all keys)',
+  )
+  t.equal(
+    fails(['suggest', '--rps', '100', '--burst', '5', '--fp', '0.01']),
+    '--rate: missing: a load needs --rate r (requests per second per key)',
+  )
+  t.equal(
+    fails(['suggest', '--rps', '100', '--rate', '1', '--fp', '0.01']),
+    '--burst: missing: a load needs --burst b (requests)',
+  )
+  t.match(fails(['suggest']), /^--hot-keys: missing: give a number of hot keys/)
+  t.equal(fails(['suggest', '--hot-keys', '100']), '--fp: missing: the false-reject rate to reach, e.g. --fp 0.001')
+  const ok = parseCommand(['suggest', '--rps', '100', '--rate', '1', '--burst', '5', '--fp', '0.01'])
+  t.same(ok.command === 'suggest' && [ok.requestsPerSecond, ok.rate, ok.burst, ok.cost, ok.fp], [
+    100,
+    1,
+    5,
+    undefined,
+    0.01,
+  ])
+})

@@ -84,6 +84,19 @@ t.test('bad options exit 2 with one line naming the flag', async (t) => {
     t.equal(r.stderr.trimEnd().split('\n').length, 1, `${args.join(' ')}: one line`)
     t.notMatch(r.stderr, /usage:/, 'no usage dump')
   }
+  // the same four mistakes on suggest: one line, the flag first, before any missing flag
+  const suggestRows: [string[], RegExp][] = [
+    [['--rate', '-1'], /^grudge: --rate: expected requests per second per key > 0, received "-1"/],
+    [['--burst', '0'], /^grudge: --burst: expected a number ≥ 1 \(a request costs 1; --cost sets it\), received "0"/],
+    [['--rat', '5'], /^grudge: --rat: unknown option; did you mean --rate\?/],
+    [['--key', 'ipp'], /^grudge: --key: unknown option; known: --hot-keys/],
+  ]
+  for (const [args, want] of suggestRows) {
+    const r = grudge(['suggest', ...args])
+    t.equal(r.code, 2, `suggest ${args.join(' ')}`)
+    t.match(r.stderr, want, `suggest ${args.join(' ')}`)
+    t.equal(r.stderr.trimEnd().split('\n').length, 1, `suggest ${args.join(' ')}: one line`)
+  }
   const c = grudge(['replai'])
   t.equal(c.code, 2)
   t.match(c.stderr, /^grudge: unknown command "replai"; did you mean replay\?/)
