@@ -54,7 +54,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'grudge-pack-'))
 t.teardown(() => rmSync(tmp, { recursive: true, force: true }))
 
 t.test('packed tarball', async (t) => {
-  const { tarball, files } = packOnce()
+  const { tarball, files, manifestBefore } = packOnce()
 
   t.test('contains the builds and types, and no tests or examples', async (t) => {
     const stray = files.filter((f) => /^(test|examples|scripts|src|plugins|coverage|\.tap)\//.test(f))
@@ -83,6 +83,28 @@ t.test('packed tarball', async (t) => {
       .filter((f) => f.endsWith('.d.ts'))
       .filter((f) => readFileSync(join(root, f), 'utf8').includes('@internal'))
     t.same(leaked, [], 'no @internal declaration ships in the types')
+  })
+
+  t.test('the packed package.json runs nothing on install; ours is put back as it was', async (t) => {
+    const packedManifest = spawnSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' })
+    t.equal(packedManifest.status, 0, 'tar reads package/package.json')
+    const packedPkg = JSON.parse(packedManifest.stdout) as { scripts?: Record<string, string> }
+    // the scripts npm runs when a package is installed (npm docs, "scripts": life cycle
+    // operation order of npm install); npm 11 warns about any of them in a dependency
+    for (const name of ['preinstall', 'install', 'postinstall', 'preprepare', 'prepare', 'postprepare'])
+      t.equal(packedPkg.scripts?.[name], undefined, `no ${name} script in the tarball`)
+    t.same(
+      { ...packedPkg, scripts: undefined },
+      { ...(JSON.parse(manifestBefore) as object), scripts: undefined },
+      'the rest of the manifest is packed unchanged',
+    )
+    t.equal(readFileSync(join(root, 'package.json'), 'utf8'), manifestBefore, 'package.json is restored byte for byte')
+    t.equal(
+      typeof (pkg as { scripts?: Record<string, string> }).scripts?.prepare,
+      'string',
+      'a clone still builds on npm ci',
+    )
+    t.notOk(existsSync(join(root, '.package.json.prepack')), 'no copy left behind')
   })
 
   const project = join(tmp, 'consumer')
