@@ -21,8 +21,37 @@ function hrtimeMs(): number {
   return t[0] * 1e3 + t[1] / 1e6
 }
 
-// hrtime's origin moved onto the Unix epoch scale of performance.timeOrigin + performance.now()
-const HRTIME_TO_EPOCH_MS = TIME_ORIGIN + performance.now() - hrtimeMs()
+/**
+ * hrtime's origin moved onto the Unix epoch scale of performance.timeOrigin +
+ * performance.now(), and how far off that shift may be. performance.now() is read between
+ * two hrtime readings, so the shift taken at their midpoint is off by at most half their
+ * gap; of a few tries the tightest gap wins (a process preempted between two readings, as
+ * on a loaded machine, would otherwise be off by the whole preemption).
+ */
+function calibrate(): { offsetMs: number; uncertaintyMs: number } {
+  let offsetMs = 0
+  let gap = Infinity
+  for (let i = 0; i < 5; i++) {
+    const h0 = hrtimeMs()
+    const p = TIME_ORIGIN + performance.now()
+    const h1 = hrtimeMs()
+    if (h1 - h0 < gap) {
+      gap = h1 - h0
+      offsetMs = p - (h0 + h1) / 2
+    }
+  }
+  return { offsetMs, uncertaintyMs: gap / 2 }
+}
+const CALIBRATION = calibrate()
+const HRTIME_TO_EPOCH_MS = CALIBRATION.offsetMs
+
+/**
+ * The most, in ms, by which {@link systemClock} may differ from performance.timeOrigin +
+ * performance.now() (both tick with the same monotonic source; they differ by this constant
+ * shift error only): half the tightest gap seen while calibrating at load.
+ * @internal
+ */
+export const CLOCK_CALIBRATION_UNCERTAINTY_MS = CALIBRATION.uncertaintyMs
 
 /**
  * The default clock: monotonic milliseconds on the Unix epoch scale, `process.hrtime()`
