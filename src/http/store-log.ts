@@ -68,7 +68,8 @@ export function logStoreEvents(
   const onEvent = (store as { onEvent?: unknown } | undefined)?.onEvent
   if (typeof onEvent !== 'function') return () => {}
   const off: unknown = (onEvent as (l: (e: LoggedStoreEvent) => void) => unknown).call(store, (e) =>
-    log(e.type === 'up' ? 'info' : 'warn', `grudge: ${e.message}`, e),
+    // the Redis stores already write `grudge: …`; say it once
+    log(e.type === 'up' ? 'info' : 'warn', e.message.startsWith('grudge: ') ? e.message : `grudge: ${e.message}`, e),
   )
   return typeof off === 'function' ? (off as () => void) : () => {}
 }

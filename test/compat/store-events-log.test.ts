@@ -71,6 +71,10 @@ t.test('express: the events reach the warn option; close unsubscribes', async (t
   })
   s.emit(down)
   t.match(warned, [/^grudge: redis at .*connection refused/])
+  // a message the store already prefixed (the Redis stores write `grudge: <policy>: …`) is not
+  // prefixed twice (seen as `grudge: grudge: limit:default: …` against a closed port)
+  s.emit({ ...down, message: 'grudge: limit:default: redis at 127.0.0.1:6390: connection refused' })
+  t.match(warned[1], /^grudge: limit:default: /)
   await l.close()
   t.equal(s.listeners(), 0)
 })
