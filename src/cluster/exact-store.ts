@@ -2,7 +2,6 @@ import { systemClock, type Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
-import { kmIndexes } from '../hash/indexes.js'
 import { checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
@@ -22,12 +21,14 @@ import {
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
-import { slotHasher } from './fleet-hash.js'
+import { blockedIndexes, slotHasher } from './fleet-hash.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
 const OP_READ = 2
 const OP_CHECK = 3
+/** An offset o in a block travels as the letter of code 97 + o (the exact script's `string.byte(…) − 97`). */
+const OFFSET_LETTERS = Array.from({ length: 16 }, (_, o) => String.fromCharCode(97 + o))
 
 /** The startup check is off the request path: it may also wait for the first connection (at least 2 s). */
 export const READY_TIMEOUT_MS = (timeoutMs: number): number => Math.max(timeoutMs, 2000)
@@ -81,7 +82,7 @@ export class RedisExactStore implements ScoreStore {
     this.script = exactScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
-    this.idx = new Uint32Array(this.shape.levels)
+    this.idx = new Uint32Array(this.shape.levels + 1)
     this.slotHash = slotHasher(this.shape.base, o.secret)
     this.schedule = adoptSchedule(this.shape, this.shape.periodMs)
     this.local = o.clock ?? systemClock
@@ -382,12 +383,10 @@ export class RedisExactStore implements ScoreStore {
     const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
     const head = [explicit ? String(estimateMs) : '', String(period), s.ratePerMsArg, s.loArg, this.schedule.hiArg]
-    // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
+    // per generation the block id (decimal) and the L offsets as letters: an all-string
     // command is written to the socket in one piece (a Buffer argument would split it)
-    if (op === OP_CHECK) {
-      const args: (string | number)[] = [...head, op, delta, limit, gb, K, '']
-      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
-    }
+    const args: (string | number)[] = [...head, op, delta, limit, gb, K]
+    if (op === OP_CHECK) return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
@@ -400,14 +399,14 @@ export class RedisExactStore implements ScoreStore {
     }
     const keys = this.keysFor(slot, gb, K)
     const idx = this.idx
-    let list = ''
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
-      kmIndexes(h.hashHi, h.hashLo, L, s.slotCells, idx)
-      for (let i = 0; i < L; i++) list += (j === 0 && i === 0 ? '' : ',') + idx[i]
+      blockedIndexes(h.hashHi, h.hashLo, L, s.blockCells, s.blocks, idx)
+      let offsets = ''
+      for (let i = 1; i <= L; i++) offsets += OFFSET_LETTERS[idx[i]]
+      args.push(idx[0], offsets)
     }
-    const args: (string | number)[] = [...head, op, delta, limit, gb, K, list]
     return { keys, args }
   }
 }
