@@ -29,6 +29,12 @@ export class SharedClient {
   readonly listeners = new Set<(event: RedisStoreEvent) => void>()
   constructor(private readonly source: RedisLike | string | readonly string[]) {}
 
+  /** Whether the client is a Redis Cluster (a list of node URLs, or an ioredis `Cluster`). */
+  get isCluster(): boolean {
+    const s = this.source
+    return isUrlList(s) || (typeof s === 'object' && (s as { isCluster?: unknown }).isCluster === true)
+  }
+
   /** `host:port` (no credentials) of the Redis this client talks to. */
   get target(): string {
     return describeTarget(this.source)
