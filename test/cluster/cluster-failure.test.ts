@@ -33,7 +33,7 @@ async function owners(admin: Cluster): Promise<(slot: number) => number | undefi
 /** The Redis Cluster hash slot of each of the policy's 16 grudge slots (their keys' hash tags), by CLUSTER KEYSLOT. */
 async function hashSlots(admin: Cluster): Promise<number[]> {
   const out: number[] = []
-  for (let s = 0; s < 16; s++) out.push((await admin.cluster('KEYSLOT', `{${spec.name}#${s}}`)) as number)
+  for (let s = 0; s < 16; s++) out.push((await admin.cluster('KEYSLOT', `{${spec.name}#${s}}`)))
   return out
 }
 
