@@ -33,7 +33,7 @@ async function owners(admin: Cluster): Promise<(slot: number) => number | undefi
 /** The Redis Cluster hash slot of each of the policy's 16 grudge slots (their keys' hash tags), by CLUSTER KEYSLOT. */
 async function hashSlots(admin: Cluster): Promise<number[]> {
   const out: number[] = []
-  for (let s = 0; s < 16; s++) out.push((await admin.cluster('KEYSLOT', `{${spec.name}#${s}}`)))
+  for (let s = 0; s < 16; s++) out.push(await admin.cluster('KEYSLOT', `{${spec.name}#${s}}`))
   return out
 }
 
@@ -157,5 +157,74 @@ t.test('Redis Cluster failures', async (t) => {
     const downs = events.filter((e) => e.type === 'down')
     t.equal(downs.length, 1, `one line: ${downs[0]?.message}`)
     t.match(downs[0]?.message ?? '', new RegExp(`slot ${lost} of 16`), 'naming the slot')
+  })
+
+  t.test('resharding: MOVED/ASK followed, no request waits longer than timeoutMs, cells moved intact', async (t) => {
+    const store = redisStore({
+      redis: cluster.urls,
+      seed: SEED,
+      prefix: uniquePrefix('h6-cluster-reshard'),
+      timeoutMs: TIMEOUT_MS,
+      retryMs: 50,
+      onStoreError: 'closed',
+    })(spec)
+    t.teardown(() => store.close())
+    await store.ready()
+    const moving = 9 // grudge slot whose hash slot moves to another master
+    const hashSlot = hashSlotOf(moving)
+    const movingKeys = keys.filter((k) => slotOf(store, k) === moving)
+    t.ok(movingKeys.length > 0, `${movingKeys.length} keys in the moving slot`)
+    // the moving keys at their limit before the move: 5 of 5
+    for (const k of movingKeys) for (let i = 0; i < 5; i++) await store.tryConsume(k, 1, 5)
+    const masters = admin.nodes('master')
+    const srcPort = (await owners(admin))(hashSlot)!
+    const src = masters.find((m) => m.options.port === srcPort)!
+    const dst = masters.find((m) => m.options.port !== srcPort)!
+    const srcId = (await src.cluster('MYID')) as string
+    const dstId = (await dst.cluster('MYID')) as string
+
+    // requests flow on every key while the slot migrates
+    let worstMs = 0
+    let flowing = true
+    let requests = 0
+    let failed = 0
+    const lane = async () => {
+      while (flowing) {
+        for (const k of keys) {
+          const t0 = performance.now()
+          if ((await store.tryConsume(k, 0, 5)).failure !== undefined) failed++
+          worstMs = Math.max(worstMs, performance.now() - t0)
+          requests++
+        }
+      }
+    }
+    const lanes = [lane(), lane()]
+    await dst.cluster('SETSLOT', hashSlot, 'IMPORTING', srcId)
+    await src.cluster('SETSLOT', hashSlot, 'MIGRATING', dstId)
+    await sleep(100)
+    // key by key, with requests in between: the window where ASK (and TRYAGAIN for the script's keys) happens
+    for (;;) {
+      const batch = (await src.cluster('GETKEYSINSLOT', hashSlot, 1)) as string[]
+      if (batch.length === 0) break
+      await src.migrate('127.0.0.1', dst.options.port!, '', 0, 5000, 'KEYS', ...batch)
+      await sleep(50)
+    }
+    for (const m of masters) await m.cluster('SETSLOT', hashSlot, 'NODE', dstId)
+    await sleep(300)
+    flowing = false
+    await Promise.all(lanes)
+    t.ok(
+      requests > keys.length,
+      `${requests} requests during the move (${failed} answered by onStoreError: a multi-key script meets TRYAGAIN while its keys are split between the two masters)`,
+    )
+    t.ok(worstMs <= TIMEOUT_MS + SLACK_MS, `no request waited longer than timeoutMs (worst ${worstMs.toFixed(0)} ms)`)
+    t.equal((await owners(admin))(hashSlot), dst.options.port, 'the slot now lives on another master')
+    const after = []
+    for (const k of movingKeys) after.push(await store.tryConsume(k, 1, 5))
+    t.same(
+      after.map((r) => [r.admitted, r.failure]),
+      movingKeys.map(() => [false, undefined]),
+      'the moved keys decide on Redis again, still at their limit (the cells moved with the slot)',
+    )
   })
 })
