@@ -180,8 +180,8 @@ t.test('Redis Cluster failures', async (t) => {
     const srcPort = (await owners(admin))(hashSlot)!
     const src = masters.find((m) => m.options.port === srcPort)!
     const dst = masters.find((m) => m.options.port !== srcPort)!
-    const srcId = (await src.cluster('MYID')) as string
-    const dstId = (await dst.cluster('MYID')) as string
+    const srcId = await src.cluster('MYID')
+    const dstId = await dst.cluster('MYID')
 
     // requests flow on every key while the slot migrates
     let worstMs = 0
@@ -204,7 +204,7 @@ t.test('Redis Cluster failures', async (t) => {
     await sleep(100)
     // key by key, with requests in between: the window where ASK (and TRYAGAIN for the script's keys) happens
     for (;;) {
-      const batch = (await src.cluster('GETKEYSINSLOT', hashSlot, 1)) as string[]
+      const batch = await src.cluster('GETKEYSINSLOT', hashSlot, 1)
       if (batch.length === 0) break
       await src.migrate('127.0.0.1', dst.options.port!, '', 0, 5000, 'KEYS', ...batch)
       await sleep(50)
