@@ -38,7 +38,8 @@ t.test('options: the seed is required and options are checked once', async (t) =
   for (const redis of [42, null, [], ['redis://a:1', 'http://b:2'], [7], { host: '127.0.0.1', port: 6379 }]) {
     t.throws(() => redisStore({ redis: redis as never, seed: SEED }), {
       code: 'ERR_GRUDGE_OPTION_INVALID',
-      message: /option "redis": expected an ioredis client or Cluster, a redis:\/\/ or rediss:\/\/ URL, or a non-empty list/,
+      message:
+        /option "redis": expected an ioredis client or Cluster, a redis:\/\/ or rediss:\/\/ URL, or a non-empty list/,
     })
   }
   t.throws(() => redisStore({ redis: CLOSED_PORT_URL, seed: SEED, mode: 'fast' as never }), { message: /"mode"/ })
