@@ -1,32 +1,33 @@
-// `npm run bench:fleet`: limits shared through one Redis (127.0.0.1:6379, loopback only),
-// same Redis, same run, bounded duration (~90 s): rows run round-robin, medians printed.
+// `npm run bench:fleet`: a fleet of 4 Fastify server processes (examples/bench/fleet-server.ts)
+// behind one load generator (4 autocannon instances in this process, one per server), sharing
+// one limit per key through Redis: grudge exact mode, grudge sync mode, and @fastify/rate-limit's
+// Redis store (the baseline), each on a single Redis and on a 3-master Redis Cluster.
 //
-// 1. Store layer: decisions/s and per-call p50/p99 of grudge exact, grudge sync, grudge
-//    in-process (baseline), @fastify/rate-limit's RedisStore.incr and rate-limiter-flexible's
-//    RateLimiterRedis.consume, 32 calls in flight.
-// 2. HTTP: requests/s and p99 latency (autocannon) of Fastify with no limiter, with grudge
-//    (in-process, exact, sync) in an onRequest hook, with @fastify/rate-limit on Redis, and
-//    with RateLimiterRedis in a hook. The grudge rows use a minimal hook over the store,
-//    not the Fastify plugin (branch `adapters`, not merged when this was written).
+// Per row: admitted requests against the exact limit (grudge: B + R·T per key, T the load
+// window; sync mode's bound of spec/cluster.md; @fastify/rate-limit: max per fixed window times
+// the windows the load touched), req/s, p99 latency, and Redis CPU time per decision (the
+// servers' used_cpu_user + used_cpu_sys from INFO cpu, summed over the masters, divided by the
+// requests answered) with EVALSHA's usec_per_call from INFO commandstats. Redis is private (a
+// redis-server and a cluster this bench starts on free ports, killed by their PIDs at the end),
+// so no other client's work is counted. Rows alternate, ≥ 5 rounds; medians with spread.
 //
-// Limits are set high so every request is admitted: the cost of the limiter's path is measured.
-import Fastify, { type FastifyInstance } from 'fastify'
-import rateLimit from '@fastify/rate-limit'
-import { RateLimiterRedis } from 'rate-limiter-flexible'
-import { Redis } from 'ioredis'
+// `--quick`: 5 rounds of 2 s per row (about 3 minutes); default 7 rounds of 8 s.
+import { fork, type ChildProcess } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
-import { redisStore } from '../../src/index.js'
-import { localStore, type ScoreStore, type StoreSpec } from '../../src/limit/store.js'
-import { linear } from '../../src/sketch/decay.js'
+import { Redis } from 'ioredis'
+import { commandstats, perDecision, privateRedisServer } from './redis-time.js'
+import { testCluster } from '../../test/cluster/redis-helper.js'
 
-// untyped CommonJS packages, typed here by what the bench uses
 const require = createRequire(import.meta.url)
 interface AutocannonResult {
-  requests: { average: number }
+  requests: { total: number }
   latency: { p99: number }
+  '2xx': number
   non2xx: number
   errors: number
   timeouts: number
+  duration: number
 }
 interface AutocannonClient {
   setHeaders(h: Record<string, string>): void
@@ -38,213 +39,187 @@ const autocannon = require('autocannon') as (opts: {
   duration: number
   setupClient: (c: AutocannonClient) => void
 }) => Promise<AutocannonResult>
-type IncrCallback = (err: Error | null, value?: unknown) => void
-const RedisStoreFrl = require('@fastify/rate-limit/store/RedisStore.js') as new (
-  continueExceeding: boolean,
-  exponentialBackoff: boolean,
-  redis: Redis,
-  key: string,
-) => { incr(key: string, cb: IncrCallback, timeWindowMs: number, max: number): void }
 
-const URL = process.env.GRUDGE_REDIS_URL ?? 'redis://127.0.0.1:6379'
-const SEED = process.env.GRUDGE_BENCH_SEED ?? '5eed5eed5eed5eed5eed5eed5eed5eed'
-const PREFIX = `grudge-bench:${process.pid}`
-const KEYS = 1000
-const BIG = 1e9
-const spec: StoreSpec = {
-  name: 'bench',
-  sketch: { levels: 4, cellsPerLevel: 4096, decay: linear(1e6), lo: 0, hi: 2e9 },
-  generations: 2,
-  periodMs: 3_600_000,
+const quick = process.argv.includes('--quick')
+const roundsArg = process.argv.find((a) => a.startsWith('--rounds='))
+// --rounds=N overrides (a smoke run); the figures need ≥ 5
+const ROUNDS = roundsArg !== undefined ? Number(roundsArg.slice(9)) : quick ? 5 : 7
+const DURATION_S = quick ? 2 : 8
+const SERVERS = 4
+const CONNECTIONS = 8 // per server
+const KEYS = 20
+const RATE = 20 // per second per key
+const BURST = 10
+const FRL_WINDOW_MS = 1000
+const FRL_MAX = (RATE * FRL_WINDOW_MS) / 1000
+const SYNC_MS = 100
+const SEED = '5eed5eed5eed5eed5eed5eed5eed5eed'
+const SERVER = fileURLToPath(new URL('./fleet-server.ts', import.meta.url))
+
+type Kind = 'exact' | 'sync' | 'frl'
+interface Row {
+  kind: Kind
+  where: 'redis' | 'cluster'
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]
-}
-
-/** Run `calls` decisions with `inFlight` concurrent; per-call latency in µs. */
-async function storeLayer(name: string, decide: (key: string) => unknown, calls = 20_000, inFlight = 32) {
-  // warm-up
-  for (let i = 0; i < 500; i++) await decide(`k${i % KEYS}`)
-  const lat = new Float64Array(calls)
-  let next = 0
-  const t0 = performance.now()
-  async function lane() {
-    while (next < calls) {
-      const i = next++
-      const s = performance.now()
-      await decide(`k${i % KEYS}`)
-      lat[i] = (performance.now() - s) * 1000
+/** Fork the 4 servers of a row; resolves with their ports once each listens. */
+async function startServers(kind: Kind, redis: string | string[], prefix: string) {
+  const cfg = {
+    kind,
+    redis,
+    prefix,
+    seed: SEED,
+    ratePerSecond: RATE,
+    burst: BURST,
+    frlMax: FRL_MAX,
+    frlWindowMs: FRL_WINDOW_MS,
+  }
+  const children: ChildProcess[] = []
+  const ports = await Promise.all(
+    Array.from({ length: SERVERS }, () => {
+      const c = fork(SERVER, [JSON.stringify(cfg)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' })
+      children.push(c)
+      return new Promise<number>((resolve, reject) => {
+        c.once('message', (m: { port: number }) => resolve(m.port))
+        c.once('exit', (code) => reject(new Error(`fleet server exited with ${code}`)))
+      })
+    }),
+  )
+  const stop = async () => {
+    for (const c of children) {
+      if (c.exitCode !== null || c.signalCode !== null) continue
+      const exited = new Promise((r) => c.once('exit', r))
+      c.kill('SIGKILL')
+      await exited
     }
   }
-  await Promise.all(Array.from({ length: inFlight }, lane))
-  const secs = (performance.now() - t0) / 1000
-  lat.sort()
-  return { name, perSec: calls / secs, p50: percentile(lat, 0.5), p99: percentile(lat, 0.99) }
+  return { ports, stop }
 }
 
-/** Start `app` on a loopback port; returns a runner measuring `duration` seconds of load. */
-async function serve(app: FastifyInstance) {
-  app.get('/', () => 'ok')
-  await app.listen({ port: 0, host: '127.0.0.1' })
-  const port = (app.server.address() as { port: number }).port
+/** Load all servers at once for DURATION_S; keys cycle per connection. */
+async function load(ports: number[]) {
   let i = 0
-  return (duration: number) =>
-    autocannon({
-      url: `http://127.0.0.1:${port}/`,
-      connections: 32,
-      duration,
-      setupClient: (c) => {
-        c.setHeaders({ 'x-key': `k${i++ % KEYS}` })
-        c.on('response', () => c.setHeaders({ 'x-key': `k${i++ % KEYS}` }))
-      },
-    })
+  const t0 = Date.now()
+  const results = await Promise.all(
+    ports.map((port) =>
+      autocannon({
+        url: `http://127.0.0.1:${port}/`,
+        connections: CONNECTIONS,
+        duration: DURATION_S,
+        setupClient: (c) => {
+          c.setHeaders({ 'x-key': `k${i++ % KEYS}` })
+          c.on('response', () => c.setHeaders({ 'x-key': `k${i++ % KEYS}` }))
+        },
+      }),
+    ),
+  )
+  const windowMs = Date.now() - t0
+  return {
+    windowMs,
+    requests: results.reduce((a, r) => a + r.requests.total, 0),
+    admitted: results.reduce((a, r) => a + r['2xx'], 0),
+    errors: results.reduce((a, r) => a + r.errors + r.timeouts, 0),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+  }
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-
-function hooked(store: ScoreStore): FastifyInstance {
-  const app = Fastify()
-  app.addHook('onRequest', async (req, reply) => {
-    const r = await store.tryConsume(String(req.headers['x-key']), 1, BIG)
-    if (!r.admitted) return reply.code(r.failure === 'closed' ? 503 : 429).send()
-  })
-  return app
+/** The exact limit of a row over a window of `windowMs`, summed over the keys (sync: its bound). */
+function limitOf(kind: Kind, windowMs: number): number {
+  if (kind === 'frl') return KEYS * FRL_MAX * (Math.ceil(windowMs / FRL_WINDOW_MS) + 1)
+  const single = BURST + (RATE * windowMs) / 1000
+  if (kind === 'exact') return KEYS * single
+  return KEYS * (single + (SERVERS - 1) * (BURST + (RATE * (SYNC_MS + 50)) / 1000))
 }
 
 async function main() {
-  const redis = new Redis(URL, { enableOfflineQueue: false, maxRetriesPerRequest: 1 })
-  await new Promise((r) => redis.once('ready', r))
-  const frlRedis = new Redis(URL)
-  const flexRedis = new Redis(URL, { enableOfflineQueue: false })
-  await new Promise((r) => flexRedis.once('ready', r))
-  const mkLocal = () => localStore()(spec)
-  const mkExact = () => redisStore({ redis, seed: SEED, prefix: `${PREFIX}:exact`, timeoutMs: 1000 })(spec)
-  const mkSync = () =>
-    redisStore({ redis, seed: SEED, prefix: `${PREFIX}:sync`, mode: 'sync', syncMs: 100, timeoutMs: 1000 })(spec)
-  const flex = new RateLimiterRedis({ storeClient: flexRedis, points: BIG, duration: 60, keyPrefix: `${PREFIX}:flex` })
-  const frlStore = new RedisStoreFrl(false, false, frlRedis, `${PREFIX}:frl:`)
-  const frlIncr = (key: string) =>
-    new Promise((res, rej) => frlStore.incr(key, (e, v) => (e ? rej(e) : res(v)), 60_000, BIG))
-
-  const ROUNDS = 3
-  console.log(
-    `store layer: ${KEYS} keys, 32 calls in flight, 20 000 calls per run, median of ${ROUNDS} round-robin runs (Redis ${URL})`,
-  )
-  const local = mkLocal()
-  const exact = mkExact()
-  const sync = mkSync()
-  await exact.ready()
-  await sync.ready()
-  const layer: Array<[string, (k: string) => unknown]> = [
-    ['grudge in-process (baseline)', (k) => local.tryConsume(k, 1, BIG)],
-    ['grudge exact (Redis)', (k) => exact.tryConsume(k, 1, BIG)],
-    ['grudge sync (Redis, syncMs 100)', (k) => sync.tryConsume(k, 1, BIG)],
-    ['@fastify/rate-limit RedisStore.incr', (k) => frlIncr(k)],
-    ['rate-limiter-flexible RateLimiterRedis', (k) => flex.consume(k)],
-  ]
-  const runs = layer.map(() => [] as Array<{ perSec: number; p50: number; p99: number }>)
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const [j, [name, fn]] of layer.entries()) runs[j].push(await storeLayer(name, fn))
+  const own = await privateRedisServer()
+  if (own === undefined) throw new Error('bench:fleet starts its own redis-server: none on PATH')
+  const cluster = await testCluster({ own: true })
+  if (cluster === undefined) throw new Error('bench:fleet starts its own Redis Cluster: redis-server/redis-cli missing')
+  const single = new Redis(own.url)
+  const masters = cluster.urls.map((u) => new Redis(u))
+  const rows: Row[] = []
+  for (const where of ['redis', 'cluster'] as const)
+    for (const kind of ['exact', 'sync', 'frl'] as const) rows.push({ kind, where })
+  const runs = rows.map(() => [] as Array<ReturnType<typeof summarize>>)
+  function summarize(r: Awaited<ReturnType<typeof load>>, kind: Kind, cpuUs: number, evalUs: number) {
+    return {
+      rps: r.requests / (r.windowMs / 1000),
+      p99: r.p99,
+      admitted: r.admitted,
+      limit: limitOf(kind, r.windowMs),
+      cpuPerDecision: cpuUs / Math.max(1, r.requests),
+      evalUs,
+      errors: r.errors,
+    }
   }
-  const rows = layer.map(([name], j) => ({
-    name,
-    perSec: median(runs[j].map((r) => r.perSec)),
-    p50: median(runs[j].map((r) => r.p50)),
-    p99: median(runs[j].map((r) => r.p99)),
-  }))
-  const exactRate = rows[1].perSec
-  console.table(
-    rows.map((r) => ({
-      store: r.name,
-      'decisions/s': Math.round(r.perSec),
-      'p50 µs': r.p50.toFixed(1),
-      'p99 µs': r.p99.toFixed(1),
-      'vs grudge exact': (r.perSec / exactRate).toFixed(2) + '×',
-    })),
+  console.log(
+    `fleet: ${SERVERS} Fastify servers × ${CONNECTIONS} connections, ${KEYS} keys, limit ${RATE}/s per key + burst ${BURST} ` +
+      `(@fastify/rate-limit: ${FRL_MAX} per ${FRL_WINDOW_MS} ms), ${DURATION_S} s per row, ${ROUNDS} alternating rounds, private Redis and 3-master cluster`,
   )
-
-  // GRUDGE_BENCH_HTTP=0: the store layer only (quick before/after comparisons of a script)
-  const http = process.env.GRUDGE_BENCH_HTTP !== '0'
-  if (http) {
-    console.log(
-      `\nHTTP: Fastify, autocannon 32 connections, 3 s per run after a 1 s warm-up, median of ${ROUNDS} round-robin runs, loopback`,
-    )
-    const frlApp = Fastify()
-    await frlApp.register(rateLimit, {
-      max: BIG,
-      timeWindow: 60_000,
-      redis: frlRedis,
-      nameSpace: `${PREFIX}:frlhttp:`,
-      keyGenerator: (req) => String(req.headers['x-key']),
-    })
-    const flexApp = Fastify()
-    flexApp.addHook('onRequest', async (req, reply) => {
-      try {
-        await flex.consume(String(req.headers['x-key']))
-      } catch {
-        return reply.code(429).send()
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [j, row] of rows.entries()) {
+      const clients = row.where === 'redis' ? [single] : masters
+      const prefix = `grudge-bench-fleet:${process.pid}:${round}:${j}`
+      const servers = await startServers(row.kind, row.where === 'redis' ? own.url : cluster.urls, prefix)
+      const before = await Promise.all(clients.map((c) => commandstats(c)))
+      const r = await load(servers.ports)
+      const after = await Promise.all(clients.map((c) => commandstats(c)))
+      await servers.stop()
+      let cpu = 0
+      let evalUsec = 0
+      let evalCalls = 0
+      for (let n = 0; n < clients.length; n++) {
+        const p = perDecision(before[n], after[n])
+        cpu += p.cpuUsecPerCall * Math.max(1, p.calls)
+        evalUsec += p.usecPerCall * p.calls
+        evalCalls += p.calls
       }
-    })
-    const apps: Array<[string, FastifyInstance]> = [
-      ['fastify, no limiter', Fastify()],
-      ['fastify + grudge in-process (hook)', hooked(local)],
-      ['fastify + grudge exact (hook)', hooked(exact)],
-      ['fastify + grudge sync (hook)', hooked(sync)],
-      ['fastify + @fastify/rate-limit (Redis store)', frlApp],
-      ['fastify + RateLimiterRedis (hook)', flexApp],
-    ]
-    const runners = []
-    for (const [, app] of apps) runners.push(await serve(app))
-    for (const run of runners) await run(1) // warm-up
-    const results = apps.map(() => [] as Array<{ rps: number; p99: number; non2xx: number; errors: number }>)
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const [j, run] of runners.entries()) {
-        const r = await run(3)
-        results[j].push({
-          rps: r.requests.average,
-          p99: r.latency.p99,
-          non2xx: r.non2xx,
-          errors: r.errors + r.timeouts,
-        })
+      runs[j].push(summarize(r, row.kind, cpu, evalUsec / Math.max(1, evalCalls)))
+      for (const c of clients) {
+        let cursor = '0'
+        do {
+          const [next, keys] = await c.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+          cursor = next
+          for (const k of keys) await c.unlink(k)
+        } while (cursor !== '0')
       }
     }
-    const web = apps.map(([name], j) => ({
-      name,
-      rps: median(results[j].map((r) => r.rps)),
-      p99: median(results[j].map((r) => r.p99)),
-      non2xx: results[j].reduce((a, r) => a + r.non2xx, 0),
-      errors: results[j].reduce((a, r) => a + r.errors, 0),
-    }))
-    for (const [, app] of apps) await app.close()
-    const inProcess = web[1].rps
-    const frl = web[4].rps
-    console.table(
-      web.map((r) => ({
-        server: r.name,
-        'req/s': Math.round(r.rps),
-        'p99 ms': r.p99,
-        'vs in-process grudge': (r.rps / inProcess).toFixed(3) + '×',
-        'vs @fastify/rate-limit': (r.rps / frl).toFixed(2) + '×',
-        'non-2xx': r.non2xx,
-        errors: r.errors,
-      })),
-    )
+    process.stdout.write(`round ${round + 1}/${ROUNDS} done\n`)
   }
-  await local.close()
-  await exact.close()
-  await sync.close()
-
-  // leave nothing behind on the shared Redis
-  let cursor = '0'
-  do {
-    const [n, keys] = await frlRedis.scan(cursor, 'MATCH', `${PREFIX}:*`, 'COUNT', 1000)
-    cursor = n
-    if (keys.length > 0) await frlRedis.unlink(...keys)
-  } while (cursor !== '0')
-  redis.disconnect()
-  frlRedis.disconnect()
-  flexRedis.disconnect()
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+  const spread = (xs: number[], d = 0) => `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`
+  const frlRps = (where: string) =>
+    median(runs[rows.findIndex((r) => r.kind === 'frl' && r.where === where)].map((x) => x.rps))
+  console.table(
+    rows.map((row, j) => {
+      const x = runs[j]
+      return {
+        limiter: row.kind === 'frl' ? '@fastify/rate-limit (Redis store)' : `grudge ${row.kind}`,
+        redis: row.where === 'redis' ? 'single' : 'cluster (3 masters)',
+        'req/s': Math.round(median(x.map((v) => v.rps))),
+        'req/s spread': spread(x.map((v) => v.rps)),
+        'vs @fastify/rate-limit': (median(x.map((v) => v.rps)) / frlRps(row.where)).toFixed(2) + '×',
+        'p99 ms': median(x.map((v) => v.p99)),
+        'p99 spread': spread(x.map((v) => v.p99)),
+        'admitted / limit': `${median(x.map((v) => v.admitted))} / ${Math.round(median(x.map((v) => v.limit)))}`,
+        'admitted ÷ limit spread': spread(
+          x.map((v) => v.admitted / v.limit),
+          3,
+        ),
+        'Redis CPU µs/decision': median(x.map((v) => v.cpuPerDecision)).toFixed(1),
+        'evalsha µs/call': median(x.map((v) => v.evalUs)).toFixed(1),
+        errors: x.reduce((a, v) => a + v.errors, 0),
+      }
+    }),
+  )
+  console.log(
+    'limit: grudge exact B + R·T per key; grudge sync its bound B + R·T + (n − 1)(B + R·(syncMs + 50 ms)); @fastify/rate-limit max × windows touched',
+  )
+  single.disconnect()
+  for (const m of masters) m.disconnect()
+  own.child.kill('SIGKILL')
+  await cluster.stop()
 }
 
 await main()

@@ -12,7 +12,7 @@ import {
   isNoScript,
   type RedisLike,
 } from './client.js'
-import { fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
+import { blockShape, fingerprint, generationHasher, sketchFingerprintInput } from './fleet-hash.js'
 import type { ParsedRedisOptions } from './options.js'
 import { scriptSha } from './scripts.js'
 
@@ -28,6 +28,12 @@ export class SharedClient {
   /** Listeners of the factory's {@link RedisStoreEvent}s. */
   readonly listeners = new Set<(event: RedisStoreEvent) => void>()
   constructor(private readonly source: RedisLike | string | readonly string[]) {}
+
+  /** Whether the client is a Redis Cluster (a list of node URLs, or an ioredis `Cluster`). */
+  get isCluster(): boolean {
+    const s = this.source
+    return isUrlList(s) || (typeof s === 'object' && (s as { isCluster?: unknown }).isCluster === true)
+  }
 
   /** `host:port` (no credentials) of the Redis this client talks to. */
   get target(): string {
@@ -160,6 +166,10 @@ export interface FleetShape extends Omit<SketchShape, 'hasher'> {
   readonly slots: number
   /** Cells per level of each slot's sub-sketch: ceil(M / S). */
   readonly slotCells: number
+  /** Exact mode: W, cells per level in one block (spec/cluster.md, "Storage layout"); sync mode: slotCells. */
+  readonly blockCells: number
+  /** Exact mode: B = ceil(slotCells / W) blocks per slot; sync mode: 1. */
+  readonly blocks: number
   /** Key prefix of each slot, `<prefix>:{<name>#<s>}:` (or `{<name>}` for S = 1). */
   readonly keyPrefixes: readonly string[]
   /** Fingerprint key of each slot. */
@@ -184,7 +194,9 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (!Number.isInteger(cells) || cells < 1 || cells > MAX_CELLS_PER_LEVEL)
     invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
   const slotCells = Math.ceil(cells / slots)
-  if (levels * slotCells * 16 > MAX_STRING_BYTES) {
+  // exact mode lays each slot out in blocks of W cells per level (sync keeps the Sketch's layout)
+  const { blockCells, blocks } = o.mode === 'exact' ? blockShape(slotCells) : { blockCells: slotCells, blocks: 1 }
+  if (levels * blockCells * blocks * 16 > MAX_STRING_BYTES) {
     invalidOption('cellsPerLevel', `levels × cellsPerLevel × 16 ≤ 512 MiB (a Redis string; levels = ${levels})`, cells)
   }
   const generations = spec.generations
@@ -198,7 +210,13 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (probe.decay.kind === 'linear') assertAmnesty(probe.hi, probe.decay.ratePerSecond, generations, periodMs)
   const fp = fingerprint(
     o.secret,
-    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, slots),
+    sketchFingerprintInput(
+      { ...probe, levels, cellsPerLevel: cells },
+      o.mode,
+      generations,
+      slots,
+      o.mode === 'exact' ? blockCells : undefined,
+    ),
   )
   // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1
   const keyPrefixes = Array.from({ length: slots }, (_, s) =>
@@ -218,6 +236,8 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
     fingerprint: fp,
     slots,
     slotCells,
+    blockCells,
+    blocks,
     keyPrefixes: Object.freeze(keyPrefixes),
     fpKeys: Object.freeze(keyPrefixes.map((p) => p + 'fp')),
     scriptConstants: Object.freeze([
@@ -227,6 +247,8 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
       String(slotCells),
       String(AGGREGATOR_IDS[probe.aggregator]),
       String(DECAY_IDS[probe.decay.kind]),
+      String(blockCells),
+      String(blocks),
     ]),
     ratePerMsArg: luaNumber(probe.decay.ratePerSecond / 1000),
     loArg: luaNumber(probe.lo),

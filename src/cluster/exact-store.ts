@@ -2,7 +2,6 @@ import { systemClock, type Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
-import { kmIndexes } from '../hash/indexes.js'
 import { checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
@@ -22,12 +21,14 @@ import {
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
-import { slotHasher } from './fleet-hash.js'
+import { blockedIndexes, slotHasher } from './fleet-hash.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
 const OP_READ = 2
 const OP_CHECK = 3
+/** An offset o in a block travels as the letter of code 97 + o (the exact script's `string.byte(…) − 97`). */
+const OFFSET_LETTERS = Array.from({ length: 16 }, (_, o) => String.fromCharCode(97 + o))
 
 /** The startup check is off the request path: it may also wait for the first connection (at least 2 s). */
 export const READY_TIMEOUT_MS = (timeoutMs: number): number => Math.max(timeoutMs, 2000)
@@ -62,6 +63,12 @@ export class RedisExactStore implements ScoreStore {
   private offsetMs = 0
   private readonly local: Clock
   private down = false
+  /** The slots whose calls are failing (−1: the whole store, on one node or at startup). */
+  private readonly downSlots = new Set<number>()
+  /** A Redis Cluster: failures are tracked per slot (a dead master stops its slots only). */
+  private readonly perSlot: boolean
+  /** Per slot, on a Redis Cluster: performance.now() before which its calls skip Redis. */
+  private readonly slotDownUntil: Float64Array
   /** performance.now() when Redis started failing (for the 'up' event). */
   private downSinceMs = 0
   private fallback: Rotator | undefined
@@ -81,10 +88,12 @@ export class RedisExactStore implements ScoreStore {
     this.script = exactScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
-    this.idx = new Uint32Array(this.shape.levels)
+    this.idx = new Uint32Array(this.shape.levels + 1)
     this.slotHash = slotHasher(this.shape.base, o.secret)
     this.schedule = adoptSchedule(this.shape, this.shape.periodMs)
     this.local = o.clock ?? systemClock
+    this.perSlot = shared.isCluster && this.shape.slots > 1
+    this.slotDownUntil = new Float64Array(this.shape.slots).fill(-Infinity)
     shared.acquire()
     // start connecting now so the first request does not pay for it
     shared.get().catch(() => {})
@@ -109,12 +118,12 @@ export class RedisExactStore implements ScoreStore {
     try {
       // every slot has its own record (on a cluster, on its own master)
       await Promise.all(this.shape.fpKeys.map((_, slot) => this.call(OP_CHECK, '', 0, 0, waitMs, slot)))
-      this.recovered()
+      this.recovered(-1)
     } catch (err) {
       if (err instanceof GrudgeError) throw err
       const message = this.shared.explain(err, waitMs)
       if (this.o.onStoreError === 'local') {
-        this.failed(err, `${message}; starting on the in-process fallback`)
+        this.failed(err, `${message}; starting on the in-process fallback`, -1)
         return
       }
       throw new GrudgeError('ERR_GRUDGE_CLUSTER_UNAVAILABLE', message, { cause: err })
@@ -134,13 +143,14 @@ export class RedisExactStore implements ScoreStore {
     checkFinite('limit', limit)
     this.assertOpen()
     if (limit > this.schedule.hi && this.schedule.hi !== this.shape.hi) throw this.scheduleError(limit)
-    if (!this.skipRedis()) {
+    const slot = this.slotOf(key)
+    if (!this.skipRedis(slot)) {
       try {
-        const r = await this.call(OP_TRY, key, cost, limit)
-        this.recovered()
+        const r = await this.call(OP_TRY, key, cost, limit, this.o.timeoutMs, slot)
+        this.recovered(slot)
         return { admitted: r.status === 1, score: r.score }
       } catch (err) {
-        this.failed(err)
+        this.failed(err, undefined, slot)
       }
     }
     const mode = this.o.onStoreError
@@ -160,13 +170,14 @@ export class RedisExactStore implements ScoreStore {
   async add(key: string, delta: number): Promise<number> {
     checkFinite('delta', delta)
     this.assertOpen()
-    if (!this.skipRedis()) {
+    const slot = this.slotOf(key)
+    if (!this.skipRedis(slot)) {
       try {
-        const r = await this.call(OP_ADD, key, delta, 0)
-        this.recovered()
+        const r = await this.call(OP_ADD, key, delta, 0, this.o.timeoutMs, slot)
+        this.recovered(slot)
         return r.score
       } catch (err) {
-        this.failed(err)
+        this.failed(err, undefined, slot)
       }
     }
     return this.o.onStoreError === 'local' ? this.localRotator().updateAndEstimate(key, delta) : NaN
@@ -175,13 +186,14 @@ export class RedisExactStore implements ScoreStore {
   /** The key's aggregate in the oldest live generation (NaN or the local answer on failure, as {@link RedisExactStore.add}). */
   async read(key: string): Promise<number> {
     this.assertOpen()
-    if (!this.skipRedis()) {
+    const slot = this.slotOf(key)
+    if (!this.skipRedis(slot)) {
       try {
-        const r = await this.call(OP_READ, key, 0, 0)
-        this.recovered()
+        const r = await this.call(OP_READ, key, 0, 0, this.o.timeoutMs, slot)
+        this.recovered(slot)
         return r.score
       } catch (err) {
-        this.failed(err)
+        this.failed(err, undefined, slot)
       }
     }
     return this.o.onStoreError === 'local' ? this.localRotator().estimate(key) : NaN
@@ -214,24 +226,49 @@ export class RedisExactStore implements ScoreStore {
       )
   }
 
-  private skipRedis(): boolean {
-    // the factory's stores share one client: a failure seen by any of them holds for all
-    if (performance.now() >= this.shared.downUntil) return false
-    if (!this.down) this.wentDown(undefined, undefined)
+  /** The slot (0..S−1) of a request key: its sub-sketch, one Redis Cluster hash tag. */
+  private slotOf(key: string): number {
+    if (this.shape.slots === 1) return 0
+    keyBytes(key)
+    const sh = this.slotHash
+    sh.hashInto(keyView, keyLength)
+    return (sh.hashLo >>> 0) % this.shape.slots
+  }
+
+  private skipRedis(slot: number): boolean {
+    // the factory's stores share one client: a failure seen by any of them holds for all; on a
+    // Redis Cluster a failure holds for the slot that failed only (its master may be the only one down)
+    const now = performance.now()
+    if (now >= this.shared.downUntil && (!this.perSlot || now >= this.slotDownUntil[slot])) return false
+    if (!this.downSlots.has(slot)) this.wentDown(undefined, undefined, slot)
     return true
   }
 
-  private failed(err: unknown, message?: string): void {
+  /** A Redis failure of a call to `slot` (−1: every slot, e.g. at startup). */
+  private failed(err: unknown, message: string | undefined, slot: number): void {
     if (isCoded(err)) throw err
-    if (!this.down) this.wentDown(err, message)
-    this.shared.downUntil = Math.max(this.shared.downUntil, performance.now() + this.o.retryMs)
+    if (!this.downSlots.has(slot)) this.wentDown(err, message, slot)
+    const until = performance.now() + this.o.retryMs
+    if (this.perSlot && slot >= 0) this.slotDownUntil[slot] = Math.max(this.slotDownUntil[slot], until)
+    else this.shared.downUntil = Math.max(this.shared.downUntil, until)
     this.o.onError?.(err)
   }
 
-  /** The transition to failing: one 'down' event (logged once per outage, not per request). */
-  private wentDown(err: unknown, message: string | undefined): void {
+  /** Which keys a failure of `slot` concerns, for the log line (a Redis Cluster: that slot's hash tag only). */
+  private scope(slot: number): string {
+    if (!this.perSlot || slot < 0) return ''
+    const tag = /\{[^}]*\}/.exec(this.shape.keyPrefixes[slot])?.[0] ?? ''
+    return ` for the keys of slot ${slot} of ${this.shape.slots} (Redis Cluster hash tag ${tag}; the other slots keep deciding on Redis)`
+  }
+
+  /** The transition of `slot` to failing: one 'down' event per slot and outage (never per request). */
+  private wentDown(err: unknown, message: string | undefined, slot: number): void {
+    // on one node every slot shares the client: the first failure is the store's outage
+    const s = this.perSlot ? slot : -1
+    if (this.downSlots.has(s)) return
+    this.downSlots.add(s)
     this.down = true
-    this.downSinceMs = performance.now()
+    if (this.downSlots.size === 1) this.downSinceMs = performance.now()
     const mode = this.o.onStoreError
     const what =
       mode === 'local'
@@ -245,12 +282,19 @@ export class RedisExactStore implements ScoreStore {
       policy: this.spec.name,
       onStoreError: mode,
       error: err,
-      message: `grudge: ${this.spec.name}: redis at ${this.shared.target}: ${cause}; ${what} until Redis answers (retry every ${this.o.retryMs} ms)`,
+      message: `grudge: ${this.spec.name}: redis at ${this.shared.target}: ${cause}; ${what}${this.scope(s)} until Redis answers (retry every ${this.o.retryMs} ms)`,
     })
   }
 
-  private recovered(): void {
+  /** A success of a call to `slot` (−1: every slot answered): ends that slot's outage; the last one ends the store's. */
+  private recovered(slot: number): void {
     if (!this.down) return
+    if (slot < 0 || !this.perSlot) this.downSlots.clear()
+    else {
+      this.downSlots.delete(slot)
+      this.slotDownUntil[slot] = -Infinity
+      if (this.downSlots.size > 0) return
+    }
     this.down = false
     // the local insurance covered the outage only; Redis is the truth again
     this.fallback?.close()
@@ -382,32 +426,25 @@ export class RedisExactStore implements ScoreStore {
     const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
     const head = [explicit ? String(estimateMs) : '', String(period), s.ratePerMsArg, s.loArg, this.schedule.hiArg]
-    // the K×L indexes travel as one argument, decimal and comma-separated: an all-string
+    // per generation the block id (decimal) and the L offsets as letters: an all-string
     // command is written to the socket in one piece (a Buffer argument would split it)
-    if (op === OP_CHECK) {
-      const args: (string | number)[] = [...head, op, delta, limit, gb, K, '']
-      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
-    }
+    const args: (string | number)[] = [...head, op, delta, limit, gb, K]
+    if (op === OP_CHECK) return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
+    // the slot was picked by the caller (slotOf), before the failure check
     keyBytes(key)
-    let slot = 0
-    if (s.slots > 1) {
-      const sh = this.slotHash
-      sh.hashInto(keyView, keyLength)
-      slot = (sh.hashLo >>> 0) % s.slots
-    }
-    const keys = this.keysFor(slot, gb, K)
+    const keys = this.keysFor(slotGiven, gb, K)
     const idx = this.idx
-    let list = ''
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
-      kmIndexes(h.hashHi, h.hashLo, L, s.slotCells, idx)
-      for (let i = 0; i < L; i++) list += (j === 0 && i === 0 ? '' : ',') + idx[i]
+      blockedIndexes(h.hashHi, h.hashLo, L, s.blockCells, s.blocks, idx)
+      let offsets = ''
+      for (let i = 1; i <= L; i++) offsets += OFFSET_LETTERS[idx[i]]
+      args.push(idx[0], offsets)
     }
-    const args: (string | number)[] = [...head, op, delta, limit, gb, K, list]
     return { keys, args }
   }
 }

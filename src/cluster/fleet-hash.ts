@@ -44,13 +44,18 @@ export interface FingerprintInput {
   aggregator: Aggregator
   /** N, live generations: which generation keys hold a key's cells. */
   generations: number
+  /**
+   * Exact mode: W, cells per level in one block of the blocked layout (spec/cluster.md,
+   * "Storage layout"); absent in sync mode, whose layout is the Sketch's level-major one.
+   */
+  blockCells?: number
 }
 
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
- * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N` (numbers in JavaScript's
- * shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
+ * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
+ * `|W<blockCells>` (the blocked layout; numbers in JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet.)
  */
@@ -65,6 +70,7 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.decayKind,
     f.aggregator,
     f.generations,
+    ...(f.blockCells === undefined ? [] : [`W${f.blockCells}`]),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }
@@ -95,14 +101,66 @@ export function slotHasher(base: Hasher, secret: Uint8Array): Hasher {
   return base.withSeed(generationSeed(secret, SLOT_SEED_ID))
 }
 
-/** Fingerprint input of a sketch (used by tests and the store). */
+/**
+ * W, cells per level in one block of the exact layout: a key's L cells of a generation lie in
+ * one block of L·W cells (L·W·16 bytes: one GETRANGE and one SETRANGE per generation). 8
+ * cells (128 bytes per level): a GETRANGE of 512 bytes (L = 4) costs Redis about what two
+ * 16-byte ones do, while placement within the block stays independent per level
+ * (spec/cluster.md, "Storage layout", for the error bound and the measurement).
+ */
+export const BLOCK_CELLS = 8
+
+/** The blocked layout of an exact-mode slot: W = min(BLOCK_CELLS, cells) cells per level per block, B = ceil(cells / W) blocks. */
+export function blockShape(slotCells: number): { blockCells: number; blocks: number } {
+  const blockCells = Math.min(BLOCK_CELLS, slotCells)
+  return { blockCells, blocks: Math.ceil(slotCells / blockCells) }
+}
+
+/**
+ * A key's cells in the blocked layout (spec/cluster.md, "Blocked layout"), from its 64-bit
+ * hash under the generation's hasher: `out[0]` = the block b = (hashHi as uint32) mod B, and
+ * `out[1 + i]` = level i's offset in the block, `fmix32((hashLo + (i + 1)·0x9e3779b9) mod 2^32)
+ * mod W`, with fmix32 MurmurHash3's 32-bit finaliser (a bijection with full avalanche), so the
+ * L offsets are drawn independently of each other, not by double hashing (whose levels would
+ * all collide together with probability 2/W² within a block). Level i's cell in the sub-sketch
+ * is row i, column b·W + out[1 + i].
+ * @param hashHi high word of the 64-bit hash (int32 or uint32)
+ * @param hashLo low word of the 64-bit hash (int32 or uint32)
+ * @param levels L, integer ≥ 1
+ * @param blockCells W, integer in [1, 16] (the script receives each offset as one letter)
+ * @param blocks B, integer in [1, 2^32]
+ * @param out receives the block then the L offsets (length ≥ L + 1)
+ */
+export function blockedIndexes(
+  hashHi: number,
+  hashLo: number,
+  levels: number,
+  blockCells: number,
+  blocks: number,
+  out: Uint32Array,
+): void {
+  out[0] = (hashHi >>> 0) % blocks
+  for (let i = 0; i < levels; i++) {
+    let h = (hashLo + Math.imul(i + 1, 0x9e3779b9)) | 0
+    h ^= h >>> 16
+    h = Math.imul(h, 0x85ebca6b)
+    h ^= h >>> 13
+    h = Math.imul(h, 0xc2b2ae35)
+    h ^= h >>> 16
+    out[1 + i] = (h >>> 0) % blockCells
+  }
+}
+
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',
   generations: number,
   slots = 1,
+  blockCells?: number,
 ): FingerprintInput {
   return {
+    ...(blockCells === undefined ? {} : { blockCells }),
     mode,
     hasher: fleetHasherName(s.hasher),
     levels: s.levels,

@@ -4,8 +4,11 @@ import { createHash } from 'node:crypto'
  * The Lua scripts grudge runs inside Redis (normative in `spec/cluster.md`). Both share a
  * prologue: argument parsing, the clock (Redis `TIME`, or an explicit time for tests and
  * replays), the fingerprint and schedule check and the cell codec — one cell is 16 bytes,
- * the score then the last-touched time in ms, both little-endian float64, at byte offset
- * (level·M + index)·16 of its generation's string.
+ * the score then the last-touched time in ms, both little-endian float64. Sync mode keeps the
+ * Sketch's level-major layout (cell at byte offset (level·M + index)·16 of its generation's
+ * string); exact mode the blocked layout: a key's L cells of a generation lie in one block of
+ * L·W cells, cell (block b, level i, offset j) at byte offset ((b·L + i)·W + j)·16, so a
+ * generation costs one GETRANGE and one SETRANGE per decision (spec/cluster.md, "Storage layout").
  *
  * Generations: the newest live id is G = max(floor(now / periodMs) + N − 1, the newest
  * seen), the oldest G − N + 1: a server clock that steps back keeps the generations it
@@ -19,7 +22,7 @@ import { createHash } from 'node:crypto'
 
 /**
  * The placement constants of a policy, as Lua literals in this order: fingerprint (quoted),
- * N, L, M, aggregator id, decay kind id. They are compiled into the script's text (one
+ * N, L, M, aggregator id, decay kind id, W (cells per level per block), B (blocks; exact mode). They are compiled into the script's text (one
  * script, one SHA per placement). The policy figures — periodMs, decay rate per ms, lo, hi —
  * are arguments (ARGV 2..5), so instances that differ in them during a rolling deploy run
  * the same script on the same cells, each with its own figures.
@@ -33,6 +36,8 @@ local L = ${c[2]}
 local M = ${c[3]}
 local agg = ${c[4]}
 local decay = ${c[5]}
+local W = ${c[6]}
+local B = ${c[7]}
 local period = tonumber(ARGV[2])
 local rate = tonumber(ARGV[3])
 local lo = tonumber(ARGV[4])
@@ -121,12 +126,18 @@ end
 `
 
 /**
- * Exact mode: one decision per call.
+ * Exact mode: one decision per call, on the blocked layout.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 decay rate per ms, 4 lo, 5 hi (this
  * instance's policy figures), 6 op (0 tryConsume, 1 add, 2 read, 3 check), 7 delta, 8 limit,
- * 9 gb, 10 K, 11 the K×L cell indexes, generation-major, in decimal separated by commas.
+ * 9 gb, 10 K, then per generation j in 0..K−1 two arguments: 11 + 2j the key's block b in
+ * decimal, 12 + 2j its L offsets in the block (`blockedIndexes`) as L characters, offset o as
+ * the character of code 97 + o (`a`…`p`; W ≤ 16), so the script parses no list.
+ *
+ * Per generation touched: one GETRANGE of the key's block (L·W·16 bytes) and, when a cell
+ * changed, one SETRANGE of the span from its first to its last cell (the other keys' cells in
+ * between written back as read: the script is atomic).
  *
  * Reply: `{status, score, nowMs, G}` with status 1 admitted / applied / read, 0 denied,
  * −1 fingerprint mismatch (score = the stored record), −2 the live generations G−N+1..G are
@@ -150,24 +161,52 @@ local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
   return {-2, '', fmt(now), gs}
 end
+local BB = L * W * 16
+-- the key's block in generation k (key name) for window index j: its bytes, block id and
+-- the byte offset of each level's cell in the block (increasing with the level)
+local function block(key, j, k)
+  local b = tonumber(ARGV[11 + 2 * j])
+  local raw = redis.call('GETRANGE', key, b * BB, b * BB + BB - 1)
+  if #raw < BB then
+    -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
+    -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
+    redis.call('SETRANGE', key, B * BB - 1, '\0')
+    redis.call('PEXPIRE', key, ttl(k))
+    touchFp()
+    redis.call('PEXPIRE', KEYS[1], ttl(G))
+    raw = string.rep('\0', BB)
+  end
+  local offs = ARGV[12 + 2 * j]
+  local O = {}
+  for i = 1, L do O[i] = ((i - 1) * W + string.byte(offs, i) - 97) * 16 end
+  return raw, b, O
+end
+-- one SETRANGE from the key's first cell to its last, the cells between as read
+local function store(key, raw, b, O, S, T)
+  local parts = {}
+  local pos = O[1]
+  for i = 1, L do
+    local o = O[i]
+    if o > pos then parts[#parts + 1] = string.sub(raw, pos + 1, o) end
+    parts[#parts + 1] = struct.pack('<d<d', S[i], T[i])
+    pos = o + 16
+  end
+  redis.call('SETRANGE', key, b * BB + O[1], table.concat(parts))
+end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
-local X = {}
-for v in string.gmatch(ARGV[11], '%d+') do X[#X + 1] = tonumber(v) end
+local raw, b, O = block(okey, oj, oldest)
 local S = {}
 local T = {}
-local P = {}
-local D = {}
+local changed = false
 local acc
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
-  local p = (i - 1) * M + X[oj * L + i]
-  local s0, t0 = loadCell(okey, p, oldest)
+  local s0, t0 = struct.unpack('<d<d', raw, O[i] + 1)
   local s, t = decayed(s0, t0)
   S[i] = s
   T[i] = t
-  P[i] = p
-  D[i] = t ~= t0 or s ~= s0
+  if t ~= t0 or s ~= s0 then changed = true end
   if agg == 0 then
     if s < acc then acc = s end
   elseif agg == 1 then
@@ -179,9 +218,7 @@ end
 if agg == 2 then acc = acc / L end
 if op == 2 or (op == 0 and acc + delta > limit) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
-  for i = 1, L do
-    if D[i] then storeCell(okey, P[i], S[i], T[i]) end
-  end
+  if changed then store(okey, raw, b, O, S, T) end
   touchFp()
   if op == 2 then return {1, fmt(acc), fmt(now), gs} end
   return {0, fmt(acc), fmt(now), gs}
@@ -189,7 +226,7 @@ end
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
   local s = clamp(S[i] + delta)
-  storeCell(okey, P[i], s, T[i])
+  S[i] = s
   if agg == 0 then
     if s < acc then acc = s end
   elseif agg == 1 then
@@ -198,20 +235,23 @@ for i = 1, L do
     acc = acc + s
   end
 end
+store(okey, raw, b, O, S, T)
 if agg == 2 then acc = acc / L end
 for k = oldest + 1, G do
   local j = k - gb
   local key = KEYS[2 + j]
+  local yraw, yb, YO = block(key, j, k)
   for i = 1, L do
-    local p = (i - 1) * M + X[j * L + i]
-    local s, t = decayed(loadCell(key, p, k))
+    local s, t = decayed(struct.unpack('<d<d', yraw, YO[i] + 1))
     local v = s + delta
     -- carry-forward (spec/rotator.md): with linear decay a younger generation never reads a
     -- key lower than the oldest did after this write, so a key held at its limit gets no burst
     -- back when the oldest generation retires
     if decay == 2 and delta >= 0 and v < acc then v = acc end
-    storeCell(key, p, clamp(v), t)
+    S[i] = clamp(v)
+    T[i] = t
   end
+  store(key, yraw, yb, YO, S, T)
 end
 touchFp()
 return {1, fmt(acc), fmt(now), gs}

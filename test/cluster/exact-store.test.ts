@@ -1,4 +1,5 @@
-// Exact mode against a real Redis: the same decisions as the in-process Sketch, operation
+// Exact mode against a real Redis: the same decisions as the in-process Sketch (placed by the
+// exact layout's blocks: a subclass that only overrides where a key's cells are), operation
 // by operation, on a fake clock (the store's `clock` option makes the script use that time
 // instead of Redis TIME), and memory that does not grow with the number of keys.
 import t from 'tap'
@@ -8,7 +9,7 @@ import type { SketchOptions } from '../../src/sketch/shape.js'
 import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore } from '../../src/index.js'
-import { generationHasher } from '../../src/cluster/fleet-hash.js'
+import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
@@ -28,12 +29,36 @@ function rng(seed: number) {
 }
 
 /**
- * The model: the in-process Sketch per generation, as spec/cluster.md defines the fleet's
+ * The in-process Sketch with the exact layout's placement (spec/cluster.md, "Storage layout"):
+ * level i's cell is column b·W + offset_i of a row of B·W cells. Everything else — decay,
+ * aggregation, clamping, admission, the floor — is the Sketch's own code.
+ */
+class BlockedSketch extends Sketch {
+  private block!: Uint32Array
+  private W!: number
+  private B!: number
+  static of(cfg: SketchOptions): BlockedSketch {
+    const { blockCells, blocks } = blockShape(cfg.cellsPerLevel ?? 1024)
+    const s = new BlockedSketch({ ...cfg, cellsPerLevel: blockCells * blocks })
+    s.W = blockCells
+    s.B = blocks
+    s.block = new Uint32Array(s.levels + 1)
+    return s
+  }
+  protected override locate(key: string | Uint8Array): void {
+    this.hasher.hashKey(key)
+    blockedIndexes(this.hasher.hashHi, this.hasher.hashLo, this.levels, this.W, this.B, this.block)
+    for (let i = 0; i < this.levels; i++) this.idx[i] = this.block[0] * this.W + this.block[1 + i]
+  }
+}
+
+/**
+ * The model: the in-process Sketch (with the exact layout's placement) per generation, as spec/cluster.md defines the fleet's
  * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), never below an O already reached, reads and
  * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay).
  */
 class Model {
-  private readonly gens = new Map<number, Sketch>()
+  private readonly gens = new Map<number, BlockedSketch>()
   constructor(
     private readonly cfg: SketchOptions,
     private readonly N: number,
@@ -49,7 +74,11 @@ class Model {
     for (let k = oldest; k < oldest + this.N; k++) {
       let s = this.gens.get(k)
       if (s === undefined) {
-        s = new Sketch({ ...this.cfg, hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k), clock: this.clock })
+        s = BlockedSketch.of({
+          ...this.cfg,
+          hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k),
+          clock: this.clock,
+        })
         this.gens.set(k, s)
       }
       out.push(s)
@@ -99,6 +128,11 @@ const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
       hasher: sipHash(),
     },
     exp: true,
+  },
+  {
+    // 3 blocks of 16 (48 columns for 40 cells): the block choice matters
+    name: 'debt meter: min, linear 3/s, [0, 20], 5 levels × 40 cells, siphash',
+    sketch: { levels: 5, cellsPerLevel: 40, decay: linear(3), lo: 0, hi: 20, aggregator: 'min', hasher: sipHash() },
   },
   {
     name: 'counter: mean, no decay, [-5, 1e9], murmur3',

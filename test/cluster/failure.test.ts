@@ -34,6 +34,14 @@ t.test('options: the seed is required and options are checked once', async (t) =
     code: 'ERR_GRUDGE_OPTION_INVALID',
     message: /redis/,
   })
+  // neither a client, a Cluster nor a URL (list): refused at construction, before any connection
+  for (const redis of [42, null, [], ['redis://a:1', 'http://b:2'], [7], { host: '127.0.0.1', port: 6379 }]) {
+    t.throws(() => redisStore({ redis: redis as never, seed: SEED }), {
+      code: 'ERR_GRUDGE_OPTION_INVALID',
+      message:
+        /option "redis": expected an ioredis client or Cluster, a redis:\/\/ or rediss:\/\/ URL, or a non-empty list/,
+    })
+  }
   t.throws(() => redisStore({ redis: CLOSED_PORT_URL, seed: SEED, mode: 'fast' as never }), { message: /"mode"/ })
   t.throws(() => redisStore({ redis: CLOSED_PORT_URL, seed: SEED, timeoutMs: 0 }), { message: /"timeoutMs"/ })
   t.throws(() => redisStore({ redis: CLOSED_PORT_URL, seed: SEED, onStoreError: 'retry' as never }), {

@@ -5,8 +5,9 @@
 import { fork } from 'node:child_process'
 import { uncoveredChildEnv } from '../fixtures/child-env.js'
 import { fileURLToPath } from 'node:url'
-import t from 'tap'
-import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import t, { type Test } from 'tap'
+import { Cluster } from 'ioredis'
+import { REDIS_URL, client, dropPrefix, needRedis, testCluster, uniquePrefix } from './redis-helper.js'
 
 const WORKER = fileURLToPath(new URL('../fixtures/cluster-fleet-worker.ts', import.meta.url))
 const N = 4
@@ -28,9 +29,10 @@ async function runFleet(
   mode: 'exact' | 'sync',
   prefix: string,
   syncMs: number,
+  url: string | string[] = REDIS_URL,
 ): Promise<{ reports: Report[]; windowMs: number }> {
   const cfg = {
-    url: REDIS_URL,
+    url,
     seed: SEED,
     mode,
     prefix,
@@ -70,6 +72,84 @@ async function runFleet(
   const windowMs = Math.max(...reports.map((r) => r.endMs)) - Math.min(...reports.map((r) => r.startMs))
   return { reports, windowMs }
 }
+
+/** Exact mode's check: every key's admitted total within 5% of B + R·T, no failure, every worker admitted. */
+function checkExact(t: Test, reports: Report[], windowMs: number): void {
+  const expected = BURST + (RATE * windowMs) / 1000
+  const requests = reports.reduce((a, r) => a + r.requests, 0)
+  t.equal(
+    reports.reduce((a, r) => a + r.failures, 0),
+    0,
+    'no request fell back to a failure mode',
+  )
+  t.ok(requests > 3 * expected, `offered load ${requests} requests ≫ the limit ${expected.toFixed(0)} × ${KEYS} keys`)
+  for (let k = 0; k < KEYS; k++) {
+    const total = reports.reduce((a, r) => a + r.admitted[k], 0)
+    const perWorker = reports.map((r) => r.admitted[k])
+    t.ok(
+      Math.abs(total - expected) <= 0.05 * expected,
+      `key ${k}: admitted ${total} (per worker ${perWorker.join(', ')}) within 5% of B + R·T = ${expected.toFixed(1)}`,
+    )
+    t.ok(
+      perWorker.every((a) => a > 0),
+      `key ${k}: every worker got admissions`,
+    )
+  }
+}
+
+/** Sync mode's check: within spec/cluster.md's bound and not starved. */
+function checkSync(t: Test, reports: Report[], windowMs: number, syncMs: number, rttMs: number): void {
+  const single = BURST + (RATE * windowMs) / 1000
+  const bound = single + (N - 1) * (BURST + (RATE * (syncMs + rttMs)) / 1000)
+  for (let k = 0; k < KEYS; k++) {
+    const total = reports.reduce((a, r) => a + r.admitted[k], 0)
+    t.ok(total <= bound, `key ${k}: admitted ${total} ≤ B + R·T + (n−1)(B + R·(syncMs + rtt)) = ${bound.toFixed(1)}`)
+    t.ok(
+      total >= 0.9 * single,
+      `key ${k}: admitted ${total} ≥ 90% of B + R·T = ${single.toFixed(1)} (the fleet is not starved)`,
+    )
+  }
+}
+
+t.test('fleet of 4 processes on a Redis Cluster', async (t) => {
+  const cluster = await testCluster()
+  if (cluster === undefined) {
+    if (process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI)) {
+      t.fail('a Redis Cluster is required in CI (.ci/run starts one and sets GRUDGE_REDIS_CLUSTER)')
+    } else t.plan(0, 'skip: no GRUDGE_REDIS_CLUSTER and no redis-server/redis-cli to start one')
+    return
+  }
+  t.teardown(() => cluster.stop())
+  const admin = new Cluster(
+    cluster.urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) })),
+    { enableOfflineQueue: true },
+  )
+  admin.on('error', () => {})
+  t.teardown(() => admin.disconnect())
+  const drop = async (prefix: string) => {
+    // one key per UNLINK: a master holds many hash slots, and one command may not span two
+    for (const m of admin.nodes('master')) {
+      let cursor = '0'
+      do {
+        const [next, keys] = await m.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000)
+        cursor = next
+        for (const k of keys) await m.unlink(k)
+      } while (cursor !== '0')
+    }
+  }
+  t.test('exact mode (16 slots over 3 masters): within 5% of the limit', async (t) => {
+    const prefix = uniquePrefix('h6-fleet-cluster-exact')
+    const { reports, windowMs } = await runFleet('exact', prefix, 100, cluster.urls)
+    checkExact(t, reports, windowMs)
+    await drop(prefix)
+  })
+  t.test('sync mode (one slot, on the Cluster client): within the stated bound', async (t) => {
+    const prefix = uniquePrefix('h6-fleet-cluster-sync')
+    const { reports, windowMs } = await runFleet('sync', prefix, 50, cluster.urls)
+    checkSync(t, reports, windowMs, 50, 50)
+    await drop(prefix)
+  })
+})
 
 t.test('fleet of 4 processes sharing R requests/s per key', async (t) => {
   const opts = await needRedis(t)

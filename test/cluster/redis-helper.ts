@@ -109,6 +109,12 @@ export interface TestCluster {
   urls: string[]
   /** The redis-server children this helper started, by port (empty for GRUDGE_REDIS_CLUSTER). */
   pids: Map<number, ChildProcess>
+  /** The node ports (of a cluster this helper started; empty for GRUDGE_REDIS_CLUSTER). */
+  ports: number[]
+  /** SIGKILL the node on `port` that this helper started (its PID only). */
+  kill(port: number): Promise<void>
+  /** Start the node on `port` again with its own dir and nodes.conf: it rejoins with its slots. */
+  restart(port: number): Promise<void>
   stop(): Promise<void>
 }
 
@@ -123,10 +129,18 @@ async function freeForCluster(port: number): Promise<boolean> {
  * `--cluster-enabled yes`, each with its own nodes.conf, then `redis-cli --cluster create`);
  * undefined when neither is possible. Only the PIDs started here are ever stopped.
  */
-export async function testCluster(): Promise<TestCluster | undefined> {
+export async function testCluster(options: { own?: boolean } = {}): Promise<TestCluster | undefined> {
   const env = process.env.GRUDGE_REDIS_CLUSTER
-  if (env !== undefined && env !== '') {
-    return { urls: env.split(',').map((h) => `redis://${h.trim()}`), pids: new Map(), stop: async () => {} }
+  if (env !== undefined && env !== '' && options.own !== true) {
+    const none = async () => {}
+    return {
+      urls: env.split(',').map((h) => `redis://${h.trim()}`),
+      pids: new Map(),
+      ports: [],
+      kill: none,
+      restart: none,
+      stop: none,
+    }
   }
   if (!haveRedisServer() || spawnSync('redis-cli', ['--version'], { stdio: 'ignore' }).status !== 0) return undefined
   const ports: number[] = []
@@ -134,27 +148,29 @@ export async function testCluster(): Promise<TestCluster | undefined> {
     if (await freeForCluster(p)) ports.push(p)
   }
   const pids = new Map<number, ChildProcess>()
+  const argsOf = new Map<number, string[]>()
   for (const port of ports) {
     const dir = mkdtempSync(join(tmpdir(), `grudge-cluster-${port}-`))
-    const child = spawn(
-      'redis-server',
-      [
+    argsOf.set(port, [
         '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
         '--cluster-enabled', 'yes', '--cluster-config-file', join(dir, 'nodes.conf'),
         '--cluster-node-timeout', '2000', '--cluster-require-full-coverage', 'no', '--loglevel', 'warning',
-      ], // prettier-ignore
-      { stdio: 'ignore' },
-    )
-    pids.set(port, child)
+      ]) // prettier-ignore
+  }
+  const start = async (port: number) => {
+    pids.set(port, spawn('redis-server', argsOf.get(port)!, { stdio: 'ignore' }))
     for (let i = 0; i < 100 && !(await redisReachable(port)); i++) await new Promise((r) => setTimeout(r, 20))
   }
+  const kill = async (port: number) => {
+    const c = pids.get(port)
+    if (c === undefined || c.exitCode !== null || c.signalCode !== null) return
+    const exited = new Promise((r) => c.once('exit', r))
+    c.kill('SIGKILL')
+    await exited
+  }
+  for (const port of ports) await start(port)
   const stop = async () => {
-    for (const c of pids.values()) {
-      if (c.exitCode !== null || c.signalCode !== null) continue
-      const exited = new Promise((r) => c.once('exit', r))
-      c.kill('SIGKILL')
-      await exited
-    }
+    for (const port of pids.keys()) await kill(port)
   }
   const created = spawnSync(
     'redis-cli',
@@ -175,5 +191,5 @@ export async function testCluster(): Promise<TestCluster | undefined> {
     if (ok) break
     await new Promise((r) => setTimeout(r, 100))
   }
-  return { urls: ports.map((p) => `redis://127.0.0.1:${p}`), pids, stop }
+  return { urls: ports.map((p) => `redis://127.0.0.1:${p}`), pids, ports, kill, restart: start, stop }
 }
