@@ -20,6 +20,7 @@ import {
   LoadMeter,
   ceilPowerOfTwo,
   checkSizing,
+  METER_BYTES,
   initialCellsPerLevel,
   type GenerationLoad,
   type ResolvedSizing,
@@ -605,9 +606,13 @@ export class Rotator {
     return this.gens[0].estimateDetailedAt(nowMs, key)
   }
 
-  /** Memory of all generations' cells in bytes (the generations of a self-sized rotator may differ in size; its load meter holds 2 KiB more). */
+  /**
+   * Memory in bytes of all generations' cells (the generations of a self-sized rotator may
+   * differ in size) plus, when self-sized, the 2 KiB of its load meter: what `sizing.maxBytes`
+   * bounds.
+   */
   sizeBytes(): number {
-    let bytes = 0
+    let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) bytes += g.sizeBytes()
     return bytes
   }
