@@ -168,10 +168,12 @@ export interface FleetShape extends Omit<SketchShape, 'hasher'> {
 
 /**
  * Validate a policy's {@link StoreSpec} for the fleet and derive its fingerprint and keys.
+ * @param sized whether the store sizes its generations by the fleet's recorded shapes
+ * (spec/cluster.md "Shapes"): the fingerprint then says so, and M is the largest shape
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option;
  * `ERR_GRUDGE_ROTATOR_AMNESTY` when linear decay cannot drain hi within (N − 1) × periodMs
  */
-export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
+export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false): FleetShape {
   if (typeof spec !== 'object' || spec === null) invalidOption('spec', 'a StoreSpec object', spec)
   if (typeof spec.name !== 'string' || spec.name.length === 0 || /[{}]/.test(spec.name)) {
     invalidOption('spec.name', 'a non-empty string without { or }', spec.name)
@@ -198,7 +200,7 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
   if (probe.decay.kind === 'linear') assertAmnesty(probe.hi, probe.decay.ratePerSecond, generations, periodMs)
   const fp = fingerprint(
     o.secret,
-    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, slots),
+    sketchFingerprintInput({ ...probe, levels, cellsPerLevel: cells }, o.mode, generations, slots, sized),
   )
   // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1
   const keyPrefixes = Array.from({ length: slots }, (_, s) =>

@@ -44,12 +44,19 @@ export interface FingerprintInput {
   aggregator: Aggregator
   /** N, live generations: which generation keys hold a key's cells. */
   generations: number
+  /**
+   * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized`.
+   * Absent or false leaves the text of a fixed shape unchanged.
+   */
+  sized?: boolean
 }
 
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
- * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N` (numbers in JavaScript's
+ * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N`, plus `|sized` for a self-sized
+ * policy (numbers in JavaScript's
  * shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet.)
@@ -65,6 +72,7 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.decayKind,
     f.aggregator,
     f.generations,
+    ...(f.sized === true ? ['sized'] : []),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }
@@ -101,8 +109,10 @@ export function sketchFingerprintInput(
   mode: 'exact' | 'sync',
   generations: number,
   slots = 1,
+  sized = false,
 ): FingerprintInput {
   return {
+    sized,
     mode,
     hasher: fleetHasherName(s.hasher),
     levels: s.levels,

@@ -18,8 +18,8 @@ import { RotatorDelta } from './rotator-delta.js'
 import { assertAmnesty } from './rotator-period.js'
 import {
   LoadMeter,
-  ceilPowerOfTwo,
   checkSizing,
+  resolveCells,
   METER_BYTES,
   initialCellsPerLevel,
   type GenerationLoad,
@@ -341,14 +341,9 @@ export class Rotator {
     } catch (e) {
       wanted = e
     }
-    if (typeof wanted !== 'number' || !Number.isFinite(wanted) || wanted <= 0) {
-      this.limit('invalid', wanted, load.currentCellsPerLevel, load)
-      return load.currentCellsPerLevel
-    }
-    const cells = Math.max(s.minCellsPerLevel, ceilPowerOfTwo(wanted))
-    if (cells <= s.maxCellsPerLevel) return cells
-    this.limit('budget', wanted, s.maxCellsPerLevel, load)
-    return s.maxCellsPerLevel
+    const { cells, limit } = resolveCells(s, wanted, load.currentCellsPerLevel)
+    if (limit !== undefined) this.limit(limit, wanted, cells, load)
+    return cells
   }
 
   private limit(kind: SizingLimitEvent['kind'], wanted: unknown, used: number, load: GenerationLoad): void {
