@@ -98,7 +98,12 @@ export function parseShapeRecord(shape: FleetShape, id: number, raw: unknown): n
   const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? Buffer.from(raw).toString('latin1') : ''
   const m = /^([0-9a-f]{16}):([1-9][0-9]{0,9})$/.exec(text)
   const cells = m === null ? NaN : Number(m[2])
-  if (m === null || m[1] !== shape.fingerprint || !(cells <= shape.cellsPerLevel) || 2 ** Math.round(Math.log2(cells)) !== cells) {
+  if (
+    m === null ||
+    m[1] !== shape.fingerprint ||
+    !(cells <= shape.cellsPerLevel) ||
+    2 ** Math.round(Math.log2(cells)) !== cells
+  ) {
     const shown = text.length > 0 ? JSON.stringify(text.slice(0, 80)) : describeRaw(raw)
     throw new GrudgeError(
       'ERR_GRUDGE_CLUSTER_SHAPE',
@@ -111,8 +116,8 @@ export function parseShapeRecord(shape: FleetShape, id: number, raw: unknown): n
 function describeRaw(raw: unknown): string {
   if (raw === null || raw === undefined || raw === '') return 'nothing'
   try {
-    return JSON.stringify(raw)?.slice(0, 80) ?? String(raw)
+    return JSON.stringify(raw)?.slice(0, 80) ?? typeof raw
   } catch {
-    return String(raw)
+    return typeof raw
   }
 }

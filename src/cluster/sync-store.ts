@@ -168,7 +168,9 @@ export class RedisSyncStore implements ScoreStore {
         ? fleetShape(spec, o)
         : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
     this.initialCells =
-      this.sizing === undefined ? this.shape.cellsPerLevel : initialCellsPerLevel(this.sizing, spec.sketch?.cellsPerLevel)
+      this.sizing === undefined
+        ? this.shape.cellsPerLevel
+        : initialCellsPerLevel(this.sizing, spec.sketch?.cellsPerLevel)
     this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = syncScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
@@ -429,7 +431,8 @@ export class RedisSyncStore implements ScoreStore {
     // self-sized: the fleet's record, else this instance's proposal, else the youngest's size
     const recorded = this.shapes.get(id)
     const previous = this.gens.length > 0 ? this.gens[this.gens.length - 1].sketch.cellsPerLevel : this.initialCells
-    const cells = this.sizing === undefined ? this.shape.cellsPerLevel : (recorded ?? this.proposals.get(id) ?? previous)
+    const cells =
+      this.sizing === undefined ? this.shape.cellsPerLevel : (recorded ?? this.proposals.get(id) ?? previous)
     if (this.gens.length > 0 && cells !== previous) this.resizeCount++
     return this.generationOf(id, cells, this.sizing !== undefined && recorded === undefined)
   }
@@ -586,7 +589,8 @@ export class RedisSyncStore implements ScoreStore {
     meter.closeWindow(now)
     const elapsedMs = now - (G - N + 1) * period
     const ask: { id: number; want: string }[] = []
-    for (const g of gens) if (g.provisional) ask.push({ id: g.id, want: shapeRecord(this.shape, g.sketch.cellsPerLevel) })
+    for (const g of gens)
+      if (g.provisional) ask.push({ id: g.id, want: shapeRecord(this.shape, g.sketch.cellsPerLevel) })
     if (!this.shapes.has(G + 1) && elapsedMs >= period / 2) {
       let cells = this.proposals.get(G + 1)
       if (cells === undefined) this.proposals.set(G + 1, (cells = this.decide(now, elapsedMs)))

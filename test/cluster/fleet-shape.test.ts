@@ -105,9 +105,13 @@ t.test('two processes with different sizing views adopt one shape per generation
       const store = redisStore({ redis: REDIS_URL, seed: SEED, mode: 'sync', prefix })(
         spec({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024 }),
       )
-      await t.rejects(store.ready(), { code: 'ERR_GRUDGE_CLUSTER_SHAPE' }, `refused: ${forged.replace(/^[0-9a-f]{16}/, '<fp>')}`)
+      await t.rejects(
+        store.ready(),
+        { code: 'ERR_GRUDGE_CLUSTER_SHAPE' },
+        `refused: ${forged.replace(/^[0-9a-f]{16}/, '<fp>')}`,
+      )
       t.throws(() => store.tryConsume('k', 1, 1), { code: 'ERR_GRUDGE_CLUSTER_SHAPE' }, 'and then every request')
-      await store.close().catch(() => {})
+      await Promise.resolve(store.close()).catch(() => {})
     }
   })
 })
@@ -116,6 +120,18 @@ t.test('parseShapeRecord accepts only this fingerprint and a power of two within
   const shape = { fingerprint: 'a1b2c3d4e5f60718', cellsPerLevel: 1024, keyPrefix: 'g:{p}:' } as FleetShape
   t.equal(parseShapeRecord(shape, 7, 'a1b2c3d4e5f60718:256'), 256)
   t.equal(parseShapeRecord(shape, 7, Buffer.from('a1b2c3d4e5f60718:1024')), 1024)
-  for (const bad of ['a1b2c3d4e5f60718:2048', 'a1b2c3d4e5f60718:96', 'a1b2c3d4e5f60718:0', 'ffffffffffffffff:64', 'a1b2c3d4e5f60718:64:1', '', null, 5])
-    t.throws(() => parseShapeRecord(shape, 7, bad), { code: 'ERR_GRUDGE_CLUSTER_SHAPE', message: /g:\{p\}:s7: expected/ })
+  for (const bad of [
+    'a1b2c3d4e5f60718:2048',
+    'a1b2c3d4e5f60718:96',
+    'a1b2c3d4e5f60718:0',
+    'ffffffffffffffff:64',
+    'a1b2c3d4e5f60718:64:1',
+    '',
+    null,
+    5,
+  ])
+    t.throws(() => parseShapeRecord(shape, 7, bad), {
+      code: 'ERR_GRUDGE_CLUSTER_SHAPE',
+      message: /g:\{p\}:s7: expected/,
+    })
 })
