@@ -45,6 +45,8 @@ export const ERROR_CODES = {
     'Redis holds cells of this policy placed or encoded otherwise: another seed, hash function, levels, cells per level, decay kind, aggregator, generations or mode.',
   ERR_GRUDGE_CLUSTER_SCHEDULE:
     "The fleet's recorded rotation period cannot hold this policy's limit: the debt it would need drains before the generations retire.",
+  ERR_GRUDGE_CLUSTER_SHAPE:
+    "Redis holds a generation shape record for this policy that this instance cannot adopt: not written by grudge for this fingerprint, or larger than this instance's memory budget.",
   ERR_GRUDGE_CLUSTER_CLIENT:
     'The Redis client could not be created: the optional peer ioredis is missing or failed to load.',
   ERR_GRUDGE_CLUSTER_UNAVAILABLE: 'Redis did not answer within timeoutMs where an answer was required (startup check).',

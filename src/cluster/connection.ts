@@ -178,10 +178,12 @@ export interface FleetShape extends Omit<SketchShape, 'hasher'> {
 
 /**
  * Validate a policy's {@link StoreSpec} for the fleet and derive its fingerprint and keys.
+ * @param sized whether the store sizes its generations by the fleet's recorded shapes
+ * (spec/cluster.md "Shapes"): the fingerprint then says so, and M is the largest shape
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option;
  * `ERR_GRUDGE_ROTATOR_AMNESTY` when linear decay cannot drain hi within (N − 1) × periodMs
  */
-export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
+export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false): FleetShape {
   if (typeof spec !== 'object' || spec === null) invalidOption('spec', 'a StoreSpec object', spec)
   if (typeof spec.name !== 'string' || spec.name.length === 0 || /[{}]/.test(spec.name)) {
     invalidOption('spec.name', 'a non-empty string without { or }', spec.name)
@@ -216,6 +218,7 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions): FleetShape {
       generations,
       slots,
       o.mode === 'exact' ? blockCells : undefined,
+      sized,
     ),
   )
   // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1

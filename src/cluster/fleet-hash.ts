@@ -49,13 +49,20 @@ export interface FingerprintInput {
    * "Storage layout"); absent in sync mode, whose layout is the Sketch's level-major one.
    */
   blockCells?: number
+  /**
+   * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized`.
+   * Absent or false leaves the text of a fixed shape unchanged.
+   */
+  sized?: boolean
 }
 
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
  * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
- * `|W<blockCells>` (the blocked layout; numbers in JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
+ * `|W<blockCells>` (the blocked layout), plus `|sized` for a self-sized policy (numbers in
+ * JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet.)
  */
@@ -71,6 +78,7 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.aggregator,
     f.generations,
     ...(f.blockCells === undefined ? [] : [`W${f.blockCells}`]),
+    ...(f.sized === true ? ['sized'] : []),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }
@@ -151,16 +159,18 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',
   generations: number,
   slots = 1,
   blockCells?: number,
+  sized = false,
 ): FingerprintInput {
   return {
     ...(blockCells === undefined ? {} : { blockCells }),
+    sized,
     mode,
     hasher: fleetHasherName(s.hasher),
     levels: s.levels,

@@ -21,6 +21,17 @@ import {
 import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
 import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
+import { costKey, parseShapeRecord, shapeKey, shapeRecord, shapeScript } from './fleet-sizing.js'
+import {
+  LoadMeter,
+  METER_BYTES,
+  checkSizing,
+  initialCellsPerLevel,
+  resolveCells,
+  type GenerationLoad,
+  type ResolvedSizing,
+  type SizingLimitEvent,
+} from '../sketch/rotator-sizing.js'
 
 /** A Sketch whose cells a sync can overwrite, and which remembers the cells of the last key it located. */
 class FleetSketch extends Sketch {
@@ -73,6 +84,8 @@ class FleetSketch extends Sketch {
 /** One local generation: its cells and what was added to them since the last push. */
 interface Generation {
   id: number
+  /** Self-sized only: its shape is this instance's proposal, not yet the fleet's record (nothing of it is pushed before the record is read). */
+  provisional: boolean
   sketch: FleetSketch
   pending: Float64Array
   mark: Uint8Array
@@ -114,6 +127,24 @@ export class RedisSyncStore implements ScoreStore {
   private downSinceMs: number | undefined = undefined
   /** Count of successful syncs. */
   syncs = 0
+  /** The resolved sizing (a self-sized policy: spec/cluster.md "Shapes"), or undefined for a fixed shape. */
+  private readonly sizing: ResolvedSizing | undefined
+  /** The youngest generation's load meter (self-sized only). */
+  private readonly meter: LoadMeter | null
+  /** The generation id the meter measures (the youngest, G). */
+  private meterGen = NaN
+  /** [0] the fleet's admitted cost of generation meterGen as last read from Redis, [1] this instance's cost not yet reported (typed: no boxing). */
+  private readonly fleetCost = new Float64Array(2)
+  /** Recorded shapes (cells per level) by generation id: the fleet's, adopted. */
+  private readonly shapes = new Map<number, number>()
+  /** This instance's proposal by generation id, decided once from its meter (for a generation not yet recorded). */
+  private readonly proposals = new Map<number, number>()
+  /** Cells per level of the generations opened before any is recorded (self-sized: the initial size). */
+  private readonly initialCells: number
+  /** Generations created with another size than the youngest before them. */
+  private resizeCount = 0
+  /** Whether onSizingLimit heard each kind already. */
+  private readonly limitReported = { budget: false, invalid: false }
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -121,7 +152,26 @@ export class RedisSyncStore implements ScoreStore {
     private readonly o: ParsedRedisOptions,
     private readonly shared: SharedClient,
   ) {
-    this.shape = fleetShape(spec, o)
+    this.sizing =
+      spec.sizing === undefined
+        ? undefined
+        : checkSizing(
+            spec.sizing,
+            spec.sketch?.levels ?? 4,
+            spec.generations,
+            spec.periodMs,
+            new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,
+          )
+    // a self-sized policy's shape in the fingerprint is its largest (the budget's)
+    this.shape =
+      this.sizing === undefined
+        ? fleetShape(spec, o)
+        : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
+    this.initialCells =
+      this.sizing === undefined
+        ? this.shape.cellsPerLevel
+        : initialCellsPerLevel(this.sizing, spec.sketch?.cellsPerLevel)
+    this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = syncScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
@@ -192,6 +242,8 @@ export class RedisSyncStore implements ScoreStore {
     record(oldest, cost)
     const score = oldest.sketch.estimate(key)
     this.writeYounger(key, cost, score)
+    // the youngest generation was written last: its hasher holds the key's hash
+    if (this.meter !== null) this.meter.record(gens[gens.length - 1].sketch.hasher, cost)
     return { admitted: true, score }
   }
 
@@ -226,6 +278,7 @@ export class RedisSyncStore implements ScoreStore {
     record(oldest, delta)
     const score = oldest.sketch.estimate(key)
     this.writeYounger(key, delta, score)
+    if (this.meter !== null) this.meter.record(this.gens[this.gens.length - 1].sketch.hasher, delta)
     return score
   }
 
@@ -236,9 +289,25 @@ export class RedisSyncStore implements ScoreStore {
     return this.gens[0].sketch.estimate(key)
   }
 
-  /** Cells held in this process: per live generation L × M × 29 bytes (16 cell, 8 pending, 4 + 1 bookkeeping). */
+  /** Cells held in this process: per live generation L × M × 29 bytes (16 cell, 8 pending, 4 + 1 bookkeeping), plus the 2 KiB load meter when self-sized. */
   sizeBytes(): number {
-    return this.gens.length * this.shape.levels * this.shape.cellsPerLevel * 29
+    let bytes = this.meter === null ? 0 : METER_BYTES
+    for (const g of this.gens) bytes += this.shape.levels * g.sketch.cellsPerLevel * 29
+    return bytes
+  }
+
+  /** Cells per level of each live generation, oldest first, and the resizes (the fleet's recorded shapes when self-sized). */
+  generationShapes(): { generationCellsPerLevel: readonly number[]; resizes: number } {
+    return { generationCellsPerLevel: this.gens.map((g) => g.sketch.cellsPerLevel), resizes: this.resizeCount }
+  }
+
+  /**
+   * The live generations by id with their cells per level and whether the shape is still
+   * this instance's proposal (tests of the fleet's agreement). Allocates.
+   * @internal
+   */
+  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean }[] {
+    return this.gens.map((g) => ({ id: g.id, cellsPerLevel: g.sketch.cellsPerLevel, provisional: g.provisional }))
   }
 
   /**
@@ -312,10 +381,26 @@ export class RedisSyncStore implements ScoreStore {
     while (gens.length > 0 && gens[0].id < G - N + 1) gens.shift()
     if (gens.length === 0) {
       for (let id = G - N + 1; id <= G; id++) gens.push(this.freshGeneration(id))
+      this.newYoungest()
       return
     }
     // a clock estimate that moved back keeps the newer generations it already has
     for (let id = gens[gens.length - 1].id + 1; id <= G; id++) gens.push(this.freshGeneration(id))
+    this.newYoungest()
+  }
+
+  /** Self-sized: the meter follows the youngest generation; recorded shapes and proposals of retired ones are dropped. */
+  private newYoungest(): void {
+    if (this.meter === null) return
+    const G = this.gens[this.gens.length - 1].id
+    if (G === this.meterGen) return
+    this.meterGen = G
+    this.meter.reset(this.serverNow())
+    this.fleetCost[0] = 0
+    this.fleetCost[1] = 0
+    const oldest = this.gens[0].id
+    for (const id of this.shapes.keys()) if (id < oldest) this.shapes.delete(id)
+    for (const id of this.proposals.keys()) if (id < oldest) this.proposals.delete(id)
   }
 
   /**
@@ -332,6 +417,10 @@ export class RedisSyncStore implements ScoreStore {
     if (this.schedule.periodMs === before) return
     this.sketchConfig = { ...this.sketchConfig, hi: this.schedule.hi }
     this.gens = []
+    // generation ids are by period: what was recorded or proposed under this policy's own is void
+    this.shapes.clear()
+    this.proposals.clear()
+    this.meterGen = NaN
     this.rotate()
     if (this.schedule.message !== undefined) {
       this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
@@ -339,10 +428,21 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   private freshGeneration(id: number): Generation {
-    const n = this.shape.levels * this.shape.cellsPerLevel
+    // self-sized: the fleet's record, else this instance's proposal, else the youngest's size
+    const recorded = this.shapes.get(id)
+    const previous = this.gens.length > 0 ? this.gens[this.gens.length - 1].sketch.cellsPerLevel : this.initialCells
+    const cells =
+      this.sizing === undefined ? this.shape.cellsPerLevel : (recorded ?? this.proposals.get(id) ?? previous)
+    if (this.gens.length > 0 && cells !== previous) this.resizeCount++
+    return this.generationOf(id, cells, this.sizing !== undefined && recorded === undefined)
+  }
+
+  private generationOf(id: number, cells: number, provisional: boolean): Generation {
+    const n = this.shape.levels * cells
     return {
       id,
-      sketch: new FleetSketch({ ...this.sketchConfig, hasher: this.hashers.get(id) }),
+      provisional,
+      sketch: new FleetSketch({ ...this.sketchConfig, cellsPerLevel: cells, hasher: this.hashers.get(id) }),
       pending: new Float64Array(n),
       mark: new Uint8Array(n),
       dirty: new Uint32Array(n),
@@ -352,6 +452,24 @@ export class RedisSyncStore implements ScoreStore {
 
   private async runSync(timeoutMs: number, adopted = false): Promise<void> {
     this.rotate()
+    if (this.sizing !== undefined) {
+      let recordedPeriodMs: number | undefined
+      try {
+        recordedPeriodMs = await withTimeout(this.shapeRound(), timeoutMs)
+      } catch (err) {
+        if (!isCoded(err)) {
+          this.o.onError?.(err)
+          if (this.downSinceMs === undefined) this.wentDown(err)
+        }
+        throw err
+      }
+      if (recordedPeriodMs !== undefined) {
+        if (adopted) throw replyError('redis shape script (period)', recordedPeriodMs)
+        this.adopt(recordedPeriodMs)
+        return this.runSync(timeoutMs, true)
+      }
+      this.rotate()
+    }
     const gens = this.gens
     const gb = gens[0].id
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
@@ -369,7 +487,8 @@ export class RedisSyncStore implements ScoreStore {
     const taken: { gen: Generation; blob: Buffer }[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
-      if (gen === undefined || gen.dirtyCount === 0) {
+      // a generation opened since the shape round is pushed once its shape is the fleet's
+      if (gen === undefined || gen.dirtyCount === 0 || gen.provisional) {
         args.push('')
         continue
       }
@@ -431,7 +550,7 @@ export class RedisSyncStore implements ScoreStore {
       const id = gb + j
       if (id < G - N + 1 || id > G) continue
       const gen = this.gens.find((g) => g.id === id)
-      if (gen === undefined) continue
+      if (gen === undefined || gen.provisional) continue
       const v = raw[3 + j] as Uint8Array
       gen.sketch.load(v.length > 0 ? v : undefined, serverNowMs, localNow, gen.pending)
     }
@@ -447,6 +566,133 @@ export class RedisSyncStore implements ScoreStore {
         message: `grudge: ${this.spec.name}: redis at ${this.shared.target} answers again after ${downForMs} ms; syncing with the fleet`,
       })
     }
+  }
+
+  /**
+   * Self-sized: one round trip of the shape script (spec/cluster.md "Shapes"). Reports this
+   * instance's admitted cost of the youngest generation to the fleet's counter, records (if
+   * absent) the shape of every generation still provisional here and, from the second half
+   * of the youngest's period on, this instance's proposal for the next one; adopts what is
+   * recorded.
+   * @returns undefined, or the fleet's recorded period when it is another (nothing was changed)
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE` for a record this instance cannot adopt,
+   * `ERR_GRUDGE_CLUSTER_FINGERPRINT`, `ERR_GRUDGE_CLUSTER_REPLY` (each makes the store unusable)
+   */
+  private async shapeRound(): Promise<number | undefined> {
+    const gens = this.gens
+    const N = this.shape.generations
+    const period = this.schedule.periodMs
+    const G = gens[N - 1].id
+    const now = this.serverNow()
+    const meter = this.meter!
+    this.fleetCost[1] += meter.windowCost()
+    meter.closeWindow(now)
+    const elapsedMs = now - (G - N + 1) * period
+    const ask: { id: number; want: string }[] = []
+    for (const g of gens)
+      if (g.provisional) ask.push({ id: g.id, want: shapeRecord(this.shape, g.sketch.cellsPerLevel) })
+    if (!this.shapes.has(G + 1) && elapsedMs >= period / 2) {
+      let cells = this.proposals.get(G + 1)
+      if (cells === undefined) this.proposals.set(G + 1, (cells = this.decide(now, elapsedMs)))
+      ask.push({ id: G + 1, want: shapeRecord(this.shape, cells) })
+    }
+    const keys: string[] = []
+    const args: string[] = [
+      this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+      String(period),
+      String(this.shape.levels),
+      String(ask.length),
+      String(this.fleetCost[1]),
+      String(G),
+    ]
+    for (const a of ask) {
+      keys.push(shapeKey(this.shape, a.id), this.shape.keyPrefix + 'g' + a.id)
+      args.push(String(a.id), a.want)
+    }
+    keys.push(costKey(this.shape, G), this.shape.fpKey)
+    args.push(this.shape.fingerprint)
+    const reported = this.fleetCost[1]
+    const raw = await this.shared
+      .get()
+      .then((c: RedisLike) => evalScript(c, shapeScript, shaOf(shapeScript), keys, args, false))
+    if (!Array.isArray(raw) || raw.length < 1) throw (this.fatal = replyError('redis shape script', raw))
+    if (raw[0] === -1) throw (this.fatal = fingerprintError(this.shape, String(raw[1])))
+    if (raw[0] === -3) {
+      const p = Number(String(raw[1]))
+      if (!Number.isFinite(p) || p < 1) throw (this.fatal = replyError('redis shape script (recorded period)', raw))
+      return p
+    }
+    if (raw.length !== 1 + ask.length) throw (this.fatal = replyError('redis shape script', raw))
+    // the counter holds what every instance reported for G, this one's included
+    if (this.meterGen === G) {
+      this.fleetCost[0] = Number(String(raw[0]))
+      this.fleetCost[1] -= reported
+    }
+    for (let j = 0; j < ask.length; j++) {
+      const id = ask[j].id
+      let cells: number
+      try {
+        cells = parseShapeRecord(this.shape, id, raw[1 + j])
+      } catch (err) {
+        throw (this.fatal = err as GrudgeError)
+      }
+      this.shapes.set(id, cells)
+      const i = this.gens.findIndex((g) => g.id === id)
+      if (i < 0 || !this.gens[i].provisional) continue
+      const old = this.gens[i]
+      if (old.sketch.cellsPerLevel === cells) {
+        old.provisional = false
+        continue
+      }
+      // another instance recorded first: adopt its shape; what this one wrote there locally
+      // (never pushed) is dropped, the carry-forward restores a key's floor at its next write
+      const prev = i > 0 ? this.gens[i - 1].sketch.cellsPerLevel : undefined
+      if (prev !== undefined) this.resizeCount += (cells !== prev ? 1 : 0) - (old.sketch.cellsPerLevel !== prev ? 1 : 0)
+      this.gens[i] = this.generationOf(id, cells, false)
+    }
+    return undefined
+  }
+
+  /** This instance's proposal for the next generation: its sizer on the youngest's load, the cost rate the fleet's. */
+  private decide(nowMs: number, elapsedMs: number): number {
+    const s = this.sizing!
+    const youngest = this.gens[this.gens.length - 1].sketch
+    const life = this.meter!.lifeLoad(nowMs, {
+      currentCellsPerLevel: youngest.cellsPerLevel,
+      levels: this.shape.levels,
+      generations: this.shape.generations,
+      decay: youngest.decay,
+      reason: 'rotation',
+    })
+    const ms = Math.max(1, elapsedMs)
+    const load: GenerationLoad = {
+      ...life,
+      costPerSecond: ((this.fleetCost[0] + this.fleetCost[1]) * 1000) / ms,
+      periodMs: ms,
+    }
+    let wanted: unknown
+    try {
+      wanted = s.sizeNextGeneration(load)
+    } catch (e) {
+      wanted = e
+    }
+    const { cells, limit } = resolveCells(s, wanted, load.currentCellsPerLevel)
+    if (limit !== undefined && !this.limitReported[limit]) {
+      this.limitReported[limit] = true
+      const event: SizingLimitEvent = {
+        kind: limit,
+        wanted,
+        usedCellsPerLevel: cells,
+        maxCellsPerLevel: s.maxCellsPerLevel,
+        load,
+      }
+      try {
+        s.onSizingLimit?.(event)
+      } catch {
+        // a logger's failure is not the sync's
+      }
+    }
+    return cells
   }
 
   /** The first failed sync of an outage: one 'down' event. */

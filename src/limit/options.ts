@@ -1,7 +1,7 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { parseSizeBytes } from '../sketch/sizing.js'
 import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
-import { type GenerationLoad, type SizingLimitEvent } from '../sketch/rotator-sizing.js'
+import { METER_BYTES, type GenerationLoad, type SizingLimitEvent } from '../sketch/rotator-sizing.js'
 import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
@@ -14,16 +14,17 @@ export interface PolicySketchOptions {
    * Memory budget of each policy's sketches, all generations together: bytes (a positive
    * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
-   * cells per level M ≤ 2^24 with L × M × 16 B × generations ≤ memory as its largest shape. In
-   * process, each new generation is then sized from the load measured over the one before
+   * cells per level M ≤ 2^24 with 2 KiB + L × M × 16 B × generations ≤ memory as its largest
+   * shape (the 2 KiB is the load meter of the sizing, counted inside the budget). In process,
+   * each new generation is then sized from the load measured over the one before
    * (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers of two between 64
-   * cells and that largest shape, so the cells never exceed the budget; the load meter of the
-   * sizing adds a fixed 2 KiB beside it. Default 8 MiB (at most L = 4, M = 65,536 at 2
-   * generations: a level drains 65,536 × rate per second, enough for 3,000 requests/s at rate 1
-   * with heavy hitters within 5 % of an exact GCRA).
+   * cells and that largest shape, so the policy never holds more than the budget. Default
+   * 8 MiB + 2 KiB (8,390,656 bytes: at most L = 4, M = 65,536 at 2 generations, plus the meter:
+   * a level drains 65,536 × rate per second, enough for 3,000 requests/s at rate 1 with heavy
+   * hitters within 5 % of an exact GCRA).
    * Given with both `levels` and `cellsPerLevel` their sketches must fit in it
-   * (`ERR_GRUDGE_SIZING_CONFLICT`); a budget below L × 16 cells × 16 B × generations
-   * throws `ERR_GRUDGE_SIZING_BUDGET`.
+   * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB +
+   * L × 16 cells × 16 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
    */
   memory?: number | string
   /** L, levels per sketch: integer in [1, 16]. Default 4. */
@@ -105,8 +106,11 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
   return v
 }
 
-/** The default memory budget of each policy: 8 MiB (spec/sizing.md §5 says why). */
-export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024
+/**
+ * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 65,536 ×
+ * 2 generations × 16 B) plus the 2 KiB load meter, 8,390,656 bytes (spec/sizing.md §5 says why).
+ */
+export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES
 
 /** The fewest cells per level a self-sized generation shrinks to (when the budget holds more). */
 const SELF_SIZED_MIN_CELLS = 64
@@ -117,10 +121,11 @@ const MAX_CELLS = 1 << 24
 
 /**
  * The cells per level of a policy's sketch from its budget: the largest power of two M in
- * [16, 2^24] with L × M × 16 B × generations ≤ memory; or the `cellsPerLevel` given, which
- * must then fit a `memory` given beside it.
+ * [16, 2^24] with 2 KiB (the load meter, {@link METER_BYTES}) + L × M × 16 B × generations ≤
+ * memory; or the `cellsPerLevel` given (a fixed shape, no meter), which must then fit a
+ * `memory` given beside it.
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad `memory` or `cellsPerLevel`;
- * `ERR_GRUDGE_SIZING_BUDGET` for a budget below one generation of 16 cells per level;
+ * `ERR_GRUDGE_SIZING_BUDGET` for a budget below the meter and N generations of 16 cells per level;
  * `ERR_GRUDGE_SIZING_CONFLICT` for a given shape that does not fit the given budget
  * @internal
  */
@@ -143,11 +148,11 @@ export function sketchBudget(
     return { cellsPerLevel, memoryBytes: given, fixedShape: true }
   }
   const memoryBytes = given ?? DEFAULT_POLICY_MEMORY_BYTES
-  const fit = Math.floor(memoryBytes / perCellRow)
-  if (fit < MIN_CELLS) {
+  const fit = Math.floor((memoryBytes - METER_BYTES) / perCellRow)
+  if (!(fit >= MIN_CELLS)) {
     throw new GrudgeError(
       'ERR_GRUDGE_SIZING_BUDGET',
-      `option "${prefix}memory": expected ≥ ${MIN_CELLS * perCellRow} bytes (${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
+      `option "${prefix}memory": expected ≥ ${METER_BYTES + MIN_CELLS * perCellRow} bytes (${METER_BYTES} for the load meter + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
     )
   }
   const cellsPerLevel = Math.min(MAX_CELLS, 2 ** Math.floor(Math.log2(fit)))

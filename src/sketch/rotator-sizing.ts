@@ -239,6 +239,25 @@ export function checkSizing(
 }
 
 /**
+ * A sizer's answer made a size: rounded up to a power of two and clamped to
+ * [minCellsPerLevel, maxCellsPerLevel]; an answer that is not a finite number > 0 keeps
+ * `currentCellsPerLevel`. `limit` names what could not be honoured ({@link SizingLimitEvent}).
+ * The one rule for the Rotator and the Redis sync store.
+ * @internal
+ */
+export function resolveCells(
+  sizing: ResolvedSizing,
+  wanted: unknown,
+  currentCellsPerLevel: number,
+): { cells: number; limit?: SizingLimitEvent['kind'] } {
+  if (typeof wanted !== 'number' || !Number.isFinite(wanted) || wanted <= 0)
+    return { cells: currentCellsPerLevel, limit: 'invalid' }
+  const cells = Math.max(sizing.minCellsPerLevel, ceilPowerOfTwo(wanted))
+  if (cells <= sizing.maxCellsPerLevel) return { cells }
+  return { cells: sizing.maxCellsPerLevel, limit: 'budget' }
+}
+
+/**
  * The initial cells per level of a self-sized Rotator: `sketch.cellsPerLevel` when given
  * (a power of two in [min, max]), else the maximum, so the first period is never
  * undersized (the first rotation shrinks it to what the load needs).
@@ -284,6 +303,11 @@ export class LoadMeter {
   record(hasher: Hasher, delta: number): void {
     addHashToRegisters(this.window, METER_PRECISION, hasher.hashHi, hasher.hashLo)
     if (delta > 0) this.cost[0] += delta
+  }
+
+  /** The admitted cost recorded in the current window. */
+  windowCost(): number {
+    return this.cost[0]
   }
 
   /** The window's measurement at `nowMs`; undefined when no time has passed. */

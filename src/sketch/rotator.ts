@@ -18,8 +18,9 @@ import { RotatorDelta } from './rotator-delta.js'
 import { assertAmnesty } from './rotator-period.js'
 import {
   LoadMeter,
-  ceilPowerOfTwo,
   checkSizing,
+  resolveCells,
+  METER_BYTES,
   initialCellsPerLevel,
   type GenerationLoad,
   type ResolvedSizing,
@@ -340,14 +341,9 @@ export class Rotator {
     } catch (e) {
       wanted = e
     }
-    if (typeof wanted !== 'number' || !Number.isFinite(wanted) || wanted <= 0) {
-      this.limit('invalid', wanted, load.currentCellsPerLevel, load)
-      return load.currentCellsPerLevel
-    }
-    const cells = Math.max(s.minCellsPerLevel, ceilPowerOfTwo(wanted))
-    if (cells <= s.maxCellsPerLevel) return cells
-    this.limit('budget', wanted, s.maxCellsPerLevel, load)
-    return s.maxCellsPerLevel
+    const { cells, limit } = resolveCells(s, wanted, load.currentCellsPerLevel)
+    if (limit !== undefined) this.limit(limit, wanted, cells, load)
+    return cells
   }
 
   private limit(kind: SizingLimitEvent['kind'], wanted: unknown, used: number, load: GenerationLoad): void {
@@ -605,9 +601,13 @@ export class Rotator {
     return this.gens[0].estimateDetailedAt(nowMs, key)
   }
 
-  /** Memory of all generations' cells in bytes (the generations of a self-sized rotator may differ in size; its load meter holds 2 KiB more). */
+  /**
+   * Memory in bytes of all generations' cells (the generations of a self-sized rotator may
+   * differ in size) plus, when self-sized, the 2 KiB of its load meter: what `sizing.maxBytes`
+   * bounds.
+   */
   sizeBytes(): number {
-    let bytes = 0
+    let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) bytes += g.sizeBytes()
     return bytes
   }

@@ -31,6 +31,11 @@ function finiteAtLeast(name: string, v: unknown, lo: number, strict: boolean): n
   return v
 }
 
+/** `v`, or `dflt` when it is undefined (only undefined: a null is a bad value, never a silent default). */
+function orDefault(v: unknown, dflt: number): unknown {
+  return v === undefined ? dflt : v
+}
+
 function intAtLeast(name: string, v: unknown, lo: number): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < lo) bad(name, `an integer ≥ ${lo}`, v)
   return v
@@ -204,15 +209,15 @@ interface DebtFigures {
 
 function debtFigures(load: DebtMeterLoad): DebtFigures {
   if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
-  const rps = finiteAtLeast('requestsPerSecond', load.requestsPerSecond ?? 0, 0, false)
-  const hotKeys = finiteAtLeast('hotKeys', load.hotKeys ?? 0, 0, false)
+  const rps = finiteAtLeast('requestsPerSecond', orDefault(load.requestsPerSecond, 0), 0, false)
+  const hotKeys = finiteAtLeast('hotKeys', orDefault(load.hotKeys, 0), 0, false)
   if (rps === 0 && load.rate === undefined && load.burst === undefined)
     return { rps, rate: 1, burst: 1, cost: 1, maxDebt: 10, hotKeys }
   const rate = finiteAtLeast('rate', load.rate, 0, true)
   const burst = finiteAtLeast('burst', load.burst, 0, true)
-  const cost = finiteAtLeast('cost', load.cost ?? 1, 0, true)
+  const cost = finiteAtLeast('cost', orDefault(load.cost, 1), 0, true)
   if (cost > burst) bad('cost', `a number ≤ burst (${burst})`, cost)
-  const maxDebt = finiteAtLeast('maxDebt', load.maxDebt ?? 10 * burst, 0, true)
+  const maxDebt = finiteAtLeast('maxDebt', orDefault(load.maxDebt, 10 * burst), 0, true)
   if (maxDebt < burst) bad('maxDebt', `a number ≥ burst (${burst})`, maxDebt)
   return { rps, rate, burst, cost, maxDebt, hotKeys }
 }
@@ -321,7 +326,7 @@ function scoreFigures(load: ScoreLoad): Required<ScoreLoad> {
     weight: finiteAtLeast('weight', load.weight, 0, true),
     lambdaPerSecond: finiteAtLeast('lambdaPerSecond', load.lambdaPerSecond, 0, true),
     maxScore: finiteAtLeast('maxScore', load.maxScore, 0, true),
-    hotKeys: finiteAtLeast('hotKeys', load.hotKeys ?? 0, 0, false),
+    hotKeys: finiteAtLeast('hotKeys', orDefault(load.hotKeys, 0), 0, false),
   }
 }
 

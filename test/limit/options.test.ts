@@ -5,19 +5,28 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const ticker = new FakeTicker()
 
-t.test('memory picks L × M, M the largest power of two with L × M × 16 B × generations ≤ budget', async (t) => {
+t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 16 B × generations ≤ budget', async (t) => {
   const d = resolveSketchOptions({ ticker })
-  t.equal(DEFAULT_POLICY_MEMORY_BYTES, 8 * 1024 * 1024)
-  t.same([d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape], [4, 65536, 8 * 1024 * 1024, false], 'the default')
-  // 64 MiB / (4 × 16 × 2) = 524,288 = 2^19
-  t.equal(resolveSketchOptions({ ticker, memory: '64MB' }).cellsPerLevel, 1 << 19)
-  // 1,000,000 B / (4 × 16 × 2) = 7,812.5 → 4,096
+  t.equal(
+    DEFAULT_POLICY_MEMORY_BYTES,
+    8 * 1024 * 1024 + 2048,
+    '8 MiB of cells at the largest shape and the 2 KiB meter',
+  )
+  t.same(
+    [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],
+    [4, 65536, 8 * 1024 * 1024 + 2048, false],
+    'the default',
+  )
+  // (64 MiB − 2 KiB) / (4 × 16 × 2) = 524,272 → 2^18: the meter is inside the budget
+  t.equal(resolveSketchOptions({ ticker, memory: '64MB' }).cellsPerLevel, 1 << 18)
+  t.equal(resolveSketchOptions({ ticker, memory: 64 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 19)
+  // (1,000,000 − 2,048) / (4 × 16 × 2) = 7,796.5 → 4,096
   t.equal(resolveSketchOptions({ ticker, memory: 1_000_000 }).cellsPerLevel, 4096)
-  // 3 generations, 2 levels: 1 MiB / (2 × 16 × 3) = 10,922.7 → 8,192
+  // 3 generations, 2 levels: (1 MiB − 2 KiB) / (2 × 16 × 3) = 10,901.3 → 8,192
   const g = resolveSketchOptions({ ticker, memory: '1MB', levels: 2, generations: 3 })
   t.same([g.levels, g.cellsPerLevel], [2, 8192])
   t.equal(resolveSketchOptions({ ticker, memory: '1GB', levels: 1 }).cellsPerLevel, 1 << 24, 'at most 2^24 cells')
-  t.ok(g.levels * g.cellsPerLevel * 16 * 3 <= 1024 * 1024, 'never above the budget')
+  t.ok(2048 + g.levels * g.cellsPerLevel * 16 * 3 <= 1024 * 1024, 'never above the budget')
 })
 
 t.test('an explicit cellsPerLevel keeps a fixed shape; with memory it must fit', async (t) => {
@@ -32,11 +41,11 @@ t.test('an explicit cellsPerLevel keeps a fixed shape; with memory it must fit',
 })
 
 t.test('a budget below one generation of 16 cells per level is a coded error; bad sizes too', async (t) => {
-  // 4 levels × 16 cells × 16 B × 2 generations = 2,048 B
-  t.equal(resolveSketchOptions({ ticker, memory: 2048 }).cellsPerLevel, 16)
-  t.throws(() => resolveSketchOptions({ ticker, memory: 2047 }), {
+  // 2,048 B of meter + 4 levels × 16 cells × 16 B × 2 generations = 4,096 B
+  t.equal(resolveSketchOptions({ ticker, memory: 4096 }).cellsPerLevel, 16)
+  t.throws(() => resolveSketchOptions({ ticker, memory: 4095 }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
-    message: /expected ≥ 2048 bytes/,
+    message: /expected ≥ 4096 bytes \(2048 for the load meter/,
   })
   for (const bad of [-1, 0, NaN, '12XB', 'lots', {}])
     t.throws(() => resolveSketchOptions({ ticker, memory: bad as number }), { code: 'ERR_GRUDGE_OPTION_INVALID' })
@@ -49,11 +58,12 @@ t.test("a Limiter's policies each get the budget", async (t) => {
   const l = new Limiter({
     clock: new FakeClock(0),
     ticker,
-    memory: '1MB',
+    memory: 1024 * 1024 + 2048,
     limit: { rate: 1, burst: 10 },
     abuse: {},
   })
-  t.equal(l.limit!.store.sizeBytes(), 1024 * 1024)
-  t.equal(l.abuse!.store.sizeBytes(), 1024 * 1024)
+  // at the start every generation has the largest shape: the budget is used to the byte, meter included
+  t.equal(l.limit!.store.sizeBytes(), 1024 * 1024 + 2048)
+  t.equal(l.abuse!.store.sizeBytes(), 1024 * 1024 + 2048)
   await l.close()
 })

@@ -3,6 +3,7 @@
 // reports its shapes in stats() and Prometheus, and says once when the budget is too small.
 import t from 'tap'
 import { Limiter } from '../../src/limit/limiter.js'
+import { DEFAULT_POLICY_MEMORY_BYTES } from '../../src/limit/options.js'
 import { Telemetry } from '../../src/limit/telemetry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
@@ -25,21 +26,21 @@ function drive(l: Limiter, clock: FakeClock, ticker: FakeTicker, perSecond: numb
 t.test('light traffic shrinks the generations below the budget; heavy traffic grows them back', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const l = new Limiter({ clock, ticker, memory: '8MB', limit: { rate: 1, burst: 10 } })
-  const budget = 8 * 1024 * 1024
+  const l = new Limiter({ clock, ticker, limit: { rate: 1, burst: 10 } })
+  const budget = DEFAULT_POLICY_MEMORY_BYTES
   t.same(l.telemetry.stats().generations?.limit?.cellsPerLevel, [65536, 65536], 'starts at the budget')
   // 200 fresh keys/s at rate 1: ρ ≤ 0.05 needs 4,000 cells, so 4,096
   drive(l, clock, ticker, 200, 400, 'a')
   const small = l.telemetry.stats().generations!.limit!
   t.ok(Math.max(...small.cellsPerLevel) <= 8192, `shrunk to ${small.cellsPerLevel.join(', ')}`)
   t.ok(small.resizes >= 1)
-  t.ok(l.limit!.store.sizeBytes() <= budget / 8 + 4096, 'uses a small part of the budget')
+  t.ok(l.limit!.store.sizeBytes() <= budget / 8, 'uses a small part of the budget')
   // a 10× jump, 2,000 fresh keys/s: ρ ≤ 0.05 needs 40,000 cells; early growth starts a larger
   // generation, and the smaller one decides (at ρ ≈ 0.5) until it may be promoted
   const refused = drive(l, clock, ticker, 2000, 300, 'b')
   const big = l.telemetry.stats().generations!.limit!
   t.ok(Math.min(...big.cellsPerLevel) >= 32768, `grew back to ${big.cellsPerLevel.join(', ')}`)
-  t.ok(l.limit!.store.sizeBytes() <= budget + 4096, 'never above the budget (plus the 2 KiB load meter)')
+  t.ok(l.limit!.store.sizeBytes() <= budget, 'never above the budget (the 2 KiB load meter inside it)')
   t.ok(refused / (2000 * 300) < 1e-3, `fresh keys refused while growing: ${refused}`)
   const text = await prometheusText(l.telemetry.stats())
   t.match(text, /grudge_generation_cells_per_level\{policy="limit",generation="0"\} \d+/)
@@ -66,7 +67,8 @@ t.test('a budget that cannot meet the load is kept, and said once through warn w
   drive(l, clock, ticker, 500, 250, 'a')
   const notices = warned.filter((m) => /needs \d+ cells per level/.test(m))
   t.equal(notices.length, 1, 'once')
-  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 512/)
-  t.ok(l.limit!.store.sizeBytes() <= 65536 + 4096)
+  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 256/)
+  t.equal(l.limit!.store.sizeBytes(), 2048 + 2 * 4 * 256 * 16, 'the meter and the largest shape that fits beside it')
+  t.ok(l.limit!.store.sizeBytes() <= 65536, 'never above the budget')
   await l.close()
 })

@@ -1,0 +1,123 @@
+import { GrudgeError } from '../errors.js'
+import type { FleetShape } from './connection.js'
+
+// The fleet's agreement on each generation's shape (spec/cluster.md, "Shapes"): the first
+// instance that opens (or, half a period ahead, proposes) a generation records its cells per
+// level in Redis with a set-if-absent, and every instance adopts what is recorded. An
+// instance's own load meter only sizes generations not yet recorded. The record lives as
+// long as its generation's cells. Kept apart from the cell scripts (scripts.ts): a shape
+// round trip happens once per generation and per sync, never on a request.
+
+/**
+ * The shape script. KEYS: for each of n generation ids, its shape record `P s<id>` then its
+ * cells `P g<id>`; then the fleet's cost counter of the youngest generation `P c<id>`, then
+ * the fingerprint record `P fp`.
+ * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 L, 4 n, 5 this instance's admitted
+ * cost for the counter since its last report (a decimal, ≥ 0), 6 the counter's generation
+ * id, then per generation: its id and the record to propose (`<fingerprint>:<M>`, checked by
+ * the caller) or the empty string to read only.
+ *
+ * Per generation: the record is read; when absent and a proposal is given it is set (expiring
+ * with the generation, at `(id + 2)·periodMs`) and the generation's cells are created at
+ * their full size L·M·16 (so the cell scripts never allocate them at the largest shape).
+ * Reply: `{cost total of the counter, record_1, …, record_n}` (a missing record is ''); or,
+ * changing nothing, `{-1, stored}` when `P fp` holds another fingerprint (ARGV 7 + 2n) and
+ * `{-3, period}` when it holds another period (the caller adopts it, as after the cell
+ * scripts' −3, and asks again: ids are by period).
+ * @internal
+ */
+export const shapeScript = `
+local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[1])
+end
+local period = tonumber(ARGV[2])
+local L = tonumber(ARGV[3])
+local n = tonumber(ARGV[4])
+local function ttl(k)
+  local ms = math.ceil((k + 2) * period - now)
+  if ms < 1 then ms = 1 end
+  return ms
+end
+local fpraw = redis.call('GET', KEYS[2 * n + 2])
+if fpraw then
+  local sfp, sp = string.match(fpraw, '^(%x+):([^:]+):')
+  if sfp ~= ARGV[7 + 2 * n] then return {-1, fpraw} end
+  if tonumber(sp) ~= period then return {-3, sp} end
+end
+local out = {}
+local cid = tonumber(ARGV[6])
+local total = redis.call('INCRBYFLOAT', KEYS[2 * n + 1], ARGV[5])
+redis.call('PEXPIRE', KEYS[2 * n + 1], ttl(cid))
+out[1] = total
+for j = 1, n do
+  local id = tonumber(ARGV[5 + 2 * j])
+  local want = ARGV[6 + 2 * j]
+  local v = redis.call('GET', KEYS[2 * j - 1])
+  if not v and want ~= '' then
+    redis.call('SET', KEYS[2 * j - 1], want, 'PX', ttl(id))
+    v = want
+    local M = tonumber(string.match(want, ':(%d+)$'))
+    if M and redis.call('EXISTS', KEYS[2 * j]) == 0 then
+      redis.call('SETRANGE', KEYS[2 * j], L * M * 16 - 1, '\\0')
+      redis.call('PEXPIRE', KEYS[2 * j], ttl(id))
+    end
+  end
+  if v then out[j + 1] = v else out[j + 1] = '' end
+end
+return out
+`
+
+/** The shape record of a generation: `<fingerprint>:<cells per level>`. @internal */
+export function shapeRecord(shape: FleetShape, cellsPerLevel: number): string {
+  return `${shape.fingerprint}:${cellsPerLevel}`
+}
+
+/** The key of generation `id`'s shape record. @internal */
+export function shapeKey(shape: FleetShape, id: number): string {
+  return `${shape.keyPrefix}s${id}`
+}
+
+/** The key of generation `id`'s fleet cost counter. @internal */
+export function costKey(shape: FleetShape, id: number): string {
+  return `${shape.keyPrefix}c${id}`
+}
+
+/**
+ * Read a recorded shape: `<this fingerprint>:<M>` with M a power of two in [1, the largest
+ * shape of this instance]. Anything else was not written by grudge for this policy.
+ * @returns M
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE` naming the key and what it held (a
+ * fingerprint is keyed: it reveals nothing of the secret)
+ * @internal
+ */
+export function parseShapeRecord(shape: FleetShape, id: number, raw: unknown): number {
+  const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? Buffer.from(raw).toString('latin1') : ''
+  const m = /^([0-9a-f]{16}):([1-9][0-9]{0,9})$/.exec(text)
+  const cells = m === null ? NaN : Number(m[2])
+  if (
+    m === null ||
+    m[1] !== shape.fingerprint ||
+    !(cells <= shape.cellsPerLevel) ||
+    2 ** Math.round(Math.log2(cells)) !== cells
+  ) {
+    const shown = text.length > 0 ? JSON.stringify(text.slice(0, 80)) : describeRaw(raw)
+    throw new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_SHAPE',
+      `${shapeKey(shape, id)}: expected the shape record "${shape.fingerprint}:<M>" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${shown}`,
+    )
+  }
+  return cells
+}
+
+function describeRaw(raw: unknown): string {
+  if (raw === null || raw === undefined || raw === '') return 'nothing'
+  try {
+    return JSON.stringify(raw)?.slice(0, 80) ?? typeof raw
+  } catch {
+    return typeof raw
+  }
+}
