@@ -160,6 +160,7 @@ export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknow
   threshold: true,
   halfLifeMs: true,
   maxScore: true,
+  refusalWeight: true,
   score: true,
 })
 
