@@ -71,8 +71,7 @@ export function parseTieredOptions(
     invalidOption(prefix + 'tiers', `1 to ${MAX_TIERS} tiers`, `${names.length} tiers`)
   const out = new Map<string, DebtMeterConfig>()
   for (const name of names) {
-    if (!/^[\x20-\x7e]+$/.test(name))
-      invalidOption(`${prefix}tiers`, 'tier names of printable ASCII', name)
+    if (!/^[\x20-\x7e]+$/.test(name)) invalidOption(`${prefix}tiers`, 'tier names of printable ASCII', name)
     const t = tiers[name]
     const p = `${prefix}tiers.${name}.`
     if (typeof t !== 'object' || t === null) invalidOption(p.slice(0, -1), 'an object { rate, burst, maxDebt? }', t)
