@@ -24,7 +24,10 @@ export interface KeyState {
   /** The debt meter's reading; absent without one. */
   limit?: LimitState
   /** The feedback score in [0, 1] (its throttling probability); absent without one. */
-  fairness?: { score: number }
+  fairness?: {
+    /** The decayed feedback score in [0, 1]. */
+    score: number
+  }
   /** The abuse score; absent without one. */
   abuse?: {
     /** The decayed score in [0, maxScore]. */
