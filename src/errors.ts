@@ -19,6 +19,10 @@ export const ERROR_CODES = {
   // rotator
   ERR_GRUDGE_ROTATOR_CLOSED: 'The rotator was closed and can no longer be used.',
   ERR_GRUDGE_ROTATOR_AMNESTY: 'The rotation period is too short: a fresh generation would forgive debt early.',
+  // limiter
+  ERR_GRUDGE_TIER_UNKNOWN: "A request named no tier, or a tier that is not one of the tiered limit's tiers.",
+  ERR_GRUDGE_LIMIT_STORE_FAILED:
+    "A store failed to answer a peek, reset or forgive: the key's score is unknown and may be unchanged.",
   // binary frames
   ERR_GRUDGE_FORMAT_TRUNCATED: 'A binary frame is shorter than its header or its declared length.',
   ERR_GRUDGE_FORMAT_MAGIC: 'A binary frame does not start with the grudge magic bytes.',

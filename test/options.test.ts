@@ -21,6 +21,7 @@ import { HYPERLOGLOG_ACCURACY_KEYS, HYPERLOGLOG_SIZE_KEYS } from '../src/window/
 import { COUNT_MIN_ACCURACY_KEYS, COUNT_MIN_SIZE_KEYS } from '../src/window/count-min.js'
 import { WINDOW_DESERIALIZE_KEYS, WINDOW_OPTION_KEYS } from '../src/window/window.js'
 import { DEBT_METER_OPTION_KEYS } from '../src/limit/debt-meter.js'
+import { TIER_OPTION_KEYS, TIERED_DEBT_METER_OPTION_KEYS } from '../src/limit/tiers.js'
 import { FEEDBACK_SCORE_OPTION_KEYS } from '../src/limit/feedback-score.js'
 import { ABUSE_SCORE_OPTION_KEYS } from '../src/limit/abuse-score.js'
 import { BLOOM_GATE_OPTION_KEYS } from '../src/limit/bloom-gate.js'
@@ -33,6 +34,7 @@ import {
   ADAPTER_ABUSE_KEYS,
   ADAPTER_FAIRNESS_KEYS,
   ADAPTER_LIMIT_KEYS,
+  ADAPTER_TIERED_LIMIT_KEYS,
   COMMON_OPTION_NAMES,
 } from '../src/http/options.js'
 import { BLOOM_REGISTRY_CONFIG_KEYS } from '../src/http/bloom-registry.js'
@@ -293,6 +295,21 @@ const LISTS: { name: string; keys: readonly string[]; where: Where }[] = [
     name: 'ADAPTER_LIMIT_KEYS',
     keys: ADAPTER_LIMIT_KEYS,
     where: { file: 'src/http/options.ts', type: 'AdapterLimitOptions' },
+  },
+  {
+    name: 'ADAPTER_TIERED_LIMIT_KEYS',
+    keys: ADAPTER_TIERED_LIMIT_KEYS,
+    where: { file: 'src/http/options.ts', type: 'AdapterTieredLimitOptions' },
+  },
+  {
+    name: 'TIER_OPTION_KEYS',
+    keys: TIER_OPTION_KEYS,
+    where: { file: 'src/limit/tiers.ts', type: 'TierOptions' },
+  },
+  {
+    name: 'TIERED_DEBT_METER_OPTION_KEYS',
+    keys: TIERED_DEBT_METER_OPTION_KEYS,
+    where: { file: 'src/limit/tiers.ts', type: 'TieredDebtMeterOptions' },
   },
   {
     name: 'ADAPTER_FAIRNESS_KEYS',

@@ -29,6 +29,8 @@ import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } fr
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
+import { keyOps, type KeyOps } from '../../src/http/key-ops.js'
+import { tierFieldSources } from '../../src/http/tier-fields.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -37,8 +39,11 @@ export interface GrudgeExpressState extends Decision {
   key: string
 }
 
-/** The middleware, with its telemetry and lifecycle. */
-export interface GrudgeMiddleware extends RequestHandler {
+/**
+ * The middleware, with its telemetry, lifecycle and key operations (`peek`, `reset`,
+ * `forgive`: a key string as the middleware derives it, or a request).
+ */
+export interface GrudgeMiddleware extends RequestHandler, KeyOps<Request> {
   /** Windowed statistics (requests, per-policy counts, distinct keys, memory, false-positive estimate). */
   stats(): LimiterStats
   /** Prometheus text of {@link GrudgeMiddleware.stats} (optional peer `prom-client`). */
@@ -116,6 +121,8 @@ interface ExpressContext {
   config: AdapterConfig<Request, Response>
   limiter: Limiter
   fields: FieldSource
+  /** A tiered limit's field source per tier, else undefined. */
+  tierFields: ReadonlyMap<string, FieldSource> | undefined
   handler: GrudgeExpressOptions['handler']
   runBloom: (req: Request, res: Response, next: NextFunction) => void
   clock: Clock
@@ -169,7 +176,32 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
 
 function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
-    const d = ctx.limiter.decide(key, requestCost(ctx.config, ctx.limiter, req))
+    const tierOf = ctx.config.tier
+    if (tierOf === undefined) return charge(ctx, req, res, next, key, undefined)
+    const tier = tierOf(req)
+    if (isThenable(tier))
+      tier.then(
+        (t) => charge(ctx, req, res, next, key, t),
+        (err) => fail(ctx, next, err),
+      )
+    else charge(ctx, req, res, next, key, tier)
+  } catch (err) {
+    fail(ctx, next, err)
+  }
+}
+
+/** Charge the request in its tier (undefined for an untiered limit); an unknown tier takes the error path. */
+function charge(
+  ctx: ExpressContext,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  key: string,
+  tier: string | undefined,
+): void {
+  try {
+    const meter = ctx.limiter.meterOf(tier)
+    const d = ctx.limiter.decide(key, requestCost(ctx.config, meter, req), tier)
     if (d instanceof Promise)
       d.then(
         (dd) => apply(ctx, req, res, next, key, dd),
@@ -193,14 +225,16 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
     state.key = key
     req.grudge = state
     const written = prev !== undefined ? prev[kFields] : undefined
+    const fields =
+      d.tier !== undefined && ctx.tierFields !== undefined ? (ctx.tierFields.get(d.tier) ?? ctx.fields) : ctx.fields
     if (written === undefined) {
       // the first grudge middleware on this request: its fields as they are
-      writeRateLimitFields(res, setResponseHeader, ctx.fields, d)
-      state[kFields] = ctx.fields
+      writeRateLimitFields(res, setResponseHeader, fields, d)
+      state[kFields] = fields
     } else {
       // another one already wrote its fields: merge (one member per policy), don't overwrite
       const stack = written instanceof FieldStack ? written : new FieldStack(written, prev!)
-      stack.add(ctx.fields, d)
+      stack.add(fields, d)
       stack.write(res)
       state[kFields] = stack
     }
@@ -300,8 +334,11 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       .catch(next)
   }
 
-  const fields = fieldSource(limiter, config.headers, name === undefined && !namedPolicy)
-  const ctx: ExpressContext = { view: expressView(log), warn: log, config, limiter, fields, handler, runBloom, clock }
+  const implicit = name === undefined && !namedPolicy
+  const fields = fieldSource(limiter, config.headers, implicit)
+  const tierFields = tierFieldSources(limiter, config, implicit)
+  const view = expressView(log)
+  const ctx: ExpressContext = { view, warn: log, config, limiter, fields, tierFields, handler, runBloom, clock }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     // mounted twice on one path (app.use and the route): the request is charged once
     if (decidedBy(req, limiter)) return next()
@@ -319,6 +356,10 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       fail(ctx, next, err)
     }
   } as GrudgeMiddleware
+  const ops = keyOps(config, view, limiter)
+  middleware.peek = ops.peek
+  middleware.reset = ops.reset
+  middleware.forgive = ops.forgive
   middleware.stats = () => telemetry.checkHealth()
   middleware.prometheus = () => prometheusText(telemetry.stats())
   middleware.close = async () => {

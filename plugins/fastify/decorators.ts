@@ -9,7 +9,14 @@ import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { asOnRequest, kFirst, kManual, kOwner, kStack, kState, makeHook, type PluginScope } from './hooks.js'
 import type { RouteDefaults } from './routes.js'
-import { GRUDGE_ROUTE_OPTION_KEYS, type GrudgeFastifyDecorator, type GrudgeRouteOptions } from './options.js'
+import {
+  GRUDGE_ROUTE_OPTION_KEYS,
+  type GrudgeFastifyDecorator,
+  type GrudgeHook,
+  type GrudgeRouteOptions,
+} from './options.js'
+import { keyOps } from '../../src/http/key-ops.js'
+import { invalidOption } from '../../src/errors.js'
 
 /** Decorate the instance with `fastify.grudge` and the request with `grudge` (null until decided). */
 export function decorate(
@@ -17,22 +24,43 @@ export function decorate(
   scope: PluginScope,
   defaults: RouteDefaults & { readonly config: Parameters<typeof makeHook>[1] },
 ): void {
+  const shared = keyOps(defaults.config, scope.view, defaults.shared)
   const decorator: GrudgeFastifyDecorator = {
+    peek: shared.peek,
+    reset: shared.reset,
+    forgive: shared.forgive,
+    route: (name: string) => {
+      const ops = scope.routeOps.get(name)
+      if (ops === undefined)
+        invalidOption(
+          'route',
+          `the name of a route limiter (${[...scope.routeOps.keys()].map((n) => JSON.stringify(n)).join(', ') || 'none: no route has a config.grudge of its own'})`,
+          name,
+        )
+      return ops
+    },
     stats: () => scope.telemetry.checkHealth(),
     prometheus: () => prometheusText(scope.telemetry.stats()),
     bloom: scope.bloomOf,
     hook: (overrides?: GrudgeRouteOptions) => {
       let h
+      let ops = shared
       if (overrides === undefined) h = makeHook(scope, defaults.config, defaults.shared)
       else {
         checkKnownOptions(overrides, GRUDGE_ROUTE_OPTION_KEYS, 'hook.')
         const config = parseLimiterOptions<FastifyRequest, FastifyReply>({ ...defaults.common, ...overrides }, 'hook.')
-        h = makeHook(scope, config, defaults.makeLimiter(config, `hook:${scope.limiters.length}`))
+        const limiter = defaults.makeLimiter(config, `hook:${scope.limiters.length}`)
+        h = makeHook(scope, config, limiter)
+        ops = keyOps(config, scope.view, limiter)
       }
       // the user placed it: no registration strips it; it stacks with the route's own limiter
       delete h[kOwner]
       h[kManual] = true
-      return asOnRequest(h)
+      const hook = asOnRequest(h) as GrudgeHook
+      hook.peek = ops.peek
+      hook.reset = ops.reset
+      hook.forgive = ops.forgive
+      return hook
     },
   }
   if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator

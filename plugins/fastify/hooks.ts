@@ -21,6 +21,8 @@ import { requestCost } from '../../src/http/options.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
+import { tierFieldSources } from '../../src/http/tier-fields.js'
+import type { KeyOps } from '../../src/http/key-ops.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import { FASTIFY_BLOOM_ROUTE_KEYS, type FastifyBloomRouteOptions, type GrudgeRequestState } from './options.js'
@@ -60,6 +62,8 @@ export interface PluginScope {
   readonly view: RequestView<FastifyRequest>
   /** The onRequestAbort hook recording the outcome of an aborted request, marked as this instance's. */
   readonly onRequestAbort: Tagged
+  /** The key operations of each route's own limiter, by the limiter's name (`fastify.grudge.route(name)`). */
+  readonly routeOps: Map<string, KeyOps<FastifyRequest>>
 }
 
 /**
@@ -116,6 +120,8 @@ interface HookContext {
   config: FastifyConfig
   limiter: Limiter
   fields: FieldSource
+  /** A tiered limit's field source per tier (each tier has its own quota and window), else undefined. */
+  tierFields: ReadonlyMap<string, FieldSource> | undefined
   bloomOf: (name: string) => unknown
 }
 
@@ -137,19 +143,25 @@ function decidedBy(req: Stateful, limiter: Limiter): boolean {
   return st !== undefined && st.limiters.includes(limiter)
 }
 
+/** The field source of a decision of this context's limiter: its tier's for a tiered limit. */
+function fieldsOf(ctx: HookContext, d: Decision): FieldSource {
+  return d.tier !== undefined && ctx.tierFields !== undefined ? (ctx.tierFields.get(d.tier) ?? ctx.fields) : ctx.fields
+}
+
 /** Write a decision's fields: as they are for the first limiter (no allocation), merged for a later one. */
 function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: Decision, prev: Decision | null): void {
   const first = req[kFirst]
   if (first === undefined) {
     req[kFirst] = ctx
-    writeRateLimitFields(reply, setReplyHeader, ctx.fields, d)
+    writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, d), d)
     return
   }
   let st = req[kStack]
   if (st === undefined) {
+    const firstDecision = prev ?? d
     st = {
       limiters: [first.limiter],
-      fields: new FieldStack(first.fields, prev ?? d),
+      fields: new FieldStack(fieldsOf(first, firstDecision), firstDecision),
       writer: {
         setHeader: (n, v) => reply.header(n, v),
         removeHeader: (n) => reply.removeHeader(n),
@@ -158,7 +170,7 @@ function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: De
     req[kStack] = st
   }
   st.limiters.push(ctx.limiter)
-  st.fields.add(ctx.fields, d)
+  st.fields.add(fieldsOf(ctx, d), d)
   st.fields.write(st.writer)
 }
 
@@ -168,7 +180,7 @@ function fail(req: FastifyRequest, next: Next, err: unknown): void {
   if (replaced)
     req.log.error(
       { err },
-      'grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed)',
+      'grudge: the request could not be limited (a key, cost, tier, skip or allow-list function, or the store, failed)',
     )
   next(error)
 }
@@ -204,7 +216,32 @@ function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, ne
 
 function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
-    const d = ctx.limiter.decide(key, requestCost(ctx.config, ctx.limiter, req))
+    const tierOf = ctx.config.tier
+    if (tierOf === undefined) return charge(ctx, req, reply, next, key, undefined)
+    const tier = tierOf(req)
+    if (isThenable(tier))
+      tier.then(
+        (t) => charge(ctx, req, reply, next, key, t),
+        (err) => fail(req, next, err),
+      )
+    else charge(ctx, req, reply, next, key, tier)
+  } catch (err) {
+    fail(req, next, err)
+  }
+}
+
+/** Charge the request in its tier (undefined for an untiered limit); an unknown tier takes the error path. */
+function charge(
+  ctx: HookContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  next: Next,
+  key: string,
+  tier: string | undefined,
+): void {
+  try {
+    const meter = ctx.limiter.meterOf(tier)
+    const d = ctx.limiter.decide(key, requestCost(ctx.config, meter, req), tier)
     if (d instanceof Promise)
       d.then(
         (dd) => apply(ctx, req, reply, next, key, dd),
@@ -263,7 +300,14 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
   // a defaulted policy name yields to a named one in a stack (spec/http.md §3.1)
   const implicit = !config.limiter.limit || config.limiter.limit.name === undefined
   const fields = fieldSource(limiter, config.headers, implicit)
-  const ctx: HookContext = { config, limiter, fields, bloomOf: scope.bloomOf, view: scope.view }
+  const ctx: HookContext = {
+    config,
+    limiter,
+    fields,
+    tierFields: tierFieldSources(limiter, config, implicit),
+    bloomOf: scope.bloomOf,
+    view: scope.view,
+  }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
     if (decidedBy(req, limiter)) return next() // this limiter already decided this request
     try {

@@ -135,6 +135,7 @@ function setup(fastify: FastifyInstance, rawOptions: GrudgeFastifyOptions): void
     onRequestAbort: owned(owner, function grudgeOnRequestAbort(req: FastifyRequest, done: () => void) {
       recordAborted(req, done)
     }),
+    routeOps: new Map(),
   }
   // one outage log for every limiter of the instance: a store down is one event, not one per route
   const onStoreFailure = storeOutageLog(
@@ -194,6 +195,7 @@ export type {
   GrudgeFastifyOptions,
   GrudgeRequestState,
   GrudgeFastifyDecorator,
+  GrudgeHook,
 } from './options.js'
 export type * from '../../src/http/adapter-types.js'
 export { GrudgeStore, grudgeStore, dateClock } from '../fastify-rate-limit-store.js'

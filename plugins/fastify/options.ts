@@ -9,6 +9,7 @@ import { COMMON_OPTION_NAMES, type CommonOptions } from '../../src/http/options.
 import type { BloomRegistryConfig, BloomRegistryLike } from '../../src/http/bloom-registry.js'
 import type { Decision } from '../../src/limit/decision.js'
 import type { LimiterStats } from '../../src/limit/telemetry.js'
+import type { KeyOps } from '../../src/http/key-ops.js'
 
 /** The route option `bloom`: answer without running the handler when the item is surely absent. */
 export interface FastifyBloomRouteOptions {
@@ -42,8 +43,15 @@ export interface GrudgeRequestState extends Decision {
   bloom(name: string): unknown
 }
 
-/** `fastify.grudge`. */
-export interface GrudgeFastifyDecorator {
+/** A hook from {@link GrudgeFastifyDecorator.hook}, with the key operations of its limiter. */
+export type GrudgeHook = onRequestHookHandler & KeyOps<FastifyRequest>
+
+/**
+ * `fastify.grudge`. Its `peek`, `reset` and `forgive` act on the plugin's own limiter (the
+ * one of every route without a `config.grudge` of its own); a route's own limiter is
+ * reached with {@link GrudgeFastifyDecorator.route}, a hook's with the hook's methods.
+ */
+export interface GrudgeFastifyDecorator extends KeyOps<FastifyRequest> {
   /** Windowed statistics: requests, admitted/rejected per policy, distinct keys, memory, false-positive estimate. */
   stats(): LimiterStats
   /** Prometheus text exposition of {@link GrudgeFastifyDecorator.stats} (needs the optional peer `prom-client`). */
@@ -61,7 +69,15 @@ export interface GrudgeFastifyDecorator {
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option for bad `overrides`,
    * also a key that is not an option of {@link GrudgeRouteOptions} (`hook.limt`)
    */
-  hook(overrides?: GrudgeRouteOptions): onRequestHookHandler
+  hook(overrides?: GrudgeRouteOptions): GrudgeHook
+  /**
+   * The key operations of a route's own limiter (a route with a `config.grudge` of its own),
+   * by the limiter's name: its methods and URL as declared, `'POST /login'`, `'GET,HEAD /a'`
+   * (the names `stats()` reports).
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a name no route limiter has (the
+   * message lists them)
+   */
+  route(name: string): KeyOps<FastifyRequest>
 }
 
 declare module 'fastify' {

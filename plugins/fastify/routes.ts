@@ -13,6 +13,7 @@ import { parseLimiterOptions } from '../../src/http/options.js'
 import type { Limiter } from '../../src/limit/limiter.js'
 import { asOnRequest, kManual, kOwner, makeBloomHook, makeHook, type PluginScope, type Tagged } from './hooks.js'
 import { GRUDGE_ROUTE_OPTION_KEYS, type GrudgeRouteOptions } from './options.js'
+import { keyOps } from '../../src/http/key-ops.js'
 import type { onRequestHookHandler } from 'fastify'
 
 /** The plugin-level limiter, hook and defaults the routes start from. */
@@ -63,8 +64,10 @@ export function wireRoutes(fastify: FastifyInstance, scope: PluginScope, default
         { ...defaults.common, ...rest },
         'config.grudge.',
       )
-      const limiter = defaults.makeLimiter(config, `${asArray(route.method).join(',')} ${route.url}`)
+      const name = `${asArray(route.method).join(',')} ${route.url}`
+      const limiter = defaults.makeLimiter(config, name)
       entry = { limiter, hook: asOnRequest(makeHook(scope, config, limiter)) }
+      scope.routeOps.set(name, keyOps(config, scope.view, limiter))
       byUrl.set(route.url, entry)
     }
     return entry

@@ -4,7 +4,15 @@
  * cannot drift apart.
  * @module
  */
-export type { CommonOptions, AdapterLimitOptions, AdapterFairnessOptions, AdapterAbuseOptions } from './options.js'
+export type {
+  CommonOptions,
+  AdapterLimitOptions,
+  AdapterTieredLimitOptions,
+  AdapterFairnessOptions,
+  AdapterAbuseOptions,
+} from './options.js'
+export type { KeyOps, PeekOptions } from './key-ops.js'
+export type { KeyState, LimitState, ForgiveOptions } from '../limit/key-state.js'
 export type { KeySpec } from './client-key.js'
 export type { ErrorContext, ErrorBody } from './error-body.js'
 export type { BloomRegistryLike, BloomRegistryConfig } from './bloom-registry.js'

@@ -13,7 +13,8 @@ import type { FairnessStatus } from './status.js'
 import { checkPolicyName, parseHeaderOptions, type HeaderOptions } from './headers.js'
 import type { OutcomeRules } from './outcome.js'
 import type { Decision } from '../limit/decision.js'
-import type { DebtMeterOptions } from '../limit/debt-meter.js'
+import type { DebtMeter, DebtMeterOptions } from '../limit/debt-meter.js'
+import type { TieredDebtMeterOptions } from '../limit/tiers.js'
 import type { FeedbackScoreOptions } from '../limit/feedback-score.js'
 import type { AbuseScoreOptions } from '../limit/abuse-score.js'
 import { POLICY_SKETCH_OPTION_NAMES, type PolicySketchOptions } from '../limit/options.js'
@@ -35,6 +36,24 @@ export interface AdapterLimitOptions<Req> extends Omit<DebtMeterOptions, 'cost'>
   name?: string
 }
 
+/**
+ * Per-plan limits as adapters take them: each request is charged in the tier `tier(req)`
+ * names, each tier a debt meter of its own (`{ rate, burst, maxDebt? }`) with its own
+ * sketch (so memory is at most tiers × `memory`; spec/limiter.md §Tiers).
+ */
+export interface AdapterTieredLimitOptions<Req> extends Omit<TieredDebtMeterOptions, 'cost'> {
+  /**
+   * The tier of a request: one of the names of `tiers`. It may be async (a Promise or any
+   * thenable is awaited). Any other answer (an unknown name, `undefined`) or a rejection
+   * takes the framework's error path (a generic 500, logged with `ERR_GRUDGE_TIER_UNKNOWN`).
+   */
+  tier: (req: Req) => string | PromiseLike<string>
+  /** Cost of a request: a number in [0, the smallest burst] (default 1) or `(req) => number` (checked against its tier's burst). */
+  cost?: number | ((req: Req) => number)
+  /** Policy name in the rate-limit fields, the same for every tier (each tier sends its own `q` and `w`); default as {@link AdapterLimitOptions.name}. */
+  name?: string
+}
+
 /** Feedback-score options as adapters take them. */
 export interface AdapterFairnessOptions<Req, Res> extends FeedbackScoreOptions {
   /** Whether a response is a failure; default status ≥ 500 or slower than `slowMs`. */
@@ -51,8 +70,8 @@ export interface AdapterAbuseOptions<Req, Res> extends AbuseScoreOptions {
 
 /** Options shared by both adapters (the plugin's/middleware's defaults). */
 export interface CommonOptions<Req, Res> extends PolicySketchOptions {
-  /** Debt meter: `{ rate, burst, cost?, maxDebt?, name? }`; denied → 429. */
-  limit?: AdapterLimitOptions<Req> | false
+  /** Debt meter: `{ rate, burst, cost?, maxDebt?, name? }`, or per-plan limits `{ tiers, tier, cost?, name? }`; denied → 429. */
+  limit?: AdapterLimitOptions<Req> | AdapterTieredLimitOptions<Req> | false
   /** Feedback score: denied → 503 (or 429). */
   fairness?: AdapterFairnessOptions<Req, Res> | false
   /** Abuse score: blocked → 403. */
@@ -140,6 +159,16 @@ export const ADAPTER_LIMIT_KEYS = optionKeys<AdapterLimitOptions<unknown>>({
   name: true,
 })
 /**
+ * The option names of {@link AdapterTieredLimitOptions} (`limit` with `tiers`).
+ * @internal
+ */
+export const ADAPTER_TIERED_LIMIT_KEYS = optionKeys<AdapterTieredLimitOptions<unknown>>({
+  tiers: true,
+  tier: true,
+  cost: true,
+  name: true,
+})
+/**
  * The option names of {@link AdapterFairnessOptions} (`fairness`).
  * @internal
  */
@@ -160,6 +189,7 @@ export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknow
   threshold: true,
   halfLifeMs: true,
   maxScore: true,
+  refusalWeight: true,
   score: true,
 })
 
@@ -171,6 +201,8 @@ export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknow
 export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req, Res> {
   /** The cost function of `limit.cost`, when it is one. */
   readonly cost: ((req: Req) => number) | undefined
+  /** The tier function of a tiered `limit`, else undefined. */
+  readonly tier: ((req: Req) => string | PromiseLike<string>) | undefined
   /** The body of a denial. */
   readonly errorResponseBuilder: (req: Req, context: ErrorContext) => unknown
   /** Called once per denied request. */
@@ -226,15 +258,44 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
   if (typeof abortStatus !== 'number' || !Number.isInteger(abortStatus) || abortStatus < 100 || abortStatus > 599)
     invalidOption(prefix + 'abortStatus', 'an integer status in [100, 599]', abortStatus)
   let cost: ((req: Req) => number) | undefined
-  let limit: DebtMeterOptions | undefined
+  let tier: AdapterConfig<Req, Res>['tier']
+  let limit: DebtMeterOptions | TieredDebtMeterOptions | undefined
   if (o.limit) {
     if (typeof o.limit !== 'object') invalidOption(prefix + 'limit', 'an object { rate, burst }', o.limit)
-    checkKnownOptions(o.limit, ADAPTER_LIMIT_KEYS, prefix + 'limit.')
+    const tiered = 'tiers' in o.limit || 'tier' in o.limit
+    checkKnownOptions(o.limit, tiered ? ADAPTER_TIERED_LIMIT_KEYS : ADAPTER_LIMIT_KEYS, prefix + 'limit.')
     if (o.limit.name !== undefined) checkPolicyName(prefix + 'limit.name', o.limit.name)
-    if (typeof o.limit.cost === 'function') {
-      cost = o.limit.cost
-      limit = Object.freeze({ ...o.limit, cost: undefined })
-    } else limit = Object.freeze({ ...o.limit }) as DebtMeterOptions
+    let rest: Record<string, unknown> = { ...o.limit }
+    if (tiered) {
+      const t = (o.limit as AdapterTieredLimitOptions<Req>).tier
+      if (typeof t !== 'function')
+        invalidOption(prefix + 'limit.tier', 'a function (req) => tier name (with limit.tiers)', t)
+      if ((o.limit as AdapterTieredLimitOptions<Req>).tiers === undefined)
+        invalidOption(
+          prefix + 'limit.tiers',
+          'an object of tier name → { rate, burst, maxDebt? } (with limit.tier)',
+          undefined,
+        )
+      tier = t
+      const { tier: _t, ...r } = o.limit as AdapterTieredLimitOptions<Req>
+      rest = r
+      // a frozen copy of each tier: mutating the caller's options later changes nothing
+      const tiers = rest.tiers as Record<string, unknown>
+      if (typeof tiers === 'object' && tiers !== null)
+        rest.tiers = Object.freeze(
+          Object.fromEntries(
+            Object.entries(tiers).map(([k, v]) => [
+              k,
+              typeof v === 'object' && v !== null ? Object.freeze({ ...v }) : v,
+            ]),
+          ),
+        )
+    }
+    if (typeof rest.cost === 'function') {
+      cost = rest.cost as (req: Req) => number
+      rest.cost = undefined
+    }
+    limit = Object.freeze(rest) as unknown as DebtMeterOptions | TieredDebtMeterOptions
   }
   // the adapters' own policy options (isFailure, status, score) are taken out here: the
   // core policies refuse names they do not know
@@ -286,6 +347,7 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     tenantHeader,
     ipv6Subnet,
     cost,
+    tier,
     isFailure,
     abuseScore,
     errorResponseBuilder: o.errorResponseBuilder ?? defaultErrorBody,
@@ -320,12 +382,16 @@ export function buildLimiter<Req, Res>(
  * configured constant. A function answering anything but a number in [0, burst] (an
  * `undefined` included) takes the error path, as a key function answering a non-string does.
  * @param config the adapter's configuration
- * @param limiter its limiter (the debt meter's burst)
+ * @param meter the debt meter the request is charged in (its tier's, for a tiered limit: its burst bounds the cost)
  * @param req the request
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost`
  * @internal
  */
-export function requestCost<Req, Res>(config: AdapterConfig<Req, Res>, limiter: Limiter, req: Req): number | undefined {
-  if (config.cost === undefined || limiter.limit === undefined) return undefined
-  return limiter.limit.checkCost(config.cost(req))
+export function requestCost<Req, Res>(
+  config: AdapterConfig<Req, Res>,
+  meter: DebtMeter | undefined,
+  req: Req,
+): number | undefined {
+  if (config.cost === undefined || meter === undefined) return undefined
+  return meter.checkCost(config.cost(req))
 }

@@ -1,7 +1,7 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
 import { scoreCellsForLoad } from '../sketch/sizing.js'
-import { minimumPeriodMs, policyStore, positive, type ResolvedSketchOptions } from './options.js'
+import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
@@ -23,6 +23,16 @@ export interface AbuseScoreOptions {
   halfLifeMs?: number
   /** Score ceiling hi, ≥ threshold; default 4 × threshold, so a block lasts at most 2 half-lives after the last offence. */
   maxScore?: number
+  /**
+   * Escalation: what each request refused by the debt meter (429) or the feedback score adds
+   * to the key's abuse score, so that a client that keeps hammering past its limit reaches
+   * `threshold` and is blocked (403) until decay forgives it, as @fastify/rate-limit's `ban`
+   * and rate-limiter-flexible's `blockDuration` do. Finite, ≥ 0; default 0 (refusals never
+   * escalate). With weight w, about ceil(threshold / w) refusals within a half-life block
+   * the key; the block then lasts halfLifeMs · log2(score / threshold) after the last one
+   * (refusals by the abuse score itself add nothing, so decay always forgives).
+   */
+  refusalWeight?: number
 }
 
 /** The option names of {@link AbuseScoreOptions}; any other key is refused. */
@@ -31,6 +41,7 @@ export const ABUSE_SCORE_OPTION_KEYS = optionKeys<AbuseScoreOptions>({
   threshold: true,
   halfLifeMs: true,
   maxScore: true,
+  refusalWeight: true,
 })
 
 /** The result of {@link AbuseScore.check}. */
@@ -51,7 +62,7 @@ export const DEFAULT_ABUSE_WEIGHTS: AbuseWeights = Object.freeze({ '401': 1, '40
  * @internal
  */
 export type AbuseScoreConfig = Readonly<
-  Pick<AbuseScore, 'weights' | 'threshold' | 'halfLifeMs' | 'maxScore' | 'periodMs'>
+  Pick<AbuseScore, 'weights' | 'threshold' | 'halfLifeMs' | 'maxScore' | 'periodMs' | 'refusalWeight'>
 >
 
 /**
@@ -83,10 +94,11 @@ export function parseAbuseScoreOptions(
   const halfLifeMs = positive(prefix + 'halfLifeMs', options.halfLifeMs, 600_000)
   const maxScore = positive(prefix + 'maxScore', options.maxScore, 4 * threshold)
   if (maxScore < threshold) invalidOption(prefix + 'maxScore', `a number ≥ threshold (${threshold})`, options.maxScore)
+  const refusalWeight = nonNegative(prefix + 'refusalWeight', options.refusalWeight, 0)
   // from maxScore to below 1/1000 of the threshold
   const drainMs = halfLifeMs * Math.log2((maxScore / threshold) * 1000)
   const periodMs = sketch.periodMs ?? minimumPeriodMs(drainMs, sketch.generations)
-  return Object.freeze({ weights, threshold, halfLifeMs, maxScore, periodMs })
+  return Object.freeze({ weights, threshold, halfLifeMs, maxScore, periodMs, refusalWeight })
 }
 
 /**
@@ -107,6 +119,8 @@ export class AbuseScore {
   readonly halfLifeMs: number
   /** Score ceiling hi (≥ threshold; default 4 × threshold). */
   readonly maxScore: number
+  /** What a request refused by the debt meter or feedback score adds to the score (≥ 0; default 0: no escalation). */
+  readonly refusalWeight: number
   /** Rotation period of the score's Rotator in ms: the configured `periodMs`, else the shortest one that never forgives a score early. */
   readonly periodMs: number
   /** Where the scores live (one Rotator of sketches with lo 0, hi maxScore, exponential decay, or a shared store). */
@@ -123,8 +137,9 @@ export class AbuseScore {
     this.halfLifeMs = c.halfLifeMs
     this.maxScore = c.maxScore
     this.periodMs = c.periodMs
+    this.refusalWeight = c.refusalWeight
     // the heaviest positive weight: the model's shot noise is largest for the fewest, largest events
-    const weight = Math.max(1e-9, ...Object.values(this.weights).filter((w) => w > 0))
+    const weight = Math.max(1e-9, this.refusalWeight, ...Object.values(this.weights).filter((w) => w > 0))
     const { threshold, maxScore } = this
     this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), maxScore, (load) =>
       scoreCellsForLoad(

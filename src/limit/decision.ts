@@ -31,6 +31,8 @@ export interface Decision {
     /** Abuse score of the key in [0, maxScore]; blocked at ≥ threshold; absent without one or when not read. */
     abuse?: number
   }
+  /** The tier the request was charged in, for a tiered debt meter (`limit.tiers`); undefined otherwise. */
+  tier: string | undefined
 }
 
 /**
@@ -87,5 +89,6 @@ export function unlimitedDecision(): Decision {
     retryAfterMs: 0,
     score: NaN,
     scores: {},
+    tier: undefined,
   }
 }

@@ -15,6 +15,8 @@ import {
   type PolicySketchOptions,
 } from './options.js'
 import { isPromise } from './settle.js'
+import { buildTiers, isTiered, parseTieredOptions, unknownTier, type TieredDebtMeterOptions } from './tiers.js'
+import { forgiveKey, peekKey, type ForgiveOptions, type KeyState } from './key-state.js'
 import { Telemetry } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
 import type { Clock } from '../clock.js'
@@ -24,8 +26,12 @@ import { checkKnownOptions, optionKeys } from '../options.js'
 export interface LimiterOptions extends PolicySketchOptions {
   /** Name of this limiter, unique among limiters sharing a store (namespaces the store's state); default `default`. */
   name?: string
-  /** Debt meter (the adapters answer its denials 429); false or absent for none. */
-  limit?: DebtMeterOptions | false
+  /**
+   * Debt meter (the adapters answer its denials 429): `{ rate, burst, … }`, or per-plan limits
+   * `{ tiers: { free: { rate, burst }, pro: { rate, burst } } }` (each request then names its
+   * tier, see {@link Limiter.decide}); false or absent for none.
+   */
+  limit?: DebtMeterOptions | TieredDebtMeterOptions | false
   /** Feedback score (503, or 429 with the adapters' `fairness.status`); false or absent for none. */
   fairness?: FeedbackScoreOptions | false
   /** Abuse score (403); false or absent for none. */
@@ -93,7 +99,10 @@ function parseTopLevel(options: LimiterOptions, prefix: string): TopLevel {
  */
 export function checkLimiterOptions(options: LimiterOptions, prefix = ''): void {
   const { sketch } = parseTopLevel(options, prefix)
-  if (options.limit) parseDebtMeterOptions(options.limit, sketch, prefix + 'limit.')
+  if (options.limit) {
+    if (isTiered(options.limit)) parseTieredOptions(options.limit, sketch, prefix + 'limit.')
+    else parseDebtMeterOptions(options.limit, sketch, prefix + 'limit.')
+  }
   if (options.fairness) parseFeedbackScoreOptions(options.fairness, sketch, prefix + 'fairness.')
   if (options.abuse) parseAbuseScoreOptions(options.abuse, sketch, prefix + 'abuse.')
 }
@@ -103,6 +112,7 @@ const CALLER_ERRORS = new Set<unknown>([
   'ERR_GRUDGE_OPTION_INVALID',
   'ERR_GRUDGE_VALUE_NOT_FINITE',
   'ERR_GRUDGE_KEY_INVALID',
+  'ERR_GRUDGE_TIER_UNKNOWN',
   // a deployment error, not an outage: an instance with another seed or shape beside a fleet's
   // shared state (or without ioredis) must be loud, never absorbed by onStoreError 'open'
   'ERR_GRUDGE_CLUSTER_FINGERPRINT',
@@ -134,8 +144,12 @@ export class Limiter {
   readonly clock: Clock
   /** The same clock, with its pin/unpin handles (internal). */
   private readonly pinnedClock: PinnedClock
-  /** Debt meter, or undefined when not configured. */
+  /** Debt meter, or undefined when not configured; for a tiered limit the first tier's (see {@link Limiter.tiers}). */
   readonly limit: DebtMeter | undefined
+  /** The tiers' debt meters by name for a tiered limit (`limit.tiers`), else undefined. */
+  readonly tiers: ReadonlyMap<string, DebtMeter> | undefined
+  /** The tier names of a tiered limit, in the order given; empty otherwise. */
+  readonly tierNames: readonly string[]
   /** Feedback score, or undefined when not configured. */
   readonly fairness: FeedbackScore | undefined
   /** Abuse score, or undefined when not configured. */
@@ -176,9 +190,17 @@ export class Limiter {
     this.random = top.random
     this.storeTimeoutMs = top.storeTimeoutMs
     this.onStoreError = top.onStoreError
-    this.limit = options.limit
-      ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
-      : undefined
+    if (options.limit && isTiered(options.limit)) {
+      this.tiers = buildTiers(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
+      this.tierNames = Object.freeze([...this.tiers.keys()])
+      this.limit = this.tiers.get(this.tierNames[0])
+    } else {
+      this.tiers = undefined
+      this.tierNames = Object.freeze([])
+      this.limit = options.limit
+        ? new DebtMeter(options.limit, this.sketch, `limit:${this.name}`, prefix + 'limit.')
+        : undefined
+    }
     this.fairness = options.fairness
       ? new FeedbackScore(options.fairness, this.sketch, `fairness:${this.name}`, prefix + 'fairness.')
       : undefined
@@ -188,8 +210,7 @@ export class Limiter {
     this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
     this.telemetrySharesClock = this.telemetry.clock === resolved.clock
     const shape = { levels: this.sketch.levels, cellsPerLevel: this.sketch.cellsPerLevel }
-    const meter = this.limit
-    if (meter !== undefined)
+    for (const meter of this.meters())
       this.telemetry.addSketch({
         policy: 'limit',
         ...shape,
@@ -215,6 +236,31 @@ export class Limiter {
       })
   }
 
+  /** The debt meters: every tier's, the one meter's, or none. */
+  private meters(): DebtMeter[] {
+    if (this.tiers !== undefined) return [...this.tiers.values()]
+    return this.limit !== undefined ? [this.limit] : []
+  }
+
+  /**
+   * The debt meter a request of `tier` is charged in: the tier's for a tiered limit, the
+   * one meter otherwise (where `tier` must be undefined), undefined without a debt meter.
+   * A Map read: no allocation.
+   * @param tier a tier name of `limit.tiers`, or undefined for an untiered limit
+   * @throws {GrudgeError} `ERR_GRUDGE_TIER_UNKNOWN` for a tier the limit does not have, no
+   * tier for a tiered limit, or a tier for an untiered one
+   */
+  meterOf(tier: string | undefined): DebtMeter | undefined {
+    const tiers = this.tiers
+    if (tiers === undefined) {
+      if (tier !== undefined) unknownTier(this.tierNames, tier)
+      return this.limit
+    }
+    const m = typeof tier === 'string' ? tiers.get(tier) : undefined
+    if (m === undefined) unknownTier(this.tierNames, tier)
+    return m
+  }
+
   /** Whether any policy that decides per request is configured. */
   get active(): boolean {
     return this.limit !== undefined || this.fairness !== undefined || this.abuse !== undefined
@@ -228,15 +274,18 @@ export class Limiter {
   /**
    * Decide one request.
    * @param key the request key
-   * @param cost the debt meter's cost (default its configured cost), in [0, burst]
-   * @returns the Decision; a Promise only when a store answered with one
-   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range
+   * @param cost the debt meter's cost (default its configured cost), in [0, burst] (the tier's burst for a tiered limit)
+   * @param tier for a tiered limit (`limit.tiers`), the tier to charge: one of its names; undefined otherwise
+   * @returns the Decision (with `tier` set); a Promise only when a store answered with one
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a cost out of range;
+   * `ERR_GRUDGE_TIER_UNKNOWN` for a tier the limit does not have (or none for a tiered limit)
    */
-  decide(key: string, cost?: number): Decision | Promise<Decision> {
+  decide(key: string, cost?: number, tier?: string): Decision | Promise<Decision> {
+    const meter = this.meterOf(tier)
     const pinned = this.pinnedClock.pin()
     let d: Decision | Promise<Decision>
     try {
-      d = this.decideRaw(key, cost)
+      d = this.decideRaw(key, cost, meter, tier)
     } finally {
       if (pinned) this.pinnedClock.unpin()
     }
@@ -254,8 +303,8 @@ export class Limiter {
         this.telemetry.policy('store', this.onStoreError === 'open')
         resolve(
           this.onStoreError === 'open'
-            ? this.admit(NaN, {}, undefined, 0)
-            : this.deny('store', NaN, 1000, {}, undefined),
+            ? this.admit(NaN, {}, undefined, undefined, 0)
+            : this.deny('store', NaN, 1000, {}, undefined, undefined),
         )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
@@ -283,70 +332,101 @@ export class Limiter {
     })
   }
 
-  private decideRaw(key: string, cost?: number): Decision | Promise<Decision> {
+  private decideRaw(
+    key: string,
+    cost: number | undefined,
+    meter: DebtMeter | undefined,
+    tier: string | undefined,
+  ): Decision | Promise<Decision> {
     if (this.telemetrySharesClock) this.telemetry.requestAt(key, this.pinnedClock.now())
     else this.telemetry.request(key)
-    if (cost !== undefined && this.limit !== undefined) this.limit.checkCost(cost)
+    if (cost !== undefined && meter !== undefined) meter.checkCost(cost)
     const scores: Decision['scores'] = {}
-    if (this.abuse === undefined) return this.afterAbuse(key, cost, scores, undefined)
+    if (this.abuse === undefined) return this.afterAbuse(key, cost, meter, tier, scores, undefined)
     const a = this.abuse.check(key)
-    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, scores, v))
-    return this.afterAbuse(key, cost, scores, a)
+    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, meter, tier, scores, v))
+    return this.afterAbuse(key, cost, meter, tier, scores, a)
   }
 
   // the steps of decide() are methods, not closures, so the synchronous path allocates none
   private afterAbuse(
     key: string,
     cost: number | undefined,
+    meter: DebtMeter | undefined,
+    tier: string | undefined,
     scores: Decision['scores'],
     a: AbuseVerdict | undefined,
   ): Decision | Promise<Decision> {
     if (a !== undefined) {
       scores.abuse = a.score
       this.telemetry.policy('abuse', a.admitted)
-      if (!a.admitted) return this.deny('abuse', a.score, a.retryAfterMs, scores, undefined)
+      if (!a.admitted) return this.deny('abuse', a.score, a.retryAfterMs, scores, undefined, tier)
     }
-    if (this.fairness === undefined) return this.afterFairness(key, cost, scores, undefined)
+    if (this.fairness === undefined) return this.afterFairness(key, cost, meter, tier, scores, undefined)
     const f = this.fairness.check(key, this.random())
-    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, scores, v))
-    return this.afterFairness(key, cost, scores, f)
+    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, meter, tier, scores, v))
+    return this.afterFairness(key, cost, meter, tier, scores, f)
   }
 
   private afterFairness(
     key: string,
     cost: number | undefined,
+    meter: DebtMeter | undefined,
+    tier: string | undefined,
     scores: Decision['scores'],
     f: FairnessVerdict | undefined,
   ): Decision | Promise<Decision> {
     if (f !== undefined) {
       scores.fairness = f.score
       this.telemetry.policy('fairness', f.admitted)
-      if (!f.admitted) return this.deny('fairness', f.score, f.retryAfterMs, scores, undefined)
+      if (!f.admitted) {
+        this.escalate(key)
+        return this.deny('fairness', f.score, f.retryAfterMs, scores, undefined, tier)
+      }
     }
-    if (this.limit === undefined) return this.admit(NaN, scores, undefined, 0)
-    const d = this.limit.consume(key, cost)
-    if (isPromise(d)) return d.then((v) => this.afterLimit(scores, v))
-    return this.afterLimit(scores, d)
+    if (meter === undefined) return this.admit(NaN, scores, undefined, tier, 0)
+    const d = meter.consume(key, cost)
+    if (isPromise(d)) return d.then((v) => this.afterLimit(key, meter, tier, scores, v))
+    return this.afterLimit(key, meter, tier, scores, d)
   }
 
-  private afterLimit(scores: Decision['scores'], d: DebtVerdict): Decision {
-    const meter = this.limit!
+  private afterLimit(
+    key: string,
+    meter: DebtMeter,
+    tier: string | undefined,
+    scores: Decision['scores'],
+    d: DebtVerdict,
+  ): Decision {
     scores.limit = d.debt
     if (d.failure !== undefined) {
       this.onStoreFailure?.(new Error(`the store answered with its failure fallback ('${d.failure}')`))
       this.telemetry.policy('store', d.admitted)
-      if (d.admitted) return this.admit(NaN, scores, undefined, 0)
-      return this.deny('store', NaN, d.retryAfterMs, scores, undefined)
+      if (d.admitted) return this.admit(NaN, scores, undefined, tier, 0)
+      return this.deny('store', NaN, d.retryAfterMs, scores, undefined, tier)
     }
     this.telemetry.policy('limit', d.admitted)
-    if (d.admitted) return this.admit(d.debt, scores, meter, d.remaining, d.resetMs)
-    return this.deny('limit', d.debt, d.retryAfterMs, scores, meter, d.remaining)
+    if (d.admitted) return this.admit(d.debt, scores, meter, tier, d.remaining, d.resetMs)
+    this.escalate(key)
+    return this.deny('limit', d.debt, d.retryAfterMs, scores, meter, tier, d.remaining)
+  }
+
+  /**
+   * A refusal by the debt meter or the feedback score adds `abuse.refusalWeight` to the key's
+   * abuse score (escalation: a client that keeps hammering past its limit reaches the
+   * threshold and gets 403 until decay forgives it). No-op without it.
+   */
+  private escalate(key: string): void {
+    const abuse = this.abuse
+    if (abuse === undefined || abuse.refusalWeight === 0) return
+    const p = abuse.store.add(key, abuse.refusalWeight)
+    if (isPromise(p)) p.catch((err: unknown) => this.onStoreFailure?.(err))
   }
 
   private admit(
     score: number,
     scores: Decision['scores'],
     meter: DebtMeter | undefined,
+    tier: string | undefined,
     remaining: number,
     resetMs = NaN,
   ): Decision {
@@ -360,6 +440,7 @@ export class Limiter {
       retryAfterMs: 0,
       score,
       scores,
+      tier,
     })
   }
 
@@ -369,6 +450,7 @@ export class Limiter {
     retryAfterMs: number,
     scores: Decision['scores'],
     meter: DebtMeter | undefined,
+    tier: string | undefined,
     remaining = NaN,
   ): Decision {
     this.telemetry.outcome(false)
@@ -383,6 +465,7 @@ export class Limiter {
       retryAfterMs: wait,
       score,
       scores,
+      tier,
     })
   }
 
@@ -403,10 +486,52 @@ export class Limiter {
     if (isPromise(f) || isPromise(a)) return Promise.all([f, a]).then(() => undefined)
   }
 
-  /** Memory of this limiter's sketches in bytes. */
+  /**
+   * Read a key's scores without consuming anything (ERL's `get`, rate-limiter-flexible's
+   * `get`): its debt, remaining quota and reset for the debt meter, its feedback and abuse
+   * scores. Reads the deciding (oldest) generation, as a request would.
+   * @param key the request key as the adapters derive it (`ip:203.0.113.7`, `fn:alice`; spec/http.md §2)
+   * @param tier for a tiered limit, the tier to read (required then); undefined otherwise
+   * @returns the key's state (always a Promise, whatever the store)
+   * @throws {GrudgeError} (as a rejection) `ERR_GRUDGE_TIER_UNKNOWN`; `ERR_GRUDGE_OPTION_INVALID`
+   * for a key that is not a string; `ERR_GRUDGE_LIMIT_STORE_FAILED` when a store failed
+   */
+  peek(key: string, tier?: string): Promise<KeyState> {
+    return peekKey(this, key, tier)
+  }
+
+  /**
+   * Forget a key's debt and scores (ERL's `resetKey`): each chosen store subtracts the key's
+   * estimate E (the Min over its cells in the deciding generation) from each of the key's
+   * cells in every generation, clamped at 0. The key then reads 0; a key sharing a cell with
+   * it may read lower than its true score, by at most E (spec/limiter.md §Forgive).
+   * @param key the request key (see {@link Limiter.peek})
+   * @param options which policy (default every one) and, for a tiered limit, which tier (default every tier)
+   * @throws {GrudgeError} (as a rejection) as {@link Limiter.forgive}
+   */
+  reset(key: string, options?: ForgiveOptions): Promise<void> {
+    return forgiveKey(this, key, undefined, options, 'reset')
+  }
+
+  /**
+   * Lower a key's debt (or score) by `amount`: subtracted from each of the key's cells in
+   * every generation, clamped at 0, so the key reads max(0, E − amount); a key sharing a
+   * cell may read lower than its true score by at most `amount` (spec/limiter.md §Forgive).
+   * @param key the request key (see {@link Limiter.peek})
+   * @param amount finite, > 0, in the policy's units (cost units for `limit`); undefined: all of it, as {@link Limiter.reset}
+   * @param options the policy (default `limit`) and, for a tiered limit, the tier (default every tier)
+   * @throws {GrudgeError} (as a rejection) `ERR_GRUDGE_OPTION_INVALID` for a bad amount, key or
+   * policy (also one the limiter does not have); `ERR_GRUDGE_TIER_UNKNOWN`;
+   * `ERR_GRUDGE_LIMIT_STORE_FAILED` when a store failed (the key may be partly lowered)
+   */
+  forgive(key: string, amount?: number, options?: ForgiveOptions): Promise<void> {
+    return forgiveKey(this, key, amount, options, amount === undefined ? 'reset' : 'forgive')
+  }
+
+  /** Memory of this limiter's sketches in bytes (every tier's, for a tiered limit). */
   sizeBytes(): number {
     let n = 0
-    for (const p of [this.limit, this.fairness, this.abuse]) if (p !== undefined) n += p.store.sizeBytes()
+    for (const p of [...this.meters(), this.fairness, this.abuse]) if (p !== undefined) n += p.store.sizeBytes()
     return n
   }
 
@@ -414,6 +539,6 @@ export class Limiter {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
-    await Promise.all([this.limit?.close(), this.fairness?.close(), this.abuse?.close()])
+    await Promise.all([...this.meters().map((m) => m.close()), this.fairness?.close(), this.abuse?.close()])
   }
 }

@@ -54,7 +54,13 @@ t.test('an unknown option throws naming its path and the closest option; every o
     () => new AbuseScore(typo<AbuseScoreOptions>({ weight: { '404': 1 } }), sketch, 'x'),
     unknownOption('abuse.weight', 'weights'),
   )
-  const all: Required<AbuseScoreOptions> = { weights: { '4xx': 1 }, threshold: 3, halfLifeMs: 1000, maxScore: 6 }
+  const all: Required<AbuseScoreOptions> = {
+    weights: { '4xx': 1 },
+    threshold: 3,
+    halfLifeMs: 1000,
+    maxScore: 6,
+    refusalWeight: 0,
+  }
   t.same(Object.keys(all).sort(), [...ABUSE_SCORE_OPTION_KEYS].sort(), 'the test names every option')
   await new AbuseScore(all, sketch, 'x').close()
 })

@@ -402,6 +402,7 @@ t.test('every documented option passes', async (t) => {
     threshold: 10,
     halfLifeMs: 1000,
     maxScore: 40,
+    refusalWeight: 0,
     score: () => 0,
   }
   const bloom: Required<NonNullable<GrudgeExpressOptions['bloom']>> = {

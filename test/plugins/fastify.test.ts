@@ -930,6 +930,7 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
     threshold: 10,
     halfLifeMs: 1000,
     maxScore: 40,
+    refusalWeight: 0,
     score: () => 0,
   }
   const filter: Required<RegisterBloomOptions> = {
