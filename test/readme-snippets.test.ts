@@ -34,7 +34,7 @@ const byName = new Map(blocks.map((b) => [b.name, b]))
 t.test('the README marks its quick starts runnable', async (t) => {
   t.same(
     blocks.map((b) => b.name),
-    ['tsconfig', 'fastify-esm', 'express-esm', 'express-cjs'],
+    ['tsconfig', 'fastify-esm', 'express-esm', 'express-cjs', 'fastify-tiers', 'express-tiers'],
   )
   t.equal(new Set(blocks.map((b) => b.name)).size, blocks.length, 'names are unique')
 })
@@ -193,6 +193,22 @@ t.test('the runnable snippets, from the packed tarball', async (t) => {
     const origin = await start(t, app, 'server.js')
     await limitedAt(t, origin, { burst: 20, rate: 10 })
   })
+
+  // the tiers/peek/reset snippets run to the end by themselves (no listen): they must exit 0
+  // and print what peek read, a debt of 1 after one request on the free tier (burst 10)
+  for (const name of ['fastify-tiers', 'express-tiers']) {
+    t.test(`${name}, as a script`, async (t) => {
+      writeFileSync(join(app, `${name}.mjs`), byName.get(name)!.code)
+      const run = spawnSync(process.execPath, [`${name}.mjs`], {
+        cwd: app,
+        env: userEnv,
+        encoding: 'utf8',
+        timeout: 60_000,
+      })
+      t.equal(run.status, 0, `${name} exits 0${run.status ? `:\n${run.stdout}${run.stderr}` : ''}`)
+      t.match(run.stdout, /limit/, 'peek printed the limit policy')
+    })
+  }
 
   t.test('the tsconfig resolves the subpath exports', async (t) => {
     const dir = join(app, 'ts')
