@@ -17,13 +17,13 @@ import { serializeAtWall } from './fixtures/serialize-at-wall.js'
 /** A Sketch that lets the tests read its cells (scores and last-touched times). */
 class Probe extends Sketch {
   cellBytes(): Buffer {
-    return Buffer.concat([Buffer.from(this.scores.buffer.slice(0)), Buffer.from(this.touched.buffer.slice(0))])
+    return Buffer.from(this.cells.buffer.slice(0))
   }
   touchedAt(level: number, cell: number): number {
-    return this.touched[level * this.cellsPerLevel + cell]
+    return this.cells[2 * (level * this.cellsPerLevel + cell) + 1]
   }
   allFinite(): boolean {
-    return this.scores.every(Number.isFinite) && this.touched.every((x) => Number.isFinite(x))
+    return this.cells.every((x) => Number.isFinite(x))
   }
 }
 
