@@ -33,7 +33,8 @@
 // Targets: update with murmur3 within 2× of the floor and < 300 ns/op; SipHash within
 // 1.5× of murmur3. Verdicts are printed for A and for B.
 //
-// Run: npm run bench -- sketch
+// C. cell layouts (issue #18): split vs interleaved pairs vs an 8-byte cell, see cell-layouts.ts.
+// Run: npm run bench -- sketch   (SKETCH_BENCH_ONLY=layouts: section C alone; SKETCH_BENCH_RUNS=n rounds, n ≥ 5)
 //   (node --import tsx --expose-gc --no-concurrent-recompilation examples/bench/sketch.bench.ts)
 import { PerformanceObserver, constants } from 'node:perf_hooks'
 import bloomFilters from 'bloom-filters'
@@ -41,6 +42,7 @@ import { Sketch } from '../../src/sketch/sketch.js'
 import { exponential } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { kmIndexes, modByReciprocal } from '../../src/hash/indexes.js'
+import { layoutKernels } from './cell-layouts.js'
 
 const { CountMinSketch } = bloomFilters
 const LEVELS = 4
@@ -48,7 +50,10 @@ const CELLS = 100_000
 const DISTINCT = 1_000_000
 const OPS = 1 << 16 // operations per run
 const CMS_OPS = 1 << 12 // CountMinSketch is ~6 µs/op: fewer operations per run
-const RUNS = 9
+/** Round-robin rounds per comparison (SKETCH_BENCH_RUNS, at least 5). */
+const RUNS = Math.max(5, Number(process.env.SKETCH_BENCH_RUNS ?? 9))
+/** SKETCH_BENCH_ONLY=layouts runs section C (cell layouts) alone. */
+const ONLY_LAYOUTS = process.env.SKETCH_BENCH_ONLY === 'layouts'
 const LAMBDA = 0.1 // per second
 
 let scavenges = 0
@@ -164,15 +169,23 @@ function runUpdateSystemClock(s: Sketch, keys: string[], n: number): number {
 // has cells of its own (as each Sketch has), so that no baseline runs on cache lines
 // another one has just warmed.
 const floorParams = Float64Array.of(0, 1e9, LAMBDA / 1000, 0) // lo, hi, rate per ms, sink
-/** A baseline's own cells, laid out as Sketch's (score and last-touched time, level-major). */
-const newCells = () => ({ scores: new Float64Array(LEVELS * CELLS), touched: new Float64Array(LEVELS * CELLS) })
+/**
+ * A baseline's own cells, laid out as Sketch's (level-major [score, last-touched time]
+ * pairs in one Float64Array: src/sketch/cells.ts). `scores` and `touched` are the same
+ * array, the time of the cell whose score is at p being at p + 1; positions are offsets
+ * of scores (2·(l·M + cell)).
+ */
+const newCells = () => {
+  const c = new Float64Array(2 * LEVELS * CELLS)
+  return { scores: c, touched: c }
+}
 const floorCells = newCells()
 const naiveCells = newCells()
 const floorKeyCells = newCells()
 const keyedCells = newCells()
 function floorOp(sc: Float64Array, tc: Float64Array, pos: Int32Array, base: number, now: number): void {
   let z = 0
-  for (let l = 0; l < LEVELS; l++) z += sc[pos[base + l]] + tc[pos[base + l]]
+  for (let l = 0; l < LEVELS; l++) z += sc[pos[base + l]] // the score and time share a cache line
   floorParams[3] = z
   floorOpNaive(sc, tc, pos, base, now) // the cells are in cache now
 }
@@ -186,9 +199,10 @@ function floorOpNaive(sc: Float64Array, tc: Float64Array, pos: Int32Array, base:
   for (let l = 0; l < LEVELS; l++) {
     const p = pos[base + l]
     let s = sc[p]
-    if (now > tc[p]) {
-      if (s !== 0) s *= Math.exp(-rate * (now - tc[p]))
-      tc[p] = now
+    const t = tc[p + 1]
+    if (now > t) {
+      if (s !== 0) s *= Math.exp(-rate * (now - t))
+      tc[p + 1] = now
     }
     s += 1
     if (s < lo) s = lo
@@ -262,7 +276,7 @@ function keyedOp(sc: Float64Array, tc: Float64Array, key: string, now: number): 
   let c = modByReciprocal(keyedHasher.hashLo >>> 0, CELLS, INV_CELLS)
   const step = modByReciprocal((keyedHasher.hashHi | 1) >>> 0, CELLS, INV_CELLS)
   for (let l = 0; l < LEVELS; l++) {
-    keyedPos[l] = l * CELLS + c
+    keyedPos[l] = 2 * (l * CELLS + c)
     c += step
     if (c >= CELLS) c -= CELLS
   }
@@ -323,7 +337,7 @@ function timeRun(n: number, run: () => number): { cpu: number; wall: number } {
  */
 async function compare(
   variants: Array<{ n: number; run: () => number }>,
-): Promise<Array<{ ns: number; wall: number; scav: number; ratio: number }>> {
+): Promise<Array<{ ns: number; wall: number; scav: number; ratio: number; ratioMin: number; ratioMax: number }>> {
   // warm-up, twice: the first call gets the loop optimized on the stack (OSR), the second
   // enters the optimized function itself, as the measured calls will
   for (let w = 0; w < 2; w++) for (const v of variants) sink += v.run()
@@ -350,6 +364,8 @@ async function compare(
     wall: median(walls[i]),
     scav: scav[i],
     ratio: median(times[i].map((x, r) => x / times[0][r])),
+    ratioMin: Math.min(...times[i].map((x, r) => x / times[0][r])),
+    ratioMax: Math.max(...times[i].map((x, r) => x / times[0][r])),
   }))
 }
 
@@ -379,7 +395,7 @@ const OPS_COLD = {
   updateAndEstimate: runUpdateAndQuery,
   tryUpdate: runTryUpdate,
 } as const
-for (const bytes of [16, 40]) {
+for (const bytes of ONLY_LAYOUTS ? [] : [16, 40]) {
   const keys = buildKeys(bytes)
   console.log(`\n${bytes}-byte keys`)
 
@@ -390,7 +406,7 @@ for (const bytes of [16, 40]) {
   for (let k = 0; k < DISTINCT; k++) {
     hasher.hashKey(keys[k])
     kmIndexes(hasher.hashHi, hasher.hashLo, LEVELS, CELLS, cells)
-    for (let l = 0; l < LEVELS; l++) pos[k * LEVELS + l] = l * CELLS + cells[l]
+    for (let l = 0; l < LEVELS; l++) pos[k * LEVELS + l] = 2 * (l * CELLS + cells[l])
   }
   // A: the drawn keys as fresh strings in draw order, and their cell positions in that order
   const drawn = Array.from(order, (k) => Buffer.from(keys[k], 'latin1').toString('latin1'))
@@ -491,5 +507,41 @@ for (const bytes of [16, 40]) {
   row('Map<string, number> counter', rm, `×(murmur3 update) ${rm.ratio.toFixed(2)}`)
   row('bloom-filters CountMinSketch.update', rc, `×(murmur3 update) ${rc.ratio.toFixed(1)}`)
   for (const v of verdicts) console.log(v)
+}
+// C. Cell layouts (issue #18): the same keyed update (murmur3, 4 levels, exponential decay,
+// 16-byte keys in hand) on the layout Sketch used before (split: scores and times in two
+// Float64Arrays), the one it uses now (pairs) and the 8-byte prototype (packed8), beside
+// Sketch.update itself, at a sketch that fits the caches poorly (M = 100,000: 6.4 MB at 16
+// B per cell) and one that does not fit at all (M = 1,000,000: 64 MB). Round-robin; "×split"
+// is the median of per-round ratios to the split kernel, [min–max] their spread.
+{
+  const keys = buildKeys(16)
+  const drawn = Array.from(order, (k) => Buffer.from(keys[k], 'latin1').toString('latin1'))
+  console.log(`\nC. cell layouts: keyed update, murmur3, 16-byte keys in hand, ${RUNS} round-robin rounds`)
+  for (const M of [CELLS, 10 * CELLS]) {
+    ;(globalThis as { gc?: () => void }).gc?.()
+    const kernels = layoutKernels(LEVELS, M, LAMBDA)
+    const sketch = new Sketch({
+      levels: LEVELS,
+      cellsPerLevel: M,
+      decay: exponential(LAMBDA),
+      hasher: murmur3(1),
+      hi: 1e9,
+      clock: benchClock,
+    })
+    const results = await compare([
+      ...kernels.map((k) => ({ n: OPS, run: () => k.run(drawn, OPS, T) })),
+      { n: OPS, run: () => runUpdateInHand(sketch, drawn, OPS) },
+    ])
+    console.log(`M = ${M} (L × M × 16 B = ${((LEVELS * M * 16) / 2 ** 20).toFixed(1)} MiB)`)
+    const names = [...kernels.map((k) => `${k.name}, ${k.bytesPerCell} B`), 'Sketch.update (pairs, 16 B)']
+    results.forEach((r, i) =>
+      row(
+        names[i],
+        r,
+        i === 0 ? '' : `×split ${r.ratio.toFixed(3)} [${r.ratioMin.toFixed(3)}–${r.ratioMax.toFixed(3)}]`,
+      ),
+    )
+  }
 }
 console.log(`\n(${((Date.now() - started) / 1000).toFixed(1)} s${sink === 42 ? '' : ''})`)

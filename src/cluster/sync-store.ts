@@ -1,5 +1,6 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
+import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import type { SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
@@ -58,11 +59,12 @@ class FleetSketch extends Sketch {
     const M = this.cellsPerLevel
     const idx = this.lastIdx
     const before = this.before
-    for (let i = 0; i < idx.length; i++) before[i] = this.scores[i * M + idx[i]]
+    const cells = this.cells
+    for (let i = 0; i < idx.length; i++) before[i] = cells[CELL_STRIDE * (i * M + idx[i]) + CELL_SCORE]
     this.updateWithFloor(key, delta, floor)
     for (let i = 0; i < idx.length; i++) {
       const p = i * M + idx[i]
-      addPending(gen, p, this.scores[p] - before[i])
+      addPending(gen, p, cells[CELL_STRIDE * p + CELL_SCORE] - before[i])
     }
   }
 
@@ -70,13 +72,14 @@ class FleetSketch extends Sketch {
     const n = this.levels * this.cellsPerLevel
     const inRaw = raw === undefined ? 0 : Math.min(n, Math.floor(raw.length / 16))
     const dv = raw === undefined ? undefined : new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+    const cells = this.cells
     for (let p = 0; p < n; p++) {
       let s = 0
       if (p < inRaw)
         s = applyDecay(dv!.getFloat64(p * 16, true), this.decay, serverNowMs - dv!.getFloat64(p * 16 + 8, true))
       s += pending[p]
-      this.scores[p] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
-      this.touched[p] = localNowMs
+      cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+      cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js'
 import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
+import type { CellView } from './cells.js'
 import { generationSeed } from './generation-seed.js'
 import { MAX_CELLS, type DeserializeOptions, type SketchShape } from './shape.js'
 import {
@@ -65,8 +66,8 @@ export interface GenerationCells {
   cellsPerLevel: number
   /** Clock time in ms at which the generation was created (writer's clock). */
   createdAtMs: number
-  scores: Float64Array
-  touched: Float64Array
+  /** The generation's cells, in its sketch's layout or a delta's (`cells.ts`). */
+  cells: CellView
 }
 
 /**
@@ -107,8 +108,8 @@ export function encodeRotator(
   pw.f64(fields.rotations)
   pw.f64(fields.lastRotationAtMs)
   const H = GEN_HEADER_BYTES[ROTATOR_FORMAT_VERSION]
-  const denseBytes = gens.reduce((acc, g) => acc + H + g.scores.length * 16, 0)
-  const sparse = delta ? gens.map((g) => sparseInfo(g.scores, g.touched)) : []
+  const denseBytes = gens.reduce((acc, g) => acc + H + g.cells.count * 16, 0)
+  const sparse = delta ? gens.map((g) => sparseInfo(g.cells)) : []
   const sparseTotal = (): number => sparse.reduce((acc, x) => acc + H + sparseBytes(x!.count), 0)
   const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < denseBytes
   const payload = new Uint8Array(useSparse ? sparseTotal() : denseBytes)
@@ -118,8 +119,8 @@ export function encodeRotator(
     w.u32(gens[g].cellsPerLevel)
     w.u32(0)
     w.f64(gens[g].createdAtMs)
-    if (useSparse) writeSparse(w, gens[g].scores, sparse[g].count, sparse[g].at)
-    else writeCells(w, gens[g].scores, gens[g].touched)
+    if (useSparse) writeSparse(w, gens[g].cells, sparse[g].count, sparse[g].at)
+    else writeCells(w, gens[g].cells)
   }
   const flags = (delta ? FLAG_DELTA : 0) | (masterSeed !== undefined ? FLAG_SEEDED : 0) | (useSparse ? FLAG_SPARSE : 0)
   return writeFrame({

@@ -1,6 +1,7 @@
 import { wallClockMs } from '../clock.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
+import { splitView } from './cells.js'
 import { decodeRotator, encodeRotator } from './rotator-codec.js'
 import { DESERIALIZE_OPTION_KEYS, type DeserializeOptions } from './shape.js'
 import { SketchDelta } from './sketch-delta.js'
@@ -65,8 +66,7 @@ export class RotatorDelta {
         seed: d.hasher.seed,
         cellsPerLevel: d.cellsPerLevel,
         createdAtMs: stamp.nowMs, // a delta's generations carry no creation time of their own
-        scores: d.scores,
-        touched: d.touched,
+        cells: splitView(d.scores, d.touched),
       })),
       true,
     )

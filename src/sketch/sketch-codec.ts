@@ -3,6 +3,7 @@ import { GrudgeError } from '../errors.js'
 import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { HASHER_IDS, hasherFromId, isHasherId } from '../hash/hasher.js'
 import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
+import type { CellView } from './cells.js'
 import { exponential, linear, none } from './decay.js'
 import {
   AGGREGATORS,
@@ -230,12 +231,19 @@ export function checkFlags(
 }
 
 /**
- * Write one dense cell block: scores then times, L·M float64 each.
+ * Write one dense cell block: scores then times, L·M float64 each (the frame keeps this
+ * block layout whatever the in-memory one: `cells.ts`).
  * @internal
  */
-export function writeCells(w: FieldWriter, scores: Float64Array, touched: Float64Array): void {
-  w.f64s(scores)
-  w.f64s(touched)
+export function writeCells(w: FieldWriter, cells: CellView): void {
+  const { scores, times, stride, count } = cells
+  if (stride === 1) {
+    w.f64s(scores)
+    w.f64s(times)
+    return
+  }
+  for (let p = 0; p < count; p++) w.f64(scores[p * stride])
+  for (let p = 0; p < count; p++) w.f64(times[p * stride])
 }
 
 /**
@@ -243,13 +251,14 @@ export function writeCells(w: FieldWriter, scores: Float64Array, touched: Float6
  * (then only the dense block can hold them).
  * @internal
  */
-export function sparseInfo(scores: Float64Array, touched: Float64Array): { count: number; at: number } | undefined {
+export function sparseInfo(cells: CellView): { count: number; at: number } | undefined {
+  const { scores, times, stride } = cells
   let count = 0
   let at = 0
-  for (let p = 0; p < scores.length; p++) {
-    if (scores[p] === 0) continue
-    if (count === 0) at = touched[p]
-    else if (touched[p] !== at) return undefined
+  for (let p = 0; p < cells.count; p++) {
+    if (scores[p * stride] === 0) continue
+    if (count === 0) at = times[p * stride]
+    else if (times[p * stride] !== at) return undefined
     count++
   }
   return { count, at }
@@ -267,14 +276,16 @@ export function sparseBytes(count: number): number {
  * Write a sparse cell block: K, reserved, time, then K × (index u32, value f64).
  * @internal
  */
-export function writeSparse(w: FieldWriter, scores: Float64Array, count: number, at: number): void {
+export function writeSparse(w: FieldWriter, cells: CellView, count: number, at: number): void {
+  const { scores, stride } = cells
   w.u32(count)
   w.u32(0)
   w.f64(at)
-  for (let p = 0; p < scores.length; p++) {
-    if (scores[p] === 0) continue
+  for (let p = 0; p < cells.count; p++) {
+    const v = scores[p * stride]
+    if (v === 0) continue
     w.u32(p)
-    w.f64(scores[p])
+    w.f64(v)
   }
 }
 
@@ -362,22 +373,22 @@ export function readCells(
 export function encodeSketch(
   shape: SketchShape,
   stamp: WriterStamp,
-  scores: Float64Array,
-  touched: Float64Array,
+  cells: CellView,
   delta: boolean,
 ): Uint8Array {
   const params = new Uint8Array(SHAPE_PARAMS_BYTES)
   writeShape(new FieldWriter(params), shape, stamp)
-  const sparse = delta ? sparseInfo(scores, touched) : undefined
+  const sparse = delta ? sparseInfo(cells) : undefined
+  const denseBytes = cells.count * 16
   let payload: Uint8Array
   let flags = delta ? FLAG_DELTA : 0
-  if (sparse !== undefined && sparseBytes(sparse.count) < scores.byteLength * 2) {
+  if (sparse !== undefined && sparseBytes(sparse.count) < denseBytes) {
     payload = new Uint8Array(sparseBytes(sparse.count))
-    writeSparse(new FieldWriter(payload), scores, sparse.count, sparse.at)
+    writeSparse(new FieldWriter(payload), cells, sparse.count, sparse.at)
     flags |= FLAG_SPARSE
   } else {
-    payload = new Uint8Array(scores.byteLength * 2)
-    writeCells(new FieldWriter(payload), scores, touched)
+    payload = new Uint8Array(denseBytes)
+    writeCells(new FieldWriter(payload), cells)
   }
   return writeFrame({
     family: FAMILY.sketch,

@@ -3,6 +3,7 @@ import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
+import { CELL_STRIDE, CELL_TIME, splitView } from './cells.js'
 import { addCells, addSparseCells, decayCellTo } from './merge.js'
 import {
   DESERIALIZE_OPTION_KEYS,
@@ -127,7 +128,7 @@ export class SketchDelta implements SketchShape {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
    */
   serializeAt(nowMs: number, wallMs: number): Uint8Array {
-    return encodeSketch(this, writerStamp(nowMs, wallMs), this.scores, this.touched, true)
+    return encodeSketch(this, writerStamp(nowMs, wallMs), splitView(this.scores, this.touched), true)
   }
 
   /**
@@ -146,13 +147,16 @@ export class SketchDelta implements SketchShape {
   }
 }
 
-/** Baseline cells per sketch: what the sketch's view held at its last sync. Absent = all zero. */
-const baselines = new WeakMap<object, { scores: Float64Array; touched: Float64Array }>()
+/**
+ * Baseline cells per sketch, interleaved like the sketch's own (`cells.ts`): what the
+ * sketch's view held at its last sync. Absent = all zero.
+ */
+const baselines = new WeakMap<object, Float64Array>()
 
-function baselineOf(owner: object, n: number): { scores: Float64Array; touched: Float64Array } {
+function baselineOf(owner: object, cellCount: number): Float64Array {
   let b = baselines.get(owner)
   if (b === undefined) {
-    b = { scores: new Float64Array(n), touched: new Float64Array(n) }
+    b = new Float64Array(CELL_STRIDE * cellCount)
     baselines.set(owner, b)
   }
   return b
@@ -161,23 +165,18 @@ function baselineOf(owner: object, n: number): { scores: Float64Array; touched: 
 /**
  * `view − baseline` per cell at now, then baseline := view. Allocates the delta (and the
  * baseline on first use); O(L·M).
+ * @param cells the sketch's interleaved cells
  * @internal
  */
-export function takeDeltaOf(
-  owner: SketchShape & { clock: Clock },
-  scores: Float64Array,
-  touched: Float64Array,
-): SketchDelta {
-  const n = scores.length
+export function takeDeltaOf(owner: SketchShape & { clock: Clock }, cells: Float64Array): SketchDelta {
+  const n = cells.length / CELL_STRIDE
   const now = finiteNow(owner.clock, 'takeDelta')
   const base = baselineOf(owner, n)
   const out = new Float64Array(n)
   const times = new Float64Array(n)
-  const bs = base.scores
-  const bt = base.touched
   for (let p = 0; p < n; p++) {
-    const v = decayCellTo(owner, scores, touched, p, now)
-    const b = decayCellTo(owner, bs, bt, p, now)
+    const v = decayCellTo(owner, cells, p, now)
+    const b = decayCellTo(owner, base, p, now)
     let d = v - b
     // with bounds near ±MAX_VALUE the difference can overflow: keep deltas finite, or a
     // later decay computes Infinity × 0 = NaN into the receiving cell
@@ -187,24 +186,21 @@ export function takeDeltaOf(
       out[p] = d
       times[p] = now
     }
-    bs[p] = v
-    bt[p] = touched[p]
+    const q = CELL_STRIDE * p
+    base[q] = v
+    base[q + CELL_TIME] = cells[q + CELL_TIME]
   }
   return new SketchDelta(owner, owner.clock, out, times)
 }
 
 /**
  * Add a delta into the view and into the baseline (so it is never shipped back).
+ * @param cells the sketch's interleaved cells
  * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs;
  * `ERR_GRUDGE_OPTION_INVALID` when `delta` is not a SketchDelta
  * @internal
  */
-export function applyDeltaOf(
-  owner: SketchShape & { clock: Clock },
-  scores: Float64Array,
-  touched: Float64Array,
-  delta: SketchDelta,
-): void {
+export function applyDeltaOf(owner: SketchShape & { clock: Clock }, cells: Float64Array, delta: SketchDelta): void {
   if (!(delta instanceof SketchDelta)) {
     throw new GrudgeError(
       'ERR_GRUDGE_OPTION_INVALID',
@@ -222,20 +218,19 @@ export function applyDeltaOf(
   const srcNow = finiteNow(delta.clock, "applyDelta (the delta's clock)")
   // the shapes are equal, so the baseline is the receiver's own size and a sparse delta's
   // indexes (each < its L·M) fit: nothing is sized by the delta
-  const base = baselineOf(owner, scores.length)
+  const base = baselineOf(owner, cells.length / CELL_STRIDE)
   if (delta.sparse !== undefined) {
-    addSparseCells(owner, scores, touched, now, delta.sparse, srcNow, true, base.scores, base.touched)
+    addSparseCells(owner, cells, now, delta.sparse, srcNow, true, base)
   } else {
-    addCells(owner, scores, touched, now, delta.scores, delta.touched, srcNow, true, base.scores, base.touched)
+    addCells(owner, cells, now, splitView(delta.scores, delta.touched), srcNow, true, base)
   }
 }
 
 /**
  * baseline := view: everything the sketch holds now counts as already known to the fleet.
+ * @param cells the sketch's interleaved cells
  * @internal
  */
-export function markSyncedOf(owner: object, scores: Float64Array, touched: Float64Array): void {
-  const base = baselineOf(owner, scores.length)
-  base.scores.set(scores)
-  base.touched.set(touched)
+export function markSyncedOf(owner: object, cells: Float64Array): void {
+  baselineOf(owner, cells.length / CELL_STRIDE).set(cells)
 }

@@ -4,6 +4,7 @@ import { resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
+import { CELL_SCORE, CELL_STRIDE, interleaveInto, interleavedView, type CellView } from './cells.js'
 import { checkDecay } from './decay.js'
 import { addCells, assertMergeable } from './merge.js'
 import {
@@ -68,7 +69,8 @@ const SLOT_AGGREGATE = 9
 
 /**
  * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
- * cells, each cell a score and a last-touched time (two float64). A key maps to one cell
+ * cells, each cell a score and a last-touched time (two float64, side by side in one
+ * 16-byte pair: one cache line per level, see `cells.ts`). A key maps to one cell
  * per level by Kirsch–Mitzenmacher double hashing of one 64-bit hash; its score is the
  * aggregate (min, max or mean) of its L cells. Decay is lazy, per cell, applied when the
  * cell is touched; nothing runs in the background.
@@ -99,16 +101,24 @@ export class Sketch {
   /** The time source (ms). */
   readonly clock: Clock
 
-  /** Cell scores, level-major: cell j of level i at i·M + j. */
-  protected readonly scores: Float64Array
-  /** Cell last-touched times in ms, same layout; 0 for a never-touched cell. */
-  protected readonly touched: Float64Array
+  /**
+   * The cells, level-major and interleaved (`cells.ts`): cell p = i·M + j (level i, cell j)
+   * has its score at `2p` and its last-touched time in ms at `2p + 1` (0 for a
+   * never-touched cell).
+   */
+  protected readonly cells: Float64Array
   private readonly aggId: number
   private readonly decayId: number
   /** Decay rate per millisecond. */
   private readonly ratePerMs: number
   /** The cell index per level of the last key located (reused scratch). */
   protected readonly idx: Uint32Array
+  /**
+   * The offset in `cells` of the score of the last located key's cell in each level,
+   * 2·(i·M + idx[i]) (reused scratch): the cell loops read it as it is, with no index
+   * arithmetic, which keeps them small enough for V8 to inline (test/sketch/alloc.test.ts).
+   */
+  private readonly pos: Uint32Array
   /**
    * The `SLOT_*` values for the hot paths (lo, hi, rate per ms, last aggregate, floor,
    * 1 / cellsPerLevel, gather sink, now, delta, aggregate). A typed array because a number read from a
@@ -163,12 +173,12 @@ export class Sketch {
     this.aggregator = aggregator
     this.hasher = hasher
     this.clock = clock
-    this.scores = new Float64Array(levels * cells)
-    this.touched = new Float64Array(levels * cells)
+    this.cells = new Float64Array(CELL_STRIDE * levels * cells)
     this.aggId = AGGREGATOR_IDS[aggregator]
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
+    this.pos = new Uint32Array(levels)
     const hot = new Float64Array(SLOT_AGGREGATE + 1)
     hot[SLOT_LO] = lo
     hot[SLOT_HI] = hi
@@ -180,7 +190,7 @@ export class Sketch {
     this.hot = hot
   }
 
-  /** Memory held by the cells in bytes: L × M × 16. */
+  /** Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell). */
   sizeBytes(): number {
     return this.levels * this.cellsPerLevel * 16
   }
@@ -295,14 +305,13 @@ export class Sketch {
    * kept apart from `addAll` so that each stays small enough for V8 to inline.
    */
   private aggregateWritten(): void {
-    const scores = this.scores
-    const idx = this.idx
+    const cells = this.cells
+    const pos = this.pos
     const L = this.levels
-    const M = this.cellsPerLevel
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const s = scores[base + idx[i]]
+    for (let i = 0; i < L; i++) {
+      const s = cells[pos[i]]
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
       } else if (agg === AGG_MAX) {
@@ -519,7 +528,7 @@ export class Sketch {
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
       cells.push(this.idx[i])
-      scores.push(this.scores[i * this.cellsPerLevel + this.idx[i]])
+      scores.push(this.cells[CELL_STRIDE * (i * this.cellsPerLevel + this.idx[i]) + CELL_SCORE])
     }
     return { value, scores, cells }
   }
@@ -536,23 +545,27 @@ export class Sketch {
     const h1 = hasher.hashLo >>> 0
     const h2 = (hasher.hashHi | 1) >>> 0
     const M = this.cellsPerLevel
+    const M2 = 2 * M
     const idx = this.idx
     const invM = this.hot[SLOT_INV_M]
     let c = modByReciprocal(h1, M, invM)
     const step = modByReciprocal(h2, M, invM)
-    const scores = this.scores
-    const touched = this.touched
+    const cells = this.cells
     // Each level's cell is read here, back to back, before any is worked on: the L cache
-    // misses (2·L: scores and times live apart) then overlap instead of being taken one
-    // level at a time behind each level's decay arithmetic. The sum only keeps the loads
-    // from being removed as dead code.
+    // misses (one line per level: a cell's score and time share it) then overlap instead
+    // of being taken one level at a time behind each level's decay arithmetic. The sum
+    // only keeps the loads from being removed as dead code.
+    const pos = this.pos
     idx[0] = c
-    let z = scores[c] + touched[c]
-    for (let i = 1, base = M; i < this.levels; i++, base += M) {
+    pos[0] = 2 * c
+    let z = cells[2 * c]
+    for (let i = 1, base = M2; i < this.levels; i++, base += M2) {
       c += step
       if (c >= M) c -= M
       idx[i] = c
-      z += scores[base + c] + touched[base + c]
+      const p = base + 2 * c
+      pos[i] = p
+      z += cells[p]
     }
     this.hot[SLOT_SINK] = z
   }
@@ -561,38 +574,37 @@ export class Sketch {
   private addAll(): void {
     const now = this.hot[SLOT_NOW]
     const delta = this.hot[SLOT_DELTA]
-    const scores = this.scores
-    const touched = this.touched
-    const idx = this.idx
+    const cells = this.cells
+    const pos = this.pos
     const L = this.levels
-    const M = this.cellsPerLevel
     const hot = this.hot
     const lo = hot[SLOT_LO]
     const hi = hot[SLOT_HI]
     const kind = this.decayId
     const rate = this.hot[SLOT_RATE]
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
-      if (now > touched[p]) {
+    for (let i = 0; i < L; i++) {
+      const p = pos[i]
+      let s = cells[p]
+      const t = cells[p + 1]
+      if (now > t) {
         if (s !== 0) {
           // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
           else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
+            const step = rate * (now - t)
             s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
           }
         }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
         // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
         // score added now would not decay until the clock passes 0
-        touched[p] = now
+        cells[p + 1] = now
       }
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      scores[p] = s
+      cells[p] = s
     }
   }
 
@@ -606,39 +618,38 @@ export class Sketch {
     const hot = this.hot
     const now = hot[SLOT_NOW]
     const delta = hot[SLOT_DELTA]
-    const scores = this.scores
-    const touched = this.touched
-    const idx = this.idx
+    const cells = this.cells
+    const pos = this.pos
     const L = this.levels
-    const M = this.cellsPerLevel
     const lo = hot[SLOT_LO]
     const hi = hot[SLOT_HI]
     const kind = this.decayId
     const rate = hot[SLOT_RATE]
     const fl = hot[SLOT_FLOOR]
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
-      if (now > touched[p]) {
+    for (let i = 0; i < L; i++) {
+      const p = pos[i]
+      let s = cells[p]
+      const t = cells[p + 1]
+      if (now > t) {
         if (s !== 0) {
           // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
           else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
+            const step = rate * (now - t)
             s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
           }
         }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
         // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
         // score added now would not decay until the clock passes 0
-        touched[p] = now
+        cells[p + 1] = now
       }
       s += delta
       if (s < fl) s = fl
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      scores[p] = s
+      cells[p] = s
     }
   }
 
@@ -650,22 +661,21 @@ export class Sketch {
    */
   private addAllTracked(): void {
     const delta = this.hot[SLOT_DELTA]
-    const scores = this.scores
-    const idx = this.idx
+    const cells = this.cells
+    const pos = this.pos
     const L = this.levels
-    const M = this.cellsPerLevel
     const hot = this.hot
     const lo = hot[SLOT_LO]
     const hi = hot[SLOT_HI]
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
+    for (let i = 0; i < L; i++) {
+      const p = pos[i]
+      let s = cells[p]
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      scores[p] = s
+      cells[p] = s
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
       } else if (agg === AGG_MAX) {
@@ -694,14 +704,13 @@ export class Sketch {
       const hot = this.hot
       return m > hot[SLOT_HI] ? hot[SLOT_HI] : m < hot[SLOT_LO] ? hot[SLOT_LO] : m
     }
-    const scores = this.scores
-    const idx = this.idx
-    const M = this.cellsPerLevel
+    const cells = this.cells
+    const pos = this.pos
     let acc = 0
     let least = Infinity
     let most = -Infinity
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const s = scores[base + idx[i]]
+    for (let i = 0; i < L; i++) {
+      const s = cells[pos[i]]
       acc += s / L
       if (s < least) least = s
       if (s > most) most = s
@@ -712,32 +721,31 @@ export class Sketch {
   /** Decay the located cells to `hot[SLOT_NOW]` (written back) and leave their aggregate in `hot[SLOT_AGGREGATE]`. */
   private aggregate(): void {
     const now = this.hot[SLOT_NOW]
-    const scores = this.scores
-    const touched = this.touched
-    const idx = this.idx
+    const cells = this.cells
+    const pos = this.pos
     const L = this.levels
-    const M = this.cellsPerLevel
     const agg = this.aggId
     const kind = this.decayId
     const rate = this.hot[SLOT_RATE]
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
-    for (let i = 0, base = 0; i < L; i++, base += M) {
-      const p = base + idx[i]
-      let s = scores[p]
-      if (now > touched[p]) {
+    for (let i = 0; i < L; i++) {
+      const p = pos[i]
+      let s = cells[p]
+      const t = cells[p + 1]
+      if (now > t) {
         if (s !== 0) {
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - touched[p]))
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
           else if (kind === DECAY_LIN) {
-            const step = rate * (now - touched[p])
+            const step = rate * (now - t)
             s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
           }
-          scores[p] = s
+          cells[p] = s
         }
-        touched[p] = now
-      } else if (s === 0 && touched[p] === 0 && now > -Infinity) {
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
         // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
         // score added now would not decay until the clock passes 0
-        touched[p] = now
+        cells[p + 1] = now
       }
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
@@ -772,7 +780,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
    */
   serializeAt(nowMs: number, wallMs: number): Uint8Array {
-    return encodeSketch(this, writerStamp(nowMs, wallMs), this.scores, this.touched, false)
+    return encodeSketch(this, writerStamp(nowMs, wallMs), interleavedView(this.cells), false)
   }
 
   /**
@@ -793,8 +801,7 @@ export class Sketch {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, false, options)
     const sketch = new Sketch({ ...d.shape, clock: d.clock })
-    sketch.scores.set(d.cells.scores)
-    sketch.touched.set(d.cells.touched)
+    interleaveInto(sketch.cells, d.cells.scores, d.cells.touched)
     return sketch
   }
 
@@ -825,7 +832,7 @@ export class Sketch {
     assertMergeable('sketch', this, other)
     const now = finiteNow(this.clock, 'merge')
     const otherNow = finiteNow(other.clock, "merge (the other sketch's clock)")
-    addCells(this, this.scores, this.touched, now, other.scores, other.touched, otherNow, false)
+    addCells(this, this.cells, now, interleavedView(other.cells), otherNow, false)
   }
 
   /**
@@ -838,7 +845,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   takeDelta(): SketchDelta {
-    return takeDeltaOf(this, this.scores, this.touched)
+    return takeDeltaOf(this, this.cells)
   }
 
   /**
@@ -854,7 +861,7 @@ export class Sketch {
       delta instanceof Uint8Array
         ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
         : delta
-    applyDeltaOf(this, this.scores, this.touched, d)
+    applyDeltaOf(this, this.cells, d)
   }
 
   /**
@@ -862,15 +869,15 @@ export class Sketch {
    * the fleet (call after loading a fleet snapshot, so it is not shipped back).
    */
   markSynced(): void {
-    markSyncedOf(this, this.scores, this.touched)
+    markSyncedOf(this, this.cells)
   }
 
   /**
-   * The seed and live cell arrays, for a containing structure's frame writer (the Rotator).
+   * The seed and a view of the live cells, for a containing structure's frame writer (the Rotator).
    * @internal
    */
-  cellsForFrame(): { seed: Uint8Array; scores: Float64Array; touched: Float64Array } {
-    return { seed: this.hasher.seed, scores: this.scores, touched: this.touched }
+  cellsForFrame(): { seed: Uint8Array; cells: CellView } {
+    return { seed: this.hasher.seed, cells: interleavedView(this.cells) }
   }
 
   /**
@@ -886,8 +893,7 @@ export class Sketch {
         `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`,
       )
     }
-    this.scores.set(scores)
-    this.touched.set(touched)
+    interleaveInto(this.cells, scores, touched)
   }
 }
 

@@ -1,0 +1,62 @@
+/**
+ * The in-memory cell layout of a Sketch, and the views through which the cold paths
+ * (frame writers, merge, replica deltas) read cells of either layout.
+ *
+ * A Sketch keeps its L·M cells in one Float64Array of 2·L·M doubles, level-major and
+ * interleaved: cell p = i·M + j (level i, cell j) holds its score at `2p` and its
+ * last-touched time in ms at `2p + 1` ({@link CELL_SCORE}, {@link CELL_TIME}). A cell is 16
+ * bytes at a 16-byte-aligned offset, so the score and time of one cell always share a
+ * 64-byte cache line: an operation touches one line per level, not two (issue #18;
+ * measured in examples/bench/sketch.bench.ts, section C "cell layouts"). The frame format
+ * is unchanged by this layout: frames still carry the scores block, then the times block
+ * (spec/format.md), so old frames load as they are.
+ * @module
+ */
+
+/** Doubles per cell in a Sketch's cell array. */
+export const CELL_STRIDE = 2
+/** Offset of a cell's score within its pair. */
+export const CELL_SCORE = 0
+/** Offset of a cell's last-touched time (ms) within its pair. */
+export const CELL_TIME = 1
+
+/**
+ * A read view of `count` cells, whatever their layout: the score of cell p is at
+ * `scores[p·stride]`, its time at `times[p·stride]`. A Sketch's interleaved cells are
+ * viewed by {@link interleavedView}; a delta's two separate arrays by {@link splitView}.
+ * @internal
+ */
+export interface CellView {
+  readonly scores: Float64Array
+  readonly times: Float64Array
+  readonly stride: number
+  /** Number of cells (L·M). */
+  readonly count: number
+}
+
+/**
+ * The {@link CellView} of interleaved cells (2 doubles per cell). No copy.
+ * @internal
+ */
+export function interleavedView(cells: Float64Array): CellView {
+  return { scores: cells, times: cells.subarray(CELL_TIME), stride: CELL_STRIDE, count: cells.length / CELL_STRIDE }
+}
+
+/**
+ * The {@link CellView} of separate score and time arrays of equal length. No copy.
+ * @internal
+ */
+export function splitView(scores: Float64Array, times: Float64Array): CellView {
+  return { scores, times, stride: 1, count: scores.length }
+}
+
+/**
+ * Write separate score and time arrays (of equal length n) into interleaved cells (2n doubles).
+ * @internal
+ */
+export function interleaveInto(cells: Float64Array, scores: Float64Array, times: Float64Array): void {
+  for (let p = 0, q = 0; p < scores.length; p++, q += CELL_STRIDE) {
+    cells[q + CELL_SCORE] = scores[p]
+    cells[q + CELL_TIME] = times[p]
+  }
+}
