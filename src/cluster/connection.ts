@@ -1,8 +1,9 @@
 import { GrudgeError, invalidOption } from '../errors.js'
-import type { Hasher } from '../hash/hasher.js'
+import type { Hasher, KeyHash } from '../hash/hasher.js'
 import { AGGREGATOR_IDS, DECAY_IDS, MAX_CELLS_PER_LEVEL, MAX_LEVELS, type SketchShape } from '../sketch/shape.js'
 import { Sketch } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
+import { keyHashFor } from '../sketch/generation-seed.js'
 import { assertAmnesty } from '../sketch/rotator-period.js'
 import {
   connectCluster,
@@ -312,13 +313,16 @@ function luaNumber(x: number): string {
   return Object.is(x, -0) ? '-0.0' : String(x)
 }
 
-/** Caches the per-generation hashers of one policy (a handful live at a time). */
+/** Caches the per-generation hashers of one policy (a handful live at a time), which share one key hash. */
 export class GenerationHashers {
   private readonly cache = new Map<number, Hasher>()
+  private readonly keys: KeyHash
   constructor(
     private readonly base: Hasher,
     private readonly secret: Uint8Array,
-  ) {}
+  ) {
+    this.keys = keyHashFor(base, secret)
+  }
   /** The hasher of generation `id` (see {@link generationHasher}). */
   get(id: number): Hasher {
     let h = this.cache.get(id)
@@ -326,7 +330,7 @@ export class GenerationHashers {
       if (this.cache.size > 16) {
         for (const k of this.cache.keys()) if (k < id - 8) this.cache.delete(k)
       }
-      h = generationHasher(this.base, this.secret, id)
+      h = generationHasher(this.base, this.secret, id, this.keys)
       this.cache.set(id, h)
     }
     return h

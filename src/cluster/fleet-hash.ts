@@ -1,19 +1,26 @@
-import { HASHER_IDS, SipHasher, type Hasher } from '../hash/hasher.js'
-import { generationSeed } from '../sketch/generation-seed.js'
+import { GenerationHasher, HASHER_IDS, SipHasher, type Hasher, type KeyHash } from '../hash/hasher.js'
+import { generationSeed, keyHashFor } from '../sketch/generation-seed.js'
 import type { Aggregator, DecayKind, SketchShape } from '../sketch/shape.js'
 
 /**
- * The hasher of generation `generationId` for a fleet sharing `secret`: the same function
- * as `base` (murmur3 or SipHash) under `generationSeed(secret, generationId)` — the seed a
- * Rotator with master seed `secret` gives its generation of that index (spec/rotator.md),
- * so every instance places a key in the same cells of the same generation, and a collision
- * under one generation is independent of the next.
+ * The hasher of generation `generationId` for a fleet sharing `secret`: the keyed-mix
+ * placement of a Rotator with master seed `secret` (spec/rotator.md §1 "Placement"): one
+ * key hash under `keyHashFor(base, secret)`, mixed by the generation key
+ * `generationSeed(secret, generationId)`. Every instance places a key in the same cells of
+ * the same generation, a collision under one generation is independent of the next, and
+ * the key is hashed once for all the generations of one request when they share `keys`.
  * @param base the hash function to use (its own seed is ignored)
  * @param secret the fleet's shared 16-byte secret
  * @param generationId floor(serverTimeMs / periodMs) for the oldest live generation, a safe integer ≥ 0
+ * @param keys the policy's shared key hash (default: a new one for `base` and `secret`)
  */
-export function generationHasher(base: Hasher, secret: Uint8Array, generationId: number): Hasher {
-  return base.withSeed(generationSeed(secret, generationId))
+export function generationHasher(
+  base: Hasher,
+  secret: Uint8Array,
+  generationId: number,
+  keys: KeyHash = keyHashFor(base, secret),
+): Hasher {
+  return new GenerationHasher(keys, generationSeed(secret, generationId))
 }
 
 /**
@@ -60,15 +67,17 @@ export interface FingerprintInput {
 /**
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
- * `grudge-fleet/2|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
+ * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
  * `|W<blockCells>` (the blocked layout), plus `|sized` for a self-sized policy (numbers in
  * JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
- * the decay rate, the bounds and the period, so a changed limit split the fleet.)
+ * the decay rate, the bounds and the period, so a changed limit split the fleet; version 2
+ * named the placement in which each generation hashed the key under its own seed, so an
+ * instance of the keyed-mix placement never shares cells with one of version 2.)
  */
 export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
   const text = [
-    'grudge-fleet/2',
+    FLEET_FINGERPRINT_VERSION,
     f.mode,
     f.hasher,
     f.levels,
@@ -96,6 +105,13 @@ export function fleetHasherName(hasher: Pick<Hasher, 'id' | 'name'>): string {
   if (hasher.id === HASHER_IDS.murmur3) return 'murmur3x86'
   return hasher.name
 }
+
+/**
+ * The first field of the fingerprint text: names the placement (3: the keyed-mix placement
+ * of one key hash per request).
+ * @internal
+ */
+export const FLEET_FINGERPRINT_VERSION = 'grudge-fleet/3'
 
 /** The generation id whose seed picks a key's slot: no time-based generation reaches it. */
 export const SLOT_SEED_ID = Number.MAX_SAFE_INTEGER

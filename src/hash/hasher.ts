@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { keyBytes, keyLength, keyView } from './key-bytes.js'
 import {
+  fmix32,
   m86Out,
   mOut,
   murmur3x64_128Into,
@@ -299,6 +300,7 @@ export function sipHash(seed?: SeedLike): SipHasher {
  */
 export function resolveHasher(hasher: unknown, seed: SeedLike | undefined, option = 'hasher'): Hasher {
   if (hasher === undefined) return new Murmur3Hasher(seed ?? randomSeed())
+  if (hasher instanceof GenerationHasher) return hasher.withSeed(seed ?? hasher.seed)
   if (!(hasher instanceof Murmur3Hasher) && !(hasher instanceof SipHasher)) {
     invalidOption(option, 'murmur3() or sipHash()', hasher)
   }
@@ -318,4 +320,164 @@ export function hasherFromId(id: number, seed: Uint8Array): Hasher {
     'ERR_GRUDGE_FORMAT_INVALID',
     `hasher id: expected 1 (murmur3x64), 2 (siphash) or 3 (murmur3), received ${id}`,
   )
+}
+
+/**
+ * One keyed 128-bit hash of a key, shared by the generations of one Rotator (or one fleet
+ * policy): the base function under the placement seed, hashed once per decision and mixed
+ * per generation by {@link GenerationHasher}. The 128 bits are MurmurHash3_x86_128's four
+ * words (murmur3), MurmurHash3_x64_128's (murmur3x64), or SipHash-2-4's 64 bits and two zero
+ * words (siphash). The last string key and its words are kept, so the second and later
+ * generations of one decision read them instead of hashing again (strings are immutable, so
+ * the cache is exact; byte keys are hashed every time, since a caller may reuse a buffer).
+ * spec/rotator.md §1 "Placement".
+ * @internal
+ */
+export class KeyHash {
+  /** Word 0 of the last key's 128-bit hash (int32). */
+  w0 = 0
+  /** Word 1 (int32). */
+  w1 = 0
+  /** Word 2 (int32; 0 for SipHash). */
+  w2 = 0
+  /** Word 3 (int32; 0 for SipHash). */
+  w3 = 0
+  /** The key of w0..w3 when it was a string, else undefined. */
+  private last: string | undefined = undefined
+  /** 0: x86_128, 1: x64_128, 2: SipHash. */
+  private readonly kind: number
+  /**
+   * @param base the key hash function under the placement seed (owned by this object)
+   * @param master the 16-byte master seed the placement seed and the generation seeds derive from
+   */
+  constructor(
+    readonly base: Hasher,
+    readonly master: Uint8Array,
+  ) {
+    this.kind = base.id === HASHER_IDS.murmur3 ? 0 : base.id === HASHER_IDS.murmur3x64 ? 1 : 2
+  }
+
+  /** Hash `key` into w0..w3 unless it is the string hashed last. */
+  load(key: string | Uint8Array): void {
+    if (key === this.last) return
+    this.base.hashKey(key)
+    this.take()
+    this.last = typeof key === 'string' ? key : undefined
+  }
+
+  /** Hash `bytes[0..len)` into w0..w3 (never cached). */
+  loadBytes(bytes: Uint8Array, len: number): void {
+    this.base.hashInto(bytes, len)
+    this.take()
+    this.last = undefined
+  }
+
+  private take(): void {
+    const k = this.kind
+    if (k === 0) {
+      this.w0 = m86Out[0]
+      this.w1 = m86Out[1]
+      this.w2 = m86Out[2]
+      this.w3 = m86Out[3]
+    } else if (k === 1) {
+      this.w0 = mOut[1]
+      this.w1 = mOut[0]
+      this.w2 = mOut[3]
+      this.w3 = mOut[2]
+    } else {
+      this.w0 = sOut[1]
+      this.w1 = sOut[0]
+      this.w2 = 0
+      this.w3 = 0
+    }
+  }
+}
+
+/**
+ * The hasher of one generation under the keyed-mix placement: the shared {@link KeyHash}
+ * of the key (one hash call per decision, whatever the number of generations), XORed with
+ * the generation's 128-bit key (its 16 seed bytes, little-endian words) and mixed by
+ * MurmurHash3_x86_128's finalization (the four cross-adds, fmix32 on each word, the four
+ * cross-adds again: a bijection on 128 bits in which every output word depends on every
+ * input word). hashLo / hashHi are words 0 and 1 of the result. Generations draw their keys
+ * independently (from crypto, or SipHash of the master), so for two keys whose 128-bit
+ * hashes differ, where they land in one generation says nothing about where they land in
+ * another (spec/rotator.md §1 "Placement"; measured in test/hash/generation-hasher.test.ts).
+ * `name` and `id` are the base function's: frames record the placement in their own flag.
+ * @internal
+ */
+export class GenerationHasher implements Hasher {
+  readonly name: HasherName
+  readonly id: number
+  readonly seed: Uint8Array
+  hashHi = 0
+  hashLo = 0
+  private readonly k0: number
+  private readonly k1: number
+  private readonly k2: number
+  private readonly k3: number
+  /**
+   * @param keys the shared key hash of the rotator or fleet policy
+   * @param seed the generation's 16-byte key
+   * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad seed
+   */
+  constructor(
+    readonly keys: KeyHash,
+    seed: SeedLike,
+  ) {
+    this.seed = seedBytes(seed)
+    this.name = keys.base.name
+    this.id = keys.base.id
+    const b = this.seed
+    const w = (i: number): number => b[i] | (b[i + 1] << 8) | (b[i + 2] << 16) | (b[i + 3] << 24)
+    this.k0 = w(0)
+    this.k1 = w(4)
+    this.k2 = w(8)
+    this.k3 = w(12)
+  }
+  /** Another generation of the same key hash. */
+  withSeed(seed: SeedLike): GenerationHasher {
+    return new GenerationHasher(this.keys, seed)
+  }
+  hashInto(bytes: Uint8Array, len: number): void {
+    this.keys.loadBytes(bytes, len)
+    this.mix()
+  }
+  hashKey(key: string | Uint8Array): void {
+    this.keys.load(key)
+    this.mix()
+  }
+  hash(key: string | Uint8Array): bigint {
+    this.hashKey(key)
+    return (BigInt(this.hashHi >>> 0) << 32n) | BigInt(this.hashLo >>> 0)
+  }
+  /** The generation's mix of the shared words into hashHi / hashLo. */
+  private mix(): void {
+    const k = this.keys
+    let a = k.w0 ^ this.k0
+    let b = k.w1 ^ this.k1
+    let c = k.w2 ^ this.k2
+    let d = k.w3 ^ this.k3
+    a = (a + b + c + d) | 0
+    b = (b + a) | 0
+    c = (c + a) | 0
+    d = (d + a) | 0
+    a = fmix32(a)
+    b = fmix32(b)
+    c = fmix32(c)
+    d = fmix32(d)
+    a = (a + b + c + d) | 0
+    b = (b + a) | 0
+    this.hashLo = a
+    this.hashHi = b
+  }
+}
+
+/**
+ * The shared key hash behind a hasher of the keyed-mix placement, or undefined for a
+ * hasher that hashes the key itself (the placement of frames written before it).
+ * @internal
+ */
+export function keyHashOf(hasher: Hasher): KeyHash | undefined {
+  return hasher instanceof GenerationHasher ? hasher.keys : undefined
 }

@@ -3,7 +3,8 @@
  * Bloom filter", ESA 2006): the i-th of L indexes into M cells comes from one 64-bit hash
  * as `(h1 + i·h2) mod M`, with h1 = the low 32 bits (unsigned) and h2 = the high 32 bits
  * forced odd (`| 1`, so never 0 and the L indexes never collapse onto one cell when M is
- * a power of two). The sum is computed exactly in float64 (h1, h2 < 2^32, i < 2^20), not
+ * a power of two), then replaced by 1 when it is ≡ 0 (mod M) for M > 1 (an odd M can divide
+ * it; the key would otherwise get one column repeated at every level). The sum is computed exactly in float64 (h1, h2 < 2^32, i < 2^20), not
  * modulo 2^32, so the reduction is `floor` division by M.
  *
  * @param hashHi high word of the 64-bit hash (int32 or uint32)
@@ -14,7 +15,9 @@
  */
 export function kmIndexes(hashHi: number, hashLo: number, levels: number, cells: number, out: Uint32Array): void {
   const h1 = hashLo >>> 0
-  const h2 = (hashHi | 1) >>> 0
+  let h2 = (hashHi | 1) >>> 0
+  // a step ≡ 0 (mod M) would give the key one column at every level: step 1 instead
+  if (cells > 1 && h2 % cells === 0) h2 = 1
   for (let i = 0; i < levels; i++) out[i] = (h1 + i * h2) % cells
 }
 

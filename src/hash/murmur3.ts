@@ -397,8 +397,11 @@ export function murmur3x86_128Into(bytes: Uint8Array, len: number, seed: number)
   m86Out[3] = h4 + h1
 }
 
-/** MurmurHash3's 32-bit finalizer (fmix32). */
-function fmix32(h: number): number {
+/**
+ * MurmurHash3's 32-bit finalizer (fmix32): a bijection on 32-bit words with full avalanche.
+ * @internal
+ */
+export function fmix32(h: number): number {
   h ^= h >>> 16
   h = Math.imul(h, 0x85ebca6b | 0)
   h ^= h >>> 13

@@ -1,4 +1,4 @@
-import { SipHasher } from '../hash/hasher.js'
+import { KeyHash, SipHasher, type Hasher } from '../hash/hasher.js'
 
 /**
  * The seed of generation index `g` under master seed `master`: SipHash-2-4 keyed by the
@@ -28,4 +28,24 @@ export function generationSeed(master: Uint8Array, g: number): Uint8Array {
     }
   }
   return out
+}
+
+/**
+ * The generation index whose derived seed keys the shared key hash of the keyed-mix
+ * placement (spec/rotator.md §1 "Placement"): 2^53 − 2, beside the fleet's slot seed
+ * (2^53 − 1); no rotation count or time-based generation id comes near it.
+ * @internal
+ */
+export const KEY_HASH_SEED_ID = Number.MAX_SAFE_INTEGER - 1
+
+/**
+ * The shared key hash of a rotator or fleet policy with master seed `master`: `base`'s
+ * function under `generationSeed(master, 2^53 − 2)`. Its generation of index g is
+ * `new GenerationHasher(keys, generationSeed(master, g))`.
+ * @param base the hash function (its own seed is ignored)
+ * @param master 16 bytes
+ * @internal
+ */
+export function keyHashFor(base: Hasher, master: Uint8Array): KeyHash {
+  return new KeyHash(base.withSeed(generationSeed(master, KEY_HASH_SEED_ID)), master)
 }

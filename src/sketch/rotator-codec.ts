@@ -2,7 +2,8 @@ import type { Clock } from '../clock.js'
 import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
 import type { CellView } from './cells.js'
-import { generationSeed } from './generation-seed.js'
+import { GenerationHasher, hasherFromId } from '../hash/hasher.js'
+import { generationSeed, keyHashFor } from './generation-seed.js'
 import { MAX_CELLS, type DeserializeOptions, type SketchShape } from './shape.js'
 import {
   FLAG_DELTA,
@@ -40,6 +41,15 @@ export const ROTATOR_PARAMS_BYTES = SHAPE_PARAMS_BYTES + 32
  * @internal
  */
 export const FLAG_SEEDED = 2
+/**
+ * Rotator frame flag bit 3: the generations place keys by the keyed-mix placement (one
+ * key hash under the placement seed, mixed per generation: spec/rotator.md §1
+ * "Placement"). Without bit 1 the seed field holds the rotator's private master seed, from
+ * which the generation seeds and the placement seed derive. Frames without it keep the
+ * placement they were written with (each generation hashes the key under its own seed).
+ * @internal
+ */
+export const FLAG_KEY_HASH = 8
 
 /**
  * Rotator-level fields of a rotator-family frame.
@@ -88,7 +98,10 @@ export interface DecodedRotator {
 /**
  * Encode a rotator-family frame (version 2). See `spec/format.md`.
  * @param shape the shape block; its cellsPerLevel MUST be the oldest generation's
- * @param masterSeed the rotator's master seed (flag bit 1) or undefined (seed field zero)
+ * @param masterSeed the rotator's master seed (flag bit 1) or undefined
+ * @param keyHashMaster the master of the generations' shared key hash (flag bit 3: the
+ *   keyed-mix placement; the seed field holds it when there is no master seed), or
+ *   undefined (the placement before it; seed field zero without a master seed)
  * @internal
  */
 export function encodeRotator(
@@ -96,6 +109,7 @@ export function encodeRotator(
   stamp: WriterStamp,
   fields: RotatorFields,
   masterSeed: Uint8Array | undefined,
+  keyHashMaster: Uint8Array | undefined,
   gens: readonly GenerationCells[],
   delta: boolean,
 ): Uint8Array {
@@ -122,12 +136,16 @@ export function encodeRotator(
     if (useSparse) writeSparse(w, gens[g].cells, sparse[g].count, sparse[g].at)
     else writeCells(w, gens[g].cells)
   }
-  const flags = (delta ? FLAG_DELTA : 0) | (masterSeed !== undefined ? FLAG_SEEDED : 0) | (useSparse ? FLAG_SPARSE : 0)
+  const flags =
+    (delta ? FLAG_DELTA : 0) |
+    (masterSeed !== undefined ? FLAG_SEEDED : 0) |
+    (useSparse ? FLAG_SPARSE : 0) |
+    (keyHashMaster !== undefined ? FLAG_KEY_HASH : 0)
   return writeFrame({
     family: FAMILY.rotator,
     version: ROTATOR_FORMAT_VERSION,
     flags,
-    seed: masterSeed ?? new Uint8Array(16),
+    seed: masterSeed ?? keyHashMaster ?? new Uint8Array(16),
     params,
     payload,
   })
@@ -149,13 +167,14 @@ export function decodeRotator(
   const frame = readFrame(bytes, FAMILY.rotator, ROTATOR_FORMAT_VERSION)
   const isSparse = checkFlags(
     frame.flags,
-    FLAG_SEEDED,
-    'only bits 0 (delta), 1 (seeded) and 2 (sparse) may be set',
+    FLAG_SEEDED | FLAG_KEY_HASH,
+    'only bits 0 (delta), 1 (seeded), 2 (sparse) and 3 (keyed-mix placement) may be set',
     wantDelta,
     { delta: 'RotatorDelta.deserialize', full: 'Rotator.deserialize' },
   )
   const isDelta = wantDelta
   const seeded = (frame.flags & FLAG_SEEDED) !== 0
+  const keyHashed = (frame.flags & FLAG_KEY_HASH) !== 0
   if (frame.params.length !== ROTATOR_PARAMS_BYTES)
     invalidField('params length', `${ROTATOR_PARAMS_BYTES}`, frame.params.length)
   const pr = new FieldReader(frame.params)
@@ -171,7 +190,10 @@ export function decodeRotator(
   if (!(Number.isSafeInteger(rotations) && rotations >= 0)) invalidField('rotations', 'a safe integer ≥ 0', rotations)
   if (!Number.isFinite(lastRotationAtMs)) invalidField('last rotation ms', 'a finite number', lastRotationAtMs)
   const master = seeded ? new Uint8Array(frame.seed) : undefined
-  if (!seeded) {
+  // the keyed-mix placement: one key hash for every generation, under the seed field's master
+  const derivedFrom = seeded || keyHashed ? new Uint8Array(frame.seed) : undefined
+  const keys = keyHashed ? keyHashFor(hasherFromId(shape.hasherId, frame.seed), derivedFrom!) : undefined
+  if (!seeded && !keyHashed) {
     for (let i = 0; i < 16; i++)
       if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
   }
@@ -193,8 +215,8 @@ export function decodeRotator(
   for (let g = 0; g < generations; g++) {
     if (r.remaining < H) invalidField('payload length', `room for generation ${g}'s header at offset ${r.offset}`, end)
     const seed = r.raw(16, `generation ${g} seed`)
-    if (master !== undefined) {
-      const want = generationSeed(master, rotations + g)
+    if (derivedFrom !== undefined) {
+      const want = generationSeed(derivedFrom, rotations + g)
       for (let i = 0; i < 16; i++) {
         if (seed[i] !== want[i])
           invalidField(
@@ -236,7 +258,12 @@ export function decodeRotator(
     const cells = isSparse
       ? readSparse(r, genShape, time, `generation ${g}`)
       : readCells(r, genShape, isDelta, time, `generation ${g} cell`)
-    gens.push({ shape: shapeWithSeed(genShape, seed), createdAtMs: time.map(createdAtMs), cells })
+    const genHashed = shapeWithSeed(genShape, seed)
+    gens.push({
+      shape: keys === undefined ? genHashed : { ...genHashed, hasher: new GenerationHasher(keys, seed) },
+      createdAtMs: time.map(createdAtMs),
+      cells,
+    })
   }
   if (r.remaining !== 0) invalidField('payload length', `${r.offset} (the generations' blocks)`, end)
   return {

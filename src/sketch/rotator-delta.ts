@@ -1,4 +1,5 @@
 import { wallClockMs } from '../clock.js'
+import { keyHashOf } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
 import { splitView } from './cells.js'
@@ -62,6 +63,7 @@ export class RotatorDelta {
         lastRotationAtMs: stamp.nowMs,
       },
       this.masterSeed,
+      keyHashOf(this.deltas[0].hasher)?.master,
       this.deltas.map((d) => ({
         seed: d.hasher.seed,
         cellsPerLevel: d.cellsPerLevel,

@@ -9,10 +9,10 @@ import {
 } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { invalidField } from '../format/frame.js'
-import { Murmur3Hasher, randomSeed, seedBytes } from '../hash/hasher.js'
+import { GenerationHasher, Murmur3Hasher, keyHashOf, randomSeed, seedBytes, type KeyHash } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { generationSeed } from './generation-seed.js'
+import { generationSeed, keyHashFor } from './generation-seed.js'
 import { decodeRotator, encodeRotator } from './rotator-codec.js'
 import { RotatorDelta } from './rotator-delta.js'
 import { assertAmnesty } from './rotator-period.js'
@@ -136,6 +136,13 @@ export class Rotator {
   readonly seed: Uint8Array | undefined
   /** Generations, oldest first. */
   protected gens: Sketch[]
+  /**
+   * The key hash every generation mixes (the keyed-mix placement: one hash call per
+   * decision, spec/rotator.md §1 "Placement"); undefined for a rotator restored from a frame
+   * written before it, whose generations, fresh ones included, keep hashing the key each
+   * under its own seed (the placement those frames were written with).
+   */
+  private readonly keyHash: KeyHash | undefined
   private completed: number
   private lastRotationAtMs: number
   private handle: TickerHandle | undefined
@@ -190,6 +197,12 @@ export class Rotator {
         ? { ...o.sketch, cellsPerLevel: initialCellsPerLevel(this.sizing, o.sketch.cellsPerLevel) }
         : o.sketch
     this.sketchOptions = Object.freeze({ ...sketch, seed: undefined, clock: this.clock })
+    // a fresh rotator without a master seed gets a private random one: its generation seeds
+    // and key hash seed derive from it as a seeded rotator's do from its master
+    this.keyHash =
+      restored !== undefined
+        ? keyHashOf(restored.gens[0].hasher)
+        : keyHashFor(this.sketchOptions.hasher ?? new Murmur3Hasher(randomSeed()), this.seed ?? randomSeed())
     this.completed = restored?.rotations ?? 0
     this.gens = restored?.gens ?? []
     if (restored === undefined) for (let i = 0; i < this.generations; i++) this.gens.push(this.freshGeneration(i))
@@ -228,9 +241,13 @@ export class Rotator {
    * random; `cellsPerLevel` cells per level (default: the sketch options').
    */
   protected freshGeneration(g: number, cellsPerLevel?: number): Sketch {
+    const o = cellsPerLevel === undefined ? this.sketchOptions : { ...this.sketchOptions, cellsPerLevel }
+    const keys = this.keyHash
+    if (keys !== undefined) {
+      return new Sketch({ ...o, hasher: new GenerationHasher(keys, generationSeed(keys.master, g)), seed: undefined })
+    }
     const hasher = this.sketchOptions.hasher ?? new Murmur3Hasher(randomSeed())
     const seed = this.seed === undefined ? randomSeed() : generationSeed(this.seed, g)
-    const o = cellsPerLevel === undefined ? this.sketchOptions : { ...this.sketchOptions, cellsPerLevel }
     return new Sketch({ ...o, hasher: hasher.withSeed(seed), seed: undefined })
   }
 
@@ -694,6 +711,7 @@ export class Rotator {
         lastRotationAtMs: this.lastRotationAtMs,
       },
       this.seed,
+      this.keyHash?.master,
       this.gens.map((g, i) => ({
         ...g.cellsForFrame(),
         cellsPerLevel: g.cellsPerLevel,

@@ -1,5 +1,5 @@
 import type { Clock, Ticker } from '../clock.js'
-import type { Hasher, SeedLike } from '../hash/hasher.js'
+import { keyHashOf, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { optionKeys } from '../options.js'
 import type { RotatorSizing } from './rotator-sizing.js'
 
@@ -120,6 +120,8 @@ export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = fal
   if (a.hi !== b.hi) return `hi: ${a.hi} vs ${b.hi}`
   if (a.aggregator !== b.aggregator) return `aggregator: ${a.aggregator} vs ${b.aggregator}`
   if (a.hasher.id !== b.hasher.id) return `hasher: ${a.hasher.name} vs ${b.hasher.name}`
+  if ((keyHashOf(a.hasher) === undefined) !== (keyHashOf(b.hasher) === undefined))
+    return `placement: ${placementName(a.hasher)} vs ${placementName(b.hasher)}`
   if (ignoreSeed) return undefined
   const sa = a.hasher.seed
   const sb = b.hasher.seed
@@ -265,3 +267,8 @@ export const ROTATOR_DESERIALIZE_KEYS = optionKeys<RotatorDeserializeOptions>({
  * @internal
  */
 export const SKETCH_BYTES_PER_CELL = 16
+
+/** The placement's name in an incompatibility message (spec/rotator.md §1 "Placement"). */
+function placementName(h: Hasher): string {
+  return keyHashOf(h) === undefined ? 'own hash per generation' : 'keyed mix of one key hash'
+}

@@ -1,6 +1,6 @@
 import { systemClock, systemNowMs, wallClockMs, type Clock } from '../clock.js'
 import { GrudgeError, GrudgeRangeError, GrudgeTypeError, describeValue, invalidOption } from '../errors.js'
-import { resolveHasher, type Hasher } from '../hash/hasher.js'
+import { keyHashOf, resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
@@ -129,6 +129,13 @@ export class Sketch {
    * 32 B per `updateAndEstimate` while its cell loop took and returned doubles).
    */
   private readonly hot: Float64Array
+  /**
+   * The step that replaces a Kirsch–Mitzenmacher step ≡ 0 (mod M): 1 under the keyed-mix
+   * placement (rotator generations, fleet; M > 1), so no key has one column repeated at
+   * every level; 0 (the step as it is) for a hasher that hashes the key itself, whose
+   * frames were written with that placement (spec/hashing.md §4).
+   */
+  private readonly zeroStep: number
 
   /**
    * @param options see {@link SketchOptions}
@@ -173,6 +180,7 @@ export class Sketch {
     this.aggregator = aggregator
     this.hasher = hasher
     this.clock = clock
+    this.zeroStep = keyHashOf(hasher) !== undefined && cells > 1 ? 1 : 0
     this.cells = new Float64Array(CELL_STRIDE * levels * cells)
     this.aggId = AGGREGATOR_IDS[aggregator]
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
@@ -549,7 +557,8 @@ export class Sketch {
     const idx = this.idx
     const invM = this.hot[SLOT_INV_M]
     let c = modByReciprocal(h1, M, invM)
-    const step = modByReciprocal(h2, M, invM)
+    let step = modByReciprocal(h2, M, invM)
+    if (step === 0) step = this.zeroStep
     const cells = this.cells
     // Each level's cell is read here, back to back, before any is worked on: the L cache
     // misses (one line per level: a cell's score and time share it) then overlap instead

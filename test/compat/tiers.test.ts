@@ -58,7 +58,7 @@ t.test('core: a tiered limit needs a tier; a constant cost above a burst is refu
   const l = new Limiter({ clock: new FakeClock(0), ticker: new FakeTicker(), limit: { tiers } })
   t.throws(() => l.decide('k'), { code: 'ERR_GRUDGE_TIER_UNKNOWN' })
   t.throws(() => l.decide('k', 1, 'gold'), { code: 'ERR_GRUDGE_TIER_UNKNOWN' })
-  t.equal(l.decide('k', 1, 'free').tier, 'free')
+  t.equal((await l.decide('k', 1, 'free')).tier, 'free')
   t.equal(l.tiers?.size, 2)
   await l.close()
   t.throws(() => new Limiter({ ticker: new FakeTicker(), limit: { tiers: { a: { rate: 1, burst: 2 } }, cost: 3 } }), {

@@ -388,7 +388,7 @@ t.test('Rotator round trip keeps generations, seeds, rotations and phase', async
   r.update('b', 4)
   clock.set(14_000)
   const bytes = serializeAtWall(r, WALL)
-  t.equal(bytes[6], 0, 'no master seed: flags 0')
+  t.equal(bytes[6], 8, 'no master seed: flags 8 (keyed-mix placement, private master in the seed field)')
   const tk = new FakeTicker()
   const back = Rotator.deserialize(bytes, { clock, ticker: tk, wallMs: WALL })
   t.equal(back.rotations, 1)
@@ -486,7 +486,7 @@ t.test('sparse rotator delta frames: round trip and checks', async (t) => {
   r.update('x', 5)
   const d = r.takeDelta()
   const bytes = serializeAtWall(d, WALL)
-  t.equal(bytes[6], 1 | 2 | 4, 'delta, seeded, sparse')
+  t.equal(bytes[6], 1 | 2 | 4 | 8, 'delta, seeded, sparse, keyed-mix placement')
   t.equal(
     bytes.length,
     36 + 84 + 3 * (32 + 16 + 12 * 2) + 4,
