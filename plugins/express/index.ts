@@ -20,7 +20,13 @@ import { checkKnownOptions } from '../../src/options.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import {
+  cachedDefaultBody,
+  defaultDenialError,
+  errorContext,
+  notFoundBody,
+  requestError,
+} from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
 import { denialStatus } from '../../src/http/status.js'
 import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
@@ -117,6 +123,7 @@ interface ExpressContext {
   limiter: Limiter
   fields: FieldSource
   handler: GrudgeExpressOptions['handler']
+  message: GrudgeExpressOptions['message']
   runBloom: (req: Request, res: Response, next: NextFunction) => void
   clock: Clock
 }
@@ -208,13 +215,55 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
       if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
       return ctx.runBloom(req, res, next)
     }
-    ctx.config.onExceeded?.(req, key, d)
-    const status = denialStatus(d, ctx.config.fairnessStatus)
-    const context = errorContext(d, key, status)
-    if (ctx.handler !== undefined) return ctx.handler(req, res, next, context)
-    res.status(status).json(ctx.config.errorResponseBuilder(req, context))
+    deny(ctx, req, res, next, key, d)
   } catch (err) {
     next(err)
+  }
+}
+
+/** Answer a denial: `handler`, `message`, the error path (`useErrorHandler`) or the builder's body. */
+function deny(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
+  const config = ctx.config
+  config.onExceeded?.(req, key, d)
+  const status = denialStatus(d, config.fairnessStatus, config.limitStatus)
+  if (ctx.handler !== undefined) {
+    const r: unknown = ctx.handler(req, res, next, errorContext(d, key, status))
+    // an async handler's rejection goes to the error path, as express-rate-limit does
+    if (isThenable(r)) r.then(undefined, next)
+    return
+  }
+  const message = ctx.message
+  if (message !== undefined) {
+    // express-rate-limit's `message`: the status is set first, so a function sees it (and
+    // may answer itself); its value is sent with res.send unless the response has ended
+    res.status(status)
+    const m: unknown = typeof message === 'function' ? (message as MessageFunction)(req, res) : message
+    if (isThenable(m))
+      m.then((v) => {
+        if (!res.writableEnded) res.send(v)
+      }, next)
+    else if (!res.writableEnded) res.send(m)
+    return
+  }
+  const build = config.errorResponseBuilder
+  if (config.useErrorHandler) {
+    const thrown = (build ?? defaultDenialError)(req, errorContext(d, key, status))
+    // next() without an error would let the denied request through: the error path instead
+    if (thrown === undefined || thrown === null) return fail(ctx, next, nothingThrown(thrown))
+    return next(thrown)
+  }
+  // the default body needs no context, and is kept once built: a denial allocates nothing here
+  const body = build === undefined ? cachedDefaultBody(status, d) : build(req, errorContext(d, key, status))
+  res.status(status).json(body)
+}
+
+type MessageFunction = (req: Request, res: Response) => unknown
+
+function nothingThrown(thrown: unknown): unknown {
+  try {
+    invalidOption('errorResponseBuilder', 'a value to pass to next() (useErrorHandler is set)', thrown)
+  } catch (err) {
+    return err
   }
 }
 
@@ -252,9 +301,19 @@ function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: str
  */
 export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   checkKnownOptions(options, GRUDGE_EXPRESS_OPTION_KEYS)
-  const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
+  const { name, handler, message, warn, bloom, targetFalsePositiveRate, ...common } = options
   if (handler !== undefined && typeof handler !== 'function')
-    invalidOption('handler', 'a function (req, res, next, decision)', handler)
+    invalidOption('handler', 'a function (req, res, next, context)', handler)
+  // each answers the denial: two of them would leave one silently unused
+  const answers = (['handler', 'message', 'errorResponseBuilder', 'useErrorHandler'] as const).filter((k) =>
+    k === 'handler' ? handler !== undefined : k === 'message' ? message !== undefined : !!common[k],
+  )
+  if (answers.length > 1)
+    invalidOption(
+      answers[1],
+      `no ${answers[1]} beside ${answers[0]} (each answers a denial; give one of handler, message, errorResponseBuilder, useErrorHandler)`,
+      answers[1] === 'message' ? message : answers[1] === 'useErrorHandler' ? common.useErrorHandler : 'function',
+    )
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
   if (name !== undefined) checkPolicyName('name', name)
   let gate: BloomGate | undefined
@@ -301,7 +360,17 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   }
 
   const fields = fieldSource(limiter, config.headers, name === undefined && !namedPolicy)
-  const ctx: ExpressContext = { view: expressView(log), warn: log, config, limiter, fields, handler, runBloom, clock }
+  const ctx: ExpressContext = {
+    view: expressView(log),
+    warn: log,
+    config,
+    limiter,
+    fields,
+    handler,
+    message,
+    runBloom,
+    clock,
+  }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     // mounted twice on one path (app.use and the route): the request is charged once
     if (decidedBy(req, limiter)) return next()

@@ -6,8 +6,9 @@
  */
 export type { CommonOptions, AdapterLimitOptions, AdapterFairnessOptions, AdapterAbuseOptions } from './options.js'
 export type { KeySpec } from './client-key.js'
-export type { ErrorContext, ErrorBody } from './error-body.js'
+export type { ErrorContext, ErrorBody, DenialError } from './error-body.js'
 export type { BloomRegistryLike, BloomRegistryConfig } from './bloom-registry.js'
 export type { FairnessStatus } from './status.js'
+export type { StandardHeadersDraft } from './headers.js'
 export type { Decision, PolicyName } from '../limit/decision.js'
 export type { LimiterStats } from '../limit/telemetry.js'

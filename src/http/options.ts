@@ -8,9 +8,15 @@ import { invalidOption } from '../errors.js'
 import { checkKnownOptions, optionKeys, type OptionNames } from '../options.js'
 import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './client-key.js'
 import { parseAllowList, type AllowList } from './allow-list.js'
-import { defaultErrorBody, type ErrorContext } from './error-body.js'
+import type { DenialError, ErrorContext } from './error-body.js'
 import type { FairnessStatus } from './status.js'
-import { checkPolicyName, parseHeaderOptions, type HeaderOptions } from './headers.js'
+import {
+  checkPolicyName,
+  parseHeaderOptions,
+  parseStandardHeaders,
+  type HeaderOptions,
+  type StandardHeadersDraft,
+} from './headers.js'
 import type { OutcomeRules } from './outcome.js'
 import type { Decision } from '../limit/decision.js'
 import type { DebtMeterOptions } from '../limit/debt-meter.js'
@@ -63,12 +69,46 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   tenantHeader?: string
   /** IPv6 grouping prefix in bits, [1, 128]; default 64. */
   ipv6Subnet?: number
-  /** `false` sends no rate-limit fields at all; default true (IETF fields and Retry-After). */
+  /** `false` sends no rate-limit fields at all, Retry-After included; default true (IETF fields and Retry-After). */
   headers?: boolean
-  /** Also send `X-RateLimit-Limit/Remaining/Reset`; default false. */
+  /**
+   * The draft the IETF fields follow, with express-rate-limit's names: `'draft-10'`
+   * (default: `RateLimit-Policy: "<name>";q=…;w=…` and `RateLimit: "<name>";r=…;t=…`),
+   * `'draft-8'` (the same bytes), `'draft-7'` (`RateLimit-Policy: <q>;w=<w>` and
+   * `RateLimit: limit=…, remaining=…, reset=…`), `'draft-6'` (`RateLimit-Policy: <q>;w=<w>`,
+   * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`), or `false` for none (the
+   * legacy fields and Retry-After are still sent as configured). `true` is refused with
+   * `ERR_GRUDGE_OPTION_INVALID`: it means `'draft-6'` in express-rate-limit, so name the draft.
+   */
+  standardHeaders?: StandardHeadersDraft | false
+  /**
+   * Also send `X-RateLimit-Limit/Remaining/Reset`, the reset in delta seconds as
+   * @fastify/rate-limit sends it (express-rate-limit sends an epoch time); default false.
+   */
   legacyHeaders?: boolean
-  /** Body of a denial; default `{ statusCode, error, message }` naming the retry delay. */
+  /**
+   * Status of a debt-meter denial: an integer in [400, 599]; default 429 (as both
+   * @fastify/rate-limit and express-rate-limit's `statusCode`). The abuse score's block
+   * stays 403 (@fastify/rate-limit's `ban` answers 403 too) and the feedback score's status
+   * is `fairness.status`.
+   */
+  statusCode?: number
+  /**
+   * Body of a denial; default `{ statusCode, error, message }` naming the retry delay (with
+   * Fastify's `useErrorHandler`, an `Error` with `statusCode`). Called with the request and
+   * the denial's context; its answer is sent as the body (or thrown, with `useErrorHandler`).
+   */
   errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
+  /**
+   * Send a denial down the framework's error path instead of answering it: the
+   * `errorResponseBuilder` result (default a {@link DenialError}: an `Error` with
+   * `statusCode`) is thrown as @fastify/rate-limit does, so that Fastify's
+   * `setErrorHandler` (or Express's error middleware, through `next(err)`) sees it and
+   * answers. The rate-limit fields and Retry-After are set before; the reply's status is
+   * not (the handler reads `error.statusCode`; Fastify's default handler answers with it).
+   * Default false: the adapter answers the denial itself.
+   */
+  useErrorHandler?: boolean
   /** Called once per denied request, before the answer. */
   onExceeded?: (req: Req, key: string, decision: Decision) => void
   /**
@@ -117,8 +157,11 @@ export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> =
   tenantHeader: true,
   ipv6Subnet: true,
   headers: true,
+  standardHeaders: true,
   legacyHeaders: true,
+  statusCode: true,
   errorResponseBuilder: true,
+  useErrorHandler: true,
   onExceeded: true,
   allowList: true,
   skip: true,
@@ -171,8 +214,10 @@ export const ADAPTER_ABUSE_KEYS = optionKeys<AdapterAbuseOptions<unknown, unknow
 export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req, Res> {
   /** The cost function of `limit.cost`, when it is one. */
   readonly cost: ((req: Req) => number) | undefined
-  /** The body of a denial. */
-  readonly errorResponseBuilder: (req: Req, context: ErrorContext) => unknown
+  /** The body of a denial (or what is thrown, with Fastify's `useErrorHandler`); undefined for the default. */
+  readonly errorResponseBuilder: ((req: Req, context: ErrorContext) => unknown) | undefined
+  /** Whether a denial goes down the framework's error path (thrown) instead of being answered. */
+  readonly useErrorHandler: boolean
   /** Called once per denied request. */
   readonly onExceeded: ((req: Req, key: string, decision: Decision) => void) | undefined
   /** The parsed `allowList`. */
@@ -183,6 +228,8 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   readonly headers: Readonly<Required<HeaderOptions>> | false
   /** Status of a feedback-score denial: 503 or 429. */
   readonly fairnessStatus: FairnessStatus
+  /** Status of a debt-meter denial (`statusCode`), in [400, 599]. */
+  readonly limitStatus: number
   /** The core limiter's options (checked, frozen; the adapter adds name and telemetry). */
   readonly limiter: Readonly<LimiterOptions>
   /** The option path prefix the options were parsed under (e.g. `config.grudge.`). */
@@ -218,7 +265,13 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     invalidOption(prefix + 'headers', 'a boolean', o.headers)
   if (o.legacyHeaders !== undefined && typeof o.legacyHeaders !== 'boolean')
     invalidOption(prefix + 'legacyHeaders', 'a boolean', o.legacyHeaders)
+  const draft = parseStandardHeaders(o.standardHeaders, prefix + 'standardHeaders')
+  const limitStatus = o.statusCode ?? 429
+  if (typeof limitStatus !== 'number' || !Number.isInteger(limitStatus) || limitStatus < 400 || limitStatus > 599)
+    invalidOption(prefix + 'statusCode', 'an integer status in [400, 599]', limitStatus)
   fn(prefix + 'errorResponseBuilder', o.errorResponseBuilder)
+  if (o.useErrorHandler !== undefined && typeof o.useErrorHandler !== 'boolean')
+    invalidOption(prefix + 'useErrorHandler', 'a boolean', o.useErrorHandler)
   fn(prefix + 'onExceeded', o.onExceeded)
   fn(prefix + 'skip', o.skip)
   const allowList = parseAllowList<Req>(o.allowList, prefix + 'allowList')
@@ -262,7 +315,13 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     abuseScore = score
     abuse = Object.freeze(rest)
   }
-  const headers = parseHeaderOptions(o.headers === false ? false : { legacy: o.legacyHeaders === true })
+  const headers = parseHeaderOptions(
+    o.headers === false
+      ? false
+      : draft === false
+        ? { ietf: false, legacy: o.legacyHeaders === true }
+        : { draft, legacy: o.legacyHeaders === true },
+  )
   const limiter: LimiterOptions = Object.freeze({
     memory: o.memory,
     levels: o.levels,
@@ -288,12 +347,14 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     cost,
     isFailure,
     abuseScore,
-    errorResponseBuilder: o.errorResponseBuilder ?? defaultErrorBody,
+    errorResponseBuilder: o.errorResponseBuilder,
+    useErrorHandler: o.useErrorHandler === true,
     onExceeded: o.onExceeded,
     allowList,
     skip: o.skip,
     headers,
     fairnessStatus,
+    limitStatus,
     limiter,
     prefix,
     abortStatus,
