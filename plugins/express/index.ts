@@ -31,7 +31,13 @@ import { isThenable } from '../../src/http/thenable.js'
 import { denialStatus } from '../../src/http/status.js'
 import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack } from '../../src/http/field-stack.js'
-import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } from '../../src/http/options.js'
+import {
+  buildLimiter,
+  firstReport,
+  parseLimiterOptions,
+  requestCost,
+  type AdapterConfig,
+} from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
@@ -131,7 +137,7 @@ interface ExpressContext {
 /** Send a request-time failure to `next`: logged under grudge's name, generic to the client. */
 function fail(ctx: ExpressContext, next: NextFunction, err: unknown): void {
   const { error, replaced } = requestError(err)
-  if (replaced)
+  if (replaced && firstReport(ctx.limiter, err))
     ctx.warn(
       `grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed): ${describeError(err)}`,
     )
@@ -304,16 +310,25 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const { name, handler, message, warn, bloom, targetFalsePositiveRate, ...common } = options
   if (handler !== undefined && typeof handler !== 'function')
     invalidOption('handler', 'a function (req, res, next, context)', handler)
-  // each answers the denial: two of them would leave one silently unused
-  const answers = (['handler', 'message', 'errorResponseBuilder', 'useErrorHandler'] as const).filter((k) =>
-    k === 'handler' ? handler !== undefined : k === 'message' ? message !== undefined : !!common[k],
-  )
-  if (answers.length > 1)
-    invalidOption(
-      answers[1],
-      `no ${answers[1]} beside ${answers[0]} (each answers a denial; give one of handler, message, errorResponseBuilder, useErrorHandler)`,
-      answers[1] === 'message' ? message : answers[1] === 'useErrorHandler' ? common.useErrorHandler : 'function',
-    )
+  // handler and message each answer the denial alone: beside each other, errorResponseBuilder
+  // or useErrorHandler, one would be silently unused
+  const first = handler !== undefined ? 'handler' : message !== undefined ? 'message' : undefined
+  if (first !== undefined) {
+    const second =
+      first === 'handler' && message !== undefined
+        ? 'message'
+        : common.errorResponseBuilder !== undefined
+          ? 'errorResponseBuilder'
+          : common.useErrorHandler !== undefined
+            ? 'useErrorHandler'
+            : undefined
+    if (second !== undefined)
+      invalidOption(
+        second,
+        `no ${second} beside ${first} (handler and message each answer a denial alone; errorResponseBuilder and useErrorHandler shape the default answer)`,
+        second === 'message' ? message : second === 'useErrorHandler' ? common.useErrorHandler : 'a function',
+      )
+  }
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
   if (name !== undefined) checkPolicyName('name', name)
   let gate: BloomGate | undefined

@@ -23,7 +23,7 @@ import {
   requestError,
 } from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
-import { requestCost } from '../../src/http/options.js'
+import { firstReport, requestCost } from '../../src/http/options.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
@@ -178,9 +178,9 @@ export function nothingThrown(config: FastifyConfig, thrown: unknown): unknown {
 }
 
 /** Send a request-time failure down Fastify's error path: logged under grudge's name, generic to the client. */
-function fail(req: FastifyRequest, next: Next, err: unknown): void {
+function fail(req: FastifyRequest, next: Next, err: unknown, limiter?: Limiter): void {
   const { error, replaced } = requestError(err)
-  if (replaced)
+  if (replaced && (limiter === undefined || firstReport(limiter, err)))
     req.log.error(
       { err },
       'grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed)',
@@ -227,7 +227,7 @@ function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next
       )
     else apply(ctx, req, reply, next, key, d)
   } catch (err) {
-    fail(req, next, err)
+    fail(req, next, err, ctx.limiter)
   }
 }
 

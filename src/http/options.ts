@@ -4,7 +4,7 @@
  * reads come in through a `RequestView`; nothing here imports a framework.
  * @module
  */
-import { invalidOption } from '../errors.js'
+import { GrudgeError, invalidOption } from '../errors.js'
 import { checkKnownOptions, optionKeys, type OptionNames } from '../options.js'
 import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './client-key.js'
 import { parseAllowList, type AllowList } from './allow-list.js'
@@ -378,15 +378,42 @@ export function buildLimiter<Req, Res>(
 
 /**
  * The cost of a request: the `limit.cost` function's answer, checked, or undefined for the
- * configured constant. A function answering anything but a number in [0, burst] (an
- * `undefined` included) takes the error path, as a key function answering a non-string does.
+ * configured constant. A function answering anything but a finite number ≥ 0 (an
+ * `undefined` included) takes the error path, as a key function answering a non-string
+ * does; a cost above the burst (3 with `burst: 2.5`), which no debt could ever admit, takes
+ * it with its own code (a constant cost above the burst is refused at construction).
  * @param config the adapter's configuration
  * @param limiter its limiter (the debt meter's burst)
  * @param req the request
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost`
+ * @throws {GrudgeError} `ERR_GRUDGE_ADAPTER_COST_OVER_BURST` for a cost above the burst;
+ * `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost` for any other bad cost
  * @internal
  */
 export function requestCost<Req, Res>(config: AdapterConfig<Req, Res>, limiter: Limiter, req: Req): number | undefined {
   if (config.cost === undefined || limiter.limit === undefined) return undefined
-  return limiter.limit.checkCost(config.cost(req))
+  const cost = config.cost(req)
+  const burst = limiter.limit.burst
+  if (typeof cost === 'number' && Number.isFinite(cost) && cost > burst)
+    throw new GrudgeError(
+      'ERR_GRUDGE_ADAPTER_COST_OVER_BURST',
+      `option "${config.prefix}limit.cost": expected a cost ≤ burst = ${burst} (a request costing more could never be admitted), received ${cost}`,
+    )
+  return limiter.limit.checkCost(cost)
+}
+
+/** The limiters that have logged a cost above their burst: logged once per limiter. */
+const costLogged = new WeakSet<object>()
+
+/**
+ * Whether a request-time failure is to be logged: every one, except a cost above the burst
+ * after the first of its limiter (a misconfiguration, the same on every such request).
+ * @param limiter the limiter that failed
+ * @param err the failure
+ * @internal
+ */
+export function firstReport(limiter: object, err: unknown): boolean {
+  if ((err as { code?: unknown } | null)?.code !== 'ERR_GRUDGE_ADAPTER_COST_OVER_BURST') return true
+  if (costLogged.has(limiter)) return false
+  costLogged.add(limiter)
+  return true
 }
