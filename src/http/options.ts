@@ -8,7 +8,7 @@ import { GrudgeError, invalidOption } from '../errors.js'
 import { checkKnownOptions, optionKeys, type OptionNames } from '../options.js'
 import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './client-key.js'
 import { parseAllowList, type AllowList } from './allow-list.js'
-import type { DenialError, ErrorContext } from './error-body.js'
+import type { ErrorContext } from './error-body.js'
 import type { FairnessStatus } from './status.js'
 import {
   checkPolicyName,
@@ -101,7 +101,7 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
   /**
    * Send a denial down the framework's error path instead of answering it: the
-   * `errorResponseBuilder` result (default a {@link DenialError}: an `Error` with
+   * `errorResponseBuilder` result (default a `DenialError`: an `Error` with
    * `statusCode`) is thrown as @fastify/rate-limit does, so that Fastify's
    * `setErrorHandler` (or Express's error middleware, through `next(err)`) sees it and
    * answers. The rate-limit fields and Retry-After are set before; the reply's status is
