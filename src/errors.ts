@@ -58,6 +58,8 @@ export const ERROR_CODES = {
   ERR_GRUDGE_CLUSTER_CLOSED: 'The Redis-backed store was closed and can no longer be used.',
   // adapters (Fastify, Express)
   ERR_GRUDGE_ADAPTER_REGISTERED: 'The grudge Fastify plugin was registered twice in one scope.',
+  ERR_GRUDGE_ADAPTER_COST_OVER_BURST:
+    'A cost function returned a cost above the burst: a request of that cost could never be admitted.',
 } as const
 
 /** Every declared error code. */

@@ -20,12 +20,24 @@ import { checkKnownOptions } from '../../src/options.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import {
+  cachedDefaultBody,
+  defaultDenialError,
+  errorContext,
+  notFoundBody,
+  requestError,
+} from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
 import { denialStatus } from '../../src/http/status.js'
 import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack } from '../../src/http/field-stack.js'
-import { buildLimiter, parseLimiterOptions, requestCost, type AdapterConfig } from '../../src/http/options.js'
+import {
+  buildLimiter,
+  firstReport,
+  parseLimiterOptions,
+  requestCost,
+  type AdapterConfig,
+} from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
@@ -124,6 +136,7 @@ interface ExpressContext {
   /** A tiered limit's field source per tier, else undefined. */
   tierFields: ReadonlyMap<string, FieldSource> | undefined
   handler: GrudgeExpressOptions['handler']
+  message: GrudgeExpressOptions['message']
   runBloom: (req: Request, res: Response, next: NextFunction) => void
   clock: Clock
 }
@@ -131,7 +144,7 @@ interface ExpressContext {
 /** Send a request-time failure to `next`: logged under grudge's name, generic to the client. */
 function fail(ctx: ExpressContext, next: NextFunction, err: unknown): void {
   const { error, replaced } = requestError(err)
-  if (replaced)
+  if (replaced && firstReport(ctx.limiter, err))
     ctx.warn(
       `grudge: the request could not be limited (a key, cost, skip or allow-list function, or the store, failed): ${describeError(err)}`,
     )
@@ -242,13 +255,55 @@ function apply(ctx: ExpressContext, req: Request, res: Response, next: NextFunct
       if (ctx.limiter.recordsOutcomes) watchOutcome(ctx, req, res, key)
       return ctx.runBloom(req, res, next)
     }
-    ctx.config.onExceeded?.(req, key, d)
-    const status = denialStatus(d, ctx.config.fairnessStatus)
-    const context = errorContext(d, key, status)
-    if (ctx.handler !== undefined) return ctx.handler(req, res, next, context)
-    res.status(status).json(ctx.config.errorResponseBuilder(req, context))
+    deny(ctx, req, res, next, key, d)
   } catch (err) {
     next(err)
+  }
+}
+
+/** Answer a denial: `handler`, `message`, the error path (`useErrorHandler`) or the builder's body. */
+function deny(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string, d: Decision): void {
+  const config = ctx.config
+  config.onExceeded?.(req, key, d)
+  const status = denialStatus(d, config.fairnessStatus, config.limitStatus)
+  if (ctx.handler !== undefined) {
+    const r: unknown = ctx.handler(req, res, next, errorContext(d, key, status))
+    // an async handler's rejection goes to the error path, as express-rate-limit does
+    if (isThenable(r)) r.then(undefined, next)
+    return
+  }
+  const message = ctx.message
+  if (message !== undefined) {
+    // express-rate-limit's `message`: the status is set first, so a function sees it (and
+    // may answer itself); its value is sent with res.send unless the response has ended
+    res.status(status)
+    const m: unknown = typeof message === 'function' ? (message as MessageFunction)(req, res) : message
+    if (isThenable(m))
+      m.then((v) => {
+        if (!res.writableEnded) res.send(v)
+      }, next)
+    else if (!res.writableEnded) res.send(m)
+    return
+  }
+  const build = config.errorResponseBuilder
+  if (config.useErrorHandler) {
+    const thrown = (build ?? defaultDenialError)(req, errorContext(d, key, status))
+    // next() without an error would let the denied request through: the error path instead
+    if (thrown === undefined || thrown === null) return fail(ctx, next, nothingThrown(thrown))
+    return next(thrown)
+  }
+  // the default body needs no context, and is kept once built: a denial allocates nothing here
+  const body = build === undefined ? cachedDefaultBody(status, d) : build(req, errorContext(d, key, status))
+  res.status(status).json(body)
+}
+
+type MessageFunction = (req: Request, res: Response) => unknown
+
+function nothingThrown(thrown: unknown): unknown {
+  try {
+    invalidOption('errorResponseBuilder', 'a value to pass to next() (useErrorHandler is set)', thrown)
+  } catch (err) {
+    return err
   }
 }
 
@@ -286,9 +341,28 @@ function watchOutcome(ctx: ExpressContext, req: Request, res: Response, key: str
  */
 export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   checkKnownOptions(options, GRUDGE_EXPRESS_OPTION_KEYS)
-  const { name, handler, warn, bloom, targetFalsePositiveRate, ...common } = options
+  const { name, handler, message, warn, bloom, targetFalsePositiveRate, ...common } = options
   if (handler !== undefined && typeof handler !== 'function')
-    invalidOption('handler', 'a function (req, res, next, decision)', handler)
+    invalidOption('handler', 'a function (req, res, next, context)', handler)
+  // handler and message each answer the denial alone: beside each other, errorResponseBuilder
+  // or useErrorHandler, one would be silently unused
+  const first = handler !== undefined ? 'handler' : message !== undefined ? 'message' : undefined
+  if (first !== undefined) {
+    const second =
+      first === 'handler' && message !== undefined
+        ? 'message'
+        : common.errorResponseBuilder !== undefined
+          ? 'errorResponseBuilder'
+          : common.useErrorHandler !== undefined
+            ? 'useErrorHandler'
+            : undefined
+    if (second !== undefined)
+      invalidOption(
+        second,
+        `no ${second} beside ${first} (handler and message each answer a denial alone; errorResponseBuilder and useErrorHandler shape the default answer)`,
+        second === 'message' ? message : second === 'useErrorHandler' ? common.useErrorHandler : 'a function',
+      )
+  }
   if (warn !== undefined && typeof warn !== 'function') invalidOption('warn', 'a function', warn)
   if (name !== undefined) checkPolicyName('name', name)
   let gate: BloomGate | undefined
@@ -337,8 +411,18 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   const implicit = name === undefined && !namedPolicy
   const fields = fieldSource(limiter, config.headers, implicit)
   const tierFields = tierFieldSources(limiter, config, implicit)
-  const view = expressView(log)
-  const ctx: ExpressContext = { view, warn: log, config, limiter, fields, tierFields, handler, runBloom, clock }
+  const ctx: ExpressContext = {
+    view: expressView(log),
+    warn: log,
+    config,
+    limiter,
+    fields,
+    tierFields,
+    handler,
+    message,
+    runBloom,
+    clock,
+  }
   const middleware = function grudgeMiddleware(req: Request, res: Response, next: NextFunction): void {
     // mounted twice on one path (app.use and the route): the request is charged once
     if (decidedBy(req, limiter)) return next()
@@ -356,7 +440,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       fail(ctx, next, err)
     }
   } as GrudgeMiddleware
-  const ops = keyOps(config, view, limiter)
+  const ops = keyOps(config, ctx.view, limiter)
   middleware.peek = ops.peek
   middleware.reset = ops.reset
   middleware.forgive = ops.forgive

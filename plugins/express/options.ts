@@ -31,11 +31,24 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
    */
   name?: string
   /**
-   * Custom answer for a denial, instead of `errorResponseBuilder` (express-rate-limit's
-   * `handler`): the context carries the status to answer with (`statusCode`: 429, 503 or
-   * 403), the retry delay and the decision.
+   * Custom answer for a denial (express-rate-limit's `handler`): the context carries the
+   * status to answer with (`statusCode`: the `statusCode` option (429 by default), 503 or
+   * 403), the retry delay and the decision (express-rate-limit passes its options instead).
+   * It may be async: a rejection goes to `next(err)`. Exclusive with `message`,
+   * `errorResponseBuilder` and `useErrorHandler` (`ERR_GRUDGE_OPTION_INVALID`).
    */
-  handler?: (req: Request, res: Response, next: NextFunction, context: ErrorContext) => void
+  handler?: (req: Request, res: Response, next: NextFunction, context: ErrorContext) => unknown
+  /**
+   * The body of a denial, as express-rate-limit's `message`: a string (sent as `text/html`
+   * by `res.send`), an object (sent as JSON) or a function `(req, res) => body`, sync or
+   * async, called after the status is set (so it may read `res.statusCode`, or answer
+   * itself: nothing more is sent once the response has ended); a rejection goes to
+   * `next(err)`. Default: the JSON `{ statusCode, error, message }` of
+   * `errorResponseBuilder` (express-rate-limit's default is the text `Too many requests,
+   * please try again later.`). Exclusive with `handler`, `errorResponseBuilder` and
+   * `useErrorHandler` (`ERR_GRUDGE_OPTION_INVALID`).
+   */
+  message?: string | object | ((req: Request, res: Response) => unknown)
   /** Where the middleware's warnings go (sizing, a missing client address, a failing store (once per outage, then at most once a minute), request-time failures, no policy); default `console.warn`. */
   warn?: (message: string) => void
   /** Bloom pre-check: `{ registry, filter, item, onAbsent }`; when the item is surely absent, `onAbsent` answers (default 404). `registry` is a registry or `{ dir, filters }` to build one (closed by `close()`). */
@@ -47,6 +60,7 @@ export const GRUDGE_EXPRESS_OPTION_KEYS = optionKeys<GrudgeExpressOptions>({
   ...COMMON_OPTION_NAMES,
   name: true,
   handler: true,
+  message: true,
   warn: true,
   bloom: true,
 })

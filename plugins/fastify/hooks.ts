@@ -15,9 +15,15 @@ import { BloomGate } from '../../src/limit/bloom-gate.js'
 import { deriveKey, type RequestView } from '../../src/http/client-key.js'
 import { isAllowed } from '../../src/http/allow-list.js'
 import { outcomeOf } from '../../src/http/outcome.js'
-import { errorContext, notFoundBody, requestError } from '../../src/http/error-body.js'
+import {
+  cachedDefaultBody,
+  defaultDenialError,
+  errorContext,
+  notFoundBody,
+  requestError,
+} from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
-import { requestCost } from '../../src/http/options.js'
+import { firstReport, requestCost } from '../../src/http/options.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
@@ -174,10 +180,19 @@ function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: De
   st.fields.write(st.writer)
 }
 
+/** The error of an `errorResponseBuilder` that gave nothing to throw (`useErrorHandler`). */
+export function nothingThrown(config: FastifyConfig, thrown: unknown): unknown {
+  try {
+    invalidOption(config.prefix + 'errorResponseBuilder', 'a value to throw (useErrorHandler is set)', thrown)
+  } catch (err) {
+    return err
+  }
+}
+
 /** Send a request-time failure down Fastify's error path: logged under grudge's name, generic to the client. */
-function fail(req: FastifyRequest, next: Next, err: unknown): void {
+function fail(req: FastifyRequest, next: Next, err: unknown, limiter?: Limiter): void {
   const { error, replaced } = requestError(err)
-  if (replaced)
+  if (replaced && (limiter === undefined || firstReport(limiter, err)))
     req.log.error(
       { err },
       'grudge: the request could not be limited (a key, cost, tier, skip or allow-list function, or the store, failed)',
@@ -249,7 +264,7 @@ function charge(
       )
     else apply(ctx, req, reply, next, key, d)
   } catch (err) {
-    fail(req, next, err)
+    fail(req, next, err, ctx.limiter)
   }
 }
 
@@ -281,9 +296,20 @@ function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next:
     return next()
   }
   try {
-    ctx.config.onExceeded?.(req, key, d)
-    const status = denialStatus(d, ctx.config.fairnessStatus)
-    const body = ctx.config.errorResponseBuilder(req, errorContext(d, key, status))
+    const config = ctx.config
+    config.onExceeded?.(req, key, d)
+    const status = denialStatus(d, config.fairnessStatus, config.limitStatus)
+    const build = config.errorResponseBuilder
+    // through Fastify's error handler, as @fastify/rate-limit does: the builder's answer is
+    // thrown and the reply's status left for the handler (error.statusCode)
+    if (config.useErrorHandler) {
+      const thrown = (build ?? defaultDenialError)(req, errorContext(d, key, status))
+      // nothing to throw would let the denied request through: the error path instead
+      if (thrown === undefined || thrown === null) return fail(req, next, nothingThrown(config, thrown))
+      return next(thrown as Error)
+    }
+    // the default body needs no context, and is kept once built: a denial allocates nothing here
+    const body = build === undefined ? cachedDefaultBody(status, d) : build(req, errorContext(d, key, status))
     reply.code(status).send(body)
   } catch (err) {
     next(err as Error)

@@ -1,7 +1,8 @@
 /**
  * The bodies the adapters answer with: a denial's (`{ statusCode, error, message }`, naming
- * the retry delay) and the Bloom pre-check's 404. Written once here so that the Fastify
- * plugin and the Express middleware send the same bytes.
+ * the retry delay; an `Error` of the same figures when the denial goes through the
+ * framework's error handler) and the Bloom pre-check's 404. Written once here so that the
+ * Fastify plugin and the Express middleware send the same bytes.
  * @module
  */
 import type { Decision } from '../limit/decision.js'
@@ -9,7 +10,7 @@ import { retryAfterSeconds } from './headers.js'
 
 /** What the error-response builder receives. */
 export interface ErrorContext {
-  /** 429, 503 or 403 (see `denialStatus`). */
+  /** The status answered: `statusCode` (429 by default), 503 or 403 (see `denialStatus`). */
   statusCode: number
   /** The policy that denied. */
   policy: Decision['policy']
@@ -33,11 +34,53 @@ export interface ErrorBody {
   message: string
 }
 
+/** Reason phrases of the 4xx and 5xx statuses of RFC 9110 and RFC 6585 (a `statusCode` option may pick any). */
 const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  407: 'Proxy Authentication Required',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  411: 'Length Required',
+  412: 'Precondition Failed',
+  413: 'Content Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
+  417: 'Expectation Failed',
+  421: 'Misdirected Request',
+  422: 'Unprocessable Content',
+  426: 'Upgrade Required',
+  428: 'Precondition Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+  505: 'HTTP Version Not Supported',
+}
+
+/** The reason phrase of a status (`Error` for one without a phrase here). */
+function reason(status: number): string {
+  return STATUS_TEXT[status] ?? 'Error'
+}
+
+function denialMessage(policy: Decision['policy'], seconds: number): string {
+  const what =
+    policy === 'abuse'
+      ? 'Blocked'
+      : policy === 'fairness' || policy === 'store'
+        ? 'Temporarily throttled'
+        : 'Rate limit exceeded'
+  return `${what}, retry in ${seconds} second${seconds === 1 ? '' : 's'}`
 }
 
 /**
@@ -47,17 +90,64 @@ const STATUS_TEXT: Record<number, string> = {
  * @param c the denial
  */
 export function defaultErrorBody(_req: unknown, c: ErrorContext): ErrorBody {
-  const what =
-    c.policy === 'abuse'
-      ? 'Blocked'
-      : c.policy === 'fairness' || c.policy === 'store'
-        ? 'Temporarily throttled'
-        : 'Rate limit exceeded'
   return {
     statusCode: c.statusCode,
-    error: STATUS_TEXT[c.statusCode] ?? 'Error',
-    message: `${what}, retry in ${c.retryAfterSeconds} second${c.retryAfterSeconds === 1 ? '' : 's'}`,
+    error: reason(c.statusCode),
+    message: denialMessage(c.policy, c.retryAfterSeconds),
   }
+}
+
+/** Default bodies built so far, by (status, policy, seconds); frozen, at most 1024. */
+const BODIES = new Map<number, ErrorBody>()
+const POLICY_INDEX: Record<string, number> = { limit: 0, fairness: 1, store: 1, abuse: 2 }
+
+/**
+ * The default body of a denial (the same as {@link defaultErrorBody}) without building a
+ * context: frozen and kept (at most 1024 distinct bodies), so that a denial answered with
+ * the default body allocates nothing in a steady state. Only for the adapters' send path,
+ * where the body is serialized at once (never handed to user code that could keep it).
+ * @param status the status answered
+ * @param d the denial
+ * @internal
+ */
+export function cachedDefaultBody(status: number, d: Decision): ErrorBody {
+  const seconds = retryAfterSeconds(d.retryAfterMs)
+  const cacheable = seconds < 1_000_000
+  const k = (status * 3 + (POLICY_INDEX[d.policy ?? 'limit'] ?? 0)) * 1_000_000 + seconds
+  if (cacheable) {
+    const b = BODIES.get(k)
+    if (b !== undefined) return b
+  }
+  const b = Object.freeze({ statusCode: status, error: reason(status), message: denialMessage(d.policy, seconds) })
+  if (cacheable && BODIES.size < 1024) BODIES.set(k, b)
+  return b
+}
+
+/**
+ * A denial as an error, for the framework's error handler (Fastify's `setErrorHandler`,
+ * Express's error middleware): what `useErrorHandler` throws by default, shaped like a
+ * FastifyError: `message` as the default body's, `statusCode` (and `status`, which
+ * Express's `finalhandler` reads) the status answered. Fastify's default error handler
+ * answers it as `{ statusCode, error, message }`, the bytes of the default body.
+ */
+export interface DenialError extends Error {
+  /** The status answered (429 by default). */
+  statusCode: number
+  /** The same status, for Express's error handlers. */
+  status: number
+}
+
+/**
+ * The default error of a denial that goes through the framework's error handler
+ * (`useErrorHandler`): a fresh {@link DenialError} per denial, as the handler may change it.
+ * @param _req the request (unused; the signature is the `errorResponseBuilder` option's)
+ * @param c the denial
+ */
+export function defaultDenialError(_req: unknown, c: ErrorContext): DenialError {
+  const e = new Error(denialMessage(c.policy, c.retryAfterSeconds)) as DenialError
+  e.statusCode = c.statusCode
+  e.status = c.statusCode
+  return e
 }
 
 /**
@@ -67,7 +157,7 @@ export function defaultErrorBody(_req: unknown, c: ErrorContext): ErrorBody {
  * @internal
  */
 export function notFoundBody(message = 'Not found'): ErrorBody {
-  return { statusCode: 404, error: STATUS_TEXT[404], message }
+  return { statusCode: 404, error: reason(404), message }
 }
 
 /**

@@ -12,13 +12,24 @@
  *   units remaining (a tie: the longer reset).
  * - `Retry-After` is the largest of the denials' waits.
  *
+ * - The fields follow the draft of the first limiter (`standardHeaders`). In drafts 6 and 7,
+ *   whose `RateLimit` (draft-7) or `RateLimit-Limit/-Remaining/-Reset` (draft-6) describe
+ *   one policy, those describe the tightest policy (as the legacy fields do), while
+ *   `RateLimit-Policy` lists every policy (`<quota>;w=<window>`, a List in both drafts).
+ *
  * The first limiter on a request writes its decision's fields as they are and marks the
  * request with its `FieldSource` (no allocation); only a second one builds a
  * {@link FieldStack}, from the figures the decisions already carry: no header is parsed.
  * @module
  */
 import type { Decision } from '../limit/decision.js'
-import { countFigure, retryAfterSeconds, secondsFigure, type FieldSource } from './headers.js'
+import {
+  countFigure,
+  retryAfterSeconds,
+  secondsFigure,
+  type FieldSource,
+  type StandardHeadersDraft,
+} from './headers.js'
 
 /** One policy's member of the fields. */
 interface Member {
@@ -61,6 +72,8 @@ export class FieldStack {
   private retryAfter = 0
   private wroteIetf: boolean
   private wroteLegacy: boolean
+  /** The draft of the IETF fields: the first limiter's. */
+  private readonly draft: StandardHeadersDraft
 
   /**
    * A stack holding the first limiter's member, whose fields that limiter has already written.
@@ -68,6 +81,7 @@ export class FieldStack {
    * @param first its decision
    */
   constructor(source: FieldSource, first: Decision) {
+    this.draft = source.draft
     this.add(source, first)
     const m = this.members.length > 0 ? this.members[0] : undefined
     this.wroteIetf = m !== undefined && source.ietf
@@ -137,23 +151,41 @@ export class FieldStack {
    * @param out the response
    */
   write(out: FieldWriter): void {
+    const named = this.draft === 'draft-8' || this.draft === 'draft-10'
     let policy = ''
     let state = ''
     let tight: Member | undefined
+    let tightIetf: Member | undefined
     for (const m of this.members) {
       if (m.source.ietf) {
-        policy = policy === '' ? m.policy : policy + ', ' + m.policy
-        state = state === '' ? m.state : state + ', ' + m.state
+        const p = named ? m.policy : m.source.unnamedPolicyField
+        policy = policy === '' ? p : policy + ', ' + p
+        if (named) state = state === '' ? m.state : state + ', ' + m.state
+        else if (tightIetf === undefined || tighter(m, tightIetf)) tightIetf = m
       }
       if (m.source.legacy && (tight === undefined || tighter(m, tight))) tight = m
     }
     if (policy !== '') {
       out.setHeader('ratelimit-policy', policy)
-      out.setHeader('ratelimit', state)
+      if (named) out.setHeader('ratelimit', state)
+      else if (this.draft === 'draft-7')
+        out.setHeader(
+          'ratelimit',
+          `limit=${tightIetf!.limit}, remaining=${tightIetf!.remaining}, reset=${tightIetf!.reset}`,
+        )
+      else {
+        out.setHeader('ratelimit-limit', String(tightIetf!.limit))
+        out.setHeader('ratelimit-remaining', String(tightIetf!.remaining))
+        out.setHeader('ratelimit-reset', String(tightIetf!.reset))
+      }
       this.wroteIetf = true
     } else if (this.wroteIetf) {
       out.removeHeader('ratelimit-policy')
-      out.removeHeader('ratelimit')
+      if (this.draft === 'draft-6') {
+        out.removeHeader('ratelimit-limit')
+        out.removeHeader('ratelimit-remaining')
+        out.removeHeader('ratelimit-reset')
+      } else out.removeHeader('ratelimit')
       this.wroteIetf = false
     }
     if (tight !== undefined) {

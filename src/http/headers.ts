@@ -1,24 +1,38 @@
 /**
  * Rate-limit response fields.
  *
- * The IETF fields follow **draft-ietf-httpapi-ratelimit-headers-10** (27 September 2025),
- * whose two fields are Structured Field Lists (RFC 9651) of items named by the policy:
+ * The IETF fields follow **draft-ietf-httpapi-ratelimit-headers-10** (27 September 2025) by
+ * default, whose two fields are Structured Field Lists (RFC 9651) of items named by the
+ * policy:
  *
  * - `RateLimit-Policy: "<name>";q=<quota>;w=<window seconds>` — the quota (here the burst)
  *   and the window in which it is restored (here burst / rate, rounded up);
  * - `RateLimit: "<name>";r=<remaining>;t=<seconds>` — quota units left and seconds until
  *   the quota is restored (see `Decision.resetMs` for what "restored" means).
  *
- * (Earlier drafts used `RateLimit-Limit/-Remaining/-Reset` or one dictionary
- * `limit=, remaining=, reset=`; those are not emitted.) The legacy family is
- * `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset` (delta seconds, as
- * GitHub and @fastify/rate-limit send it), and `Retry-After` is delay-seconds (RFC 9110
- * §10.2.3).
+ * `standardHeaders` picks an earlier draft instead, with express-rate-limit's names (its
+ * `source/headers.ts` is the reference for what each writes):
+ *
+ * - `'draft-6'`: `RateLimit-Policy: <quota>;w=<window>`, `RateLimit-Limit: <quota>`,
+ *   `RateLimit-Remaining: <r>`, `RateLimit-Reset: <t>`;
+ * - `'draft-7'`: `RateLimit-Policy: <quota>;w=<window>` and one dictionary
+ *   `RateLimit: limit=<quota>, remaining=<r>, reset=<t>`;
+ * - `'draft-8'`: the named lists above (draft-08 introduced them; draft-10 kept their
+ *   syntax), so `'draft-8'` and `'draft-10'` write the same bytes. express-rate-limit adds
+ *   a `pk` (partition key: a hash of the client key) parameter, optional in the draft; grudge
+ *   sends none, as it would cost a hash per request and says nothing a client can act on.
+ *
+ * The legacy family is `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
+ * in **delta seconds** until the quota is restored, as @fastify/rate-limit sends it
+ * (express-rate-limit sends an epoch time in seconds, GitHub too), and `Retry-After` is
+ * delay-seconds (RFC 9110 §10.2.3).
  *
  * The core's {@link Decision} carries numbers; this module is where they become fields. Each
- * limiter's constant parts (the quoted policy name, the whole `RateLimit-Policy` value) are
- * built once, in its {@link FieldSource}, so a decision costs only the `RateLimit` member
- * and the figures' strings.
+ * limiter's constant parts (the quoted policy name, the whole `RateLimit-Policy` value, the
+ * quota's figure) are built once, in its {@link FieldSource}; the per-request values (the
+ * `RateLimit` value of a (remaining, reset) pair, the figures) are kept in bounded caches
+ * once built, so that a single policy's fields allocate nothing per request in a steady
+ * state (test/plugins/alloc.test.ts measures it).
  *
  * Every figure is a non-negative integer: values are floored (remaining) or rounded up
  * (seconds), clamped at 0 and never NaN; a 0 is sent as `0`, never omitted. Every figure has
@@ -51,10 +65,46 @@ export function secondsFigure(ms: number): number {
   return n > MAX_FIGURE ? MAX_FIGURE : n
 }
 
+/**
+ * The IETF draft the standard fields follow (express-rate-limit's `standardHeaders` names):
+ * `'draft-6'` (`RateLimit-Limit/-Remaining/-Reset` + `RateLimit-Policy`), `'draft-7'` (one
+ * `RateLimit: limit=, remaining=, reset=` + `RateLimit-Policy`), `'draft-8'` and
+ * `'draft-10'` (named policies; the same bytes).
+ */
+export type StandardHeadersDraft = 'draft-6' | 'draft-7' | 'draft-8' | 'draft-10'
+
+/** The drafts {@link StandardHeadersDraft} names, in order. */
+const DRAFTS: readonly StandardHeadersDraft[] = ['draft-6', 'draft-7', 'draft-8', 'draft-10']
+
+/**
+ * Check a `standardHeaders` option: a draft name, or false for none; undefined is the
+ * default `'draft-10'`. `true` is refused: in express-rate-limit it means `'draft-6'`,
+ * while grudge's default is `'draft-10'`, so the draft must be named.
+ * @param v the option
+ * @param option option path for messages
+ * @returns the draft, or false
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
+ * @internal
+ */
+export function parseStandardHeaders(v: unknown, option = 'standardHeaders'): StandardHeadersDraft | false {
+  if (v === undefined) return 'draft-10'
+  if (v === false) return false
+  if (typeof v === 'string' && (DRAFTS as readonly string[]).includes(v)) return v as StandardHeadersDraft
+  invalidOption(
+    option,
+    v === true
+      ? "a draft name (express-rate-limit's true is 'draft-6'; grudge's default is 'draft-10'), or false"
+      : "'draft-6', 'draft-7', 'draft-8', 'draft-10' or false",
+    v,
+  )
+}
+
 /** Which fields are written. */
 export interface HeaderOptions {
-  /** Write `RateLimit-Policy` and `RateLimit` (draft-ietf-httpapi-ratelimit-headers-10). Default true. */
+  /** Write the IETF fields (`RateLimit-Policy` and `RateLimit`, or draft-6's three). Default true. */
   ietf?: boolean
+  /** The draft the IETF fields follow; default `'draft-10'`. */
+  draft?: StandardHeadersDraft
   /** Write `X-RateLimit-Limit/Remaining/Reset`. Default false. */
   legacy?: boolean
   /** Write `Retry-After` on denials. Default true. */
@@ -65,7 +115,7 @@ export interface HeaderOptions {
  * The option names of {@link HeaderOptions}; any other key is refused.
  * @internal
  */
-export const HEADER_OPTION_KEYS = optionKeys<HeaderOptions>({ ietf: true, legacy: true, retryAfter: true })
+export const HEADER_OPTION_KEYS = optionKeys<HeaderOptions>({ ietf: true, draft: true, legacy: true, retryAfter: true })
 
 /**
  * Parse header options: `false` for none, else every family decided (defaults filled in), frozen.
@@ -80,16 +130,23 @@ export function parseHeaderOptions(
 ): Readonly<Required<HeaderOptions>> | false {
   if (h === false) return false
   if (h !== undefined && (typeof h !== 'object' || h === null))
-    invalidOption(option, 'false or { ietf, legacy, retryAfter }', h)
+    invalidOption(option, 'false or { ietf, draft, legacy, retryAfter }', h)
   if (h) checkKnownOptions(h, HEADER_OPTION_KEYS, option + '.')
-  return Object.freeze({ ietf: h?.ietf ?? true, legacy: h?.legacy ?? false, retryAfter: h?.retryAfter ?? true })
+  const draft = parseStandardHeaders(h?.draft, option + '.draft')
+  if (draft === false) invalidOption(option + '.draft', "'draft-6', 'draft-7', 'draft-8' or 'draft-10'", false)
+  return Object.freeze({
+    ietf: h?.ietf ?? true,
+    draft,
+    legacy: h?.legacy ?? false,
+    retryAfter: h?.retryAfter ?? true,
+  })
 }
 
 /** What one limiter contributes to the fields; constant per limiter, built once by {@link fieldSource}. */
 export interface FieldSource {
   /** The debt meter's policy name as an sf-string; '' without a debt meter. */
   readonly quotedName: string
-  /** The debt meter's `RateLimit-Policy` member; '' without a debt meter. */
+  /** The debt meter's named `RateLimit-Policy` member (drafts 8 and 10); '' without a debt meter. */
   readonly policyField: string
   /** Whether the policy name was defaulted: it never replaces a member of the same name (spec/http.md §3.1). */
   readonly implicit: boolean
@@ -97,12 +154,26 @@ export interface FieldSource {
   readonly altQuotedName: string
   /** The `RateLimit-Policy` member under {@link FieldSource.altQuotedName}. */
   readonly altPolicyField: string
-  /** Whether `RateLimit-Policy` and `RateLimit` are written. */
+  /** The unnamed `RateLimit-Policy` member of drafts 6 and 7 (`<quota>;w=<window>`); '' without a debt meter. */
+  readonly unnamedPolicyField: string
+  /** The quota as a figure (burst, floored, at most 15 digits); 0 without a debt meter. */
+  readonly quota: number
+  /** {@link FieldSource.quota} as written (`RateLimit-Limit`, `X-RateLimit-Limit`, draft-7's `limit=`); '' without a debt meter. */
+  readonly limitFigure: string
+  /** Whether the IETF fields are written. */
   readonly ietf: boolean
+  /** The draft they follow. */
+  readonly draft: StandardHeadersDraft
   /** Whether `X-RateLimit-*` are written. */
   readonly legacy: boolean
   /** Whether `Retry-After` is written on a denial. */
   readonly retryAfter: boolean
+  /**
+   * The `RateLimit` values built so far, by (remaining, reset): the per-request part of the
+   * fields, kept so that a steady state allocates nothing (bounded, see `stateValue`).
+   * @internal
+   */
+  readonly states: Map<number, string>
 }
 
 /** What {@link fieldSource} reads of a limiter (a `Limiter` is one). */
@@ -126,7 +197,8 @@ export interface FieldMeter {
 /**
  * The field source of a limiter: its debt meter's name, quota and window formatted once.
  * @param limiter the limiter (its name and debt meter)
- * @param headers which families to write (default IETF fields and Retry-After), or false for none
+ * @param headers which families to write and the draft (default IETF fields of draft-10
+ * and Retry-After), or false for none
  * @param implicit whether the debt meter's name was defaulted rather than given; default false
  */
 export function fieldSource(limiter: FieldOwner, headers: HeaderOptions | false = {}, implicit = false): FieldSource {
@@ -137,10 +209,80 @@ export function fieldSource(limiter: FieldOwner, headers: HeaderOptions | false 
     implicit,
     altQuotedName: sfString(limiter.name),
     altPolicyField: meter !== undefined ? policyField(limiter.name, meter.burst, meter.windowMs) : '',
+    unnamedPolicyField: meter !== undefined ? unnamedPolicyField(meter.burst, meter.windowMs) : '',
+    quota: meter !== undefined ? countFigure(meter.burst) : 0,
+    limitFigure: meter !== undefined ? String(countFigure(meter.burst)) : '',
     ietf: headers !== false && headers.ietf !== false,
+    draft: headers !== false && headers.draft !== undefined ? headers.draft : 'draft-10',
     legacy: headers !== false && headers.legacy === true,
     retryAfter: headers !== false && headers.retryAfter !== false,
+    states: new Map<number, string>(),
   })
+}
+
+/** At most this many `RateLimit` values are kept per limiter (about 60 B each). */
+const MAX_STATES = 2048
+/** Pairs (remaining, reset) below this bound are cached: r · 2^15 + t stays a small integer. */
+const STATE_BOUND = 32768
+
+/**
+ * The `RateLimit` value of a (remaining, reset) pair in the source's draft (draft-7's
+ * dictionary, or the named member of drafts 8 and 10): built once, then taken from the
+ * source's cache (at most 2048 values per limiter; a pair beyond it, a figure ≥ 32 768, a
+ * quota other than the source's or a name other than its own is built per request).
+ * @param source the limiter's field source
+ * @param quoted the member's name as an sf-string (drafts 8 and 10)
+ * @param limit the quota figure (draft-7)
+ * @param remaining the remaining figure
+ * @param reset the reset figure (seconds)
+ * @internal
+ */
+export function stateValue(
+  source: FieldSource,
+  quoted: string,
+  limit: number,
+  remaining: number,
+  reset: number,
+): string {
+  const cacheable =
+    quoted === source.quotedName && limit === source.quota && remaining < STATE_BOUND && reset < STATE_BOUND
+  const k = remaining * STATE_BOUND + reset
+  if (cacheable) {
+    const v = source.states.get(k)
+    if (v !== undefined) return v
+  }
+  const v =
+    source.draft === 'draft-7'
+      ? `limit=${limit}, remaining=${remaining}, reset=${reset}`
+      : `${quoted};r=${remaining};t=${reset}`
+  if (cacheable && source.states.size < MAX_STATES) source.states.set(k, v)
+  return v
+}
+
+/** Figures below this are written from a table built as they are first seen. */
+const FIGURE_TABLE = 4096
+const FIGURES: string[] = []
+
+/**
+ * A figure (a non-negative integer) as a string; below 4096 from a table, so writing it
+ * allocates nothing once seen.
+ * @internal
+ */
+export function figureString(n: number): string {
+  if (n < FIGURE_TABLE) {
+    const s = FIGURES[n]
+    if (s !== undefined) return s
+    return (FIGURES[n] = String(n))
+  }
+  return String(n)
+}
+
+/**
+ * The unnamed `RateLimit-Policy` member of drafts 6 and 7: `<limit>;w=<window seconds, ≥ 1>`.
+ * @internal
+ */
+export function unnamedPolicyField(limit: number, windowMs: number): string {
+  return `${countFigure(limit)};w=${Math.max(1, secondsFigure(windowMs))}`
 }
 
 /**
@@ -203,9 +345,11 @@ export function checkPolicyName(option: string, name: unknown): void {
 
 /**
  * Write the rate-limit fields of a decision (lower-case names, in the order
- * `ratelimit-policy`, `ratelimit`, `x-ratelimit-*`, `retry-after`). A decision without
- * figures (no debt meter, or a store that failed open) gets none: nothing is invented.
- * `set` is a module function of the adapter's, so that writing allocates no closure.
+ * `ratelimit-policy`, `ratelimit` (or draft-6's `ratelimit-limit/-remaining/-reset`),
+ * `x-ratelimit-*`, `retry-after`). A decision without figures (no debt meter, or a store
+ * that failed open) gets none: nothing is invented. `set` is a module function of the
+ * adapter's, so that writing allocates no closure; the values come from the source's
+ * caches, so that a steady state allocates nothing.
  * @param out where the fields go (a reply, a response, a record)
  * @param set writes one field into `out`
  * @param source the limiter's field source
@@ -219,19 +363,28 @@ export function writeRateLimitFields<Out>(
   d: Decision,
 ): void {
   if (d.limit !== undefined && d.remaining !== undefined && d.resetMs !== undefined) {
+    const limit = countFigure(d.limit)
+    const limitFigure = limit === source.quota ? source.limitFigure : figureString(limit)
     const remaining = countFigure(d.remaining)
     const reset = secondsFigure(d.resetMs)
     if (source.ietf) {
-      set(out, 'ratelimit-policy', source.policyField)
-      set(out, 'ratelimit', `${source.quotedName};r=${remaining};t=${reset}`)
+      if (source.draft === 'draft-6') {
+        set(out, 'ratelimit-policy', source.unnamedPolicyField)
+        set(out, 'ratelimit-limit', limitFigure)
+        set(out, 'ratelimit-remaining', figureString(remaining))
+        set(out, 'ratelimit-reset', figureString(reset))
+      } else {
+        set(out, 'ratelimit-policy', source.draft === 'draft-7' ? source.unnamedPolicyField : source.policyField)
+        set(out, 'ratelimit', stateValue(source, source.quotedName, limit, remaining, reset))
+      }
     }
     if (source.legacy) {
-      set(out, 'x-ratelimit-limit', String(countFigure(d.limit)))
-      set(out, 'x-ratelimit-remaining', String(remaining))
-      set(out, 'x-ratelimit-reset', String(reset))
+      set(out, 'x-ratelimit-limit', limitFigure)
+      set(out, 'x-ratelimit-remaining', figureString(remaining))
+      set(out, 'x-ratelimit-reset', figureString(reset))
     }
   }
-  if (!d.admitted && source.retryAfter) set(out, 'retry-after', String(retryAfterSeconds(d.retryAfterMs)))
+  if (!d.admitted && source.retryAfter) set(out, 'retry-after', figureString(retryAfterSeconds(d.retryAfterMs)))
 }
 
 function setRecord(out: Record<string, string>, name: string, value: string): void {

@@ -4,13 +4,19 @@
  * reads come in through a `RequestView`; nothing here imports a framework.
  * @module
  */
-import { invalidOption } from '../errors.js'
+import { GrudgeError, invalidOption } from '../errors.js'
 import { checkKnownOptions, optionKeys, type OptionNames } from '../options.js'
 import { checkIpv6Subnet, parseKeyParts, type KeyRules, type KeySpec } from './client-key.js'
 import { parseAllowList, type AllowList } from './allow-list.js'
-import { defaultErrorBody, type ErrorContext } from './error-body.js'
+import type { ErrorContext } from './error-body.js'
 import type { FairnessStatus } from './status.js'
-import { checkPolicyName, parseHeaderOptions, type HeaderOptions } from './headers.js'
+import {
+  checkPolicyName,
+  parseHeaderOptions,
+  parseStandardHeaders,
+  type HeaderOptions,
+  type StandardHeadersDraft,
+} from './headers.js'
 import type { OutcomeRules } from './outcome.js'
 import type { Decision } from '../limit/decision.js'
 import type { DebtMeter, DebtMeterOptions } from '../limit/debt-meter.js'
@@ -82,12 +88,46 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
   tenantHeader?: string
   /** IPv6 grouping prefix in bits, [1, 128]; default 64. */
   ipv6Subnet?: number
-  /** `false` sends no rate-limit fields at all; default true (IETF fields and Retry-After). */
+  /** `false` sends no rate-limit fields at all, Retry-After included; default true (IETF fields and Retry-After). */
   headers?: boolean
-  /** Also send `X-RateLimit-Limit/Remaining/Reset`; default false. */
+  /**
+   * The draft the IETF fields follow, with express-rate-limit's names: `'draft-10'`
+   * (default: `RateLimit-Policy: "<name>";q=…;w=…` and `RateLimit: "<name>";r=…;t=…`),
+   * `'draft-8'` (the same bytes), `'draft-7'` (`RateLimit-Policy: <q>;w=<w>` and
+   * `RateLimit: limit=…, remaining=…, reset=…`), `'draft-6'` (`RateLimit-Policy: <q>;w=<w>`,
+   * `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`), or `false` for none (the
+   * legacy fields and Retry-After are still sent as configured). `true` is refused with
+   * `ERR_GRUDGE_OPTION_INVALID`: it means `'draft-6'` in express-rate-limit, so name the draft.
+   */
+  standardHeaders?: StandardHeadersDraft | false
+  /**
+   * Also send `X-RateLimit-Limit/Remaining/Reset`, the reset in delta seconds as
+   * @fastify/rate-limit sends it (express-rate-limit sends an epoch time); default false.
+   */
   legacyHeaders?: boolean
-  /** Body of a denial; default `{ statusCode, error, message }` naming the retry delay. */
+  /**
+   * Status of a debt-meter denial: an integer in [400, 599]; default 429 (as both
+   * @fastify/rate-limit and express-rate-limit's `statusCode`). The abuse score's block
+   * stays 403 (@fastify/rate-limit's `ban` answers 403 too) and the feedback score's status
+   * is `fairness.status`.
+   */
+  statusCode?: number
+  /**
+   * Body of a denial; default `{ statusCode, error, message }` naming the retry delay (with
+   * Fastify's `useErrorHandler`, an `Error` with `statusCode`). Called with the request and
+   * the denial's context; its answer is sent as the body (or thrown, with `useErrorHandler`).
+   */
   errorResponseBuilder?: (req: Req, context: ErrorContext) => unknown
+  /**
+   * Send a denial down the framework's error path instead of answering it: the
+   * `errorResponseBuilder` result (default a `DenialError`: an `Error` with
+   * `statusCode`) is thrown as @fastify/rate-limit does, so that Fastify's
+   * `setErrorHandler` (or Express's error middleware, through `next(err)`) sees it and
+   * answers. The rate-limit fields and Retry-After are set before; the reply's status is
+   * not (the handler reads `error.statusCode`; Fastify's default handler answers with it).
+   * Default false: the adapter answers the denial itself.
+   */
+  useErrorHandler?: boolean
   /** Called once per denied request, before the answer. */
   onExceeded?: (req: Req, key: string, decision: Decision) => void
   /**
@@ -136,8 +176,11 @@ export const COMMON_OPTION_NAMES: OptionNames<CommonOptions<unknown, unknown>> =
   tenantHeader: true,
   ipv6Subnet: true,
   headers: true,
+  standardHeaders: true,
   legacyHeaders: true,
+  statusCode: true,
   errorResponseBuilder: true,
+  useErrorHandler: true,
   onExceeded: true,
   allowList: true,
   skip: true,
@@ -203,8 +246,10 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   readonly cost: ((req: Req) => number) | undefined
   /** The tier function of a tiered `limit`, else undefined. */
   readonly tier: ((req: Req) => string | PromiseLike<string>) | undefined
-  /** The body of a denial. */
-  readonly errorResponseBuilder: (req: Req, context: ErrorContext) => unknown
+  /** The body of a denial (or what is thrown, with Fastify's `useErrorHandler`); undefined for the default. */
+  readonly errorResponseBuilder: ((req: Req, context: ErrorContext) => unknown) | undefined
+  /** Whether a denial goes down the framework's error path (thrown) instead of being answered. */
+  readonly useErrorHandler: boolean
   /** Called once per denied request. */
   readonly onExceeded: ((req: Req, key: string, decision: Decision) => void) | undefined
   /** The parsed `allowList`. */
@@ -215,6 +260,8 @@ export interface AdapterConfig<Req, Res> extends KeyRules<Req>, OutcomeRules<Req
   readonly headers: Readonly<Required<HeaderOptions>> | false
   /** Status of a feedback-score denial: 503 or 429. */
   readonly fairnessStatus: FairnessStatus
+  /** Status of a debt-meter denial (`statusCode`), in [400, 599]. */
+  readonly limitStatus: number
   /** The core limiter's options (checked, frozen; the adapter adds name and telemetry). */
   readonly limiter: Readonly<LimiterOptions>
   /** The option path prefix the options were parsed under (e.g. `config.grudge.`). */
@@ -250,7 +297,13 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     invalidOption(prefix + 'headers', 'a boolean', o.headers)
   if (o.legacyHeaders !== undefined && typeof o.legacyHeaders !== 'boolean')
     invalidOption(prefix + 'legacyHeaders', 'a boolean', o.legacyHeaders)
+  const draft = parseStandardHeaders(o.standardHeaders, prefix + 'standardHeaders')
+  const limitStatus = o.statusCode ?? 429
+  if (typeof limitStatus !== 'number' || !Number.isInteger(limitStatus) || limitStatus < 400 || limitStatus > 599)
+    invalidOption(prefix + 'statusCode', 'an integer status in [400, 599]', limitStatus)
   fn(prefix + 'errorResponseBuilder', o.errorResponseBuilder)
+  if (o.useErrorHandler !== undefined && typeof o.useErrorHandler !== 'boolean')
+    invalidOption(prefix + 'useErrorHandler', 'a boolean', o.useErrorHandler)
   fn(prefix + 'onExceeded', o.onExceeded)
   fn(prefix + 'skip', o.skip)
   const allowList = parseAllowList<Req>(o.allowList, prefix + 'allowList')
@@ -323,7 +376,13 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     abuseScore = score
     abuse = Object.freeze(rest)
   }
-  const headers = parseHeaderOptions(o.headers === false ? false : { legacy: o.legacyHeaders === true })
+  const headers = parseHeaderOptions(
+    o.headers === false
+      ? false
+      : draft === false
+        ? { ietf: false, legacy: o.legacyHeaders === true }
+        : { draft, legacy: o.legacyHeaders === true },
+  )
   const limiter: LimiterOptions = Object.freeze({
     memory: o.memory,
     levels: o.levels,
@@ -350,12 +409,14 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     tier,
     isFailure,
     abuseScore,
-    errorResponseBuilder: o.errorResponseBuilder ?? defaultErrorBody,
+    errorResponseBuilder: o.errorResponseBuilder,
+    useErrorHandler: o.useErrorHandler === true,
     onExceeded: o.onExceeded,
     allowList,
     skip: o.skip,
     headers,
     fairnessStatus,
+    limitStatus,
     limiter,
     prefix,
     abortStatus,
@@ -379,12 +440,15 @@ export function buildLimiter<Req, Res>(
 
 /**
  * The cost of a request: the `limit.cost` function's answer, checked, or undefined for the
- * configured constant. A function answering anything but a number in [0, burst] (an
- * `undefined` included) takes the error path, as a key function answering a non-string does.
+ * configured constant. A function answering anything but a finite number ≥ 0 (an
+ * `undefined` included) takes the error path, as a key function answering a non-string
+ * does; a cost above the burst (3 with `burst: 2.5`), which no debt could ever admit, takes
+ * it with its own code (a constant cost above the burst is refused at construction).
  * @param config the adapter's configuration
  * @param meter the debt meter the request is charged in (its tier's, for a tiered limit: its burst bounds the cost)
  * @param req the request
- * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost`
+ * @throws {GrudgeError} `ERR_GRUDGE_ADAPTER_COST_OVER_BURST` for a cost above the burst;
+ * `ERR_GRUDGE_OPTION_INVALID` naming `limit.cost` for any other bad cost
  * @internal
  */
 export function requestCost<Req, Res>(
@@ -393,5 +457,29 @@ export function requestCost<Req, Res>(
   req: Req,
 ): number | undefined {
   if (config.cost === undefined || meter === undefined) return undefined
-  return meter.checkCost(config.cost(req))
+  const cost = config.cost(req)
+  const burst = meter.burst
+  if (typeof cost === 'number' && Number.isFinite(cost) && cost > burst)
+    throw new GrudgeError(
+      'ERR_GRUDGE_ADAPTER_COST_OVER_BURST',
+      `option "${config.prefix}limit.cost": expected a cost ≤ burst = ${burst} (a request costing more could never be admitted), received ${cost}`,
+    )
+  return meter.checkCost(cost)
+}
+
+/** The limiters that have logged a cost above their burst: logged once per limiter. */
+const costLogged = new WeakSet<object>()
+
+/**
+ * Whether a request-time failure is to be logged: every one, except a cost above the burst
+ * after the first of its limiter (a misconfiguration, the same on every such request).
+ * @param limiter the limiter that failed
+ * @param err the failure
+ * @internal
+ */
+export function firstReport(limiter: object, err: unknown): boolean {
+  if ((err as { code?: unknown } | null)?.code !== 'ERR_GRUDGE_ADAPTER_COST_OVER_BURST') return true
+  if (costLogged.has(limiter)) return false
+  costLogged.add(limiter)
+  return true
 }

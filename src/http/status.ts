@@ -9,13 +9,15 @@ import type { Decision } from '../limit/decision.js'
 export type FairnessStatus = 503 | 429
 
 /**
- * The status to answer a denial with: 403 for the abuse score, `fairnessStatus` (503 by
- * default, or 429) for the feedback score, 503 for a shared store that failed closed, and
- * 429 for the debt meter. An admitted decision is 200.
+ * The status to answer a denial with: 403 for the abuse score (fixed, as
+ * @fastify/rate-limit's `ban`), `fairnessStatus` (503 by default, or 429) for the feedback
+ * score, 503 for a shared store that failed closed, and `limitStatus` (429 by default: the
+ * adapters' `statusCode` option) for the debt meter. An admitted decision is 200.
  * @param d the decision
  * @param fairnessStatus the feedback score's status; default 503
+ * @param limitStatus the debt meter's status, an integer in [400, 599]; default 429
  */
-export function denialStatus(d: Decision, fairnessStatus: FairnessStatus = 503): number {
+export function denialStatus(d: Decision, fairnessStatus: FairnessStatus = 503, limitStatus = 429): number {
   if (d.admitted) return 200
   switch (d.policy) {
     case 'abuse':
@@ -25,6 +27,6 @@ export function denialStatus(d: Decision, fairnessStatus: FairnessStatus = 503):
     case 'store':
       return 503
     default:
-      return 429
+      return limitStatus
   }
 }

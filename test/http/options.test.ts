@@ -25,7 +25,7 @@ t.test('parseLimiterOptions is pure: it checks every policy without opening a st
   t.equal(ticker.size, 0, 'no timer started')
   t.ok(Object.isFrozen(c) && Object.isFrozen(c.limiter) && Object.isFrozen(c.limiter.limit))
   t.equal(c.fairnessStatus, 429)
-  t.same(c.headers, { ietf: true, legacy: false, retryAfter: true })
+  t.same(c.headers, { ietf: true, draft: 'draft-10', legacy: false, retryAfter: true })
   t.equal(c.limiter.limit && c.limiter.limit.cost, undefined, 'a cost function is the adapter’s, not the core’s')
   t.notOk(c.limiter.fairness && 'status' in c.limiter.fairness, 'nor is fairness.status')
   const l = buildLimiter(c, 'x', undefined)
@@ -56,5 +56,10 @@ t.test('parseLimiterOptions throws the core policies’ errors at parse time, na
     message: /"storeTimeoutMs"/,
   })
   t.same(parseLimiterOptions({ ticker, headers: false }).headers, false)
-  t.same(parseLimiterOptions({ ticker, legacyHeaders: true }).headers, { ietf: true, legacy: true, retryAfter: true })
+  t.same(parseLimiterOptions({ ticker, legacyHeaders: true }).headers, {
+    ietf: true,
+    draft: 'draft-10',
+    legacy: true,
+    retryAfter: true,
+  })
 })

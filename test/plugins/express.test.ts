@@ -412,7 +412,14 @@ t.test('every documented option passes', async (t) => {
     onAbsent: () => {},
   }
   t.same(Object.keys(bloom).sort(), [...EXPRESS_BLOOM_KEYS].sort(), 'the test names every bloom option')
-  const all: Required<GrudgeExpressOptions> = {
+  // handler, message, errorResponseBuilder and useErrorHandler each answer a denial: one at a time
+  type Answers = 'handler' | 'message' | 'useErrorHandler'
+  const answers: Required<Pick<GrudgeExpressOptions, Answers>> = {
+    handler: (_req, res) => res.status(429).end(),
+    message: 'slow down',
+    useErrorHandler: true,
+  }
+  const all: Required<Omit<GrudgeExpressOptions, Answers>> = {
     memory: '1MB',
     levels: 2,
     cellsPerLevel: 64,
@@ -429,7 +436,9 @@ t.test('every documented option passes', async (t) => {
     tenantHeader: 'x-tenant',
     ipv6Subnet: 48,
     headers: true,
+    standardHeaders: 'draft-7',
     legacyHeaders: false,
+    statusCode: 420,
     errorResponseBuilder: () => ({ denied: true }),
     onExceeded: () => {},
     allowList: () => false,
@@ -440,10 +449,15 @@ t.test('every documented option passes', async (t) => {
     onStoreError: 'open',
     abortStatus: 499,
     name: 'api',
-    handler: (_req, res) => res.status(429).end(),
     warn: () => {},
     bloom,
   }
-  t.same(Object.keys(all).sort(), [...GRUDGE_EXPRESS_OPTION_KEYS].sort(), 'the test names every option')
+  t.same(
+    [...Object.keys(all), ...Object.keys(answers)].sort(),
+    [...GRUDGE_EXPRESS_OPTION_KEYS].sort(),
+    'the test names every option',
+  )
   await grudge(all).close()
+  const { errorResponseBuilder: _b, ...rest } = all
+  for (const [k, v] of Object.entries(answers)) await grudge({ ...rest, [k]: v }).close()
 })
