@@ -370,12 +370,7 @@ export function readCells(
  * @param delta set flag bit 0 (a replica delta)
  * @internal
  */
-export function encodeSketch(
-  shape: SketchShape,
-  stamp: WriterStamp,
-  cells: CellView,
-  delta: boolean,
-): Uint8Array {
+export function encodeSketch(shape: SketchShape, stamp: WriterStamp, cells: CellView, delta: boolean): Uint8Array {
   const params = new Uint8Array(SHAPE_PARAMS_BYTES)
   writeShape(new FieldWriter(params), shape, stamp)
   const sparse = delta ? sparseInfo(cells) : undefined
