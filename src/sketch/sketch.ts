@@ -118,7 +118,7 @@ export class Sketch {
    * 2·(i·M + idx[i]) (reused scratch): the cell loops read it as it is, with no index
    * arithmetic, which keeps them small enough for V8 to inline (test/sketch/alloc.test.ts).
    */
-  private readonly pos: Uint32Array
+  protected readonly pos: Uint32Array
   /**
    * The `SLOT_*` values for the hot paths (lo, hi, rate per ms, last aggregate, floor,
    * 1 / cellsPerLevel, gather sink, now, delta, aggregate). A typed array because a number read from a

@@ -48,7 +48,11 @@ class BlockedSketch extends Sketch {
   protected override locate(key: string | Uint8Array): void {
     this.hasher.hashKey(key)
     blockedIndexes(this.hasher.hashHi, this.hasher.hashLo, this.levels, this.W, this.B, this.block)
-    for (let i = 0; i < this.levels; i++) this.idx[i] = this.block[0] * this.W + this.block[1 + i]
+    const M = this.cellsPerLevel
+    for (let i = 0; i < this.levels; i++) {
+      this.idx[i] = this.block[0] * this.W + this.block[1 + i]
+      this.pos[i] = 2 * (i * M + this.idx[i]) // the Sketch's cell offsets (score at 2p, time at 2p + 1)
+    }
   }
 }
 
