@@ -17,7 +17,8 @@ const SECRET_HEX = '000102030405060708090a0b0c0d0e0f'
 
 /** The documented fingerprint (spec/cluster.md), computed by the siphash package. */
 function refFingerprint(hasherField: string): string {
-  const text = `grudge-fleet/3|exact|${hasherField}|4|1024|16|linear|min|2`
+  // exact mode: the blocked layout's W (8 cells per level in a block) ends the text (spec/cluster.md)
+  const text = `grudge-fleet/3|exact|${hasherField}|4|1024|16|linear|min|2|W8`
   // key words: the 16 secret bytes as four little-endian u32 (bytes 0..15 = 0x00..0x0f)
   const key = [0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c]
   const r = siphashRef.hash(key, new Uint8Array(Buffer.from(text, 'utf8')))
