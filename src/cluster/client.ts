@@ -195,5 +195,9 @@ export function describeConnectError(err: unknown): string {
   }
   if (typeof code === 'string' && code in words) return `${words[code]} (${code})`
   const msg = (err as Error)?.message
+  // ioredis's wording when a command meets a connection that is not up (refused, closed or
+  // still connecting) with enableOfflineQueue: false, as grudge requires
+  if (typeof msg === 'string' && msg.startsWith("Stream isn't writeable"))
+    return 'not connected (the connection is down or was refused; nothing is queued while it is)'
   return typeof msg === 'string' ? msg : String(err)
 }
