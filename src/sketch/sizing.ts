@@ -43,6 +43,8 @@ function intAtLeast(name: string, v: unknown, lo: number): number {
 
 /** Grid points the integration may take in all (bounds its time and memory: a ring of n + 1 doubles). */
 const MAX_STEPS = 1 << 22
+/** Grid points one tail integration may walk (its time: a few hundred ms at most); see crossingTails. */
+const MAX_GRID = 1 << 24
 /** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
 const LN_RESCALE = 460
 const RESCALE = Math.exp(-LN_RESCALE)
@@ -67,6 +69,16 @@ function crossingTails(
   // the implicit step divides by 1 − h·g/2: keep h·g well below 2
   if (gMax / n > 0.5) n = Math.min(Math.max(n, Math.ceil(gMax * 2)), MAX_STEPS)
   const h = 1 / n
+  // A margin of millions of jumps (burst 1e9 at cost 1) would take top·n steps, which blocked
+  // the event loop for minutes inside stats(). Past MAX_GRID points the walk stops at the
+  // grid's end. If Z has converged there (load < 1), Z(top) = Z(end) to double precision and
+  // the tails stand; if not, every tail is reported as 1, an upper bound (the stated
+  // false-reject rate can then only be too high, never too low).
+  const clamped = top * n > MAX_GRID
+  if (clamped) {
+    top = MAX_GRID / n
+    queries = queries.map((x) => Math.min(x, top))
+  }
   const last = Math.max(1, Math.round(top * n))
   const stopIdx = xStop === Infinity ? Infinity : Math.round(xStop * n)
   const qIdx = queries.map((x) => Math.min(last, Math.round(x * n)))
@@ -88,6 +100,8 @@ function crossingTails(
     record(i, z)
   }
   let lnZTop = Math.log(z) + scale
+  // relative growth of Z in the last step taken (0 when no step was taken)
+  let lastGrowth = 0
   for (let i = n; i < last;) {
     i++
     const zPrev = z
@@ -109,6 +123,7 @@ function crossingTails(
       zStop *= RESCALE
     }
     record(i, z)
+    lastGrowth = (z - zPrev) / z
     const lnZ = Math.log(z) + scale
     lnZTop = lnZ
     if (q === qIdx.length) {
@@ -118,6 +133,7 @@ function crossingTails(
       if (z - zPrev <= 1e-19 * z) break
     }
   }
+  if (clamped && !(lastGrowth <= 1e-12)) return queries.map(() => 1)
   return lnZq.map((lz) => Math.min(1, Math.max(0, -Math.expm1(lz - lnZTop))))
 }
 
