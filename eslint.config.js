@@ -19,7 +19,7 @@ export default defineConfig(
     ],
   },
   // Lint every TypeScript and JavaScript file left after the ignores: src, plugins, test, examples, scripts.
-  { files: ['**/*.ts', '**/*.js', '**/*.mjs'] },
+  { files: ['**/*.ts', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   tseslint.configs.recommendedTypeChecked,
   {
@@ -63,7 +63,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['**/*.js', '**/*.mjs'],
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     // Untyped JS files (this config, build scripts) get no type-aware rules.
     ...tseslint.configs.disableTypeChecked,
   },
@@ -80,6 +80,16 @@ export default defineConfig(
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
       },
+    },
+  },
+  {
+    // CommonJS for tools that `require()` their plugins (scripts/ts-node-esbuild.cjs, ts-node's transpiler)
+    files: ['**/*.cjs'],
+    // `require()` is how a CommonJS file imports; the rule is for TypeScript and ESM files.
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', exports: 'writable', module: 'writable' },
     },
   },
 )
