@@ -17,6 +17,7 @@
 import { pathToFileURL } from 'node:url'
 import { BloomFilter } from '../src/bloom/bloom-filter.js'
 import { bloomFalsePositiveRate } from '../src/bloom/sizing.js'
+import { mulberry32Uint32 } from '../src/testing/mulberry32.js'
 
 /** One measured configuration. */
 export interface SweepRow {
@@ -39,14 +40,8 @@ export interface SweepRow {
  * rate averages over fills too).
  */
 export function sweep(capacities: readonly number[], rates: readonly number[], queries: number, seed = 1): SweepRow[] {
-  let state = seed | 0
-  const next = (): number => {
-    state = (state + 0x6d2b79f5) | 0
-    let z = state
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return (z ^ (z >>> 14)) | 0
-  }
+  const draw = mulberry32Uint32(seed)
+  const next = (): number => draw() | 0
   const rows: SweepRow[] = []
   for (const capacity of capacities) {
     for (const errorRate of rates) {

@@ -13,6 +13,7 @@ import { sketchFalsePositiveRate } from '../src/sketch/sizing.js'
 import { FakeClock, FakeTicker } from '../src/testing/index.js'
 import { Sketch } from '../src/sketch/sketch.js'
 import { linear } from '../src/sketch/decay.js'
+import { mulberry32 } from '../src/testing/mulberry32.js'
 
 /** One point of the sweep. */
 export interface SimPoint {
@@ -44,17 +45,6 @@ export interface SimResult extends SimPoint {
   measured: number
   /** sketchFalsePositiveRate at the offered load. */
   predicted: number
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** Run one point: Poisson fresh keys through a real DebtMeter on a FakeClock. */

@@ -26,6 +26,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execSync } from 'node:child_process'
 import { formatNoSizeOption, runNoSizeOption } from './no-size-option.js'
+import { mulberry32 } from '../../src/testing/mulberry32.js'
 
 const LIMIT = 10
 const WINDOW_MS = 60_000
@@ -102,17 +103,6 @@ const LIMITERS: { name: string; store: string; clock: string; note: string }[] =
     note: 'async API, awaited per request; the mocked setTimeout is slower than the real one',
   },
 ]
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** The traffic in time order: keys, times (ms, integers) and class (0 well-behaved, 1 heavy, 2 churn). */
 function traffic(): { keys: string[]; times: Float64Array; cls: Uint8Array } {

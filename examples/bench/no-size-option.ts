@@ -11,6 +11,7 @@
 import { pathToFileURL } from 'node:url'
 import { Limiter } from '../../src/limit/limiter.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { mulberry32 } from '../../src/testing/mulberry32.js'
 
 /** What the row reports. */
 export interface NoSizeOptionRow {
@@ -32,17 +33,6 @@ export interface NoSizeOptionRow {
   periodMs: number
   /** Requests decided. */
   requests: number
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
 }
 
 /** The refusals of fresh clients per second of a run (index: the second). */

@@ -1,7 +1,8 @@
 import { GrudgeError, describeValue, invalidOption } from '../errors.js'
 import { hasherFromId, resolveHasher, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
-import { DISTINCT_MAX_BITS, MAX_BITS, POSITIONS_KM, POSITIONS_V2, fmix32, mulHi } from './positions.js'
+import { fmix32 } from '../hash/murmur3.js'
+import { DISTINCT_MAX_BITS, MAX_BITS, POSITIONS_KM, POSITIONS_V2, mulHi } from './positions.js'
 import { bloomOptimalBits, bloomOptimalHashes } from './sizing.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -245,13 +246,13 @@ export class BloomFilter {
     const kk = this.distinctCount
     const words = this.words
     const mark = marks!
-    const key = fmix32(hashHi >>> 0)
+    const key = fmix32(hashHi) >>> 0
     let a = hashLo >>> 0
     let n = 0
     let fresh = 0
     while (n < kk) {
       a = (a + GOLDEN32) >>> 0
-      const pos = Math.floor(fmix32((a ^ key) >>> 0) * m * INV32)
+      const pos = Math.floor((fmix32(a ^ key) >>> 0) * m * INV32)
       const w = pos >>> 5
       const b = pos & 31
       const bit = 1 << b
@@ -343,13 +344,13 @@ export class BloomFilter {
     const kk = this.distinctCount
     const words = this.words
     const mark = marks!
-    const key = fmix32(hashHi >>> 0)
+    const key = fmix32(hashHi) >>> 0
     let a = hashLo >>> 0
     let n = 0
     let all = true
     while (n < kk) {
       a = (a + GOLDEN32) >>> 0
-      const pos = Math.floor(fmix32((a ^ key) >>> 0) * m * INV32)
+      const pos = Math.floor((fmix32(a ^ key) >>> 0) * m * INV32)
       const w = pos >>> 5
       const bit = 1 << (pos & 31)
       if ((words[w] & bit) === 0) {

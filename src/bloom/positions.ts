@@ -22,6 +22,7 @@
  * below 2^52 when m ≤ 2^36, so the result is the exact integer the formula defines, the
  * same on every platform. No allocation.
  */
+import { fmix32 } from '../hash/murmur3.js'
 
 /**
  * Largest bit count the position math is exact for: 2^36 (8 GiB of bits).
@@ -95,26 +96,12 @@ const GOLDEN32 = 0x9e3779b9
 const INV32 = 1 / 4294967296
 
 /**
- * The MurmurHash3 32-bit finalizer (Appleby, MurmurHash3.cpp `fmix32`): a bijection on
- * 32-bit words with full avalanche.
- * @internal
- */
-export function fmix32(h: number): number {
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return h >>> 0
-}
-
-/**
  * The key of the distinct-position stream of hash (hashHi, hashLo): `fmix32(hi)`; the
  * stream's j-th word (j ≥ 1) is `fmix32(((lo + j·0x9e3779b9) mod 2^32) XOR key)`.
  * @internal
  */
 export function streamKey(hashHi: number): number {
-  return fmix32(hashHi >>> 0)
+  return fmix32(hashHi) >>> 0
 }
 
 /**
@@ -122,7 +109,7 @@ export function streamKey(hashHi: number): number {
  * @internal
  */
 export function streamDraw(lo: number, key: number, j: number, m: number): number {
-  return Math.floor(fmix32(((lo + Math.imul(j, GOLDEN32)) ^ key) >>> 0) * m * INV32)
+  return Math.floor((fmix32((lo + Math.imul(j, GOLDEN32)) ^ key) >>> 0) * m * INV32)
 }
 
 /**

@@ -3,6 +3,7 @@ import { wallClockMs } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { FAMILY, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { hasherFromId, randomSeed, type Hasher } from '../hash/hasher.js'
+import { fmix32 } from '../hash/murmur3.js'
 import { BloomFilter, pickHasher, sameBytes, type BloomHashOptions } from './bloom-filter.js'
 import {
   ensureDir,
@@ -80,13 +81,7 @@ export const SHARDED_BLOOM_OPTION_KEYS = optionKeys<ShardedBloomFilterOptions>({
  * @internal
  */
 export function shardOf(hashHi: number, hashLo: number, shards: number): number {
-  let h = hashHi ^ hashLo
-  h ^= h >>> 16
-  h = Math.imul(h, 0x85ebca6b)
-  h ^= h >>> 13
-  h = Math.imul(h, 0xc2b2ae35)
-  h ^= h >>> 16
-  return Math.floor(((h >>> 0) * shards) / 0x100000000)
+  return Math.floor(((fmix32(hashHi ^ hashLo) >>> 0) * shards) / 0x100000000)
 }
 
 interface Manifest {

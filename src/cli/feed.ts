@@ -4,7 +4,14 @@ import { createGunzip } from 'node:zlib'
 
 /** Receives lines (without their newline, a trailing `\r` removed). */
 export interface LineSink {
+  /** One line, decoded from UTF-8. */
   line(text: string): void
+  /**
+   * One line as its bytes `b[start..end)`, undecoded (valid only during the call: `b` is the
+   * input's buffer). When present, {@link feedLines} calls it instead of `line`, so that a
+   * sink that parses bytes builds no string per line.
+   */
+  lineBytes?(b: Buffer, start: number, end: number): void
 }
 
 /**
@@ -59,6 +66,7 @@ export async function feedLines(
   sink: LineSink,
   onChunk?: (lines: number) => void,
 ): Promise<number> {
+  if (sink.lineBytes !== undefined) return feedLineBytes(chunks, sink, onChunk)
   const decoder = new StringDecoder('utf8')
   let carry = ''
   let count = 0
@@ -81,5 +89,45 @@ export async function feedLines(
     sink.line(carry.charCodeAt(carry.length - 1) === 13 ? carry.slice(0, -1) : carry)
     count++
   }
+  return count
+}
+
+/** {@link feedLines} for a sink with `lineBytes`: lines split at the newline byte (0x0A is never part of a multi-byte UTF-8 character). */
+async function feedLineBytes(
+  chunks: AsyncIterable<Buffer>,
+  sink: LineSink,
+  onChunk?: (lines: number) => void,
+): Promise<number> {
+  /** The start of a line cut by the end of the previous chunk(s), copied. */
+  let carry: Buffer | undefined
+  let count = 0
+  const deliver = (b: Buffer, start: number, nl: number) => {
+    sink.lineBytes!(b, start, nl > start && b[nl - 1] === 13 ? nl - 1 : nl)
+    count++
+  }
+  for await (const chunk of chunks) {
+    let start = 0
+    if (carry !== undefined) {
+      const nl = chunk.indexOf(10)
+      if (nl < 0) {
+        carry = Buffer.concat([carry, chunk])
+        onChunk?.(count)
+        continue
+      }
+      const whole = Buffer.concat([carry, chunk.subarray(0, nl)])
+      carry = undefined
+      deliver(whole, 0, whole.length)
+      start = nl + 1
+    }
+    for (;;) {
+      const nl = chunk.indexOf(10, start)
+      if (nl < 0) break
+      deliver(chunk, start, nl)
+      start = nl + 1
+    }
+    if (start < chunk.length) carry = Buffer.from(chunk.subarray(start))
+    onChunk?.(count)
+  }
+  if (carry !== undefined && carry.length > 0) deliver(carry, 0, carry.length)
   return count
 }

@@ -13,7 +13,16 @@
  * The abuse check comes first: a request refused for abuse consumes no rate.
  */
 export class ExactReference {
-  private readonly entries = new Map<string, ReferenceEntry>()
+  /** A key's row in the columns below. */
+  private readonly rows = new Map<string, number>()
+  // One column per field, a row per key: no object per key (a Map of 50,000 small objects was
+  // an eighth of `grudge replay`'s CPU time, issue #18). Grown by doubling.
+  private debt = new Float64Array(1024)
+  private debtMs = new Float64Array(1024)
+  private score = new Float64Array(1024)
+  private scoreMs = new Float64Array(1024)
+  private requestCount = new Float64Array(1024)
+  private rejectedCount = new Float64Array(1024)
   private readonly ratePerMs: number
   private readonly lambdaPerMs: number
 
@@ -41,56 +50,69 @@ export class ExactReference {
    * @returns whether the request is admitted
    */
   decide(key: string, weight: number, nowMs: number): boolean {
-    let e = this.entries.get(key)
+    let e = this.rows.get(key)
     if (e === undefined) {
-      e = { debt: 0, debtMs: nowMs, score: 0, scoreMs: nowMs, requests: 0, rejected: 0 }
-      this.entries.set(key, e)
+      e = this.rows.size
+      if (e === this.debt.length) this.grow()
+      this.rows.set(key, e)
+      this.debtMs[e] = nowMs
+      this.scoreMs[e] = nowMs
     }
-    e.requests++
+    this.requestCount[e]++
     let admitted = true
     if (this.lambdaPerMs > 0) {
-      if (e.score !== 0) e.score *= Math.exp(-this.lambdaPerMs * (nowMs - e.scoreMs))
-      e.scoreMs = nowMs
-      if (e.score >= this.threshold) admitted = false
+      let score = this.score[e]
+      if (score !== 0) this.score[e] = score *= Math.exp(-this.lambdaPerMs * (nowMs - this.scoreMs[e]))
+      this.scoreMs[e] = nowMs
+      if (score >= this.threshold) admitted = false
     }
     if (admitted && this.ratePerMs > 0) {
-      const drained = e.debt - this.ratePerMs * (nowMs - e.debtMs)
-      e.debt = drained > 0 ? drained : 0
-      e.debtMs = nowMs
-      if (e.debt + 1 > this.burst) admitted = false
-      else e.debt += 1
+      const drained = this.debt[e] - this.ratePerMs * (nowMs - this.debtMs[e])
+      const debt = drained > 0 ? drained : 0
+      this.debtMs[e] = nowMs
+      if (debt + 1 > this.burst) {
+        admitted = false
+        this.debt[e] = debt
+      } else this.debt[e] = debt + 1
     }
     if (admitted && this.lambdaPerMs > 0 && weight !== 0) {
-      const s = e.score + weight
-      e.score = s < 0 ? 0 : s > this.hi ? this.hi : s
+      const s = this.score[e] + weight
+      this.score[e] = s < 0 ? 0 : s > this.hi ? this.hi : s
     }
-    if (!admitted) e.rejected++
+    if (!admitted) this.rejectedCount[e]++
     return admitted
+  }
+
+  private grow(): void {
+    const n = this.debt.length * 2
+    const wider = (a: Float64Array) => {
+      const b = new Float64Array(n)
+      b.set(a)
+      return b
+    }
+    this.debt = wider(this.debt)
+    this.debtMs = wider(this.debtMs)
+    this.score = wider(this.score)
+    this.scoreMs = wider(this.scoreMs)
+    this.requestCount = wider(this.requestCount)
+    this.rejectedCount = wider(this.rejectedCount)
   }
 
   /** Requests seen for `key` (0 when never seen). */
   requests(key: string): number {
-    return this.entries.get(key)?.requests ?? 0
+    const e = this.rows.get(key)
+    return e === undefined ? 0 : this.requestCount[e]
   }
 
   /** The keys this reference refused at least once. */
   throttledKeys(): Set<string> {
     const out = new Set<string>()
-    for (const [k, e] of this.entries) if (e.rejected > 0) out.add(k)
+    for (const [k, e] of this.rows) if (this.rejectedCount[e] > 0) out.add(k)
     return out
   }
 
   /** Number of distinct keys seen. */
   get size(): number {
-    return this.entries.size
+    return this.rows.size
   }
-}
-
-interface ReferenceEntry {
-  debt: number
-  debtMs: number
-  score: number
-  scoreMs: number
-  requests: number
-  rejected: number
 }

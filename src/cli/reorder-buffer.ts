@@ -6,12 +6,13 @@ export interface ReorderSink {
   decide(key: string, outcome: number): void
 }
 
-interface Pending {
+/** The buffered lines of one time, in input order (reused once replayed). */
+interface Bucket {
   t: number
-  seq: number
-  key: string
-  outcome: number
-  count: number
+  n: number
+  readonly keys: string[]
+  readonly outcomes: number[]
+  readonly counts: number[]
 }
 
 /**
@@ -20,6 +21,12 @@ interface Pending {
  * a log written slightly out of order is replayed in order. A line older than the time already
  * replayed is replayed at that time and counted as late. It also keeps the span and the
  * disorder figures of the report.
+ *
+ * Lines wait in one bucket per distinct time (log times are whole seconds: a minute of
+ * disorder is about 60 buckets however many lines it holds), each in input order, and the
+ * times in a small min-heap of numbers: replaying in (time, input order) is then replaying the
+ * buckets by time. No object per line: a binary heap of one object per line (60,000 lines
+ * buffered at 1,000 lines/s) took a fifth of `grudge replay`'s CPU time (issue #18).
  */
 export class ReorderBuffer {
   /** Whether a line was read. */
@@ -35,8 +42,14 @@ export class ReorderBuffer {
   /** The largest step back in time, ms. */
   maxBackwardsMs = 0
   private replayedMs = -Infinity
-  private seq = 0
-  private readonly heap: Pending[] = []
+  /** Lines buffered. */
+  private pending = 0
+  private readonly buckets = new Map<number, Bucket>()
+  /** The times of the buckets, a binary min-heap. */
+  private readonly times: number[] = []
+  private readonly free: Bucket[] = []
+  /** The bucket the last line went to (consecutive lines nearly always share a time). */
+  private last: Bucket | undefined
 
   /**
    * @param maxDisorderMs disorder tolerated in ms of log time, ≥ 0 (validated by `replayConfig`)
@@ -71,9 +84,9 @@ export class ReorderBuffer {
     } else {
       this.maxSeenMs = t
     }
-    if (count > 0 || this.heap.length > 0) this.push({ t, seq: this.seq++, key, outcome, count })
+    if (count > 0 || this.pending > 0) this.push(t, key, outcome, count)
     this.drain(this.maxSeenMs - this.maxDisorderMs)
-    if (this.heap.length === 0 && count === 0) this.advance(t)
+    if (this.pending === 0 && count === 0) this.advance(t)
   }
 
   /** Replay every buffered line (the end of input). */
@@ -83,11 +96,22 @@ export class ReorderBuffer {
 
   /** Replay the buffered lines with time ≤ `untilMs`, oldest first (ties in input order). */
   private drain(untilMs: number): void {
-    const heap = this.heap
-    while (heap.length > 0 && heap[0].t <= untilMs) {
-      const e = this.pop()
-      this.advance(e.t)
-      for (let i = 0; i < e.count; i++) this.sink.decide(e.key, e.outcome)
+    const times = this.times
+    while (times.length > 0 && times[0] <= untilMs) {
+      const t = this.popTime()
+      const b = this.buckets.get(t)!
+      this.buckets.delete(t)
+      if (this.last === b) this.last = undefined
+      this.advance(t)
+      const { keys, outcomes, counts } = b
+      for (let i = 0; i < b.n; i++) {
+        const key = keys[i]
+        keys[i] = ''
+        for (let c = counts[i]; c > 0; c--) this.sink.decide(key, outcomes[i])
+      }
+      this.pending -= b.n
+      b.n = 0
+      this.free.push(b)
     }
   }
 
@@ -97,21 +121,46 @@ export class ReorderBuffer {
     this.sink.advance(t)
   }
 
-  private push(p: Pending): void {
-    const a = this.heap
+  private push(t: number, key: string, outcome: number, count: number): void {
+    let b = this.last
+    if (b === undefined || b.t !== t) {
+      b = this.buckets.get(t)
+      if (b === undefined) {
+        b = this.free.pop() ?? { t, n: 0, keys: [], outcomes: [], counts: [] }
+        b.t = t
+        this.buckets.set(t, b)
+        this.pushTime(t)
+      }
+      this.last = b
+    }
+    const i = b.n++
+    if (i < b.keys.length) {
+      b.keys[i] = key
+      b.outcomes[i] = outcome
+      b.counts[i] = count
+    } else {
+      b.keys.push(key)
+      b.outcomes.push(outcome)
+      b.counts.push(count)
+    }
+    this.pending++
+  }
+
+  private pushTime(t: number): void {
+    const a = this.times
     let i = a.length
-    a.push(p)
+    a.push(t)
     while (i > 0) {
       const parent = (i - 1) >> 1
-      if (!less(p, a[parent])) break
+      if (a[parent] <= t) break
       a[i] = a[parent]
       i = parent
     }
-    a[i] = p
+    a[i] = t
   }
 
-  private pop(): Pending {
-    const a = this.heap
+  private popTime(): number {
+    const a = this.times
     const top = a[0]
     const last = a.pop()!
     if (a.length > 0) {
@@ -121,8 +170,8 @@ export class ReorderBuffer {
         const l = 2 * i + 1
         if (l >= n) break
         const r = l + 1
-        const c = r < n && less(a[r], a[l]) ? r : l
-        if (!less(a[c], last)) break
+        const c = r < n && a[r] < a[l] ? r : l
+        if (a[c] >= last) break
         a[i] = a[c]
         i = c
       }
@@ -130,8 +179,4 @@ export class ReorderBuffer {
     }
     return top
   }
-}
-
-function less(a: Pending, b: Pending): boolean {
-  return a.t < b.t || (a.t === b.t && a.seq < b.seq)
 }

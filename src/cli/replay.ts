@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js'
 import { normalizeIp } from '../http/client-key.js'
 import { sipHash } from '../hash/hasher.js'
 import { ManualClock, ManualTicker } from '../clock.js'
-import { accessRecord, parseAccessLine, type AccessRecord } from './access-log.js'
+import { accessRecord, parseAccessBytes, parseAccessLine, type AccessRecord } from './access-log.js'
 import { AuthLogParser, authRecord, type AuthRecord } from './auth-log.js'
 import { HyperLogLogDistinct, type DistinctCounter } from './distinct.js'
 import { ExactReference } from './reference.js'
@@ -137,30 +137,11 @@ export class Replay {
       }
     }
     if (this.format === 'access') {
-      const r = this.access
-      if (!parseAccessLine(text, r)) {
+      if (!parseAccessLine(text, this.access)) {
         this.bad(text)
         return
       }
-      this.linesParsed++
-      let key: string
-      switch (this.keyCode) {
-        case 0:
-          key = addressKey(r.ip, 'ip')
-          break
-        case 1:
-          key = addressKey(r.ip, 'ip24')
-          break
-        case 2:
-          key = r.path
-          break
-        case 3:
-          key = addressKey(r.ip, 'ip') + ' ' + r.path
-          break
-        default:
-          key = addressKey(r.ip, 'ip') + ' ' + r.method
-      }
-      this.buffer.add(r.timeMs, key, r.status, 1)
+      this.accessLine()
     } else {
       const r = this.auth
       const kind = this.authParser.parse(text, r)
@@ -184,6 +165,43 @@ export class Replay {
       this.events += r.count
       this.buffer.add(r.timeMs, key, AUTH_EVENTS[r.event as keyof typeof AUTH_EVENTS], r.count)
     }
+  }
+
+  /**
+   * Replay one line given as its UTF-8 bytes `b[start..end)` (what `feedLines` hands over):
+   * an access log is parsed from the bytes, with no string per line; anything else is
+   * decoded and goes to {@link Replay.line}.
+   * @internal
+   */
+  lineBytes(b: Buffer, start: number, end: number): void {
+    if (this.format !== 'access' || end === start) return this.line(b.toString('utf8', start, end))
+    this.linesRead++
+    if (!parseAccessBytes(b, start, end, this.access, this.keyCode >= 2)) this.bad(b.toString('utf8', start, end))
+    else this.accessLine()
+  }
+
+  /** Buffer the access-log line just parsed into `this.access`. */
+  private accessLine(): void {
+    const r = this.access
+    this.linesParsed++
+    let key: string
+    switch (this.keyCode) {
+      case 0:
+        key = addressKey(r.ip, 'ip')
+        break
+      case 1:
+        key = addressKey(r.ip, 'ip24')
+        break
+      case 2:
+        key = r.path
+        break
+      case 3:
+        key = addressKey(r.ip, 'ip') + ' ' + r.path
+        break
+      default:
+        key = addressKey(r.ip, 'ip') + ' ' + r.method
+    }
+    this.buffer.add(r.timeMs, key, r.status, 1)
   }
 
   private bad(text: string): void {

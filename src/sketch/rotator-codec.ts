@@ -236,7 +236,7 @@ export function decodeRotator(
       if (cells < 1 || shape.levels * cells > MAX_CELLS)
         invalidField(
           `generation ${g} cellsPerLevel`,
-          `an integer ≥ 1 with levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${shape.levels})`,
+          `an integer ≥ 1 with levels × cellsPerLevel ≤ 2^30 (levels = ${shape.levels})`,
           cells,
         )
       if (g === 0 && cells !== shape.cellsPerLevel)

@@ -212,7 +212,7 @@ export function checkSizing(
     if (max < min) invalidOption('sizing.maxCellsPerLevel', `a power of two ≥ sizing.minCellsPerLevel (${min})`, max)
   }
   while (levels * max > MAX_CELLS) max /= 2
-  if (max < min) invalidOption('sizing.minCellsPerLevel', `levels × cells ≤ 2^31 − 1 (levels = ${levels})`, min)
+  if (max < min) invalidOption('sizing.minCellsPerLevel', `levels × cells ≤ 2^30 (levels = ${levels})`, min)
   const check = sizing.checkEveryMs ?? Math.min(1000, periodMs / 4)
   if (typeof check !== 'number' || !Number.isFinite(check) || check <= 0 || check > periodMs)
     invalidOption('sizing.checkEveryMs', `a finite number of ms in (0, periodMs = ${periodMs}]`, check)

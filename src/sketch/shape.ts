@@ -58,10 +58,14 @@ export const MAX_LEVELS = 1 << 20
  */
 export const MAX_CELLS_PER_LEVEL = 0x100000000
 /**
- * Upper bound of L × M, the cells of one sketch (one typed array each for scores and times).
+ * Upper bound of L × M, the cells of one sketch: 2^30. A sketch keeps its cells in one
+ * Float64Array of 2·L·M doubles (score and time paired, src/sketch/cells.ts), 16 B a cell:
+ * 2^30 cells are one buffer of 16 GiB. The former bound, 2^31 − 1, asked for one of 32 GiB,
+ * which V8 refused ("Array buffer allocation failed", an uncoded RangeError) on the 23 GiB
+ * machine where 16 GiB were granted, and which no one-machine limiter can use.
  * @internal
  */
-export const MAX_CELLS = 0x7fffffff
+export const MAX_CELLS = 2 ** 30
 
 /** The fields that make two sketches the same sketch: `Sketch`, `SketchDelta` and a rotator's generations all have them. */
 export interface SketchShape {
@@ -133,7 +137,7 @@ export function incompatibility(a: SketchShape, b: SketchShape, ignoreSeed = fal
 export interface SketchOptions {
   /** L, the number of levels (hash rows): integer in [1, 2^20]. Default 4. */
   levels?: number
-  /** M, cells per level: integer in [1, 2^32], with L × M ≤ 2^31 − 1. Memory is L×M×16 bytes. Default 1024. */
+  /** M, cells per level: integer in [1, 2^32], with L × M ≤ 2^30. Memory is L×M×16 bytes. Default 1024. */
   cellsPerLevel?: number
   /** How scores decay toward 0 with time; default `none()`. */
   decay?: Decay

@@ -155,7 +155,7 @@ export function readShape(r: FieldReader): DecodedShape {
   if (levels < 1 || levels > MAX_LEVELS) invalidField('levels', 'an integer in [1, 2^20]', levels)
   if (cells < 1) invalidField('cellsPerLevel', 'an integer ≥ 1', cells)
   if (levels * cells > MAX_CELLS)
-    invalidField('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
+    invalidField('cellsPerLevel', `levels × cellsPerLevel ≤ 2^30 (levels = ${levels})`, cells)
   const decayId = r.u8('decay id')
   const aggId = r.u8('aggregator id')
   const hasherId = r.u8('hasher id')

@@ -155,7 +155,7 @@ export class Sketch {
       invalidOption('cellsPerLevel', 'an integer in [1, 2^32]', cells)
     }
     if (levels * cells > MAX_CELLS) {
-      invalidOption('cellsPerLevel', `levels × cellsPerLevel ≤ 2^31 − 1 (levels = ${levels})`, cells)
+      invalidOption('cellsPerLevel', `levels × cellsPerLevel ≤ 2^30 (levels = ${levels})`, cells)
     }
     const lo = options.lo ?? 0
     const hi = options.hi ?? Number.MAX_VALUE
@@ -181,7 +181,17 @@ export class Sketch {
     this.hasher = hasher
     this.clock = clock
     this.zeroStep = keyHashOf(hasher) !== undefined && cells > 1 ? 1 : 0
-    this.cells = new Float64Array(CELL_STRIDE * levels * cells)
+    try {
+      this.cells = new Float64Array(CELL_STRIDE * levels * cells)
+    } catch (err) {
+      // the memory is not there (within MAX_CELLS, a machine may still refuse 16 GiB)
+      if (!(err instanceof RangeError)) throw err
+      invalidOption(
+        'cellsPerLevel',
+        `a shape this process can allocate (levels × cellsPerLevel × 16 B = ${((levels * cells * 16) / 2 ** 30).toFixed(1)} GiB was refused: ${err.message})`,
+        cells,
+      )
+    }
     this.aggId = AGGREGATOR_IDS[aggregator]
     this.decayId = decay.kind === 'exponential' ? DECAY_EXP : decay.kind === 'linear' ? DECAY_LIN : DECAY_NONE
     this.ratePerMs = decay.ratePerSecond / 1000

@@ -9,17 +9,7 @@ import t from 'tap'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { bloomFalsePositiveRate } from '../../src/bloom/sizing.js'
 import { sweep } from '../../scripts/bloom-fpr-sweep.js'
-
-function prng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return (z ^ (z >>> 14)) >>> 0
-  }
-}
+import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
 
 const RATES = [0.5, 0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-9]
 const CAPACITIES = [...Array.from({ length: 40 }, (_, i) => i + 1), 64, 100, 250, 1000]
@@ -28,7 +18,7 @@ const CAPACITIES = [...Array.from({ length: 40 }, (_, i) => i + 1), 64, 100, 250
 const allowed = (f: number): number => Math.max(1.5 * f, f + 1e-6)
 
 t.test('measured false positives: every capacity 1..40 (and 64…1000) at every error rate', async (t) => {
-  const rnd = prng(2024)
+  const rnd = mulberry32Uint32(2024)
   const FILTERS = 8
   const QUERIES = 2500
   let worst = { ratio: 0, what: '' }
@@ -59,7 +49,7 @@ t.test('rates too small to count: the exact rate of each filter from its fill, d
   // For k distinct positions per item (m ≤ 2^20) a query hits a filter with X bits set with
   // probability C(X, k) / C(m, k) = ∏_{i<k} (X − i) / (m − i), exactly; averaged over
   // filters it measures what counting queries cannot at 1e-9.
-  const rnd = prng(77)
+  const rnd = mulberry32Uint32(77)
   const FILTERS = 40
   let worst = { ratio: 0, what: '' }
   for (const p of RATES) {

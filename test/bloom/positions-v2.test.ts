@@ -5,6 +5,7 @@
 import t from 'tap'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { DISTINCT_MAX_BITS, bloomPositionsV2 } from '../../src/bloom/positions.js'
+import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
 
 const U32 = 0xffffffffn
 
@@ -39,19 +40,8 @@ function reference(hi: number, lo: number, k: number, m: number): number[] {
   return out
 }
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return (z ^ (z >>> 14)) >>> 0
-  }
-}
-
 t.test('bloomPositionsV2 equals the definition, on both sides of 2^20 bits', async (t) => {
-  const rnd = prng(7)
+  const rnd = mulberry32Uint32(7)
   const out = new Float64Array(1024)
   let bad = 0
   let cases = 0
@@ -70,7 +60,7 @@ t.test('bloomPositionsV2 equals the definition, on both sides of 2^20 bits', asy
 })
 
 t.test("a filter's bits are exactly the reference positions of its items (every loop)", async (t) => {
-  const rnd = prng(11)
+  const rnd = mulberry32Uint32(11)
   for (const [bits, hashes] of [
     [44, 30],
     [10, 7],
@@ -108,7 +98,7 @@ t.test("a filter's bits are exactly the reference positions of its items (every 
 })
 
 t.test('small filters: each item sets min(k, m) distinct bits', async (t) => {
-  const rnd = prng(3)
+  const rnd = mulberry32Uint32(3)
   for (const [bits, hashes] of [
     [44, 30],
     [29, 20],

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { bloomPositions, bloomPositionsV2, mulHi, MAX_BITS } from '../../src/bloom/positions.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
+import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
 
 // Reference: the spec's definition in exact integer arithmetic (BigInt):
 // H = hi·2^32 + lo, B = (lo | 1)·2^32 + (hi | 1), x_i = (H + i·B) mod 2^64, pos_i = floor(x_i · m / 2^64)
@@ -13,19 +14,8 @@ function reference(hi: number, lo: number, k: number, m: number): number[] {
   return out
 }
 
-function prng(seed: number): () => number {
-  let s = seed >>> 0
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0
-    let z = s
-    z = Math.imul(z ^ (z >>> 15), z | 1)
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61)
-    return (z ^ (z >>> 14)) >>> 0
-  }
-}
-
 t.test('positions equal the exact integer definition for sizes around 2^31, 2^32 and up to 2^36', async (t) => {
-  const rnd = prng(42)
+  const rnd = mulberry32Uint32(42)
   const sizes = [
     1,
     2,
@@ -66,7 +56,7 @@ t.test('positions equal the exact integer definition for sizes around 2^31, 2^32
 })
 
 t.test('above 2^32 bits every region is reached (no 32-bit index truncation)', async (t) => {
-  const rnd = prng(7)
+  const rnd = mulberry32Uint32(7)
   const out = new Float64Array(8)
   const m = 3 * 2 ** 31 // 1.5 × 2^32
   const n = 40_000
@@ -92,7 +82,7 @@ t.test('above 2^32 bits every region is reached (no 32-bit index truncation)', a
 t.test('no modulo bias where 32-bit "h mod m" doubles the low third', async (t) => {
   // m = 0.75 · 2^32: h mod m maps [0, 2^30) twice, giving it mass 1/2 instead of 1/3
   const m = 3 * 2 ** 30
-  const rnd = prng(9)
+  const rnd = mulberry32Uint32(9)
   const out = new Float64Array(4)
   let low = 0
   const n = 50_000

@@ -42,3 +42,22 @@ t.test('gzip input (RFC 1952 magic 1f 8b) is decompressed, plain input passes th
   t.equal(raw, gz.length, 'progress counts compressed bytes')
   t.same(await collect([]), [], 'empty input')
 })
+
+t.test('a sink with lineBytes gets the same lines as bytes, at every cut between chunks', async (t) => {
+  const bytes = Buffer.from('first\r\nsecond line\n\nGET /café\n/日本\r\nlast')
+  const expected = ['first', 'second line', '', 'GET /café', '/日本', 'last']
+  const viaBytes = async (chunks: Buffer[]) => {
+    const out: string[] = []
+    const n = await feedLines(maybeGunzip(Readable.from(chunks)), {
+      line: () => t.fail('line() called on a sink with lineBytes'),
+      lineBytes: (b, start, end) => void out.push(b.toString('utf8', start, end)),
+    })
+    t.equal(n, out.length)
+    return out
+  }
+  t.same(await viaBytes([bytes]), expected)
+  for (let cut = 0; cut <= bytes.length; cut++)
+    t.same(await viaBytes([bytes.subarray(0, cut), bytes.subarray(cut)]), expected, `cut at ${cut}`)
+  // a line longer than a chunk: three chunks inside one line
+  t.same(await viaBytes([bytes.subarray(0, 9), bytes.subarray(9, 11), bytes.subarray(11)]), expected)
+})

@@ -5,17 +5,7 @@
 // 1/(B·W) · 2/W of double hashing inside a block.
 import t from 'tap'
 import { blockShape, blockedIndexes } from '../../src/cluster/fleet-hash.js'
-
-/** xorshift128+-free simple 32-bit generator (mulberry32): a fixed, reproducible sequence. */
-function mulberry32(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return (x ^ (x >>> 14)) >>> 0
-  }
-}
+import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
 
 t.test('blockShape: W = min(8, cells), B = ceil(cells / W)', async (t) => {
   t.same(blockShape(4096), { blockCells: 8, blocks: 512 })
@@ -25,7 +15,7 @@ t.test('blockShape: W = min(8, cells), B = ceil(cells / W)', async (t) => {
 })
 
 t.test('collision probabilities of the blocked placement', async (t) => {
-  const next = mulberry32(0xc0ffee)
+  const next = mulberry32Uint32(0xc0ffee)
   const L = 3
   const W = 4
   const B = 4

@@ -6,17 +6,7 @@ import { sipHash } from '../../src/index.js'
 import { FEEDBACK_SCORE_OPTION_KEYS, FeedbackScore, type FeedbackScoreOptions } from '../../src/limit/feedback-score.js'
 import { resolveSketchOptions } from '../../src/limit/options.js'
 import { typo, unknownOption } from '../unknown-option.js'
-
-/** mulberry32: a small seeded PRNG for reproducible draws. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) | 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 } from '../../src/testing/mulberry32.js'
 
 t.test('overloaded backend: the heavy key is shed first, the light keys are spared', async (t) => {
   const clock = new FakeClock(0)

@@ -9,6 +9,7 @@ import { GrudgeError, Rotator, RotatorDelta, Sketch, SketchDelta, linear } from 
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { crc32c } from '../../src/format/crc32c.js'
 import { HEADER_BYTES } from '../../src/format/frame.js'
+import { mulberry32 } from '../../src/testing/mulberry32.js'
 
 const WALL = 1_750_000_000_000
 const CELLS = { levels: 2, cellsPerLevel: 64, decay: linear(1), hi: 100 }
@@ -54,17 +55,26 @@ function measured(fn: () => unknown): { grew: number; result: unknown } {
 
 const P = HEADER_BYTES // params start: levels u32 at +0, cellsPerLevel u32 at +4; rotator generations u32 at +52
 
-t.test('the reported frames: declared 2^31 − 1 cells, allocation bounded, coded refusal on apply', async (t) => {
-  const sketchBig = resealed(sketchDeltaFrame(), (dv) => {
+t.test('the reported frames: declared 2^31 − 1 cells, allocation bounded, coded refusal', async (t) => {
+  const sketchHuge = resealed(sketchDeltaFrame(), (dv) => {
     dv.setUint32(P, 1, true)
     dv.setUint32(P + 4, 0x7fffffff, true)
   })
-  t.equal(sketchBig.length, 132, 'the 132-byte frame of the report')
+  t.equal(sketchHuge.length, 132, 'the 132-byte frame of the report')
+  // above the bound of L × M (2^30): refused as it is read
+  const huge = measured(() => SketchDelta.deserialize(sketchHuge, { clock: new FakeClock(1000), wallMs: WALL }))
+  t.match(huge.result, { code: 'ERR_GRUDGE_FORMAT_INVALID' }, 'a shape above 2^30 cells is refused')
+  t.ok(huge.grew < 1 << 20, `allocated ${huge.grew} bytes (< 1 MiB), not 32 GiB`)
+  // at the bound: read, kept sparse, refused on apply
+  const sketchBig = resealed(sketchDeltaFrame(), (dv) => {
+    dv.setUint32(P, 1, true)
+    dv.setUint32(P + 4, 2 ** 30, true)
+  })
   const read = measured(() => SketchDelta.deserialize(sketchBig, { clock: new FakeClock(1000), wallMs: WALL }))
   t.type(read.result, SketchDelta, 'a CRC-valid sparse delta of a huge shape is read')
-  t.ok(read.grew < 1 << 20, `allocated ${read.grew} bytes (< 1 MiB), not 32 GiB`)
+  t.ok(read.grew < 1 << 20, `allocated ${read.grew} bytes (< 1 MiB), not 16 GiB`)
   const d = read.result as SketchDelta
-  t.equal(d.cellsPerLevel, 0x7fffffff)
+  t.equal(d.cellsPerLevel, 2 ** 30)
   t.equal(d.isEmpty(), false)
   const receiver = new Sketch({ ...SHAPE, clock: new FakeClock(1000) })
   const applied = measured(() => receiver.applyDelta(sketchBig, { wallMs: WALL }))
@@ -105,17 +115,6 @@ t.test('a sparse delta still applies exactly, and its dense view is built only o
   t.ok(b.takeDelta().isEmpty(), 'an applied delta is not shipped back')
 })
 
-// a small deterministic PRNG (mulberry32), so a failure reproduces
-function prng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
 const BIG = [0, 1, 2, 0xffff, 0x10000, 0x7fffffff, 0x80000000, 0xffffffff]
 
 for (const [family, make, read, receiver] of [
@@ -140,7 +139,7 @@ for (const [family, make, read, receiver] of [
 ] as const) {
   t.test(`${family} delta fuzz: mutated header fields with recomputed CRCs`, async (t) => {
     const base = make()
-    const next = prng(family.length)
+    const next = mulberry32(family.length)
     const payloadAt = HEADER_BYTES + new DataView(base.buffer).getUint32(8, true)
     // u32 fields worth aiming at: levels, cellsPerLevel, (rotator) generations, and the
     // first sparse count (rotator: after the 16-byte seed of generation 0)

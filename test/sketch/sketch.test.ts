@@ -213,6 +213,9 @@ t.test('invalid config throws ERR_GRUDGE_OPTION_INVALID naming the option', asyn
     ['cellsPerLevel 2.5', { cellsPerLevel: 2.5 }, 'cellsPerLevel'],
     ['cellsPerLevel -1', { cellsPerLevel: -1 }, 'cellsPerLevel'],
     ['L×M above 2^31', { levels: 4, cellsPerLevel: 2 ** 30 }, 'cellsPerLevel'],
+    // the bound is 2^30 cells (one 16 GiB buffer of paired cells): 2^30 + 2 is refused, not allocated
+    ['L×M above 2^30', { levels: 2, cellsPerLevel: 2 ** 29 + 1 }, 'cellsPerLevel'],
+    ['L×M = 2^31 − 1 (32 GiB)', { levels: 1, cellsPerLevel: 2 ** 31 - 1 }, 'cellsPerLevel'],
     ['lo > 0', { lo: 1 }, 'lo'],
     ['lo NaN', { lo: NaN }, 'lo'],
     ['lo -Infinity', { lo: -Infinity }, 'lo'],
@@ -255,9 +258,9 @@ t.test('cells are (h1 + i·h2) mod M with h1 = low 32 bits, h2 = high 32 bits | 
     [sipHash(21), 100_000, 4],
     [murmur3(22), 1, 3],
     [sipHash(23), 3, 5],
-    // M near 2^30: with interleaved cells one buffer holds 2·L·M doubles, and one of 32 GiB
-    // (M = 2^31 − 1) is refused by this machine where two of 16 GiB were not (issue #18 report)
-    [murmur3(24), 2 ** 30 + 3, 1],
+    // M near 2^30, the bound of L × M: with paired cells one buffer holds 2·L·M doubles (16
+    // GiB here, allocated lazily); one of 32 GiB (M = 2^31 − 1) was refused by this machine
+    [murmur3(24), 2 ** 30 - 3, 1],
   ] as const) {
     const s = new Sketch({ hasher, levels, cellsPerLevel: m, clock: new FakeClock(0) })
     let bad = 0
