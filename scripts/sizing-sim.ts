@@ -1,10 +1,12 @@
-// `npx tsx scripts/sizing-sim.ts [--quick]`: the debt-meter capacity model of
+// `npx tsx scripts/sizing-sim.ts [--quick] [--cells M] [--only K]`: the debt-meter capacity model of
 // spec/sizing.md §2 against the real DebtMeter (an in-process Rotator of Sketches) on a fake
-// clock. Fresh keys arrive as a Poisson process, each sending one request of `cost`; after
-// a warm-up of two rotation periods the script counts the requests refused (every one of
-// them is innocent: a fresh key has no debt of its own) and prints, per point, the measured
-// rate beside sketchFalsePositiveRate at the measured admitted load factor ρ. The table in
-// spec/sizing.md is this script's output.
+// clock, and against one Sketch that never rotates (the stationary model's object). Fresh
+// keys arrive as a Poisson process, each sending one request of `cost`; after a warm-up of two
+// rotation periods the script counts the requests refused (every one of them is innocent: a
+// fresh key has no debt of its own) and prints, per point, the measured rate beside
+// sketchFalsePositiveRate at the offered load: for the Sketch the stationary model (§2.4), for
+// the DebtMeter the carry-forward model of its Rotator (§2.5, `generations` and `periodMs`
+// given). The table in spec/sizing.md §6 is this script's output.
 import { pathToFileURL } from 'node:url'
 import { DebtMeter } from '../src/limit/debt-meter.js'
 import { resolveSketchOptions } from '../src/limit/options.js'
@@ -43,7 +45,7 @@ export interface SimResult extends SimPoint {
   refused: number
   /** refused / requests. */
   measured: number
-  /** sketchFalsePositiveRate at the offered load. */
+  /** sketchFalsePositiveRate at the offered load (with the Rotator's generations and period for the DebtMeter). */
   predicted: number
 }
 
@@ -63,9 +65,11 @@ export function simulate(p: SimPoint): SimResult {
   let consume: (key: string, nowMs: number) => boolean
   let periodMs: number
   let close = (): void => {}
+  let rotation: { generations: number; periodMs: number } | undefined
   if (p.engine === 'meter') {
     const meter = new DebtMeter({ rate, burst: p.burst, cost }, sketch, 'limit:sim')
     periodMs = meter.periodMs
+    rotation = { generations: sketch.generations, periodMs }
     consume = (key) => (meter.consume(key) as { admitted: boolean }).admitted
     close = () => void meter.close()
   } else {
@@ -113,7 +117,7 @@ export function simulate(p: SimPoint): SimResult {
   const rhoAdmitted = admittedCost / (p.measureS * p.cellsPerLevel * rate)
   const predicted = sketchFalsePositiveRate(
     { levels: p.levels, cellsPerLevel: p.cellsPerLevel },
-    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost },
+    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost, ...rotation },
   )
   return { ...p, rhoAdmitted, requests, refused, measured: refused / Math.max(1, requests), predicted }
 }
@@ -143,23 +147,38 @@ export const SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel
 ]
 
 function main(): void {
-  const quick = process.argv.includes('--quick')
-  const cellsPerLevel = quick ? 128 : 1024
+  // --quick: M = 128, 400 s; --cells M: another M; --only K: the K-th point of the sweep alone (1-based)
+  const argv = process.argv
+  const quick = argv.includes('--quick')
+  const flag = (name: string): number | undefined => {
+    const i = argv.indexOf(name)
+    return i < 0 ? undefined : Number(argv[i + 1])
+  }
+  const cellsPerLevel = flag('--cells') ?? (quick ? 128 : 1024)
   const measureS = quick ? 400 : 2000
+  const only = flag('--only')
+  const sweep = only === undefined ? SWEEP : SWEEP.slice(only - 1, only)
   const lines = [
-    '| ρ | L | M | burst | requests | refused (Sketch) | measured (Sketch) | predicted | agree | measured (DebtMeter) |',
-    '|---|---|---|---|---|---|---|---|---|---|',
+    '| ρ | L | M | burst | requests | refused (DebtMeter) | measured (DebtMeter) | predicted (carry-forward) | agree | measured (Sketch) | predicted (stationary) | agree |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ]
-  let seed = 1
-  for (const s of SWEEP) {
+  let agreeMeter = 0
+  let agreeSketch = 0
+  let seed = only ?? 1
+  for (const s of sweep) {
     const r = simulate({ ...s, cellsPerLevel, measureS, seed, engine: 'sketch' })
     const m = simulate({ ...s, cellsPerLevel, measureS, seed: seed++, engine: 'meter' })
+    if (agrees(m)) agreeMeter++
+    if (agrees(r)) agreeSketch++
     lines.push(
-      `| ${r.rho} | ${r.levels} | ${r.cellsPerLevel} | ${r.burst} | ${r.requests} | ${r.refused} | ${r.measured.toExponential(2)} | ${r.predicted.toExponential(2)} | ${agrees(r) ? 'yes' : 'NO'} | ${m.measured.toExponential(2)} |`,
+      `| ${m.rho} | ${m.levels} | ${m.cellsPerLevel} | ${m.burst} | ${m.requests} | ${m.refused} | ${m.measured.toExponential(2)} | ${m.predicted.toExponential(2)} | ${agrees(m) ? 'yes' : 'NO'} | ${r.measured.toExponential(2)} | ${r.predicted.toExponential(2)} | ${agrees(r) ? 'yes' : 'NO'} |`,
     )
     console.log(lines[lines.length - 1])
   }
   console.log('\n' + lines.join('\n'))
+  console.log(
+    `\nM = ${cellsPerLevel}, ${measureS} s measured per point. DebtMeter: ${agreeMeter} of ${sweep.length} agree; Sketch: ${agreeSketch} of ${sweep.length}.`,
+  )
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) main()

@@ -26,7 +26,7 @@ export interface SuggestOptions extends DebtMeterLoad {
   targetFalsePositive: number
   /** A budget in bytes for all generations; without one the smallest shape that reaches p. */
   memoryBytes?: number
-  /** Generations of the Rotator, integer ≥ 1; default 2. */
+  /** Generations of the Rotator, integer ≥ 1; default 2. From 2 (with a request load) the model is a Rotator's with carry-forward, rotated every `periodMs` (default the shortest the amnesty guard allows; spec/sizing.md §2.5). */
   generations?: number
   /** The most levels to consider, integer in [1, 64]; default 8. */
   maxLevels?: number
@@ -73,6 +73,11 @@ export function suggestShape(options: SuggestOptions): Suggestion {
     burst: options.burst,
     cost: options.cost,
     maxDebt: options.maxDebt,
+  }
+  // a debt meter of ≥ 2 generations is a Rotator with carry-forward (spec/sizing.md §2.5)
+  if (generations >= 2 && rps > 0) {
+    load.generations = generations
+    load.periodMs = options.periodMs
   }
   // checks rate, burst and cost once (a coded error for a bad figure)
   sketchFalsePositiveRate({ levels: 1, cellsPerLevel: 2 }, load)

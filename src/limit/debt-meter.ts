@@ -8,7 +8,7 @@ import { checkKnownOptions, optionKeys } from '../options.js'
 
 /**
  * The load factor a self-sized debt meter stays under: a key held at its limit keeps about
- * 1 − ρ of its rate (spec/sizing.md §2.5), so 0.05 keeps heavy hitters within 5 % of an exact GCRA.
+ * 1 − ρ of its rate (spec/sizing.md §2.6), so 0.05 keeps heavy hitters within 5 % of an exact GCRA.
  */
 const HEAVY_HITTER_LOAD_FACTOR = 0.05
 
@@ -151,7 +151,15 @@ export class DebtMeter {
     const { rate, burst, cost, maxDebt } = this
     this.store = policyStore(sketch, storeName, this.periodMs, linear(rate), maxDebt, (load) =>
       debtMeterCellsForLoad(
-        { requestsPerSecond: load.costPerSecond / cost, rate, burst, cost, maxDebt },
+        {
+          requestsPerSecond: load.costPerSecond / cost,
+          rate,
+          burst,
+          cost,
+          maxDebt,
+          generations: sketch.generations,
+          periodMs: this.periodMs,
+        },
         { levels: load.levels, minCells: 16, maxCells: 1 << 30, maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR },
       ),
     )

@@ -216,7 +216,14 @@ export class Limiter {
         ...shape,
         sizeBytes: () => meter.store.sizeBytes(),
         shape: meter.store.generationShapes?.bind(meter.store),
-        debt: { rate: meter.rate, burst: meter.burst, cost: meter.cost, maxDebt: meter.maxDebt },
+        debt: {
+          rate: meter.rate,
+          burst: meter.burst,
+          cost: meter.cost,
+          maxDebt: meter.maxDebt,
+          generations: this.sketch.generations,
+          periodMs: meter.periodMs,
+        },
       })
     const fairness = this.fairness
     if (fairness !== undefined)

@@ -77,8 +77,8 @@ export interface SketchReport {
   cellsPerLevel: number
   /** Memory of the policy's store in bytes (all generations). */
   sizeBytes: () => number
-  /** The debt meter's figures (for `limit`): rate per second, burst, cost, maxDebt. */
-  debt?: { rate: number; burst: number; cost: number; maxDebt: number }
+  /** The debt meter's figures (for `limit`): rate per second, burst, cost, maxDebt, and its Rotator's generations and period in ms (the carry-forward model, spec/sizing.md §2.5). */
+  debt?: { rate: number; burst: number; cost: number; maxDebt: number; generations?: number; periodMs?: number }
   /** The store's generation shapes (oldest, deciding, first) and resizes, when it has them. */
   shape?: () => { generationCellsPerLevel: readonly number[]; resizes: number }
 }

@@ -1,4 +1,6 @@
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
+import { carryForwardRate } from './sizing-carry.js'
+import { minPeriodMs } from './rotator-period.js'
 
 // The capacity model of the policies' sketches (spec/sizing.md). A sketch cell is a queue:
 // every admitted request (or scored event) of every key hashed to it adds to it, and decay
@@ -41,10 +43,14 @@ function intAtLeast(name: string, v: unknown, lo: number): number {
   return v
 }
 
-/** Grid points the integration may take in all (bounds its time and memory: a ring of n + 1 doubles). */
+/** Grid points per jump come from this many in all (64 per jump up to 65,536 jumps, then fewer, at least 16); the walk itself stops at MAX_GRID. */
 const MAX_STEPS = 1 << 22
-/** Grid points one tail integration may walk (its time: a few hundred ms at most); see crossingTails. */
-const MAX_GRID = 1 << 24
+/**
+ * Grid points one tail integration may walk: 2^18, about a millisecond. The debt meter's
+ * feedback bisects on it (about 14 walks) inside stats() and a sizer: 2^24 points took 55 s
+ * (machine under load) for a saturated limit with burst 1e9, so the cap is kept small.
+ */
+const MAX_GRID = 1 << 18
 /** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
 const LN_RESCALE = 460
 const RESCALE = Math.exp(-LN_RESCALE)
@@ -196,6 +202,15 @@ export interface DebtMeterLoad {
   maxDebt?: number
   /** H, keys held at their limit at one time (finite, ≥ 0): each keeps its L cells full. Default 0. */
   hotKeys?: number
+  /**
+   * N, the generations of the debt meter's Rotator: an integer in [2, 65535]. Given, the model is
+   * that of a Rotator with carry-forward (spec/sizing.md §2.5: each generation is floored at the
+   * deciding one's reading while young, then decides for one period); absent, that of one Sketch
+   * that never rotates (§2.4). Every debt meter is a Rotator: pass it for a debt meter's rate.
+   */
+  generations?: number
+  /** The Rotator's period in ms (finite, > 0); only with `generations`. Default the shortest the amnesty guard allows, maxDebt / rate × 1000 / (N − 1) (the debt meter's default). */
+  periodMs?: number
 }
 
 /**
@@ -221,21 +236,42 @@ interface DebtFigures {
   cost: number
   maxDebt: number
   hotKeys: number
+  /** N of the Rotator, 0 for one Sketch (no rotation). */
+  generations: number
+  /** The Rotator's period in s (0 without a Rotator). */
+  periodS: number
 }
 
 function debtFigures(load: DebtMeterLoad): DebtFigures {
   if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
   const rps = finiteAtLeast('requestsPerSecond', orDefault(load.requestsPerSecond, 0), 0, false)
   const hotKeys = finiteAtLeast('hotKeys', orDefault(load.hotKeys, 0), 0, false)
+  let generations = 0
+  if (load.generations !== undefined) {
+    const n = load.generations
+    if (typeof n !== 'number' || !Number.isInteger(n) || n < 2 || n > 65535)
+      bad('generations', 'an integer in [2, 65535]', n)
+    generations = n
+  } else if (load.periodMs !== undefined) bad('periodMs', 'no period without generations (a Rotator)', load.periodMs)
   if (rps === 0 && load.rate === undefined && load.burst === undefined)
-    return { rps, rate: 1, burst: 1, cost: 1, maxDebt: 10, hotKeys }
+    return { rps, rate: 1, burst: 1, cost: 1, maxDebt: 10, hotKeys, generations: 0, periodS: 0 }
   const rate = finiteAtLeast('rate', load.rate, 0, true)
   const burst = finiteAtLeast('burst', load.burst, 0, true)
   const cost = finiteAtLeast('cost', orDefault(load.cost, 1), 0, true)
   if (cost > burst) bad('cost', `a number ≤ burst (${burst})`, cost)
   const maxDebt = finiteAtLeast('maxDebt', orDefault(load.maxDebt, 10 * burst), 0, true)
   if (maxDebt < burst) bad('maxDebt', `a number ≥ burst (${burst})`, maxDebt)
-  return { rps, rate, burst, cost, maxDebt, hotKeys }
+  let periodS = 0
+  if (generations > 0) {
+    const periodMs =
+      load.periodMs === undefined
+        ? minPeriodMs(maxDebt, rate, generations)
+        : finiteAtLeast('periodMs', load.periodMs, 0, true)
+    periodS = periodMs / 1000
+    if (!Number.isFinite(periodS) || !Number.isFinite((periodS * rate) / cost))
+      bad('periodMs', 'a period whose drain (periodMs × rate / cost) is finite', load.periodMs ?? periodMs)
+  }
+  return { rps, rate, burst, cost, maxDebt, hotKeys, generations, periodS }
 }
 
 function checkShape(shape: SketchSize): void {
@@ -251,6 +287,37 @@ function hotShare(cellsPerLevel: number, hotKeys: number): number {
   return -Math.expm1(hotKeys * Math.log1p(-1 / cellsPerLevel))
 }
 
+/**
+ * Above this load factor the carry-forward model gives way to the stationary one: every
+ * generation's cells sit near the ceiling within a fraction of a period, floors or not
+ * (§6 measured the DebtMeter within 5 % of the stationary model at ρ = 2), and the walk's
+ * Poisson steps grow.
+ */
+const CARRY_MAX_LOAD_FACTOR = 2
+/**
+ * Below this tail of one stationary cell (no feedback) the carry-forward model is not walked:
+ * a floor lifts a cell only to the min of the key's cells in the deciding generation, a level
+ * that other cells reached, and §6 measured the carry raising rates by at most 3.4× where the
+ * tail is large; here the stationary rate is below 1e-6^L (a cheap answer for the margins of
+ * millions of jumps that made stats() spin, test/regressions/huge-burst-model.test.ts).
+ */
+const CARRY_MIN_TAIL = 1e-6
+
+/** The last few carry-forward evaluations (a Limiter's stats() and a sizer ask for the same figures again and again). */
+const carryMemo = new Map<string, number>()
+const CARRY_MEMO_SIZE = 32
+
+function carryRate(rho: number, L: number, x: number, top: number, f: DebtFigures, hot: number): number {
+  const periodJ = (f.periodS * f.rate) / f.cost
+  const key = `${rho},${L},${x},${top},${f.generations},${periodJ},${hot}`
+  const hit = carryMemo.get(key)
+  if (hit !== undefined) return hit
+  const r = carryForwardRate(rho, L, x, top, f.generations, periodJ, hot)
+  if (carryMemo.size >= CARRY_MEMO_SIZE) carryMemo.delete(carryMemo.keys().next().value as string)
+  carryMemo.set(key, r)
+  return r
+}
+
 function debtRate(shape: SketchSize, f: DebtFigures): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
@@ -258,6 +325,16 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   if (rho === 0) return Math.pow(hot, L)
   const x = (f.burst - f.cost) / f.cost
   const top = f.maxDebt / f.cost
+  // a Rotator's generations are floored while young and never stationary (§2.5); x < top
+  // (a margin at the ceiling refuses nothing) and a finite grid are the walk's domain
+  if (
+    f.generations > 0 &&
+    rho <= CARRY_MAX_LOAD_FACTOR &&
+    x < top &&
+    (f.periodS * f.rate) / f.cost < 2 ** 40 &&
+    debtCellTail(rho, x, top, 1) >= CARRY_MIN_TAIL
+  )
+    return carryRate(rho, L, x, top, f, hot)
   // a level refuses if the key's cell there is a hot key's, or its background is over the margin
   const level = (p: number): number => 1 - (1 - hot) * (1 - p)
   // feedback (§2.3): above the margin a cell is fed only by requests that another level
@@ -266,7 +343,9 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   const tailAt = (p: number): number => debtCellTail(rho, x, top, L === 1 ? 0 : 1 - Math.pow(level(p), L - 1))
   const open = debtCellTail(rho, x, top, 1)
   let p = open
-  if (Math.pow(level(open), L - 1) > 1e-4) {
+  // the tail at the least feeding (β at p = open) is the fixed point's lower end: when it is
+  // already `open` (one level, or a tail clamped to 1 by the grid cap) no bisection is needed
+  if (Math.pow(level(open), L - 1) > 1e-4 && tailAt(open) < open) {
     let lo = 0
     let hi = open
     for (let k = 0; k < 40 && hi - lo > 1e-4 * hi; k++) {
@@ -288,7 +367,9 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
  * Algorithms 2005) and W the stationary debt of a cell fed Poisson arrivals of `cost` at
  * load ρ = (requestsPerSecond × cost − H × rate) / (M × rate), drained at `rate` and clamped
  * at `maxDebt`: the M/D/1 workload with a finite dam (spec/sizing.md §2). With no load it is
- * the hot-key formula `(1 − (1 − 1/M)^H)^L`.
+ * the hot-key formula `(1 − (1 − 1/M)^H)^L`. With `load.generations` (every debt meter: a
+ * Rotator) the cells are those of a Rotator with carry-forward, walked through the rotation
+ * cycle (§2.5; a few ms at most, whatever the figures, and the last 32 answers are kept).
  * @param shape `{ levels, cellsPerLevel }`, integers ≥ 1
  * @param load see {@link DebtMeterLoad}
  * @returns a probability in [0, 1], per request
@@ -436,7 +517,7 @@ export interface CellsForLoadOptions {
   /**
    * Debt meter only: the largest load factor ρ to accept, in (0, 1]; default 1 (no cap beyond the
    * target). A key held at its limit shares its cells with the background and keeps about 1 − ρ
-   * of its rate (§2.5), so a cap of 0.05 keeps such keys within 5 % of an exact GCRA.
+   * of its rate (§2.6), so a cap of 0.05 keeps such keys within 5 % of an exact GCRA.
    */
   maxLoadFactor?: number
 }

@@ -21,3 +21,15 @@ t.test('the false-reject model answers for a burst of 1e9', async (t) => {
   )
   t.ok(sat > 0.5 && sat <= 1, `saturated: ${sat}`)
 })
+
+t.test('and so does the carry-forward model, the one stats() asks for a debt meter', async (t) => {
+  // the Limiter passes each meter's generations and period (spec/sizing.md §2.5): a margin of
+  // 1e9 jumps must not walk a grid of that size either
+  const load = { requestsPerSecond: 40_000, rate: 1e9, burst: 1e9, cost: 1, generations: 2 }
+  const p = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 65536 }, load)
+  t.ok(p >= 0 && p < 1e-6, `a tiny probability (${p})`)
+  const near = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 1 }, { ...load, requestsPerSecond: 0.99e9 })
+  t.ok(near >= 0 && near <= 1, `near saturation: ${near}`)
+  const sat = sketchFalsePositiveRate({ levels: 1, cellsPerLevel: 1 }, { ...load, requestsPerSecond: 3e9 })
+  t.ok(sat > 0.5 && sat <= 1, `saturated: ${sat}`)
+})
