@@ -58,7 +58,8 @@ async function main(argv: string[]): Promise<number> {
           `  cellsPerLevel      ${s.cellsPerLevel}`,
           `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations`,
           `  false rejects      ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
-          `  as options         { levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`,
+          // with a budget, the options that build this shape and let it size itself within it
+          `  as options         { levels: ${s.levels}, ${cmd.memoryBytes === undefined ? `cellsPerLevel: ${s.cellsPerLevel}` : `memory: ${cmd.memoryBytes}`} }`,
           '',
         ].join('\n'),
       )

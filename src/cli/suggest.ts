@@ -1,6 +1,8 @@
 import { debtMeterCellsForLoad, sketchFalsePositiveRate, type DebtMeterLoad } from '../sketch/sizing.js'
 import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { invalidOption } from '../errors.js'
+import { sketchBudget } from '../limit/options.js'
+import { telemetryMaxBytes } from '../limit/telemetry.js'
 
 /** What `grudge suggest` prints. */
 export interface Suggestion {
@@ -24,7 +26,7 @@ export interface Suggestion {
 export interface SuggestOptions extends DebtMeterLoad {
   /** p, the false-reject rate to reach, in (0, 1). */
   targetFalsePositive: number
-  /** A budget in bytes for all generations; without one the smallest shape that reaches p. */
+  /** A policy's `memory` budget in bytes (all generations, its load meter and the limiter's telemetry); without one the smallest shape that reaches p. */
   memoryBytes?: number
   /** Generations of the Rotator, integer ≥ 1; default 2. From 2 (with a request load) the model is a Rotator's with carry-forward, rotated every `periodMs` (default the shortest the amnesty guard allows; spec/sizing.md §2.5). */
   generations?: number
@@ -45,12 +47,15 @@ export interface SuggestOptions extends DebtMeterLoad {
  *   (hot keys alone: `⌈1 / (1 − (1 − p^(1/L))^(1/H))⌉`; with requests per second: the power of
  *   two of {@link debtMeterCellsForLoad}, what a `memory` budget gives); the shape with the
  *   fewest cells L × M wins.
- * - With a budget of `memoryBytes` for the whole Rotator: for each L, M = ⌊budget / (16 ×
- *   generations × L)⌋; the fewest levels that reach p win, else the L with the lowest rate
- *   (`meetsTarget` is then false).
+ * - With a budget of `memoryBytes` (a policy's `memory`): for each L in 1..min(maxLevels, 16),
+ *   the M a Limiter builds for `{ memory, levels: L }` (the library's own rule, `sketchBudget`:
+ *   the largest power of two with the 2 KiB load meter, a default telemetry's HyperLogLogs and
+ *   L × M × 16 B × generations inside the budget); the fewest levels that reach p win, else the
+ *   L with the lowest rate (`meetsTarget` is then false).
  * @param options the load (`hotKeys`, `requestsPerSecond` with `rate` and `burst`, …), p and the budget
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming hot-keys, rps, fp, memory, generations or
- * max-levels; `ERR_GRUDGE_SIZING_INVALID` for a bad rate, burst or cost
+ * max-levels; `ERR_GRUDGE_SIZING_INVALID` for a bad rate, burst or cost; `ERR_GRUDGE_SIZING_BUDGET`
+ * for a budget a Limiter refuses (below the meter, the telemetry and 16 cells per level at L = 1)
  */
 export function suggestShape(options: SuggestOptions): Suggestion {
   const { targetFalsePositive, memoryBytes } = options
@@ -104,12 +109,18 @@ export function suggestShape(options: SuggestOptions): Suggestion {
     if (best === undefined) invalidOption('fp', 'a rate reachable with ≤ 2^31 cells', targetFalsePositive)
     return best
   }
-  if (!Number.isFinite(memoryBytes) || memoryBytes < CELL_BYTES * 2 * generations) {
-    invalidOption('memory', `at least ${CELL_BYTES * 2 * generations} bytes (2 cells per generation)`, memoryBytes)
-  }
-  for (let L = 1; L <= maxLevels; L++) {
-    const M = Math.floor(memoryBytes / (CELL_BYTES * generations * L))
-    if (M < 2) break
+  if (!Number.isFinite(memoryBytes) || memoryBytes <= 0)
+    invalidOption('memory', 'a finite number of bytes > 0', memoryBytes)
+  // what `new Limiter({ memory, levels: L })` builds: the library's rule, with its load meter
+  // and a default telemetry inside the budget (a budget too small for L = 1 throws its error)
+  for (let L = 1; L <= Math.min(maxLevels, MAX_LIMITER_LEVELS); L++) {
+    let M: number
+    try {
+      M = sketchBudget({ memory: memoryBytes }, L, generations, '', telemetryMaxBytes()).cellsPerLevel
+    } catch (e) {
+      if (L === 1) throw e
+      break
+    }
     const s = shape(L, M, load, generations, targetFalsePositive)
     if (s.meetsTarget) return s
     if (best === undefined || s.falsePositiveRate < best.falsePositiveRate) best = s
@@ -118,6 +129,8 @@ export function suggestShape(options: SuggestOptions): Suggestion {
 }
 
 const CELL_BYTES = SKETCH_BYTES_PER_CELL
+/** The most levels a Limiter takes (`levels` in [1, 16]). */
+const MAX_LIMITER_LEVELS = 16
 
 function shape(levels: number, cellsPerLevel: number, load: DebtMeterLoad, generations: number, p: number): Suggestion {
   const fp = sketchFalsePositiveRate({ levels, cellsPerLevel }, load)

@@ -2,7 +2,7 @@ import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clo
 import { GrudgeError } from '../errors.js'
 import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
-import type { SketchOptions } from '../sketch/shape.js'
+import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
@@ -26,6 +26,7 @@ import { costKey, parseShapeRecord, shapeKey, shapeRecord, shapeScript } from '.
 import {
   LoadMeter,
   METER_BYTES,
+  budgetCellsPerLevel,
   checkSizing,
   initialCellsPerLevel,
   resolveCells,
@@ -81,6 +82,57 @@ class FleetSketch extends Sketch {
       cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
       cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
     }
+  }
+}
+
+/**
+ * Bytes a sync store holds per cell of a live generation: the Sketch's 16 (score and time,
+ * Float64 each), the pending sum since the last push (Float64, 8), the dirty list entry
+ * (Uint32, 4) and the dirty mark (Uint8, 1). `examples/bench/sync-store-memory.ts` measures it.
+ * @internal
+ */
+export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 8 + 4 + 1
+
+/** The fewest cells per level a budget may give (the Limiter's minimum M). */
+const MIN_BUDGET_CELLS = 16
+
+/**
+ * A self-sized policy's sizing within the store's budget (`spec.memoryBytes`) at
+ * {@link SYNC_BYTES_PER_CELL}: the largest shape the policy computed at 16 B per cell is
+ * lowered to what the budget holds at 29, so the store never holds more than its budget.
+ * @throws {GrudgeError} `ERR_GRUDGE_SIZING_BUDGET` when the budget holds fewer than 16 cells per level
+ */
+function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
+  const bytes = spec.memoryBytes
+  if (bytes === undefined) return sizing
+  const L = spec.sketch?.levels ?? 4
+  const N = spec.generations
+  const max = budgetCellsPerLevel(bytes, L, N, SYNC_BYTES_PER_CELL, METER_BYTES, sizing.maxCellsPerLevel)
+  if (max < MIN_BUDGET_CELLS) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_SIZING_BUDGET',
+      `redis sync store of ${spec.name}: expected a memory budget ≥ ${METER_BYTES + N * L * MIN_BUDGET_CELLS * SYNC_BYTES_PER_CELL} bytes (${METER_BYTES} for the load meter + ${N} generations × ${L} levels × ${MIN_BUDGET_CELLS} cells × ${SYNC_BYTES_PER_CELL} B held per cell in sync mode), received ${bytes} for the store`,
+    )
+  }
+  if (max >= sizing.maxCellsPerLevel) return sizing
+  return Object.freeze({ ...sizing, maxCellsPerLevel: max, minCellsPerLevel: Math.min(sizing.minCellsPerLevel, max) })
+}
+
+/**
+ * A fixed shape beside a `memory` budget must fit it at {@link SYNC_BYTES_PER_CELL}.
+ * @throws {GrudgeError} `ERR_GRUDGE_SIZING_CONFLICT`
+ */
+function checkFixedBudget(spec: StoreSpec): void {
+  const bytes = spec.memoryBytes
+  if (bytes === undefined) return
+  const L = spec.sketch?.levels ?? 4
+  const M = spec.sketch?.cellsPerLevel ?? 0
+  const need = spec.generations * L * M * SYNC_BYTES_PER_CELL
+  if (need > bytes) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_SIZING_CONFLICT',
+      `redis sync store of ${spec.name}: expected a memory budget ≥ ${need} bytes for the given shape (${L} levels × ${M} cells × ${SYNC_BYTES_PER_CELL} B held per cell in sync mode × ${spec.generations} generations), received ${bytes} for the store; give a larger memory, fewer cells, or memory alone`,
+    )
   }
 }
 
@@ -158,13 +210,17 @@ export class RedisSyncStore implements ScoreStore {
     this.sizing =
       spec.sizing === undefined
         ? undefined
-        : checkSizing(
-            spec.sizing,
-            spec.sketch?.levels ?? 4,
-            spec.generations,
-            spec.periodMs,
-            new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,
+        : syncBudget(
+            checkSizing(
+              spec.sizing,
+              spec.sketch?.levels ?? 4,
+              spec.generations,
+              spec.periodMs,
+              new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,
+            ),
+            spec,
           )
+    if (this.sizing === undefined) checkFixedBudget(spec)
     // a self-sized policy's shape in the fingerprint is its largest (the budget's)
     this.shape =
       this.sizing === undefined
@@ -173,7 +229,12 @@ export class RedisSyncStore implements ScoreStore {
     this.initialCells =
       this.sizing === undefined
         ? this.shape.cellsPerLevel
-        : initialCellsPerLevel(this.sizing, spec.sketch?.cellsPerLevel)
+        : initialCellsPerLevel(
+            this.sizing,
+            spec.sketch?.cellsPerLevel === undefined
+              ? undefined
+              : Math.min(spec.sketch.cellsPerLevel, this.sizing.maxCellsPerLevel),
+          )
     this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = syncScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
@@ -292,10 +353,10 @@ export class RedisSyncStore implements ScoreStore {
     return this.gens[0].sketch.estimate(key)
   }
 
-  /** Cells held in this process: per live generation L × M × 29 bytes (16 cell, 8 pending, 4 + 1 bookkeeping), plus the 2 KiB load meter when self-sized. */
+  /** Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus the 2 KiB load meter when self-sized. */
   sizeBytes(): number {
     let bytes = this.meter === null ? 0 : METER_BYTES
-    for (const g of this.gens) bytes += this.shape.levels * g.sketch.cellsPerLevel * 29
+    for (const g of this.gens) bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
     return bytes
   }
 

@@ -17,7 +17,7 @@ import {
 import { isPromise } from './settle.js'
 import { buildTiers, isTiered, parseTieredOptions, unknownTier, type TieredDebtMeterOptions } from './tiers.js'
 import { forgiveKey, peekKey, type ForgiveOptions, type KeyState } from './key-state.js'
-import { Telemetry } from './telemetry.js'
+import { Telemetry, telemetryMaxBytes } from './telemetry.js'
 import { PinnedClock } from './pinned-clock.js'
 import type { Clock } from '../clock.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
@@ -76,7 +76,10 @@ function parseTopLevel(options: LimiterOptions, prefix: string): TopLevel {
   if (typeof options !== 'object' || options === null) invalidOption(prefix || 'options', 'an object', options)
   checkKnownOptions(options, LIMITER_OPTION_KEYS, prefix)
   const name = options.name ?? 'default'
-  const sketch = resolveSketchOptions(options, prefix)
+  // the telemetry's HyperLogLogs are counted inside each policy's budget (spec/sizing.md §5)
+  const tel = options.telemetry
+  const reserved = tel instanceof Telemetry ? tel.maxSizeBytes() : telemetryMaxBytes()
+  const sketch = resolveSketchOptions(options, prefix, reserved)
   const random = options.random ?? Math.random
   if (typeof random !== 'function') invalidOption(prefix + 'random', 'a function returning [0, 1)', random)
   const storeTimeoutMs = options.storeTimeoutMs ?? 1000

@@ -1,7 +1,13 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { parseSizeBytes } from '../sketch/sizing.js'
 import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
-import { METER_BYTES, type GenerationLoad, type SizingLimitEvent } from '../sketch/rotator-sizing.js'
+import {
+  METER_BYTES,
+  budgetCellsPerLevel,
+  type GenerationLoad,
+  type SizingLimitEvent,
+} from '../sketch/rotator-sizing.js'
+import { telemetryMaxBytes } from './telemetry.js'
 import { longPeriodTicker, systemClock, systemTicker, type Clock, type Ticker } from '../clock.js'
 import { SipHasher, sipHash, Murmur3Hasher, type Hasher } from '../hash/hasher.js'
 import { localStore, type ScoreStore, type StoreFactory } from './store.js'
@@ -14,16 +20,18 @@ export interface PolicySketchOptions {
    * Memory budget of each policy's sketches, all generations together: bytes (a positive
    * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
-   * cells per level M ≤ 2^24 with 2 KiB + L × M × 16 B × generations ≤ memory as its largest
-   * shape (the 2 KiB is the load meter of the sizing, counted inside the budget). In process,
-   * each new generation is then sized from the load measured over the one before
-   * (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers of two between 64
-   * cells and that largest shape, so the policy never holds more than the budget. Default
-   * 8 MiB + 2 KiB (8,390,656 bytes: at most L = 4, M = 65,536 at 2 generations, plus the meter:
-   * a level drains 65,536 × rate per second, enough for 3,000 requests/s at rate 1 with heavy
-   * hitters within 5 % of an exact GCRA).
-   * Given with both `levels` and `cellsPerLevel` their sketches must fit in it
-   * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB +
+   * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 16 B × generations ≤ memory as its largest
+   * shape: the 2 KiB is the load meter of the sizing and T the limiter's telemetry at its largest
+   * (its HyperLogLog windows, (windowBuckets + 1) × 5 KiB: 30 KiB by default), both counted
+   * inside the budget. In process, each new generation is then sized from the load measured
+   * over the one before (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers
+   * of two between 64 cells and that largest shape, so the policy never holds more than the
+   * budget. The Redis sync store holds 29 B per cell and sizes its generations at that rate from
+   * the same budget. Default 8 MiB + 2 KiB + 30 KiB (8,421,376 bytes: at most L = 4, M = 65,536
+   * at 2 generations, plus the meter and the telemetry: a level drains 65,536 × rate per second,
+   * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA).
+   * Given with both `levels` and `cellsPerLevel` their sketches and the telemetry must fit in it
+   * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB + T +
    * L × 16 cells × 16 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
    */
   memory?: number | string
@@ -77,6 +85,12 @@ export interface ResolvedSketchOptions {
   readonly cellsPerLevel: number
   /** The memory budget in bytes of each policy (all generations), or undefined for a fixed shape given as `cellsPerLevel` alone. */
   readonly memoryBytes: number | undefined
+  /**
+   * Bytes of each policy's budget held for the limiter's telemetry (its HyperLogLog windows,
+   * {@link telemetryMaxBytes}); the policy's store gets the rest. 0 outside a Limiter.
+   * @internal
+   */
+  readonly reservedBytes?: number
   /** Whether the shape was given (`cellsPerLevel`) and stays fixed, rather than picked from the budget. */
   readonly fixedShape: boolean
   /** N, generations of each Rotator: integer in [2, 16]; default 2. */
@@ -108,9 +122,10 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
 
 /**
  * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 65,536 ×
- * 2 generations × 16 B) plus the 2 KiB load meter, 8,390,656 bytes (spec/sizing.md §5 says why).
+ * 2 generations × 16 B), the 2 KiB load meter and the 30 KiB of a default Telemetry's
+ * HyperLogLog windows, 8,421,376 bytes (spec/sizing.md §5 says why).
  */
-export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES
+export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES + telemetryMaxBytes()
 
 /** The fewest cells per level a self-sized generation shrinks to (when the budget holds more). */
 const SELF_SIZED_MIN_CELLS = 64
@@ -121,11 +136,13 @@ const MAX_CELLS = 1 << 24
 
 /**
  * The cells per level of a policy's sketch from its budget: the largest power of two M in
- * [16, 2^24] with 2 KiB (the load meter, {@link METER_BYTES}) + L × M × 16 B × generations ≤
- * memory; or the `cellsPerLevel` given (a fixed shape, no meter), which must then fit a
- * `memory` given beside it.
+ * [16, 2^24] with 2 KiB (the load meter, {@link METER_BYTES}) + `reservedBytes` (a Limiter's
+ * telemetry) + L × M × 16 B × generations ≤ memory ({@link budgetCellsPerLevel}); or the
+ * `cellsPerLevel` given (a fixed shape, no meter), which must then fit a `memory` given beside
+ * it with the reserved bytes. `grudge suggest --memory` calls this too.
+ * @param reservedBytes bytes of the budget held for something else than the policy's store (≥ 0; default 0)
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` for a bad `memory` or `cellsPerLevel`;
- * `ERR_GRUDGE_SIZING_BUDGET` for a budget below the meter and N generations of 16 cells per level;
+ * `ERR_GRUDGE_SIZING_BUDGET` for a budget below the reserved bytes, the meter and N generations of 16 cells per level;
  * `ERR_GRUDGE_SIZING_CONFLICT` for a given shape that does not fit the given budget
  * @internal
  */
@@ -134,28 +151,36 @@ export function sketchBudget(
   levels: number,
   generations: number,
   prefix = '',
+  reservedBytes = 0,
 ): { cellsPerLevel: number; memoryBytes: number | undefined; fixedShape: boolean } {
   const given = src.memory === undefined ? undefined : parseSizeBytes(prefix + 'memory', src.memory)
   const perCellRow = levels * SKETCH_BYTES_PER_CELL * generations
+  const reserved = reservedBytes > 0 ? ` + ${reservedBytes} for the limiter's telemetry` : ''
   if (src.cellsPerLevel !== undefined) {
     const cellsPerLevel = int(prefix + 'cellsPerLevel', src.cellsPerLevel, MIN_CELLS, MAX_CELLS, MIN_CELLS)
-    if (given !== undefined && cellsPerLevel * perCellRow > given) {
+    if (given !== undefined && cellsPerLevel * perCellRow + reservedBytes > given) {
       throw new GrudgeError(
         'ERR_GRUDGE_SIZING_CONFLICT',
-        `option "${prefix}memory": expected ≥ ${cellsPerLevel * perCellRow} bytes for the given shape (${levels} levels × ${cellsPerLevel} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${given}; give either memory or levels and cellsPerLevel`,
+        `option "${prefix}memory": expected ≥ ${cellsPerLevel * perCellRow + reservedBytes} bytes for the given shape (${levels} levels × ${cellsPerLevel} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations${reserved}), received ${given}; give either memory or levels and cellsPerLevel`,
       )
     }
     return { cellsPerLevel, memoryBytes: given, fixedShape: true }
   }
   const memoryBytes = given ?? DEFAULT_POLICY_MEMORY_BYTES
-  const fit = Math.floor((memoryBytes - METER_BYTES) / perCellRow)
-  if (!(fit >= MIN_CELLS)) {
+  const cellsPerLevel = budgetCellsPerLevel(
+    memoryBytes,
+    levels,
+    generations,
+    SKETCH_BYTES_PER_CELL,
+    METER_BYTES + reservedBytes,
+    MAX_CELLS,
+  )
+  if (!(cellsPerLevel >= MIN_CELLS)) {
     throw new GrudgeError(
       'ERR_GRUDGE_SIZING_BUDGET',
-      `option "${prefix}memory": expected ≥ ${METER_BYTES + MIN_CELLS * perCellRow} bytes (${METER_BYTES} for the load meter + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
+      `option "${prefix}memory": expected ≥ ${METER_BYTES + reservedBytes + MIN_CELLS * perCellRow} bytes (${METER_BYTES} for the load meter${reserved} + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
     )
   }
-  const cellsPerLevel = Math.min(MAX_CELLS, 2 ** Math.floor(Math.log2(fit)))
   return { cellsPerLevel, memoryBytes, fixedShape: false }
 }
 
@@ -163,16 +188,21 @@ export function sketchBudget(
  * Check and complete sketch options.
  * @param o the options (may be undefined)
  * @param prefix option path prefix for error messages
+ * @param reservedBytes bytes of each policy's budget held for the limiter's telemetry (a Limiter passes its {@link Telemetry.maxSizeBytes}); default 0
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option; `ERR_GRUDGE_SIZING_BUDGET`
  * and `ERR_GRUDGE_SIZING_CONFLICT` from the budget (see {@link PolicySketchOptions.memory})
  * @internal
  */
-export function resolveSketchOptions(o: PolicySketchOptions | undefined, prefix = ''): ResolvedSketchOptions {
+export function resolveSketchOptions(
+  o: PolicySketchOptions | undefined,
+  prefix = '',
+  reservedBytes = 0,
+): ResolvedSketchOptions {
   const src = o ?? {}
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
   const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
   const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
-  const { cellsPerLevel, memoryBytes, fixedShape } = sketchBudget(src, levels, generations, prefix)
+  const { cellsPerLevel, memoryBytes, fixedShape } = sketchBudget(src, levels, generations, prefix, reservedBytes)
   let periodMs: number | undefined
   if (src.periodMs !== undefined) {
     if (typeof src.periodMs !== 'number' || !Number.isFinite(src.periodMs) || src.periodMs <= 0) {
@@ -195,6 +225,7 @@ export function resolveSketchOptions(o: PolicySketchOptions | undefined, prefix 
     levels,
     cellsPerLevel,
     memoryBytes,
+    reservedBytes,
     fixedShape,
     generations,
     periodMs,
@@ -297,5 +328,6 @@ export function policyStore(
     clock: sketch.clock,
     ticker: longPeriodTicker(sketch.ticker, sketch.clock),
     sizing,
+    ...(sketch.memoryBytes === undefined ? {} : { memoryBytes: sketch.memoryBytes - (sketch.reservedBytes ?? 0) }),
   })
 }

@@ -26,7 +26,7 @@ export interface LimiterStats {
   rejected: number
   /** Per policy: admitted (checked and passed) and rejected. */
   policies: Record<PolicyName, PolicyCounts>
-  /** Estimated distinct keys in the window (a Window of HyperLogLog sketches, precision 14: ≈ 0.81 % standard error). */
+  /** Estimated distinct keys in the window (a Window of HyperLogLog sketches, precision 12: 1.04/√4096 ≈ 1.6 % standard error; 4 KiB a bucket, so the telemetry fits inside small `memory` budgets). */
   distinctKeys: number
   /** Memory of the sketches (all generations) and of the telemetry, in bytes. */
   memoryBytes: number
@@ -43,7 +43,13 @@ export interface LimiterStats {
   hotKeys: number
   /** The debt meter's admitted requests per second over the window so far (at least 1 s): the load of the model; 0 without a debt meter. */
   requestsPerSecond: number
-  /** ρ, the debt meter's load factor in the window: (admitted cost per second of keys that are not hot) / (M × rate); 0 without a debt meter. Above about 0.8 fresh keys start to be refused. */
+  /**
+   * ρ, the debt meter's load factor in the window: (admitted cost per second, all keys) /
+   * (M × rate), M of the deciding generation: the figure a self-sized Rotator's
+   * `growAtLoadFactor` compares. Above 1 a level cannot drain what it is fed; with few hot
+   * keys fresh keys start to be refused above about 0.8. 0 without a debt meter.
+   * (`falsePositiveRate` takes the hot keys' share out, spec/sizing.md §2.1.)
+   */
   loadFactor: number
   /**
    * Per policy whose store sizes itself (in process, sized by `memory`): the cells per level
@@ -115,10 +121,25 @@ export const TELEMETRY_OPTION_KEYS = optionKeys<TelemetryOptions>({
 })
 
 const POLICIES: PolicyName[] = ['limit', 'fairness', 'abuse', 'bloom', 'store']
-/** HyperLogLog precision of the distinct-key window: 2^14 one-byte registers per slot. */
-const HLL_PRECISION = 14
+/** HyperLogLog precision of the distinct-key window: 2^12 one-byte registers (4 KiB) per slot, ≈ 1.6 % (1σ); counted inside each policy's budget, so kept small. */
+const HLL_PRECISION = 12
 /** HyperLogLog precision of the refused-key window: 2^10 registers (1 KiB) per slot, ≈ 3.3 % (1σ). */
 const HOT_PRECISION = 10
+
+/** Buckets a Telemetry keeps by default. */
+const DEFAULT_WINDOW_BUCKETS = 5
+
+/**
+ * The most bytes a Telemetry's HyperLogLog windows hold: a Window holds its template and at
+ * most `windowBuckets` slots ({@link Window.sizeBytes}), of 2^14 registers (distinct keys)
+ * and 2^10 (refused keys), one byte each: 30,720 bytes at the default 5 buckets. A Limiter
+ * counts it inside each policy's `memory` budget.
+ * @param windowBuckets the buckets kept (default 5)
+ * @internal
+ */
+export function telemetryMaxBytes(windowBuckets = DEFAULT_WINDOW_BUCKETS): number {
+  return (windowBuckets + 1) * ((1 << HLL_PRECISION) + (1 << HOT_PRECISION))
+}
 
 interface Bucket {
   startMs: number
@@ -179,7 +200,7 @@ export class Telemetry {
     if (typeof b !== 'number' || !Number.isSafeInteger(b) || b <= 0)
       invalidOption('telemetry.bucketMs', 'a positive safe integer (ms)', b)
     this.bucketMs = b
-    const n = options.windowBuckets ?? 5
+    const n = options.windowBuckets ?? DEFAULT_WINDOW_BUCKETS
     if (!Number.isInteger(n) || n < 1 || n > 60) invalidOption('telemetry.windowBuckets', 'an integer in [1, 60]', n)
     this.windowBuckets = n
     const t = options.targetFalsePositiveRate ?? 0.01
@@ -279,6 +300,15 @@ export class Telemetry {
     return this.distinct.sizeBytes() + this.refusedKeys.sizeBytes()
   }
 
+  /**
+   * The most bytes this telemetry's HyperLogLog windows hold, whatever the traffic:
+   * (windowBuckets + 1) × (2^12 + 2^10), 30,720 at the default 5 buckets. A Limiter counts
+   * it inside each policy's `memory` budget.
+   */
+  maxSizeBytes(): number {
+    return telemetryMaxBytes(this.windowBuckets)
+  }
+
   /** The windowed statistics. */
   stats(): LimiterStats {
     this.current()
@@ -322,7 +352,10 @@ export class Telemetry {
       const load = { ...meter.debt, requestsPerSecond: spanS === 0 ? 0 : policies.limit.admitted / spanS, hotKeys }
       fpr = sketchFalsePositiveRate(shape, load)
       requestsPerSecond = load.requestsPerSecond
-      loadFactor = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, hotKeys)
+      // ρ as the self-sizing measures it (all admitted cost over the level's drain): the hot-key
+      // correction of §2.1 is the model's, and refused keys counted as hot ones would take it
+      // to 0 exactly when the level is overloaded (spec/sizing.md §7)
+      loadFactor = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, 0)
       if (fpr > this.targetFalsePositiveRate) {
         const cells = debtMeterCellsForLoad(load, {
           levels: shape.levels,

@@ -2,7 +2,7 @@ import { invalidOption } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { addHashToRegisters, estimateFromRegisters } from '../hash/hyperloglog-registers.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
-import { MAX_CELLS, MAX_CELLS_PER_LEVEL, type Decay } from './shape.js'
+import { MAX_CELLS, MAX_CELLS_PER_LEVEL, SKETCH_BYTES_PER_CELL, type Decay } from './shape.js'
 
 // The self-sizing of a Rotator (`spec/rotator.md` §1, "Self-sizing"): what a generation
 // measures while it is the youngest (distinct keys by HyperLogLog, admitted cost per
@@ -150,6 +150,33 @@ function floorPowerOfTwo(x: number): number {
 }
 
 /**
+ * The cells per level a memory budget holds: the largest power of two M ≤ `maxCells` with
+ * `reservedBytes + generations × levels × M × bytesPerCell ≤ memoryBytes`, or 0 when not even
+ * M = 1 fits. The one rule of every budget: the Limiter's `memory` (16 B per cell, the 2 KiB
+ * load meter and the limiter's telemetry reserved), a Rotator's `sizing.maxBytes`, the Redis
+ * sync store (which holds more per cell) and `grudge suggest --memory`.
+ * @param memoryBytes the budget in bytes (finite, > 0)
+ * @param levels L ≥ 1
+ * @param generations N ≥ 1
+ * @param bytesPerCell what the store holds per cell, in bytes (16 for a Sketch)
+ * @param reservedBytes what the budget holds besides the cells, in bytes (≥ 0)
+ * @param maxCells the most cells per level (≥ 1)
+ * @internal
+ */
+export function budgetCellsPerLevel(
+  memoryBytes: number,
+  levels: number,
+  generations: number,
+  bytesPerCell: number,
+  reservedBytes: number,
+  maxCells: number,
+): number {
+  return floorPowerOfTwo(
+    Math.min(maxCells, Math.floor((memoryBytes - reservedBytes) / (generations * levels * bytesPerCell))),
+  )
+}
+
+/**
  * The smallest power of two ≥ x (x > 0).
  * @internal
  */
@@ -205,7 +232,7 @@ export function checkSizing(
         bytes,
       )
     }
-    max = floorPowerOfTwo((bytes - METER_BYTES) / (generations * levels * 16))
+    max = budgetCellsPerLevel(bytes, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES, MAX_CELLS_PER_LEVEL)
   } else {
     max = sizing.maxCellsPerLevel!
     if (!isPowerOfTwo(max)) invalidOption('sizing.maxCellsPerLevel', 'a power of two in [1, 2^32]', max)

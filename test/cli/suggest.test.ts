@@ -1,6 +1,8 @@
 import t from 'tap'
 import { suggestShape } from '../../src/cli/suggest.js'
 import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import { sketchBudget } from '../../src/limit/options.js'
+import { telemetryMaxBytes } from '../../src/limit/telemetry.js'
 
 t.test('without a budget: the target is met, and one cell fewer per level misses it', async (t) => {
   for (const [H, p] of [
@@ -26,7 +28,10 @@ t.test('with a budget: the fewest levels that reach the target', async (t) => {
   if (fewer >= 1)
     t.ok(
       sketchFalsePositiveRate(
-        { levels: fewer, cellsPerLevel: Math.floor((8 * 1048576) / (16 * 2 * fewer)) },
+        {
+          levels: fewer,
+          cellsPerLevel: sketchBudget({ memory: 8 * 1048576 }, fewer, 2, '', telemetryMaxBytes()).cellsPerLevel,
+        },
         { hotKeys: 1000 },
       ) > 0.01,
       'one level fewer misses it',
@@ -38,17 +43,27 @@ t.test('with a budget: the fewest levels that reach the target', async (t) => {
   )
 })
 
-t.test('with a budget too small: the classic Bloom optimum k = (m/n) ln 2', async (t) => {
-  // A partitioned Bloom filter with m = 10 n cells: optimal k = 10 ln 2 ≈ 6.93 → 7, and a
-  // false-positive rate ≈ 0.0082 (Bloom 1970; the m/n = 10, k = 7 entry of the usual tables is 0.00819).
-  const H = 1000
-  const s = suggestShape({ hotKeys: H, targetFalsePositive: 0.0001, memoryBytes: 10 * H * 16, generations: 1 })
-  t.equal(s.levels, 7)
-  t.equal(s.cellsPerLevel, Math.floor((10 * H) / 7))
-  t.ok(Math.abs(s.falsePositiveRate - 0.00819) < 0.0002, `fp ${s.falsePositiveRate}`)
-  t.notOk(s.meetsTarget, 'the budget is too small for 1e-4')
-  t.ok(s.bytes <= 10 * H * 16)
-})
+t.test(
+  'with a budget too small: the levels with the lowest Bloom rate among the shapes a Limiter builds',
+  async (t) => {
+    // Each level count L gets the M a Limiter builds from the budget; the hot keys alone fill a
+    // level's cells as a partitioned Bloom filter, (1 − e^(−H/M))^L (Bloom 1970; Broder &
+    // Mitzenmacher 2004, §2.1), and the L with the lowest rate wins.
+    const H = 1000
+    const memory = 200_000
+    const s = suggestShape({ hotKeys: H, targetFalsePositive: 0.0001, memoryBytes: memory })
+    t.notOk(s.meetsTarget, 'the budget is too small for 1e-4')
+    let best = { L: 0, fp: Infinity }
+    for (let L = 1; L <= 8; L++) {
+      const M = sketchBudget({ memory }, L, 2, '', telemetryMaxBytes()).cellsPerLevel
+      const fp = Math.pow(1 - Math.exp(-H / M), L)
+      if (fp < best.fp) best = { L, fp }
+    }
+    t.equal(s.levels, best.L)
+    t.ok(Math.abs(s.falsePositiveRate - best.fp) / best.fp < 0.01, `fp ${s.falsePositiveRate} vs ${best.fp}`)
+    t.ok(s.bytes <= memory)
+  },
+)
 
 t.test('bad arguments throw a coded error naming the option', async (t) => {
   t.throws(() => suggestShape({ hotKeys: 0, targetFalsePositive: 0.01 }), {

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { DEFAULT_POLICY_MEMORY_BYTES, resolveSketchOptions } from '../../src/limit/options.js'
 import { Limiter } from '../../src/limit/limiter.js'
+import { telemetryMaxBytes } from '../../src/limit/telemetry.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const ticker = new FakeTicker()
@@ -9,12 +10,12 @@ t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 1
   const d = resolveSketchOptions({ ticker })
   t.equal(
     DEFAULT_POLICY_MEMORY_BYTES,
-    8 * 1024 * 1024 + 2048,
-    '8 MiB of cells at the largest shape and the 2 KiB meter',
+    8 * 1024 * 1024 + 2048 + 6 * (4096 + 1024),
+    "8 MiB of cells at the largest shape, the 2 KiB meter and a default telemetry's 30 KiB",
   )
   t.same(
     [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],
-    [4, 65536, 8 * 1024 * 1024 + 2048, false],
+    [4, 65536, DEFAULT_POLICY_MEMORY_BYTES, false],
     'the default',
   )
   // (64 MiB − 2 KiB) / (4 × 16 × 2) = 524,272 → 2^18: the meter is inside the budget
@@ -58,12 +59,14 @@ t.test("a Limiter's policies each get the budget", async (t) => {
   const l = new Limiter({
     clock: new FakeClock(0),
     ticker,
-    memory: 1024 * 1024 + 2048,
+    memory: 1024 * 1024 + 2048 + telemetryMaxBytes(),
     limit: { rate: 1, burst: 10 },
     abuse: {},
   })
-  // at the start every generation has the largest shape: the budget is used to the byte, meter included
+  // at the start every generation has the largest shape: the budget is used to the byte, the
+  // meter included and the limiter's telemetry (at its largest) kept out of each store's share
   t.equal(l.limit!.store.sizeBytes(), 1024 * 1024 + 2048)
   t.equal(l.abuse!.store.sizeBytes(), 1024 * 1024 + 2048)
+  t.ok(l.telemetry.maxSizeBytes() + l.limit!.store.sizeBytes() <= 1024 * 1024 + 2048 + telemetryMaxBytes())
   await l.close()
 })

@@ -10,8 +10,8 @@ t.test('distinct keys by a Window of HyperLogLog within 3 %; the window forgets 
   const tel = new Telemetry({ clock, bucketMs: 60_000, windowBuckets: 5 })
   for (let i = 0; i < 20_000; i++) tel.request('k' + (i % 10_000))
   const n = tel.distinctKeys()
-  // HyperLogLog at p = 14 has a relative standard error of 1.04/√16384 ≈ 0.81 %; allow 3.7σ
-  t.ok(Math.abs(n - 10_000) / 10_000 < 0.03, `estimate ${n} of 10000`)
+  // HyperLogLog at p = 12 has a relative standard error of 1.04/√4096 ≈ 1.6 %; allow 3.7σ
+  t.ok(Math.abs(n - 10_000) / 10_000 < 0.06, `estimate ${n} of 10000`)
   t.equal(tel.stats().requests, 20_000)
   clock.advance(5 * 60_000)
   tel.request('late')

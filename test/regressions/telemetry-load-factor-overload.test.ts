@@ -1,0 +1,62 @@
+// Under an overload of a small budget (`memory: '64KB'`, 3,000 fresh requests/s at rate 1 on
+// 256 cells per level) `stats().loadFactor` read 0: the keys the debt meter refused (innocents,
+// ~100,000 over the window) counted as hot keys, each taking `rate` of the drain out of the
+// background, more than the whole admitted load, so ρ = max(0, λc − H·r) / (M·r) was clamped
+// to 0 exactly when the level could not drain what it was fed. ρ is now the admitted cost over
+// the level's drain, as the self-sizing measures it.
+import t from 'tap'
+import { Limiter } from '../../src/limit/limiter.js'
+import { Telemetry } from '../../src/limit/telemetry.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+t.test('a Limiter at 64 KiB under 3,000 fresh requests/s reads ρ > 1', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const l = new Limiter({
+    limit: { rate: 1, burst: 10 },
+    memory: '64KB',
+    clock,
+    ticker,
+    telemetry: new Telemetry({ clock, warn: () => {} }),
+  })
+  let admitted = 0
+  for (let s = 0; s < 20; s++) {
+    for (let i = 0; i < 3000; i++) if ((l.decide(`c${s}:${i}`) as { admitted: boolean }).admitted) admitted++
+    clock.advance(1000)
+    ticker.tick()
+  }
+  const st = l.telemetry.stats()
+  t.ok(st.hotKeys > 10_000, `many refused keys (${st.hotKeys})`)
+  const M = st.generations?.limit?.cellsPerLevel[0] ?? 0
+  t.equal(M, 256, 'the budget holds 256 cells per level')
+  // ρ = admitted per second / (M × rate), the admitted requests over the 20 s window
+  t.ok(Math.abs(st.loadFactor - admitted / 20 / M) < 0.01, `ρ ${st.loadFactor} vs ${admitted / 20 / M}`)
+  t.ok(st.loadFactor > 1, 'over 1: the level cannot drain its load')
+  await l.close()
+})
+
+t.test('the Telemetry alone: refused keys do not take ρ to 0', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000 })
+  tel.addSketch({
+    policy: 'limit',
+    levels: 4,
+    cellsPerLevel: 256,
+    sizeBytes: () => 0,
+    debt: { rate: 1, burst: 10, cost: 1, maxDebt: 100 },
+  })
+  for (let s = 0; s < 4; s++) {
+    for (let i = 0; i < 512; i++) {
+      tel.request(`a${s}:${i}`)
+      tel.policy('limit', true)
+    }
+    for (let i = 0; i < 2000; i++) {
+      tel.request(`r${s}:${i}`)
+      tel.policy('limit', false)
+    }
+    clock.advance(1000)
+  }
+  const st = tel.stats()
+  // 512 admitted per second on 256 cells per level at rate 1
+  t.ok(Math.abs(st.loadFactor - 2) < 1e-9, `ρ ${st.loadFactor}`)
+})
