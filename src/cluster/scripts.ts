@@ -110,12 +110,12 @@ local function decayed(s, t)
   end
   return s, t
 end
-local function loadCell(key, p, k)
+local function loadCell(key, p, k, m)
   local raw = redis.call('GETRANGE', key, p * 16, p * 16 + 15)
   if #raw < 16 then
-    -- a new generation: allocate all L×M cells at once (zeros), so the string never grows
-    -- by SETRANGE's doubling and its memory is exactly L×M×16 bytes; it expires on its own
-    redis.call('SETRANGE', key, L * M * 16 - 1, '\0')
+    -- a new generation: allocate all L×m cells at once (zeros), so the string never grows
+    -- by SETRANGE's doubling and its memory is exactly L×m×16 bytes; it expires on its own
+    redis.call('SETRANGE', key, L * m * 16 - 1, '\0')
     redis.call('PEXPIRE', key, ttl(k))
     touchFp()
     redis.call('PEXPIRE', KEYS[1], ttl(G))
@@ -158,7 +158,13 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * −1 (fingerprint mismatch: `{-1, stored record, now, '0'}`) and −3 (another period is
  * recorded: `{-3, period, now, '0'}`) keep their text fields.
  */
-const loopedExactScript = (c: ScriptConstants): string =>
+/**
+ * The exact script in its looped form: helper functions, tables and loops over the levels,
+ * for any L (used above {@link UNROLLED_MAX_LEVELS}; bench:redis-time compares it with the
+ * unrolled form). Exported for the bench and tests.
+ * @internal
+ */
+export const loopedExactScript = (c: ScriptConstants): string =>
   prologue(c) +
   `
 local op = tonumber(ARGV[6])
@@ -428,8 +434,11 @@ return finish(1, acc)
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
  * ARGV: 1..5 as in {@link exactScript} (now, periodMs, rate per ms, lo, hi), 6 gb, 7 K, then per generation j in 0..K−1 one
- * binary string of 12-byte records: cell position p = level·M + index (u32 LE) and the
- * delta (float64 LE); empty when nothing was added.
+ * binary string of 12-byte records: cell position p = level·M_s + (index − s·M_s) in this
+ * slot's string (u32 LE) and the delta (float64 LE), empty when nothing was added; then,
+ * optionally, per generation j its slot's cells per level M_s (decimal; absent: the
+ * compiled M = ceil(M / S)), the size a missing generation string is created at
+ * (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md "Shapes").
  *
  * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
@@ -448,9 +457,10 @@ for j = 0, K - 1 do
   local k = gb + j
   if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]
+    local m = tonumber(ARGV[8 + K + j]) or M
     for off = 1, #blob, 12 do
       local p, d = struct.unpack('<I4<d', blob, off)
-      local s, t = decayed(loadCell(key, p, k))
+      local s, t = decayed(loadCell(key, p, k, m))
       storeCell(key, p, clamp(s + d), t)
     end
   end
