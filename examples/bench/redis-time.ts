@@ -1,7 +1,8 @@
 // `npm run bench:redis-time`: Redis time per exact-mode decision, from `INFO commandstats`
 // (usec_per_call of evalsha, and the commands the script issues per call), for the exact
 // script before the blocked layout (examples/bench/legacy-exact-script.ts, the level-major
-// layout: 2 generations × L levels × GETRANGE/SETRANGE) and the store's current script,
+// layout: 2 generations × L levels × GETRANGE/SETRANGE), the blocked layout's script in its
+// looped form (per-call helpers, tables and loops) and the store's current, unrolled one,
 // in alternating rounds on the same Redis in the same run.
 //
 // It starts a private redis-server on a free port (so no other client's EVALSHA is counted);
@@ -18,7 +19,7 @@ import { parseRedisOptions } from '../../src/cluster/options.js'
 import { generationHasher } from '../../src/cluster/fleet-hash.js'
 import { keyBytes, keyLength, keyView } from '../../src/hash/key-bytes.js'
 import { kmIndexes } from '../../src/hash/indexes.js'
-import { scriptSha } from '../../src/cluster/scripts.js'
+import { loopedExactScript, scriptSha } from '../../src/cluster/scripts.js'
 import { legacyExactScript } from './legacy-exact-script.js'
 
 const quick = process.argv.includes('--quick')
@@ -144,9 +145,17 @@ async function main() {
     const args = ['', String(shape.periodMs), shape.ratePerMsArg, shape.loArg, shape.hiArg, 0, 1, 1e9, gb, N + 1, list]
     return redis.evalsha(legacySha, keys.length, ...keys, ...args)
   }
+  // the blocked layout's script in its looped form (helpers, tables and loops per call), as the
+  // store ran it before the unrolled form: the same store, its script swapped (same arguments)
+  const looped = redisStore({ redis, seed: SEED, prefix: `${prefix}:looped`, timeoutMs: 2000 })(spec)
+  const internals = looped as unknown as { script: string; sha: string }
+  internals.script = loopedExactScript(fleetShape(spec, parseRedisOptions({ redis, seed: SEED })).scriptConstants)
+  internals.sha = scriptSha(internals.script)
+  await looped.ready()
   const rows: Array<[string, (key: string) => Promise<unknown>]> = [
-    ['exact, level-major (before)', legacyDecide],
-    ['exact, blocked (after)', async (key) => store.tryConsume(key, 1, 1e9)],
+    ['exact, level-major (before blocks)', legacyDecide],
+    ['exact, blocked, looped script', async (key) => looped.tryConsume(key, 1, 1e9)],
+    ['exact, blocked, unrolled script (now)', async (key) => store.tryConsume(key, 1, 1e9)],
   ]
   const results = rows.map(() => [] as Array<{ usecPerCall: number; cpuUsecPerCall: number; commandsPerCall: number }>)
   for (const [, decide] of rows) for (let i = 0; i < 200; i++) await decide(`k${i % KEYS}`) // warm-up
@@ -181,9 +190,14 @@ async function main() {
       }
     }),
   )
-  const ratio = median(results[0].map((r) => r.usecPerCall)) / median(results[1].map((r) => r.usecPerCall))
-  console.log(`blocked layout: ${ratio.toFixed(2)}× less Redis time per decision than level-major`)
+  const us = (j: number) => median(results[j].map((r) => r.usecPerCall))
+  const cpu = (j: number) => median(results[j].map((r) => r.cpuUsecPerCall))
+  console.log(`blocked layout, unrolled: ${(us(0) / us(2)).toFixed(2)}× less Redis time per decision than level-major`)
+  console.log(
+    `unrolled vs looped script: ${(us(1) / us(2)).toFixed(2)}× less command time, ${(cpu(1) / cpu(2)).toFixed(2)}× less Redis CPU`,
+  )
   await store.close()
+  await looped.close()
   for (const p of [`${prefix}:*`]) {
     let cursor = '0'
     do {

@@ -34,6 +34,12 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
   connectTimeout: 1000,
   /** Reconnect forever with a capped backoff: 50 ms × attempt, at most 1 s. */
   retryStrategy: (times: number): number => Math.min(times * 50, 1000),
+  /**
+   * Commands issued in one event-loop turn (the decisions of concurrent requests) leave in
+   * one socket write and reach Redis in one read: each write or read is a system call that
+   * costs as much as a small script here (spec/cluster.md, "Redis work per decision").
+   */
+  enableAutoPipelining: true,
 })
 
 /**
@@ -112,9 +118,13 @@ export async function connectCluster(
     const x = new URL(u)
     return { host: x.hostname, port: Number(x.port || 6379) }
   })
-  const { retryStrategy, ...redisOptions } = OWNED_CLIENT_OPTIONS
+  // the Cluster has its own retry and pipelining options (below)
+  const { retryStrategy, enableAutoPipelining: _pipelining, ...redisOptions } = OWNED_CLIENT_OPTIONS
   const cluster = new Cluster(nodes, {
     enableOfflineQueue: false,
+    // not on a Cluster: a command batched with one for an unserved hash slot waited or failed
+    // with it (test/cluster/cluster-failure.test.ts), so one slot's failure spread to others
+    enableAutoPipelining: false,
     clusterRetryStrategy: retryStrategy,
     // a refused node's slots fail at once; the others keep answering
     retryDelayOnClusterDown: 50,

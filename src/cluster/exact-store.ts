@@ -425,11 +425,23 @@ export class RedisExactStore implements ScoreStore {
     // its window. Never below the newest generation seen: a clock that stepped back stays there.
     const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
-    const head = [explicit ? String(estimateMs) : '', String(period), s.ratePerMsArg, s.loArg, this.schedule.hiArg]
-    // per generation the block id (decimal) and the L offsets as letters: an all-string
-    // command is written to the socket in one piece (a Buffer argument would split it)
-    const args: (string | number)[] = [...head, op, delta, limit, gb, K]
-    if (op === OP_CHECK) return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
+    // per generation one argument: the L offsets as letters, then the block id (decimal); an
+    // all-string command is written to the socket in one piece (a Buffer argument would split it)
+    const args: (string | number)[] = [
+      explicit ? String(estimateMs) : '',
+      String(period),
+      s.ratePerMsArg,
+      s.loArg,
+      this.schedule.hiArg,
+      op,
+      delta,
+      limit,
+      gb,
+    ]
+    if (op === OP_CHECK) {
+      for (let j = 0; j < K; j++) args.push('')
+      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
+    }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
@@ -441,9 +453,9 @@ export class RedisExactStore implements ScoreStore {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
       blockedIndexes(h.hashHi, h.hashLo, L, s.blockCells, s.blocks, idx)
-      let offsets = ''
-      for (let i = 1; i <= L; i++) offsets += OFFSET_LETTERS[idx[i]]
-      args.push(idx[0], offsets)
+      let a = ''
+      for (let i = 1; i <= L; i++) a += OFFSET_LETTERS[idx[i]]
+      args.push(a + idx[0])
     }
     return { keys, args }
   }
@@ -455,12 +467,26 @@ export function isCoded(err: unknown): boolean {
   return typeof code === 'string' && code.startsWith('ERR_GRUDGE_')
 }
 
+/** The score's two 32-bit words (the exact script's reply) read back as one float64. */
+const scoreWords = new Int32Array(2)
+const scoreValue = new Float64Array(scoreWords.buffer)
+
 function decode(raw: unknown): Reply {
-  if (!Array.isArray(raw) || raw.length !== 4 || typeof raw[0] !== 'number') throw replyError('redis exact script', raw)
+  if (!Array.isArray(raw) || typeof raw[0] !== 'number') throw replyError('redis exact script', raw)
   const status = raw[0]
-  const score = status < 0 ? NaN : Number(raw[1])
-  const nowMs = Number(raw[2])
-  const newest = Number(raw[3])
+  if (status === -1 || status === -3) {
+    // the prologue's replies: the stored record or period as text, then now
+    const nowMs = Number(raw[2])
+    if (raw.length !== 4 || !Number.isFinite(nowMs)) throw replyError('redis exact script', raw)
+    return { status, score: NaN, nowMs, newest: NaN }
+  }
+  if (raw.length !== 5 || typeof raw[1] !== 'number' || typeof raw[2] !== 'number') {
+    throw replyError('redis exact script', raw)
+  }
+  scoreWords[0] = raw[1]
+  scoreWords[1] = raw[2]
+  const nowMs = raw[3] as number
+  const newest = raw[4] as number
   if (!Number.isFinite(nowMs) || !Number.isFinite(newest)) throw replyError('redis exact script', raw)
-  return { status, score, nowMs, newest }
+  return { status, score: status < 0 ? NaN : scoreValue[0], nowMs, newest }
 }

@@ -11,15 +11,18 @@ import type { FleetShape } from './connection.js'
 /**
  * The shape script. KEYS: for each of n generation ids, its shape record `P s<id>` then its
  * cells `P g<id>`; then the fleet's cost counter of the youngest generation `P c<id>`, then
- * the fingerprint record `P fp`.
+ * the fingerprint record `P fp` (all of slot 0, `P` its key prefix).
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 L, 4 n, 5 this instance's admitted
  * cost for the counter since its last report (a decimal, ≥ 0), 6 the counter's generation
  * id, then per generation: its id and the record to propose (`<fingerprint>:<M>`, checked by
- * the caller) or the empty string to read only.
+ * the caller) or the empty string to read only; then the fingerprint (7 + 2n) and S, the
+ * slots (8 + 2n; absent: 1).
  *
  * Per generation: the record is read; when absent and a proposal is given it is set (expiring
- * with the generation, at `(id + 2)·periodMs`) and the generation's cells are created at
- * their full size L·M·16 (so the cell scripts never allocate them at the largest shape).
+ * with the generation, at `(id + 2)·periodMs`) and slot 0's cells of the generation are
+ * created at their full size L·ceil(M / S)·16 (so the cell scripts never allocate them at the
+ * largest shape; the other slots' strings, on other hash tags, are created by the sync
+ * script at the size it is given).
  * Reply: `{cost total of the counter, record_1, …, record_n}` (a missing record is ''); or,
  * changing nothing, `{-1, stored}` when `P fp` holds another fingerprint (ARGV 7 + 2n) and
  * `{-3, period}` when it holds another period (the caller adopts it, as after the cell
@@ -37,6 +40,8 @@ end
 local period = tonumber(ARGV[2])
 local L = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
+-- slots: the cells key given is slot 0's, which holds ceil(M / S) cells per level (absent: 1)
+local S = tonumber(ARGV[8 + 2 * n]) or 1
 local function ttl(k)
   local ms = math.ceil((k + 2) * period - now)
   if ms < 1 then ms = 1 end
@@ -62,7 +67,7 @@ for j = 1, n do
     v = want
     local M = tonumber(string.match(want, ':(%d+)$'))
     if M and redis.call('EXISTS', KEYS[2 * j]) == 0 then
-      redis.call('SETRANGE', KEYS[2 * j], L * M * 16 - 1, '\\0')
+      redis.call('SETRANGE', KEYS[2 * j], L * math.ceil(M / S) * 16 - 1, '\\0')
       redis.call('PEXPIRE', KEYS[2 * j], ttl(id))
     end
   end

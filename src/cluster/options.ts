@@ -20,11 +20,13 @@ export interface RedisStoreOptions {
    */
   redis: RedisLike | string | readonly string[]
   /**
-   * Exact mode: the number S of Redis Cluster hash slots a policy's cells are spread over
-   * (sub-sketches of ceil(cellsPerLevel / S) cells per level, chosen by a keyed hash of the
-   * request key): one request touches one slot (one script), a hot policy loads every shard.
-   * An integer in [1, 1024]; default 16 in exact mode. Sync mode keeps a policy in one slot:
-   * only 1 (its default) is accepted there. Part of the fingerprint.
+   * The number S of Redis Cluster hash slots (hash tags `{<name>#<s>}`) a policy's cells are
+   * spread over, so a hot policy loads every master. Exact mode: sub-sketches of
+   * ceil(cellsPerLevel / S) cells per level, chosen by a keyed hash of the request key; one
+   * request touches one slot (one script). Sync mode: slot s holds the cells of index
+   * [s·ceil(M / S), (s + 1)·ceil(M / S)) of every level, and each sync runs one script per
+   * slot (in parallel); placement is the Sketch's, whatever S. An integer in [1, 1024];
+   * default 16 in exact mode, 1 in sync mode. Part of the fingerprint.
    */
   slots?: number
   /**
@@ -138,9 +140,6 @@ export function parseRedisOptions(options: RedisStoreOptions): ParsedRedisOption
   }
   const slots = options.slots ?? (mode === 'exact' ? 16 : 1)
   if (!Number.isInteger(slots) || slots < 1 || slots > 1024) invalidOption('slots', 'an integer in [1, 1024]', slots)
-  if (mode === 'sync' && slots !== 1) {
-    invalidOption('slots', '1 in sync mode (a policy syncs as one slot; spreading is for exact mode)', slots)
-  }
   if (options.seed === undefined || options.seed === null || options.seed === '') {
     throw new GrudgeError(
       'ERR_GRUDGE_CLUSTER_SEED_REQUIRED',

@@ -29,7 +29,11 @@ import { createHash } from 'node:crypto'
  */
 export type ScriptConstants = readonly string[]
 
-const prologue = (c: ScriptConstants) => `
+/**
+ * What every cell script starts with: the placement constants, this instance's figures, the
+ * clock, the fingerprint and schedule check, and the generation ids (G, the newest seen).
+ */
+const header = (c: ScriptConstants) => `
 local fp = ${c[0]}
 local N = ${c[1]}
 local L = ${c[2]}
@@ -49,18 +53,17 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
-local function fmt(x) return string.format('%.17g', x) end
 local raw = redis.call('GET', KEYS[1])
 local stored = false
 local seenG = nil
 if raw then
   local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
   if sfp ~= fp then
-    return {-1, raw, fmt(now), '0'}
+    return {-1, raw, string.format('%.17g', now), '0'}
   end
   if tonumber(sp) ~= period then
     -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
-    return {-3, sp, fmt(now), '0'}
+    return {-3, sp, string.format('%.17g', now), '0'}
   end
   stored = true
   seenG = tonumber(sg) or -1
@@ -68,6 +71,11 @@ end
 -- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
 local G = math.floor(now / period) + N - 1
 if seenG and seenG > G then G = seenG end
+`
+
+/** The sync script's helpers (the exact script inlines its own: see {@link exactScript}). */
+const helpers = `
+local function fmt(x) return string.format('%.17g', x) end
 local function ttl(k)
   -- generation k is live until (k + 1)·periodMs; it expires one period later
   local ms = math.ceil((k + 2) * period - now)
@@ -102,12 +110,12 @@ local function decayed(s, t)
   end
   return s, t
 end
-local function loadCell(key, p, k)
+local function loadCell(key, p, k, m)
   local raw = redis.call('GETRANGE', key, p * 16, p * 16 + 15)
   if #raw < 16 then
-    -- a new generation: allocate all L×M cells at once (zeros), so the string never grows
-    -- by SETRANGE's doubling and its memory is exactly L×M×16 bytes; it expires on its own
-    redis.call('SETRANGE', key, L * M * 16 - 1, '\0')
+    -- a new generation: allocate all L×m cells at once (zeros), so the string never grows
+    -- by SETRANGE's doubling and its memory is exactly L×m×16 bytes; it expires on its own
+    redis.call('SETRANGE', key, L * m * 16 - 1, '\0')
     redis.call('PEXPIRE', key, ttl(k))
     touchFp()
     redis.call('PEXPIRE', KEYS[1], ttl(G))
@@ -125,48 +133,59 @@ local function clamp(s)
 end
 `
 
+const prologue = (c: ScriptConstants) => header(c) + helpers
+
 /**
  * Exact mode: one decision per call, on the blocked layout.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 decay rate per ms, 4 lo, 5 hi (this
  * instance's policy figures), 6 op (0 tryConsume, 1 add, 2 read, 3 check), 7 delta, 8 limit,
- * 9 gb, 10 K, then per generation j in 0..K−1 two arguments: 11 + 2j the key's block b in
- * decimal, 12 + 2j its L offsets in the block (`blockedIndexes`) as L characters, offset o as
- * the character of code 97 + o (`a`…`p`; W ≤ 16), so the script parses no list.
+ * 9 gb, then per generation j in 0..K−1 one argument (10 + j): the key's L offsets in its
+ * block (`blockedIndexes`) as L characters, offset o as the character of code 97 + o (`a`…`p`;
+ * W ≤ 16), followed by the block b in decimal, so the script parses no list.
  *
  * Per generation touched: one GETRANGE of the key's block (L·W·16 bytes) and, when a cell
  * changed, one SETRANGE of the span from its first to its last cell (the other keys' cells in
  * between written back as read: the script is atomic).
  *
- * Reply: `{status, score, nowMs, G}` with status 1 admitted / applied / read, 0 denied,
- * −1 fingerprint mismatch (score = the stored record), −2 the live generations G−N+1..G are
- * not all among gb..gb+K−1 (the caller repeats with gb = G − N), −3 another period is
- * recorded (score = that period; the caller adopts it and repeats).
+ * Reply: integers only, `{status, scoreLo, scoreHi, nowMs, G}` — the score's float64 as its
+ * two little-endian 32-bit words (signed), the server time truncated to whole ms (the caller
+ * only estimates generation ids from it), the newest live generation id: no number is
+ * formatted as text (`%.17g` cost about 1 µs each inside Redis, spec/cluster.md "Redis work
+ * per decision"). Status 1 admitted / applied / read, 0 denied, −2 the live generations
+ * G−N+1..G are not all among gb..gb+K−1 (the caller repeats with gb = G − N). The prologue's
+ * −1 (fingerprint mismatch: `{-1, stored record, now, '0'}`) and −3 (another period is
+ * recorded: `{-3, period, now, '0'}`) keep their text fields.
  */
-export const exactScript = (c: ScriptConstants): string =>
+/**
+ * The exact script in its looped form: helper functions, tables and loops over the levels,
+ * for any L (used above {@link UNROLLED_MAX_LEVELS}; bench:redis-time compares it with the
+ * unrolled form). Exported for the bench and tests.
+ * @internal
+ */
+export const loopedExactScript = (c: ScriptConstants): string =>
   prologue(c) +
   `
 local op = tonumber(ARGV[6])
 local delta = tonumber(ARGV[7])
-local limit = tonumber(ARGV[8])
 local gb = tonumber(ARGV[9])
-local K = tonumber(ARGV[10])
-local gs = fmt(G)
+local K = #ARGV - 9
 if op == 3 then
   touchFp()
-  return {1, '0', fmt(now), gs}
+  return {1, 0, 0, now, G}
 end
 local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
-  return {-2, '', fmt(now), gs}
+  return {-2, 0, 0, now, G}
 end
 local BB = L * W * 16
--- the key's block in generation k (key name) for window index j: its bytes, block id and
--- the byte offset of each level's cell in the block (increasing with the level)
+-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
+-- offset and the byte offset in the block of each level's cell (increasing with the level)
 local function block(key, j, k)
-  local b = tonumber(ARGV[11 + 2 * j])
-  local raw = redis.call('GETRANGE', key, b * BB, b * BB + BB - 1)
+  local a = ARGV[10 + j]
+  local base = tonumber(string.sub(a, L + 1)) * BB
+  local raw = redis.call('GETRANGE', key, base, base + BB - 1)
   if #raw < BB then
     -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
     -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
@@ -176,26 +195,31 @@ local function block(key, j, k)
     redis.call('PEXPIRE', KEYS[1], ttl(G))
     raw = string.rep('\0', BB)
   end
-  local offs = ARGV[12 + 2 * j]
-  local O = {}
-  for i = 1, L do O[i] = ((i - 1) * W + string.byte(offs, i) - 97) * 16 end
-  return raw, b, O
+  local O = {string.byte(a, 1, L)}
+  for i = 1, L do O[i] = ((i - 1) * W + O[i] - 97) * 16 end
+  return raw, base, O
 end
 -- one SETRANGE from the key's first cell to its last, the cells between as read
-local function store(key, raw, b, O, S, T)
+local function store(key, raw, base, O, S, T)
   local parts = {}
   local pos = O[1]
+  local n = 0
   for i = 1, L do
     local o = O[i]
-    if o > pos then parts[#parts + 1] = string.sub(raw, pos + 1, o) end
-    parts[#parts + 1] = struct.pack('<d<d', S[i], T[i])
+    if o > pos then n = n + 1 parts[n] = string.sub(raw, pos + 1, o) end
+    n = n + 1
+    parts[n] = struct.pack('<d<d', S[i], T[i])
     pos = o + 16
   end
-  redis.call('SETRANGE', key, b * BB + O[1], table.concat(parts))
+  redis.call('SETRANGE', key, base + O[1], table.concat(parts))
+end
+local function reply(status, x)
+  local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', x))
+  return {status, lo32, hi32, now, G}
 end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
-local raw, b, O = block(okey, oj, oldest)
+local raw, base, O = block(okey, oj, oldest)
 local S = {}
 local T = {}
 local changed = false
@@ -216,12 +240,12 @@ for i = 1, L do
   end
 end
 if agg == 2 then acc = acc / L end
-if op == 2 or (op == 0 and acc + delta > limit) then
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
-  if changed then store(okey, raw, b, O, S, T) end
+  if changed then store(okey, raw, base, O, S, T) end
   touchFp()
-  if op == 2 then return {1, fmt(acc), fmt(now), gs} end
-  return {0, fmt(acc), fmt(now), gs}
+  if op == 2 then return reply(1, acc) end
+  return reply(0, acc)
 end
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
@@ -235,12 +259,12 @@ for i = 1, L do
     acc = acc + s
   end
 end
-store(okey, raw, b, O, S, T)
+store(okey, raw, base, O, S, T)
 if agg == 2 then acc = acc / L end
 for k = oldest + 1, G do
   local j = k - gb
   local key = KEYS[2 + j]
-  local yraw, yb, YO = block(key, j, k)
+  local yraw, ybase, YO = block(key, j, k)
   for i = 1, L do
     local s, t = decayed(struct.unpack('<d<d', yraw, YO[i] + 1))
     local v = s + delta
@@ -251,19 +275,170 @@ for k = oldest + 1, G do
     S[i] = clamp(v)
     T[i] = t
   end
-  store(key, yraw, yb, YO, S, T)
+  store(key, yraw, ybase, YO, S, T)
 end
 touchFp()
-return {1, fmt(acc), fmt(now), gs}
+return reply(1, acc)
 `
+
+/**
+ * The most levels for which the exact script is generated unrolled (one Lua local per cell,
+ * no closure, table or loop per call); more levels run the looped form, which does the same
+ * with per-call helper functions and tables.
+ */
+export const UNROLLED_MAX_LEVELS = 16
+
+/**
+ * Exact mode: the script for a placement (see {@link loopedExactScript} for its KEYS, ARGV,
+ * reply and storage; both forms decide and store the same, bit for bit). Up to
+ * {@link UNROLLED_MAX_LEVELS} levels it is generated unrolled for the placement's L, decay
+ * kind and aggregator: each cell a pair of Lua locals, the decay and the aggregate written
+ * out, the span written back with one concatenation. In Redis that took the script from about
+ * 60 to about 40 µs per admitted decision against the looped form (spec/cluster.md, "Redis work
+ * per decision"): per-call closures, tables and loop steps were most of the Lua time.
+ */
+export const exactScript = (c: ScriptConstants): string => {
+  const L = Number(c[2])
+  return L <= UNROLLED_MAX_LEVELS ? unrolledExactScript(c) : loopedExactScript(c)
+}
+
+function unrolledExactScript(c: ScriptConstants): string {
+  const L = Number(c[2])
+  const agg = Number(c[4])
+  const decay = Number(c[5])
+  const W = Number(c[6])
+  const BB = L * W * 16
+  const levels = Array.from({ length: L }, (_, i) => i + 1)
+  const list = (f: (i: number) => string, sep = ', ') => levels.map(f).join(sep)
+  // cell i's decay to now, as Sketch.decayCell (stamped only when now is past it)
+  const decayCell = (i: number, mark: string) => {
+    const body =
+      decay === 1
+        ? `if s${i} ~= 0 then s${i} = s${i} * math.exp(-rate * (now - t${i})) end`
+        : decay === 2
+          ? `if s${i} ~= 0 then
+    local st = rate * (now - t${i})
+    if s${i} > 0 then
+      if s${i} > st then s${i} = s${i} - st else s${i} = 0 end
+    else
+      if -s${i} > st then s${i} = s${i} + st else s${i} = 0 end
+    end
+  end`
+          : ''
+    return `if now > t${i} then
+  ${body}
+  t${i} = now${mark}
+end`
+  }
+  const aggregate = () =>
+    agg === 0
+      ? `acc = s1\n${levels
+          .slice(1)
+          .map((i) => `if s${i} < acc then acc = s${i} end`)
+          .join('\n')}`
+      : agg === 1
+        ? `acc = s1\n${levels
+            .slice(1)
+            .map((i) => `if s${i} > acc then acc = s${i} end`)
+            .join('\n')}`
+        : `acc = (0 + ${list((i) => `s${i}`, ' + ')}) / L`
+  const clampCell = (i: number) => `if s${i} < lo then s${i} = lo elseif s${i} > hi then s${i} = hi end`
+  // read generation k's block for window index j into the locals o_i (byte offsets in the
+  // block), s_i and t_i; a missing generation is created at its full size first
+  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[10 + ${j}]
+local base = tonumber(string.sub(a, ${L + 1})) * ${BB}
+local blk = redis.call('GETRANGE', ${key}, base, base + ${BB - 1})
+if #blk < ${BB} then
+  -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
+  -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
+  redis.call('SETRANGE', ${key}, B * ${BB} - 1, '\\0')
+  local ms = math.ceil((${k} + 2) * period - now)
+  if ms < 1 then ms = 1 end
+  redis.call('PEXPIRE', ${key}, ms)
+  touch = true
+  blk = string.rep('\\0', ${BB})
+end
+local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
+${list((i) => `o${i} = o${i} * 16 + ${((i - 1) * W - 97) * 16}`, '\n')}
+local ${list((i) => `s${i}, t${i}`)}
+${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, o${i} + 1)`, '\n')}`
+  // the span from the key's first cell to its last, the other keys' cells between as read
+  const span = () =>
+    levels
+      .map((i) => (i === 1 ? '' : `string.sub(blk, o${i - 1} + 17, o${i}) .. `) + `struct.pack('<d<d', s${i}, t${i})`)
+      .join(' .. ')
+  return (
+    header(c) +
+    `
+local op = tonumber(ARGV[6])
+local delta = tonumber(ARGV[7])
+local gb = tonumber(ARGV[9])
+local K = #ARGV - 9
+-- the fingerprint record lives as long as the newest generation: written when absent or when
+-- G moved forward (once per period), its expiry pushed when a generation is created
+local touch = not stored or G > seenG
+local function finish(status, x)
+  if touch then
+    local ms = math.ceil((G + 2) * period - now)
+    if ms < 1 then ms = 1 end
+    redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
+  end
+  local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', x))
+  return {status, lo32, hi32, now, G}
+end
+if op == 3 then return finish(1, 0) end
+local oldest = G - N + 1
+if oldest < gb or G > gb + K - 1 then
+  return {-2, 0, 0, now, G}
+end
+local oj = oldest - gb
+local okey = KEYS[2 + oj]
+local acc
+local changed = false
+do
+${readBlock('okey', 'oj', 'oldest')}
+${list((i) => decayCell(i, '\n  changed = true'), '\n')}
+${aggregate()}
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
+  -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
+  if changed then redis.call('SETRANGE', okey, base + o1, ${span()}) end
+  if op == 2 then return finish(1, acc) end
+  return finish(0, acc)
+end
+${list((i) => `s${i} = s${i} + delta\n${clampCell(i)}`, '\n')}
+${aggregate()}
+redis.call('SETRANGE', okey, base + o1, ${span()})
+end
+-- the younger generations: decayed, plus delta, clamped; with linear decay the carry-forward
+-- (spec/rotator.md): a younger generation never reads a key lower than the oldest did after
+-- this write, so a key held at its limit gets no burst back when the oldest retires
+for k = oldest + 1, G do
+local j = k - gb
+local key = KEYS[2 + j]
+${readBlock('key', 'j', 'k')}
+${list(
+  (i) => `${decayCell(i, '')}
+s${i} = s${i} + delta
+${decay === 2 ? `if delta >= 0 and s${i} < acc then s${i} = acc end\n` : ''}${clampCell(i)}`,
+  '\n',
+)}
+redis.call('SETRANGE', key, base + o1, ${span()})
+end
+return finish(1, acc)
+`
+  )
+}
 
 /**
  * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
  *
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
  * ARGV: 1..5 as in {@link exactScript} (now, periodMs, rate per ms, lo, hi), 6 gb, 7 K, then per generation j in 0..K−1 one
- * binary string of 12-byte records: cell position p = level·M + index (u32 LE) and the
- * delta (float64 LE); empty when nothing was added.
+ * binary string of 12-byte records: cell position p = level·M_s + (index − s·M_s) in this
+ * slot's string (u32 LE) and the delta (float64 LE), empty when nothing was added; then,
+ * optionally, per generation j its slot's cells per level M_s (decimal; absent: the
+ * compiled M = ceil(M / S)), the size a missing generation string is created at
+ * (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md "Shapes").
  *
  * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
@@ -282,9 +457,10 @@ for j = 0, K - 1 do
   local k = gb + j
   if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]
+    local m = tonumber(ARGV[8 + K + j]) or M
     for off = 1, #blob, 12 do
       local p, d = struct.unpack('<I4<d', blob, off)
-      local s, t = decayed(loadCell(key, p, k))
+      local s, t = decayed(loadCell(key, p, k, m))
       storeCell(key, p, clamp(s + d), t)
     end
   end

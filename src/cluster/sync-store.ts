@@ -42,10 +42,6 @@ class FleetSketch extends Sketch {
     return this.idx
   }
 
-  /**
-   * Replace every cell by the fleet's (decayed from its server time to `serverNowMs`) plus
-   * what this instance added since the push (`pending`), clamped; touched = `localNowMs`.
-   */
   /** Per-level scratch: the key's decayed cells before a carried write. */
   private readonly before: Float64Array = new Float64Array(this.levels)
 
@@ -69,18 +65,37 @@ class FleetSketch extends Sketch {
     }
   }
 
-  load(raw: Uint8Array | undefined, serverNowMs: number, localNowMs: number, pending: Float64Array): void {
-    const n = this.levels * this.cellsPerLevel
-    const inRaw = raw === undefined ? 0 : Math.min(n, Math.floor(raw.length / 16))
+  /**
+   * Replace the cells of one slot — index j in [slot·slotCells, (slot + 1)·slotCells) of every
+   * level, held in Redis level-major as L × slotCells cells (spec/cluster.md, "Slots") — by the
+   * fleet's, decayed from their server time to `serverNowMs`, plus what this instance added
+   * since the push (`pending`), clamped; touched = `localNowMs`. One slot (S = 1) is the whole sketch.
+   */
+  loadSlot(
+    raw: Uint8Array | undefined,
+    slot: number,
+    slotCells: number,
+    serverNowMs: number,
+    localNowMs: number,
+    pending: Float64Array,
+  ): void {
+    const M = this.cellsPerLevel
+    const first = slot * slotCells
+    const end = Math.min(M, first + slotCells)
+    const inRaw = raw === undefined ? 0 : Math.floor(raw.length / 16)
     const dv = raw === undefined ? undefined : new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
     const cells = this.cells
-    for (let p = 0; p < n; p++) {
-      let s = 0
-      if (p < inRaw)
-        s = applyDecay(dv!.getFloat64(p * 16, true), this.decay, serverNowMs - dv!.getFloat64(p * 16 + 8, true))
-      s += pending[p]
-      cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
-      cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+    for (let i = 0; i < this.levels; i++) {
+      for (let j = first; j < end; j++) {
+        const p = i * M + j
+        const q = i * slotCells + j - first
+        let s = 0
+        if (q < inRaw)
+          s = applyDecay(dv!.getFloat64(q * 16, true), this.decay, serverNowMs - dv!.getFloat64(q * 16 + 8, true))
+        s += pending[p]
+        cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+        cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+      }
     }
   }
 }
@@ -537,86 +552,75 @@ export class RedisSyncStore implements ScoreStore {
     const gens = this.gens
     const gb = gens[0].id
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
-    const keys: string[] = [this.shape.fpKey]
-    for (let j = 0; j < K; j++) keys.push(this.shape.keyPrefix + 'g' + (gb + j))
-    const args: (string | number | Buffer)[] = [
-      this.o.clock !== undefined ? String(this.o.clock.now()) : '',
-      String(this.schedule.periodMs),
-      this.shape.ratePerMsArg,
-      this.shape.loArg,
-      this.schedule.hiArg,
-      gb,
-      K,
-    ]
-    const taken: { gen: Generation; blob: Buffer }[] = []
+    const S = this.shape.slots
+    // per window index j: the local generation (pushed and pulled once its shape is the fleet's)
+    const window: (Generation | undefined)[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
-      // a generation opened since the shape round is pushed once its shape is the fleet's
-      if (gen === undefined || gen.dirtyCount === 0 || gen.provisional) {
-        args.push('')
+      window.push(gen === undefined || gen.provisional ? undefined : gen)
+    }
+    // one script per slot, each on its own hash tag (on a Cluster, on its own master), in parallel
+    const calls = Array.from({ length: S }, (_, slot) => this.slotCall(slot, gb, K, window))
+    const sentAt = this.local.now()
+    const results = await Promise.allSettled(
+      calls.map((c) =>
+        withTimeout(
+          this.shared
+            .get()
+            .then((client: RedisLike) => evalScript(client, this.script, this.sha, c.keys, c.args, true)),
+          timeoutMs,
+        ).then((raw) => ({ raw, at: this.local.now() })),
+      ),
+    )
+    let failure: unknown = undefined
+    let recordedPeriodMs: number | undefined
+    for (let slot = 0; slot < S; slot++) {
+      const r = results[slot]
+      const raw = r.status === 'fulfilled' ? r.value.raw : undefined
+      if (r.status === 'rejected' || !Array.isArray(raw) || raw.length !== 3 + K || typeof raw[0] !== 'number') {
+        // nothing of this slot was merged (or it is unknown): its sums go with the next push
+        // (if Redis did apply a timed-out push, those deltas count twice: conservative)
+        putBack(calls[slot].taken)
+        if (r.status === 'rejected') failure ??= r.reason
+        else if (Array.isArray(raw) && raw[0] === -1)
+          failure = this.fatal = fingerprintError(this.shape, String(raw[1]))
+        else if (Array.isArray(raw) && raw[0] === -3 && !adopted) recordedPeriodMs = Number(String(raw[1]))
+        else failure ??= replyError('redis sync script', raw)
         continue
       }
-      // one binary argument per generation: (u32 p, f64 delta) records, no per-cell argument
-      const blob = Buffer.allocUnsafe(gen.dirtyCount * 12)
-      for (let k = 0; k < gen.dirtyCount; k++) {
-        const p = gen.dirty[k]
-        blob.writeUInt32LE(p, k * 12)
-        blob.writeDoubleLE(gen.pending[p], k * 12 + 4)
-        gen.pending[p] = 0
-        gen.mark[p] = 0
+      const serverNowMs = Number(String(raw[1]))
+      const G = Number(String(raw[2]))
+      // the server read its clock about halfway through the round trip (Cristian's algorithm):
+      // the pulled cells are as of that local instant, so local decay resumes from there
+      const localNow = this.o.clock !== undefined ? this.o.clock.now() : (sentAt + r.value.at) / 2
+      if (this.o.clock === undefined) this.offsetMs = serverNowMs - localNow
+      this.rotate()
+      const N = this.shape.generations
+      for (let j = 0; j < K; j++) {
+        const id = gb + j
+        if (id < G - N + 1 || id > G) continue
+        const gen = this.gens.find((g) => g.id === id)
+        if (gen === undefined || gen.provisional) continue
+        const v = raw[3 + j] as Uint8Array
+        const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
+        gen.sketch.loadSlot(v.length > 0 ? v : undefined, slot, slotCells, serverNowMs, localNow, gen.pending)
       }
-      gen.dirtyCount = 0
-      taken.push({ gen, blob })
-      args.push(blob)
     }
-    let raw: unknown
-    const sentAt = this.local.now()
-    try {
-      raw = await withTimeout(
-        this.shared.get().then((c: RedisLike) => evalScript(c, this.script, this.sha, keys, args, true)),
-        timeoutMs,
-      )
-    } catch (err) {
-      for (const { gen, blob } of taken) {
-        for (let k = 0; k < blob.length; k += 12) addPending(gen, blob.readUInt32LE(k), blob.readDoubleLE(k + 4))
-      }
-      if (!isCoded(err)) {
-        this.o.onError?.(err)
-        if (this.downSinceMs === undefined) this.wentDown(err)
-      }
-      throw err
+    if (this.fatal !== undefined) throw this.fatal
+    if (recordedPeriodMs !== undefined) {
+      // nothing was merged in the slots that answered −3: re-key the local generations on the
+      // fleet's period and sync again (what the other slots merged stays merged)
+      this.adopt(recordedPeriodMs)
+      return this.runSync(timeoutMs, true)
     }
-    if (!Array.isArray(raw) || raw.length !== 3 + K || typeof raw[0] !== 'number') {
-      if (Array.isArray(raw) && raw[0] === -1) {
-        this.fatal = fingerprintError(this.shape, String(raw[1]))
-        throw this.fatal
+    if (failure !== undefined) {
+      // a slot that failed fails the sync: a key's cells lie in every slot (its levels' indexes)
+      if (!isCoded(failure)) {
+        this.o.onError?.(failure)
+        if (this.downSinceMs === undefined) this.wentDown(failure)
       }
-      if (Array.isArray(raw) && raw[0] === -3 && !adopted) {
-        // nothing was merged: put the sums back, re-key the local generations on the
-        // fleet's period and push them with the next sync
-        for (const { gen, blob } of taken) {
-          for (let k = 0; k < blob.length; k += 12) addPending(gen, blob.readUInt32LE(k), blob.readDoubleLE(k + 4))
-        }
-        this.adopt(Number(String(raw[1])))
-        return this.runSync(timeoutMs, true)
-      }
-      throw replyError('redis sync script', raw)
-    }
-    const serverNowMs = Number(String(raw[1]))
-    const G = Number(String(raw[2]))
-    // the server read its clock about halfway through the round trip (Cristian's algorithm):
-    // the pulled cells are as of that local instant, so local decay resumes from there
-    const localNow = this.o.clock !== undefined ? this.o.clock.now() : (sentAt + this.local.now()) / 2
-    if (this.o.clock === undefined) this.offsetMs = serverNowMs - localNow
-    this.rotate()
-    const N = this.shape.generations
-    for (let j = 0; j < K; j++) {
-      const id = gb + j
-      if (id < G - N + 1 || id > G) continue
-      const gen = this.gens.find((g) => g.id === id)
-      if (gen === undefined || gen.provisional) continue
-      const v = raw[3 + j] as Uint8Array
-      gen.sketch.load(v.length > 0 ? v : undefined, serverNowMs, localNow, gen.pending)
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- the client's own rejection, passed through unchanged (as before slots)
+      throw failure
     }
     this.lastOkMs = this.mono()
     this.syncs++
@@ -630,6 +634,80 @@ export class RedisSyncStore implements ScoreStore {
         message: `grudge: ${this.spec.name}: redis at ${this.shared.target} answers again after ${downForMs} ms; syncing with the fleet`,
       })
     }
+  }
+
+  /**
+   * KEYS and ARGV of slot `slot`'s sync script for generations gb..gb+K−1, taking (zeroing)
+   * the pending sums of that slot's cells: slot s holds index j in [s·M_s, (s + 1)·M_s) of
+   * every level, M_s = ceil(M / S) of the generation's M, at position level·M_s + j − s·M_s.
+   */
+  private slotCall(
+    slot: number,
+    gb: number,
+    K: number,
+    window: readonly (Generation | undefined)[],
+  ): { keys: string[]; args: (string | number | Buffer)[]; taken: Taken[] } {
+    const S = this.shape.slots
+    const prefix = this.shape.keyPrefixes[slot]
+    const keys: string[] = [this.shape.fpKeys[slot]]
+    for (let j = 0; j < K; j++) keys.push(prefix + 'g' + (gb + j))
+    const args: (string | number | Buffer)[] = [
+      this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+      String(this.schedule.periodMs),
+      this.shape.ratePerMsArg,
+      this.shape.loArg,
+      this.schedule.hiArg,
+      gb,
+      K,
+    ]
+    const taken: Taken[] = []
+    const sizes: string[] = []
+    for (let j = 0; j < K; j++) {
+      const gen = window[j]
+      const M = gen?.sketch.cellsPerLevel ?? this.shape.cellsPerLevel
+      const Ms = Math.ceil(M / S)
+      sizes.push(String(Ms))
+      if (gen === undefined || gen.dirtyCount === 0) {
+        args.push('')
+        continue
+      }
+      // one binary argument per generation: (u32 p, f64 delta) records, no per-cell argument
+      const first = slot * Ms
+      let n = 0
+      for (let k = 0; k < gen.dirtyCount; k++) {
+        const idx = gen.dirty[k] % M
+        if (idx >= first && idx < first + Ms) n++
+      }
+      if (n === 0) {
+        args.push('')
+        continue
+      }
+      const blob = Buffer.allocUnsafe(n * 12)
+      const positions = new Uint32Array(n)
+      let w = 0
+      for (let k = 0; k < gen.dirtyCount; k++) {
+        const p = gen.dirty[k]
+        const idx = p % M
+        if (idx < first || idx >= first + Ms) continue
+        blob.writeUInt32LE(((p - idx) / M) * Ms + idx - first, w * 12)
+        blob.writeDoubleLE(gen.pending[p], w * 12 + 4)
+        positions[w++] = p
+      }
+      taken.push({ gen, blob, positions })
+      args.push(blob)
+    }
+    // the taken cells leave the pending sums (put back if the slot's sync fails)
+    for (const { gen, positions } of taken) {
+      for (let k = 0; k < positions.length; k++) {
+        const p = positions[k]
+        gen.pending[p] = 0
+        gen.mark[p] = 0
+      }
+    }
+    for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
+    // the slot's cells per level of each generation: a missing string is created at that size
+    args.push(...sizes)
+    return { keys, args, taken }
   }
 
   /**
@@ -674,7 +752,7 @@ export class RedisSyncStore implements ScoreStore {
       args.push(String(a.id), a.want)
     }
     keys.push(costKey(this.shape, G), this.shape.fpKey)
-    args.push(this.shape.fingerprint)
+    args.push(this.shape.fingerprint, String(this.shape.slots))
     const reported = this.fleetCost[1]
     const raw = await this.shared
       .get()
@@ -790,4 +868,28 @@ function addPending(gen: Generation, p: number, delta: number): void {
     gen.dirty[gen.dirtyCount++] = p
   }
   gen.pending[p] += delta
+}
+
+/** What one slot's push took from a generation's pending sums: the records sent and their full-sketch positions. */
+interface Taken {
+  gen: Generation
+  blob: Buffer
+  positions: Uint32Array
+}
+
+/** A failed or refused slot push: its sums go back into the pending ones, for the next push. */
+function putBack(taken: readonly Taken[]): void {
+  for (const { gen, blob, positions } of taken) {
+    for (let k = 0; k < positions.length; k++) addPending(gen, positions[k], blob.readDoubleLE(k * 12 + 4))
+  }
+}
+
+/** Drop from a generation's dirty list the cells whose sums were taken (mark 0). */
+function compactDirty(gen: Generation): void {
+  let w = 0
+  for (let k = 0; k < gen.dirtyCount; k++) {
+    const p = gen.dirty[k]
+    if (gen.mark[p] !== 0) gen.dirty[w++] = p
+  }
+  gen.dirtyCount = w
 }

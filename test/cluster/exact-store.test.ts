@@ -11,6 +11,9 @@ import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore } from '../../src/index.js'
 import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import { UNROLLED_MAX_LEVELS, exactScript } from '../../src/cluster/scripts.js'
+import { fleetShape } from '../../src/cluster/connection.js'
+import { parseRedisOptions } from '../../src/cluster/options.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const STEPS = 600
@@ -137,6 +140,11 @@ const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
     // 3 blocks of 16 (48 columns for 40 cells): the block choice matters
     name: 'debt meter: min, linear 3/s, [0, 20], 5 levels × 40 cells, siphash',
     sketch: { levels: 5, cellsPerLevel: 40, decay: linear(3), lo: 0, hi: 20, aggregator: 'min', hasher: sipHash() },
+  },
+  {
+    // more levels than UNROLLED_MAX_LEVELS: the looped form of the exact script
+    name: 'debt meter: mean, linear 4/s, [0, 20], 17 levels × 16 cells (the looped script), murmur3',
+    sketch: { levels: 17, cellsPerLevel: 16, decay: linear(4), lo: 0, hi: 20, aggregator: 'mean', hasher: murmur3() },
   },
   {
     name: 'counter: mean, no decay, [-5, 1e9], murmur3',
@@ -370,3 +378,28 @@ t.test('exact mode: generation keys expire on their own; cells carry Redis TIME'
     await dropPrefix(admin, prefix)
   })
 })
+
+t.test(
+  'the exact script is unrolled up to UNROLLED_MAX_LEVELS levels, looped above (both run in the step tables)',
+  async (t) => {
+    const o = parseRedisOptions({ redis: 'redis://127.0.0.1:1', seed: SECRET, slots: 1 })
+    const script = (levels: number) =>
+      exactScript(
+        fleetShape(
+          {
+            name: 'p',
+            sketch: { levels, cellsPerLevel: 16, decay: linear(4), lo: 0, hi: 20 },
+            generations: 3,
+            periodMs: 10_000,
+          },
+          o,
+        ).scriptConstants,
+      )
+    t.match(
+      script(UNROLLED_MAX_LEVELS),
+      new RegExp(`local s1, t1, .*, s${UNROLLED_MAX_LEVELS}, t${UNROLLED_MAX_LEVELS}\n`),
+    )
+    t.notMatch(script(UNROLLED_MAX_LEVELS + 1), /local s1, t1/)
+    t.match(script(UNROLLED_MAX_LEVELS + 1), /local function block\(/)
+  },
+)
