@@ -525,7 +525,9 @@ export class Limiter {
    * Forget a key's debt and scores (ERL's `resetKey`): each chosen store subtracts the key's
    * estimate E (the Min over its cells in the deciding generation) from each of the key's
    * cells in every generation, clamped at 0. The key then reads 0; a key sharing a cell with
-   * it may read lower than its true score, by at most E (spec/limiter.md §Forgive).
+   * it may read lower than its true score, by at most E (spec/limiter.md §Forgive). An exact
+   * Redis store in its `onStoreError: 'local'` fallback lowers its in-process copy only, for
+   * the outage (logged once through the telemetry's `warn`; spec/http.md §2.1.2).
    * @param key the request key (see {@link Limiter.peek})
    * @param options which policy (default every one) and, for a tiered limit, which tier (default every tier)
    * @throws {GrudgeError} (as a rejection) as {@link Limiter.forgive}
@@ -538,6 +540,7 @@ export class Limiter {
    * Lower a key's debt (or score) by `amount`: subtracted from each of the key's cells in
    * every generation, clamped at 0, so the key reads max(0, E − amount); a key sharing a
    * cell may read lower than its true score by at most `amount` (spec/limiter.md §Forgive).
+   * During an outage, as {@link Limiter.reset}.
    * @param key the request key (see {@link Limiter.peek})
    * @param amount finite, > 0, in the policy's units (cost units for `limit`); undefined: all of it, as {@link Limiter.reset}
    * @param options the policy (default `limit`) and, for a tiered limit, the tier (default every tier)
