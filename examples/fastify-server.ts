@@ -5,11 +5,9 @@
 //   POST /login {username, password}                    abuse score: failures raise it, successes lower it
 //   GET  /users/available?username=                     Bloom pre-check in front of the database
 //   GET  /grudge/stats                                  the limiters' telemetry
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
 import { pathToFileURL } from 'node:url'
 import grudge from '../plugins/fastify/index.js'
-import { Limiter } from '../src/limit/limiter.js'
-import { denialStatus, fieldSource, rateLimitHeaders } from '../src/index.js'
 import {
   API_PER_IP,
   API_PER_TENANT,
@@ -56,32 +54,6 @@ export async function buildFastifyServer(options: ExampleServerOptions = {}): Pr
     bloomRegistry: registry,
   })
 
-  // the tighter per-tenant limit of /api/*: a second limiter, called from a hook (the plugin
-  // runs one limiter per route; the core Limiter composes with it)
-  const tenants = new Limiter({
-    ...SKETCH,
-    name: 'api-tenant',
-    limit: API_PER_TENANT,
-  })
-  app.addHook('onClose', () => tenants.close())
-  // the limiter's constant field parts (its RateLimit-Policy value), formatted once
-  const tenantFields = fieldSource(tenants)
-  const perTenant = (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
-    const tenant = req.headers[TENANT_HEADER]
-    if (typeof tenant !== 'string' || tenant === '') return done()
-    const d = tenants.decide(`tenant:${tenant}`)
-    if (d instanceof Promise) return done(new Error('the example uses in-process stores only'))
-    if (d.admitted) return done()
-    const headers = rateLimitHeaders(tenantFields, d)
-    for (const name in headers) reply.header(name, headers[name])
-    const status = denialStatus(d) // 429: the debt meter denied
-    reply.code(status).send({
-      statusCode: status,
-      error: 'Too Many Requests',
-      message: `tenant ${tenant} is over its limit`,
-    })
-  }
-
   // /api/*: one per-IP limiter shared by every route of the scope (a registration in a scope
   // limits that scope's routes; the outer one steps aside)
   let apiStats: () => unknown = () => undefined
@@ -89,6 +61,15 @@ export async function buildFastifyServer(options: ExampleServerOptions = {}): Pr
     async (api) => {
       await api.register(grudge, { ...SKETCH, limit: API_PER_IP })
       apiStats = () => api.grudge.stats()
+      // the tighter per-tenant limit: a second limiter from hook(), which stacks with the
+      // scope's per-IP one (both enforced, both listed in RateLimit-Policy / RateLimit)
+      const perTenant = api.grudge.hook({
+        key: 'tenant',
+        tenantHeader: TENANT_HEADER,
+        limit: API_PER_TENANT,
+        // a request without the header is limited per IP only
+        skip: (req) => !req.headers[TENANT_HEADER],
+      })
       const opts = { onRequest: perTenant }
       api.get('/items', opts, () => ({
         items: [
@@ -149,8 +130,8 @@ export async function buildFastifyServer(options: ExampleServerOptions = {}): Pr
 
   app.get('/grudge/stats', { config: { grudge: false } }, () => ({
     perIp: app.grudge.stats(),
+    // the scope's limiters: per IP and the per-tenant hook
     api: apiStats(),
-    tenants: tenants.telemetry.checkHealth(),
     database: { kind: users.kind, users: users.size, queries: users.queries },
   }))
   app.addHook('onClose', () => users.close())

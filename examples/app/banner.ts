@@ -1,6 +1,14 @@
 // What the example servers print at startup: the routes to try, a curl line, and the
 // configuration laid out for a person (not one 600-character JSON line).
-import { TENANT_HEADER } from './config.js'
+import { API_PER_IP, TENANT_HEADER } from './config.js'
+
+/**
+ * Requests of the banner's curl loop on `/api/items`: past the per-IP burst plus what the rate
+ * restores while sequential curls run (40 + 20/s × about 2 s even at 20 ms a curl), so the
+ * loop shows 429s; 50 did not (a fast loop drained 20/s and stayed under 40 + 20).
+ * `test/examples/servers.test.ts` runs the loop.
+ */
+export const DEMO_LOOP_REQUESTS = 120
 
 /** The example API's routes, the same on Fastify and Express; `test/examples/servers.test.ts` requests each one. */
 export const EXAMPLE_ROUTES: readonly { method: 'GET' | 'POST'; path: string; what: string }[] = [
@@ -44,7 +52,8 @@ export function startupBanner(origin: string, config: Record<string, unknown>): 
     ...EXAMPLE_ROUTES.map((r) => `  ${`${r.method} ${r.path}`.padEnd(w)}  ${r.what}`),
     'try:',
     `  curl -i ${origin}/api/items -H '${TENANT_HEADER}: acme'`,
-    `  for i in $(seq 50); do curl -s -o /dev/null -w '%{http_code} ' ${origin}/api/items; done; echo`,
+    `  for i in $(seq ${DEMO_LOOP_REQUESTS}); do curl -s -o /dev/null -w '%{http_code} ' ${origin}/api/items; done; echo`,
+    `  (per IP: bursts of ${API_PER_IP.burst}, ${API_PER_IP.rate}/s: 429s from about request ${API_PER_IP.burst + 1})`,
     'configuration:',
     prettyConfig(config),
     '',

@@ -28,16 +28,11 @@ import {
   requestError,
 } from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
+import { tierThenCharge, type ChargeSteps } from '../../src/http/charge.js'
 import { denialStatus } from '../../src/http/status.js'
 import { checkPolicyName, fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack } from '../../src/http/field-stack.js'
-import {
-  buildLimiter,
-  firstReport,
-  parseLimiterOptions,
-  requestCost,
-  type AdapterConfig,
-} from '../../src/http/options.js'
+import { buildLimiter, firstReport, parseLimiterOptions, type AdapterConfig } from '../../src/http/options.js'
 import { openBloomRegistry } from '../../src/http/bloom-registry.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
@@ -177,53 +172,20 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
     if (isThenable(allowed))
       allowed.then(
-        (a) => (a === true ? ctx.runBloom(req, res, next) : decide(ctx, req, res, next, key)),
+        (a) => (a === true ? ctx.runBloom(req, res, next) : tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)),
         (err) => fail(ctx, next, err),
       )
     else if (allowed === true) ctx.runBloom(req, res, next)
-    else decide(ctx, req, res, next, key)
+    else tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)
   } catch (err) {
     fail(ctx, next, err)
   }
 }
 
-function decide(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
-  try {
-    const tierOf = ctx.config.tier
-    if (tierOf === undefined) return charge(ctx, req, res, next, key, undefined)
-    const tier = tierOf(req)
-    if (isThenable(tier))
-      tier.then(
-        (t) => charge(ctx, req, res, next, key, t),
-        (err) => fail(ctx, next, err),
-      )
-    else charge(ctx, req, res, next, key, tier)
-  } catch (err) {
-    fail(ctx, next, err)
-  }
-}
-
-/** Charge the request in its tier (undefined for an untiered limit); an unknown tier takes the error path. */
-function charge(
-  ctx: ExpressContext,
-  req: Request,
-  res: Response,
-  next: NextFunction,
-  key: string,
-  tier: string | undefined,
-): void {
-  try {
-    const meter = ctx.limiter.meterOf(tier)
-    const d = ctx.limiter.decide(key, requestCost(ctx.config, meter, req), tier)
-    if (d instanceof Promise)
-      d.then(
-        (dd) => apply(ctx, req, res, next, key, dd),
-        (err) => fail(ctx, next, err),
-      )
-    else apply(ctx, req, res, next, key, d)
-  } catch (err) {
-    fail(ctx, next, err)
-  }
+/** Express's continuation of the shared tier-then-charge step (a module constant: no closure per request). */
+const EXPRESS_STEPS: ChargeSteps<ExpressContext, Request, Response, NextFunction> = {
+  apply,
+  fail: (ctx, _req, next, err) => fail(ctx, next, err),
 }
 
 function setResponseHeader(res: Response, name: string, value: string): void {

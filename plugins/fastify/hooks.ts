@@ -23,7 +23,8 @@ import {
   requestError,
 } from '../../src/http/error-body.js'
 import { isThenable } from '../../src/http/thenable.js'
-import { firstReport, requestCost } from '../../src/http/options.js'
+import { firstReport } from '../../src/http/options.js'
+import { tierThenCharge, type ChargeSteps } from '../../src/http/charge.js'
 import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
@@ -219,53 +220,20 @@ function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, ne
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
     if (isThenable(allowed))
       allowed.then(
-        (a) => (a === true ? next() : decide(ctx, req, reply, next, key)),
+        (a) => (a === true ? next() : tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)),
         (err) => fail(req, next, err),
       )
     else if (allowed === true) next()
-    else decide(ctx, req, reply, next, key)
+    else tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)
   } catch (err) {
     fail(req, next, err)
   }
 }
 
-function decide(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
-  try {
-    const tierOf = ctx.config.tier
-    if (tierOf === undefined) return charge(ctx, req, reply, next, key, undefined)
-    const tier = tierOf(req)
-    if (isThenable(tier))
-      tier.then(
-        (t) => charge(ctx, req, reply, next, key, t),
-        (err) => fail(req, next, err),
-      )
-    else charge(ctx, req, reply, next, key, tier)
-  } catch (err) {
-    fail(req, next, err)
-  }
-}
-
-/** Charge the request in its tier (undefined for an untiered limit); an unknown tier takes the error path. */
-function charge(
-  ctx: HookContext,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  next: Next,
-  key: string,
-  tier: string | undefined,
-): void {
-  try {
-    const meter = ctx.limiter.meterOf(tier)
-    const d = ctx.limiter.decide(key, requestCost(ctx.config, meter, req), tier)
-    if (d instanceof Promise)
-      d.then(
-        (dd) => apply(ctx, req, reply, next, key, dd),
-        (err) => fail(req, next, err),
-      )
-    else apply(ctx, req, reply, next, key, d)
-  } catch (err) {
-    fail(req, next, err, ctx.limiter)
-  }
+/** Fastify's continuation of the shared tier-then-charge step (a module constant: no closure per request). */
+const FASTIFY_STEPS: ChargeSteps<HookContext, FastifyRequest, FastifyReply, Next> = {
+  apply,
+  fail: (_ctx, req, next, err, limiter) => fail(req, next, err, limiter),
 }
 
 function setReplyHeader(reply: FastifyReply, name: string, value: string): void {

@@ -204,6 +204,17 @@ export class RedisExactStore implements ScoreStore {
     return this.fallback?.sizeBytes() ?? 0
   }
 
+  /**
+   * Whether a write of `key` now goes to the in-process fallback only (`onStoreError:
+   * 'local'` while the key's slot, or the whole store, is failing): that copy is dropped when
+   * Redis answers again, so what it lowered is lowered for the outage only.
+   * @internal
+   */
+  writesLocally(key: string): boolean {
+    if (this.o.onStoreError !== 'local' || !this.down) return false
+    return this.downSlots.has(-1) || (this.perSlot && this.downSlots.has(this.slotOf(key)))
+  }
+
   /** Whether the last Redis call failed (requests follow onStoreError). */
   get failing(): boolean {
     return this.down

@@ -224,6 +224,35 @@ export const ADAPTER_FAIRNESS_KEYS = optionKeys<AdapterFairnessOptions<unknown, 
   isFailure: true,
 })
 /**
+ * Refuse an `abuse.weights` entry for the status this limiter's own refusals answer with
+ * (`statusCode` of its debt meter, `fairness.status` of its feedback score): outcomes are
+ * recorded for admitted requests only, so such a weight would never see the limiter's own
+ * refusals, and `{ 429: 5 }` would silently never escalate. Those refusals are scored by
+ * `abuse.refusalWeight`; a status the app (or another limiter of a stack) sends is scored by
+ * a weight on a limiter without that policy, or by `abuse.score(req, res)`.
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming `abuse.weights.<status>` and `abuse.refusalWeight`
+ */
+function checkOwnRefusalWeights(
+  weights: unknown,
+  limitStatus: number | undefined,
+  fairnessStatus: number | undefined,
+  prefix: string,
+): void {
+  if (typeof weights !== 'object' || weights === null) return
+  for (const [status, policy] of [
+    [limitStatus, 'limit'],
+    [fairnessStatus, 'fairness'],
+  ] as const) {
+    if (status === undefined || !Object.hasOwn(weights, String(status))) continue
+    invalidOption(
+      `${prefix}abuse.weights.${status}`,
+      `no weight for ${status}, the status of this limiter's own ${policy} refusals: outcomes are recorded for admitted requests only, so it would never fire; use ${prefix}abuse.refusalWeight to score refused requests (escalation), or abuse.score(req, res) for a ${status} the app sends`,
+      (weights as Record<string, unknown>)[String(status)],
+    )
+  }
+}
+
+/**
  * The option names of {@link AdapterAbuseOptions} (`abuse`).
  * @internal
  */
@@ -375,6 +404,12 @@ export function parseLimiterOptions<Req, Res>(o: CommonOptions<Req, Res>, prefix
     const { score, ...rest } = o.abuse
     abuseScore = score
     abuse = Object.freeze(rest)
+    checkOwnRefusalWeights(
+      o.abuse.weights,
+      o.limit ? limitStatus : undefined,
+      o.fairness ? fairnessStatus : undefined,
+      prefix,
+    )
   }
   const headers = parseHeaderOptions(
     o.headers === false

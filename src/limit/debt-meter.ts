@@ -129,6 +129,15 @@ export class DebtMeter {
   readonly windowMs: number
   /** Where the debts live. */
   readonly store: ScoreStore
+  /** The verdict {@link DebtMeter.charge} fills on the synchronous path (one per meter, reused). */
+  private readonly scratch: DebtVerdict = {
+    admitted: false,
+    debt: 0,
+    failure: undefined,
+    remaining: 0,
+    resetMs: 0,
+    retryAfterMs: 0,
+  }
 
   /**
    * @param options the policy options
@@ -188,34 +197,57 @@ export class DebtMeter {
     return this.verdict(r, cost)
   }
 
+  /**
+   * {@link DebtMeter.consume} for the {@link Limiter}'s decision: on the synchronous path
+   * (an in-process store) the verdict is this meter's one reused object, overwritten by the
+   * next synchronous charge, so it must be read at once (the limiter copies its figures into
+   * the Decision); a store answering with a Promise gets a fresh verdict per call.
+   * @param key the request key
+   * @param cost the request's cost (default the configured cost), in [0, burst]
+   * @internal
+   */
+  charge(key: string, cost: number = this.cost): DebtVerdict | Promise<DebtVerdict> {
+    const r = this.store.tryConsume(key, cost, this.burst)
+    if (r instanceof Promise) return r.then((v) => this.verdict(v, cost))
+    return this.fill(this.scratch, r, cost)
+  }
+
   /** Translate a store answer into figures (all ms). */
   verdict(r: StoreResult, cost: number): DebtVerdict {
+    return this.fill(
+      { admitted: false, debt: 0, failure: undefined, remaining: 0, resetMs: 0, retryAfterMs: 0 },
+      r,
+      cost,
+    )
+  }
+
+  private fill(v: DebtVerdict, r: StoreResult, cost: number): DebtVerdict {
     if (r.failure !== undefined) {
-      return {
-        admitted: r.failure === 'open',
-        debt: NaN,
-        failure: r.failure,
-        remaining: NaN,
-        resetMs: NaN,
-        // the store, not the key, failed: the key's real wait is unknown, and cost / rate (up to
-        // hours for a slow rate) would be a made-up figure; 1 s, as when the core's timeout decides
-        retryAfterMs: r.failure === 'open' ? 0 : 1000,
-      }
+      v.admitted = r.failure === 'open'
+      v.debt = NaN
+      v.failure = r.failure
+      v.remaining = NaN
+      v.resetMs = NaN
+      // the store, not the key, failed: the key's real wait is unknown, and cost / rate (up to
+      // hours for a slow rate) would be a made-up figure; 1 s, as when the core's timeout decides
+      v.retryAfterMs = r.failure === 'open' ? 0 : 1000
+      return v
     }
     const debt = r.score
+    v.admitted = r.admitted
+    v.debt = debt
+    v.failure = undefined
     // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
-    const remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
-    if (r.admitted)
-      return {
-        admitted: true,
-        debt,
-        failure: undefined,
-        remaining,
-        resetMs: (debt / this.rate) * 1000,
-        retryAfterMs: 0,
-      }
-    const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
-    return { admitted: false, debt, failure: undefined, remaining, resetMs: wait, retryAfterMs: wait }
+    v.remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
+    if (r.admitted) {
+      v.resetMs = (debt / this.rate) * 1000
+      v.retryAfterMs = 0
+    } else {
+      const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
+      v.resetMs = wait
+      v.retryAfterMs = wait
+    }
+    return v
   }
 
   /** Release the store (timers, connections). */

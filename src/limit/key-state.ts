@@ -64,9 +64,22 @@ async function read(store: ScoreStore, key: string, what: string): Promise<numbe
  * Lower a key's cells by `amount`, or by the key's own estimate E (the Min over its cells in
  * the deciding generation) when `amount` is undefined, clamped at 0 (spec/limiter.md §Forgive).
  */
-async function lower(store: ScoreStore, key: string, amount: number | undefined, what: string): Promise<void> {
+async function lower(
+  limiter: Limiter,
+  store: ScoreStore,
+  policy: string,
+  key: string,
+  amount: number | undefined,
+  what: string,
+): Promise<void> {
   const by = amount ?? (await read(store, key, what))
   if (by > 0) known(await store.add(key, -by), what)
+  // a Redis exact store in its 'local' fallback lowered its own copy only: said once, through
+  // the adapter's logger (the telemetry's warn), without the key
+  if (store.writesLocally?.(key) === true)
+    limiter.telemetry.notice(
+      `grudge: ${limiter.name}: ${what}() during a Redis outage (onStoreError: 'local') lowered the ${policy} of the key on this instance's in-process fallback only; the shared cells in Redis keep it, and the fallback is dropped when Redis answers again: repeat the ${what}() then if it must hold fleet-wide`,
+    )
 }
 
 /**
@@ -124,10 +137,12 @@ export async function forgiveKey(
   if (policy !== undefined && limiter[policy] === undefined)
     invalidOption('policy', `a policy this limiter has (it has no ${policy})`, policy)
   if (o.tier !== undefined) limiter.meterOf(o.tier) // an unknown tier is refused before anything changes
-  const stores: ScoreStore[] = []
-  if (policy === undefined || policy === 'limit') for (const m of meters(limiter, o.tier)) stores.push(m.store)
+  const stores: [ScoreStore, string][] = []
+  if (policy === undefined || policy === 'limit')
+    for (const m of meters(limiter, o.tier)) stores.push([m.store, 'debt'])
   if ((policy === undefined || policy === 'fairness') && limiter.fairness !== undefined)
-    stores.push(limiter.fairness.store)
-  if ((policy === undefined || policy === 'abuse') && limiter.abuse !== undefined) stores.push(limiter.abuse.store)
-  for (const s of stores) await lower(s, key, amount, what)
+    stores.push([limiter.fairness.store, 'fairness score'])
+  if ((policy === undefined || policy === 'abuse') && limiter.abuse !== undefined)
+    stores.push([limiter.abuse.store, 'abuse score'])
+  for (const [s, name] of stores) await lower(limiter, s, name, key, amount, what)
 }

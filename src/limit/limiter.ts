@@ -313,8 +313,8 @@ export class Limiter {
         this.telemetry.policy('store', this.onStoreError === 'open')
         resolve(
           this.onStoreError === 'open'
-            ? this.admit(NaN, {}, undefined, undefined, 0)
-            : this.deny('store', NaN, 1000, {}, undefined, undefined),
+            ? this.admit(NaN, undefined, undefined, undefined, undefined, undefined, 0)
+            : this.deny('store', NaN, 1000, undefined, undefined, undefined, undefined, undefined),
         )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
@@ -351,31 +351,31 @@ export class Limiter {
     if (this.telemetrySharesClock) this.telemetry.requestAt(key, this.pinnedClock.now())
     else this.telemetry.request(key)
     if (cost !== undefined && meter !== undefined) meter.checkCost(cost)
-    const scores: Decision['scores'] = {}
-    if (this.abuse === undefined) return this.afterAbuse(key, cost, meter, tier, scores, undefined)
+    if (this.abuse === undefined) return this.afterAbuse(key, cost, meter, tier, undefined)
     const a = this.abuse.check(key)
-    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, meter, tier, scores, v))
-    return this.afterAbuse(key, cost, meter, tier, scores, a)
+    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, meter, tier, v))
+    return this.afterAbuse(key, cost, meter, tier, a)
   }
 
-  // the steps of decide() are methods, not closures, so the synchronous path allocates none
+  // the steps of decide() are methods, not closures, and carry the scores read so far as
+  // numbers (NaN: not read), so the synchronous path allocates nothing but the Decision
+  // and its scores, built once at the end (test/plugins/alloc.test.ts)
   private afterAbuse(
     key: string,
     cost: number | undefined,
     meter: DebtMeter | undefined,
     tier: string | undefined,
-    scores: Decision['scores'],
     a: AbuseVerdict | undefined,
   ): Decision | Promise<Decision> {
+    const abuse = a !== undefined ? a.score : undefined
     if (a !== undefined) {
-      scores.abuse = a.score
       this.telemetry.policy('abuse', a.admitted)
-      if (!a.admitted) return this.deny('abuse', a.score, a.retryAfterMs, scores, undefined, tier)
+      if (!a.admitted) return this.deny('abuse', a.score, a.retryAfterMs, abuse, undefined, undefined, undefined, tier)
     }
-    if (this.fairness === undefined) return this.afterFairness(key, cost, meter, tier, scores, undefined)
+    if (this.fairness === undefined) return this.afterFairness(key, cost, meter, tier, abuse, undefined)
     const f = this.fairness.check(key, this.random())
-    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, meter, tier, scores, v))
-    return this.afterFairness(key, cost, meter, tier, scores, f)
+    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, meter, tier, abuse, v))
+    return this.afterFairness(key, cost, meter, tier, abuse, f)
   }
 
   private afterFairness(
@@ -383,41 +383,41 @@ export class Limiter {
     cost: number | undefined,
     meter: DebtMeter | undefined,
     tier: string | undefined,
-    scores: Decision['scores'],
+    abuse: number | undefined,
     f: FairnessVerdict | undefined,
   ): Decision | Promise<Decision> {
+    const fairness = f !== undefined ? f.score : undefined
     if (f !== undefined) {
-      scores.fairness = f.score
       this.telemetry.policy('fairness', f.admitted)
       if (!f.admitted) {
         this.escalate(key)
-        return this.deny('fairness', f.score, f.retryAfterMs, scores, undefined, tier)
+        return this.deny('fairness', f.score, f.retryAfterMs, abuse, fairness, undefined, undefined, tier)
       }
     }
-    if (meter === undefined) return this.admit(NaN, scores, undefined, tier, 0)
-    const d = meter.consume(key, cost)
-    if (isPromise(d)) return d.then((v) => this.afterLimit(key, meter, tier, scores, v))
-    return this.afterLimit(key, meter, tier, scores, d)
+    if (meter === undefined) return this.admit(NaN, abuse, fairness, undefined, undefined, tier, 0)
+    const d = meter.charge(key, cost)
+    if (isPromise(d)) return d.then((v) => this.afterLimit(key, meter, tier, abuse, fairness, v))
+    return this.afterLimit(key, meter, tier, abuse, fairness, d)
   }
 
   private afterLimit(
     key: string,
     meter: DebtMeter,
     tier: string | undefined,
-    scores: Decision['scores'],
+    abuse: number | undefined,
+    fairness: number | undefined,
     d: DebtVerdict,
   ): Decision {
-    scores.limit = d.debt
     if (d.failure !== undefined) {
       this.onStoreFailure?.(new Error(`the store answered with its failure fallback ('${d.failure}')`))
       this.telemetry.policy('store', d.admitted)
-      if (d.admitted) return this.admit(NaN, scores, undefined, tier, 0)
-      return this.deny('store', NaN, d.retryAfterMs, scores, undefined, tier)
+      if (d.admitted) return this.admit(NaN, abuse, fairness, d.debt, undefined, tier, 0)
+      return this.deny('store', NaN, d.retryAfterMs, abuse, fairness, d.debt, undefined, tier)
     }
     this.telemetry.policy('limit', d.admitted)
-    if (d.admitted) return this.admit(d.debt, scores, meter, tier, d.remaining, d.resetMs)
+    if (d.admitted) return this.admit(d.debt, abuse, fairness, d.debt, meter, tier, d.remaining, d.resetMs)
     this.escalate(key)
-    return this.deny('limit', d.debt, d.retryAfterMs, scores, meter, tier, d.remaining)
+    return this.deny('limit', d.debt, d.retryAfterMs, abuse, fairness, d.debt, meter, tier, d.remaining)
   }
 
   /**
@@ -432,9 +432,28 @@ export class Limiter {
     if (isPromise(p)) p.catch((err: unknown) => this.onStoreFailure?.(err))
   }
 
+  /**
+   * The scores of a decision, in the order the policies ran (abuse, fairness, limit); a
+   * policy not configured, or not read because an earlier one denied (undefined here), is
+   * absent. A policy that was read keeps its figure, NaN included (a failed store's debt).
+   */
+  private scoresOf(
+    abuse: number | undefined,
+    fairness: number | undefined,
+    limit: number | undefined,
+  ): Decision['scores'] {
+    const s: Decision['scores'] = {}
+    if (abuse !== undefined) s.abuse = abuse
+    if (fairness !== undefined) s.fairness = fairness
+    if (limit !== undefined) s.limit = limit
+    return s
+  }
+
   private admit(
     score: number,
-    scores: Decision['scores'],
+    abuse: number | undefined,
+    fairness: number | undefined,
+    limit: number | undefined,
     meter: DebtMeter | undefined,
     tier: string | undefined,
     remaining: number,
@@ -449,7 +468,7 @@ export class Limiter {
       resetMs,
       retryAfterMs: 0,
       score,
-      scores,
+      scores: this.scoresOf(abuse, fairness, limit),
       tier,
     })
   }
@@ -458,7 +477,9 @@ export class Limiter {
     policy: PolicyName,
     score: number,
     retryAfterMs: number,
-    scores: Decision['scores'],
+    abuse: number | undefined,
+    fairness: number | undefined,
+    limit: number | undefined,
     meter: DebtMeter | undefined,
     tier: string | undefined,
     remaining = NaN,
@@ -474,7 +495,7 @@ export class Limiter {
       resetMs: wait,
       retryAfterMs: wait,
       score,
-      scores,
+      scores: this.scoresOf(abuse, fairness, limit),
       tier,
     })
   }
@@ -514,7 +535,9 @@ export class Limiter {
    * Forget a key's debt and scores (ERL's `resetKey`): each chosen store subtracts the key's
    * estimate E (the Min over its cells in the deciding generation) from each of the key's
    * cells in every generation, clamped at 0. The key then reads 0; a key sharing a cell with
-   * it may read lower than its true score, by at most E (spec/limiter.md §Forgive).
+   * it may read lower than its true score, by at most E (spec/limiter.md §Forgive). An exact
+   * Redis store in its `onStoreError: 'local'` fallback lowers its in-process copy only, for
+   * the outage (logged once through the telemetry's `warn`; spec/http.md §2.1.2).
    * @param key the request key (see {@link Limiter.peek})
    * @param options which policy (default every one) and, for a tiered limit, which tier (default every tier)
    * @throws {GrudgeError} (as a rejection) as {@link Limiter.forgive}
@@ -527,6 +550,7 @@ export class Limiter {
    * Lower a key's debt (or score) by `amount`: subtracted from each of the key's cells in
    * every generation, clamped at 0, so the key reads max(0, E − amount); a key sharing a
    * cell may read lower than its true score by at most `amount` (spec/limiter.md §Forgive).
+   * During an outage, as {@link Limiter.reset}.
    * @param key the request key (see {@link Limiter.peek})
    * @param amount finite, > 0, in the policy's units (cost units for `limit`); undefined: all of it, as {@link Limiter.reset}
    * @param options the policy (default `limit`) and, for a tiered limit, the tier (default every tier)

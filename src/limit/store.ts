@@ -49,6 +49,14 @@ export interface ScoreStore {
    * store resized (0 for a fixed shape); absent for stores that do not report them (the Redis stores).
    */
   generationShapes?(): GenerationShapes
+  /**
+   * Whether the last write of `key` reached only this process's fallback copy, which the
+   * store drops when its shared state answers again (a Redis exact store in its
+   * `onStoreError: 'local'` fallback): `reset` and `forgive` then lowered the key on this
+   * instance only, for the outage (spec/http.md §2.1.2). Absent: every write is kept.
+   * @internal
+   */
+  writesLocally?(key: string): boolean
   /** Release timers and connections; idempotent. */
   close(): void | Promise<void>
 }
