@@ -17,7 +17,7 @@
 import { pathToFileURL } from 'node:url'
 import { BloomFilter } from '../src/bloom/bloom-filter.js'
 import { bloomFalsePositiveRate } from '../src/bloom/sizing.js'
-import { mulberry32Uint32 } from '../src/testing/mulberry32.js'
+import { mulberry32Uint32 } from '../test/fixtures/mulberry32.js'
 
 /** One measured configuration. */
 export interface SweepRow {

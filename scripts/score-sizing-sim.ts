@@ -16,7 +16,7 @@ import { murmur3 } from '../src/hash/hasher.js'
 import { abuseFalseBlockRate, fairnessFalseThrottleRate } from '../src/sketch/sizing.js'
 import { FakeClock, FakeTicker } from '../src/testing/index.js'
 import { agrees } from './sizing-sim.js'
-import { mulberry32 } from '../src/testing/mulberry32.js'
+import { mulberry32 } from '../test/fixtures/mulberry32.js'
 
 /** One point of the sweep. */
 export interface ScorePoint {

@@ -15,7 +15,7 @@ import { sketchFalsePositiveRate } from '../src/sketch/sizing.js'
 import { FakeClock, FakeTicker } from '../src/testing/index.js'
 import { Sketch } from '../src/sketch/sketch.js'
 import { linear } from '../src/sketch/decay.js'
-import { mulberry32 } from '../src/testing/mulberry32.js'
+import { mulberry32 } from '../test/fixtures/mulberry32.js'
 
 /** One point of the sweep. */
 export interface SimPoint {

@@ -26,7 +26,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execSync } from 'node:child_process'
 import { formatNoSizeOption, runNoSizeOption } from './no-size-option.js'
-import { mulberry32 } from '../../src/testing/mulberry32.js'
+import { mulberry32 } from '../../test/fixtures/mulberry32.js'
 
 const LIMIT = 10
 const WINDOW_MS = 60_000

@@ -11,7 +11,7 @@
 import { pathToFileURL } from 'node:url'
 import { Limiter } from '../../src/limit/limiter.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { mulberry32 } from '../../src/testing/mulberry32.js'
+import { mulberry32 } from '../../test/fixtures/mulberry32.js'
 
 /** What the row reports. */
 export interface NoSizeOptionRow {

@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
-import { mulberry32 } from '../../src/testing/mulberry32.js'
+import { mulberry32 } from '../../test/fixtures/mulberry32.js'
 
 const QUICK = process.argv.includes('--quick')
 const LINES = Number(process.env.REPLAY_BENCH_LINES ?? (QUICK ? 100_000 : 500_000))

@@ -9,7 +9,7 @@ import t from 'tap'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { bloomFalsePositiveRate } from '../../src/bloom/sizing.js'
 import { sweep } from '../../scripts/bloom-fpr-sweep.js'
-import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
+import { mulberry32Uint32 } from '../fixtures/mulberry32.js'
 
 const RATES = [0.5, 0.1, 0.01, 1e-3, 1e-4, 1e-6, 1e-9]
 const CAPACITIES = [...Array.from({ length: 40 }, (_, i) => i + 1), 64, 100, 250, 1000]

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
 import { DISTINCT_MAX_BITS, bloomPositionsV2 } from '../../src/bloom/positions.js'
-import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
+import { mulberry32Uint32 } from '../fixtures/mulberry32.js'
 
 const U32 = 0xffffffffn
 

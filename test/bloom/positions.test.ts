@@ -1,7 +1,7 @@
 import t from 'tap'
 import { bloomPositions, bloomPositionsV2, mulHi, MAX_BITS } from '../../src/bloom/positions.js'
 import { BloomFilter } from '../../src/bloom/bloom-filter.js'
-import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
+import { mulberry32Uint32 } from '../fixtures/mulberry32.js'
 
 // Reference: the spec's definition in exact integer arithmetic (BigInt):
 // H = hi·2^32 + lo, B = (lo | 1)·2^32 + (hi | 1), x_i = (H + i·B) mod 2^64, pos_i = floor(x_i · m / 2^64)

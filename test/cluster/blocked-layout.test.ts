@@ -5,7 +5,7 @@
 // 1/(B·W) · 2/W of double hashing inside a block.
 import t from 'tap'
 import { blockShape, blockedIndexes } from '../../src/cluster/fleet-hash.js'
-import { mulberry32Uint32 } from '../../src/testing/mulberry32.js'
+import { mulberry32Uint32 } from '../fixtures/mulberry32.js'
 
 t.test('blockShape: W = min(8, cells), B = ceil(cells / W)', async (t) => {
   t.same(blockShape(4096), { blockCells: 8, blocks: 512 })

@@ -6,7 +6,7 @@ import { sipHash } from '../../src/index.js'
 import { FEEDBACK_SCORE_OPTION_KEYS, FeedbackScore, type FeedbackScoreOptions } from '../../src/limit/feedback-score.js'
 import { resolveSketchOptions } from '../../src/limit/options.js'
 import { typo, unknownOption } from '../unknown-option.js'
-import { mulberry32 } from '../../src/testing/mulberry32.js'
+import { mulberry32 } from '../fixtures/mulberry32.js'
 
 t.test('overloaded backend: the heavy key is shed first, the light keys are spared', async (t) => {
   const clock = new FakeClock(0)

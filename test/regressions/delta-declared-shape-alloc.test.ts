@@ -9,7 +9,7 @@ import { GrudgeError, Rotator, RotatorDelta, Sketch, SketchDelta, linear } from 
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { crc32c } from '../../src/format/crc32c.js'
 import { HEADER_BYTES } from '../../src/format/frame.js'
-import { mulberry32 } from '../../src/testing/mulberry32.js'
+import { mulberry32 } from '../fixtures/mulberry32.js'
 
 const WALL = 1_750_000_000_000
 const CELLS = { levels: 2, cellsPerLevel: 64, decay: linear(1), hi: 100 }
