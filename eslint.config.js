@@ -83,7 +83,7 @@ export default defineConfig(
     },
   },
   {
-    // CommonJS files (tools that `require()` their plugins)
+    // CommonJS for tools that `require()` their plugins (scripts/ts-node-esbuild.cjs, ts-node's transpiler)
     files: ['**/*.cjs'],
     // `require()` is how a CommonJS file imports; the rule is for TypeScript and ESM files.
     rules: { '@typescript-eslint/no-require-imports': 'off' },

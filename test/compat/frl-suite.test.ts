@@ -5,6 +5,7 @@
 // docs/migrating.md ("@fastify/rate-limit's test suite").
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
+import { uncoveredChildEnv } from '../fixtures/child-env.js'
 import { readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -60,7 +61,7 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
       '--test-concurrency=1',
       ...files,
     ],
-    { cwd: root, encoding: 'utf8', timeout: 300_000, env: { ...process.env, NODE_OPTIONS: '' } },
+    { cwd: root, encoding: 'utf8', timeout: 300_000, env: { ...uncoveredChildEnv(), NODE_OPTIONS: '' } },
   )
   const results = [...run.stdout.matchAll(/^(ok|not ok) \d+ - (.*?)(?: # (SKIP|TODO).*)?$/gm)].map((m) => ({
     ok: m[1] === 'ok',
