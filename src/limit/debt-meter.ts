@@ -3,7 +3,8 @@ import { linear } from '../sketch/decay.js'
 import { debtMeterCellsForLoad } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
-import type { ScoreStore, StoreResult } from './store.js'
+import { localRotatorOf, type ScoreStore, type StoreResult } from './store.js'
+import type { Rotator } from '../sketch/rotator.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /**
@@ -129,6 +130,8 @@ export class DebtMeter {
   readonly windowMs: number
   /** Where the debts live. */
   readonly store: ScoreStore
+  /** The Rotator of {@link DebtMeter.store} when that is the very store `localStore()` built (see {@link localRotatorOf}), else undefined. */
+  private readonly local: Rotator | undefined
   /** The verdict {@link DebtMeter.charge} fills on the synchronous path (one per meter, reused). */
   private readonly scratch: DebtVerdict = {
     admitted: false,
@@ -172,6 +175,7 @@ export class DebtMeter {
         { levels: load.levels, minCells: 16, maxCells: 1 << 30, maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR },
       ),
     )
+    this.local = localRotatorOf(this.store)
   }
 
   /**
@@ -207,6 +211,13 @@ export class DebtMeter {
    * @internal
    */
   charge(key: string, cost: number = this.cost): DebtVerdict | Promise<DebtVerdict> {
+    const local = this.local
+    if (local !== undefined) {
+      // the local store's own rule (Rotator.consume), without its result object
+      const before = local.consume(key, cost, this.burst)
+      const admitted = before + cost <= this.burst // a NaN never admits
+      return this.figures(this.scratch, admitted, admitted ? before + cost : before, cost)
+    }
     const r = this.store.tryConsume(key, cost, this.burst)
     if (r instanceof Promise) return r.then((v) => this.verdict(v, cost))
     return this.fill(this.scratch, r, cost)
@@ -233,13 +244,17 @@ export class DebtMeter {
       v.retryAfterMs = r.failure === 'open' ? 0 : 1000
       return v
     }
-    const debt = r.score
-    v.admitted = r.admitted
+    return this.figures(v, r.admitted, r.score, cost)
+  }
+
+  /** The verdict's figures (all ms) for a store that answered: `debt` is the key's debt after the call. */
+  private figures(v: DebtVerdict, admitted: boolean, debt: number, cost: number): DebtVerdict {
+    v.admitted = admitted
     v.debt = debt
     v.failure = undefined
     // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
     v.remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
-    if (r.admitted) {
+    if (admitted) {
       v.resetMs = (debt / this.rate) * 1000
       v.retryAfterMs = 0
     } else {

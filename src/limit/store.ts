@@ -98,6 +98,25 @@ export interface StoreSpec {
 export type StoreFactory = (spec: StoreSpec) => ScoreStore
 
 /**
+ * The Rotator behind each store {@link localStore} built, with the store's own `tryConsume`:
+ * a copy or a wrapper of the store (`{ ...store, tryConsume }`) is not in it.
+ */
+const LOCAL_ROTATORS = new WeakMap<ScoreStore, { rotator: Rotator; tryConsume: ScoreStore['tryConsume'] }>()
+
+/**
+ * The Rotator of a store that {@link localStore} built, when `store` is that very object and
+ * still has its own `tryConsume`; else undefined. The debt meter then consumes on the
+ * Rotator directly ({@link Rotator.consume}, the rule `tryConsume` applies), with no result
+ * object per request (measured: 56 B a decision, the sampling heap profiler over
+ * examples/bench/decision.bench.ts's path). A wrapped or copied store keeps its own path.
+ * @internal
+ */
+export function localRotatorOf(store: ScoreStore): Rotator | undefined {
+  const local = LOCAL_ROTATORS.get(store)
+  return local !== undefined && store.tryConsume === local.tryConsume ? local.rotator : undefined
+}
+
+/**
  * The default store: an in-process {@link Rotator}, synchronous, zero round trips.
  * @returns a factory that builds one Rotator per policy
  */
@@ -111,19 +130,22 @@ export function localStore(): StoreFactory {
       ticker: spec.ticker,
       sizing: spec.sizing,
     })
-    return {
-      tryConsume(key, cost, limit) {
-        // the Rotator's tryUpdate, with the score it decided on: read the deciding generation
-        // once, and write every generation only when admitted (a denial hashes once)
-        const score = rotator.consume(key, cost, limit)
-        if (!(score + cost <= limit)) return { admitted: false, score } // NaN never admits
-        return { admitted: true, score: score + cost }
-      },
+    const tryConsume: ScoreStore['tryConsume'] = (key, cost, limit) => {
+      // the Rotator's tryUpdate, with the score it decided on: read the deciding generation
+      // once, and write every generation only when admitted (a denial hashes once)
+      const score = rotator.consume(key, cost, limit)
+      if (!(score + cost <= limit)) return { admitted: false, score } // NaN never admits
+      return { admitted: true, score: score + cost }
+    }
+    const store: ScoreStore = {
+      tryConsume,
       add: (key, delta) => rotator.updateAndEstimate(key, delta),
       read: (key) => rotator.estimate(key),
       sizeBytes: () => rotator.sizeBytes(),
       generationShapes: () => ({ generationCellsPerLevel: rotator.generationCellsPerLevel, resizes: rotator.resizes }),
       close: () => rotator.close(),
     }
+    LOCAL_ROTATORS.set(store, { rotator, tryConsume })
+    return store
   }
 }

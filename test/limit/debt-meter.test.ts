@@ -5,6 +5,7 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { sipHash } from '../../src/index.js'
 import { DEBT_METER_OPTION_KEYS, type DebtMeterOptions } from '../../src/limit/debt-meter.js'
 import { typo, unknownOption } from '../unknown-option.js'
+import { localStore, type StoreFactory } from '../../src/limit/store.js'
 
 function meter(
   opts: { rate: number; burst: number; maxDebt?: number; cost?: number },
@@ -164,3 +165,48 @@ t.test('an unknown option throws naming its path and the closest option; every o
   t.same(Object.keys(all).sort(), [...DEBT_METER_OPTION_KEYS].sort(), 'the test names every option')
   await new DebtMeter(all, sketch, 'x').close()
 })
+
+t.test(
+  'charge, straight on the local Rotator, answers as consume does through tryConsume; a replaced tryConsume is used',
+  async (t) => {
+    // two meters under the same seed and clock: one charged (the limiter's path), one consumed
+    const clock = new FakeClock(0)
+    const sketch = resolveSketchOptions({ clock, ticker: new FakeTicker(), hasher: sipHash(7) })
+    const a = new DebtMeter({ rate: 2, burst: 3 }, { ...sketch, store: seeded(1) }, 'a')
+    const b = new DebtMeter({ rate: 2, burst: 3 }, { ...sketch, store: seeded(1) }, 'b')
+    const steps = [0, 0, 0, 0, 0, 250, 400, 400, 2000, 2100, 2100, 2100, 2100]
+    for (const nowMs of steps) {
+      clock.set(nowMs)
+      const charged = { ...(a.charge('k', nowMs === 2100 ? 1.5 : undefined) as DebtVerdict) }
+      const consumed = b.consume('k', nowMs === 2100 ? 1.5 : undefined) as DebtVerdict
+      t.same(charged, consumed, `at ${nowMs} ms`)
+    }
+    // a store built by localStore() whose tryConsume was replaced in place keeps its own path
+    let asked = 0
+    const replaced = new DebtMeter(
+      { rate: 1, burst: 1 },
+      {
+        ...sketch,
+        store: (spec) => {
+          const s = localStore()(spec)
+          const own = s.tryConsume.bind(s)
+          s.tryConsume = (k, c, l) => {
+            asked++
+            return own(k, c, l)
+          }
+          return s
+        },
+      },
+      'c',
+    )
+    t.equal((replaced.charge('k') as DebtVerdict).admitted, true)
+    t.equal((replaced.charge('k') as DebtVerdict).admitted, false)
+    t.equal(asked, 2, 'the replaced tryConsume decided both')
+  },
+)
+
+/** A local store whose sketches share one master seed, so two meters place keys alike. */
+function seeded(seed: number): StoreFactory {
+  const local = localStore()
+  return (spec) => local({ ...spec, sketch: { ...spec.sketch, seed } })
+}
