@@ -28,7 +28,9 @@ replay options:
                               (default off for access logs, the auth example for auth logs)
   --threshold T               abuse score at which requests are refused (default 5)
   --half-life D               half-life of the abuse score (default 10m)
-  --levels L --cells M        sketch shape: L levels (1–16) × M cells (16–2^24), 16 B a cell (default 4 × 4096)
+  --memory B                  each policy's memory budget, as the adapters' memory option (default 8MB + 32KB): the
+                              policies size themselves within it, and the report lists the sizes they chose over time
+  --levels L --cells M        sketch shape: L levels (1–16, default 4); --cells M (16–2^24) fixes M, 16 B a cell
   --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
@@ -131,6 +133,7 @@ const REPLAY_FLAGS = {
   'half-life': { type: 'string' },
   levels: { type: 'string' },
   cells: { type: 'string' },
+  memory: { type: 'string' },
   generations: { type: 'string' },
   period: { type: 'string' },
   'max-disorder': { type: 'string' },
@@ -380,6 +383,7 @@ export function parseCommand(argv: string[]): Command {
   if (values['half-life'] !== undefined) options.halfLifeMs = parseDurationMs('half-life', values['half-life'])
   if (values.levels !== undefined) options.levels = number('levels', values.levels)
   if (values.cells !== undefined) options.cellsPerLevel = number('cells', values.cells)
+  if (values.memory !== undefined) options.memoryBytes = parseBytes('memory', values.memory)
   if (values.generations !== undefined) options.generations = number('generations', values.generations)
   if (values.period !== undefined) options.periodMs = parseDurationMs('period', values.period)
   if (values['max-disorder'] !== undefined)
