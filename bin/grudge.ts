@@ -8,9 +8,8 @@ import { feedLines, maybeGunzip } from '../src/cli/feed.js'
 import { renderHtml } from '../src/cli/html.js'
 import { ProgressBar } from '../src/cli/progress.js'
 import { Replay } from '../src/cli/replay.js'
-import { suggestShape } from '../src/cli/suggest.js'
+import { formatSuggestion, suggestShape, type SuggestOptions } from '../src/cli/suggest.js'
 import { formatReport } from '../src/cli/text-report.js'
-import { formatBytes } from '../src/cli/units.js'
 
 /** The version in the package.json above this script (the script runs from bin/ or dist/esm/bin/). */
 function packageVersion(): string {
@@ -37,33 +36,30 @@ async function main(argv: string[]): Promise<number> {
     return 0
   }
   if (cmd.command === 'suggest') {
-    const s = suggestShape({
+    const asked: SuggestOptions = {
+      policy: cmd.policy,
       hotKeys: cmd.hotKeys,
-      requestsPerSecond: cmd.requestsPerSecond,
+      requestsPerSecond: cmd.policy === 'limit' ? cmd.requestsPerSecond : undefined,
       rate: cmd.rate,
       burst: cmd.burst,
       cost: cmd.cost,
+      periodMs: cmd.periodMs,
+      eventsPerSecond: cmd.eventsPerSecond,
+      weight: cmd.weight,
+      threshold: cmd.threshold,
+      halfLifeMs: cmd.halfLifeMs,
+      maxScore: cmd.maxScore,
+      failureDelta: cmd.failureDelta,
+      lambdaPerSecond: cmd.lambdaPerSecond,
       targetFalsePositive: cmd.fp,
       memoryBytes: cmd.memoryBytes,
       generations: cmd.generations,
+      levels: cmd.levels,
       maxLevels: cmd.maxLevels,
-    })
-    if (cmd.json) {
-      process.stdout.write(JSON.stringify(s, null, 2) + '\n')
-    } else {
-      process.stdout.write(
-        [
-          `hot keys ${cmd.hotKeys}${cmd.requestsPerSecond > 0 ? `, ${cmd.requestsPerSecond} requests/s at rate ${cmd.rate}/s, burst ${cmd.burst}` : ''}, target false-reject rate ${cmd.fp}${cmd.memoryBytes === undefined ? '' : `, memory budget ${formatBytes(cmd.memoryBytes)}`}`,
-          `  levels             ${s.levels}`,
-          `  cellsPerLevel      ${s.cellsPerLevel}`,
-          `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations`,
-          `  false rejects      ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
-          // with a budget, the options that build this shape and let it size itself within it
-          `  as options         { levels: ${s.levels}, ${cmd.memoryBytes === undefined ? `cellsPerLevel: ${s.cellsPerLevel}` : `memory: ${cmd.memoryBytes}`} }`,
-          '',
-        ].join('\n'),
-      )
     }
+    const s = suggestShape(asked)
+    if (cmd.json) process.stdout.write(JSON.stringify(s, null, 2) + '\n')
+    else process.stdout.write(formatSuggestion(s, asked))
     return s.meetsTarget ? 0 : 3
   }
   const source = cmd.file ?? 'stdin'

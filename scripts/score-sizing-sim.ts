@@ -11,11 +11,8 @@
 import { pathToFileURL } from 'node:url'
 import { AbuseScore } from '../src/limit/abuse-score.js'
 import { FeedbackScore } from '../src/limit/feedback-score.js'
-import { resolveSketchOptions } from '../src/limit/options.js'
-import { murmur3 } from '../src/hash/hasher.js'
 import { abuseFalseBlockRate, fairnessFalseThrottleRate } from '../src/sketch/sizing.js'
-import { FakeClock, FakeTicker } from '../src/testing/index.js'
-import { agrees } from './sizing-sim.js'
+import { agrees, simSketch } from './sizing-sim.js'
 import { mulberry32 } from '../test/fixtures/mulberry32.js'
 
 /** One point of the sweep. */
@@ -57,15 +54,7 @@ const FAIRNESS_LAMBDA = 0.1
 
 /** Run one point: Poisson background events and Poisson probes through a real policy on a FakeClock. */
 export function simulateScore(p: ScorePoint): ScoreResult {
-  const clock = new FakeClock(0)
-  const ticker = new FakeTicker()
-  const sketch = resolveSketchOptions({
-    levels: p.levels,
-    cellsPerLevel: p.cellsPerLevel,
-    clock,
-    ticker,
-    hasher: murmur3(p.seed),
-  })
+  const { clock, ticker, sketch } = simSketch(p.levels, p.cellsPerLevel, p.seed)
   const random = mulberry32(p.seed)
   let lambda: number
   let periodMs: number

@@ -49,19 +49,27 @@ export interface SimResult extends SimPoint {
   predicted: number
 }
 
+/**
+ * The policies' sketch options of one simulated point: a fixed shape, murmur3 seeded by the
+ * point's seed, on a fake clock and ticker that the simulation moves. Shared by both
+ * simulations (scripts/score-sizing-sim.ts).
+ */
+export function simSketch(
+  levels: number,
+  cellsPerLevel: number,
+  seed: number,
+): { clock: FakeClock; ticker: FakeTicker; sketch: ReturnType<typeof resolveSketchOptions> } {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const sketch = resolveSketchOptions({ levels, cellsPerLevel, clock, ticker, hasher: murmur3(seed) })
+  return { clock, ticker, sketch }
+}
+
 /** Run one point: Poisson fresh keys through a real DebtMeter on a FakeClock. */
 export function simulate(p: SimPoint): SimResult {
   const rate = 1
   const cost = 1
-  const clock = new FakeClock(0)
-  const ticker = new FakeTicker()
-  const sketch = resolveSketchOptions({
-    levels: p.levels,
-    cellsPerLevel: p.cellsPerLevel,
-    clock,
-    ticker,
-    hasher: murmur3(p.seed),
-  })
+  const { clock, ticker, sketch } = simSketch(p.levels, p.cellsPerLevel, p.seed)
   let consume: (key: string, nowMs: number) => boolean
   let periodMs: number
   let close = (): void => {}

@@ -2,14 +2,22 @@ import { parseArgs } from 'node:util'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { closestName } from '../options.js'
 import type { KeyKind, LogFormat, ReplayOptions } from './replay-config.js'
+import type { SuggestPolicy } from './suggest.js'
 import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 
 /** Usage text of the `grudge` command. */
 export const USAGE = `usage:
   grudge replay [options] [file|-]    replay an access or sshd auth log (.gz read too; stdin when no file or -)
-  grudge suggest [--hot-keys H] [--rps R --rate r --burst b [--cost c]] --fp P [--memory 8MB] [--generations 2] [--max-levels 8]
-                                      size a sketch for H hot keys and a false-positive rate P
+  grudge suggest [--policy limit|abuse|fairness] <load> --fp P [--memory 8MB] [--generations 2] [--levels L | --max-levels 8]
+                                      size a policy's sketch for a load and a false-reject rate P
   grudge --version                    print the version
+
+suggest loads (--hot-keys H, keys held at their limit, adds to any of them):
+  limit (default)   --rps R --rate r --burst b [--cost c] [--period D]   requests/s of all keys; D the rotation
+                    period (default the shortest the amnesty guard allows); or --hot-keys H alone
+  abuse             --events E [--weight w] [--threshold 10] [--half-life 10m] [--max-score 4×threshold]
+                    E scored events/s of all keys (responses with a positive weight), w the heaviest weight (default 1)
+  fairness          --events E [--failure-delta 0.1] [--lambda 0.1]   E failures/s of all keys, λ per second
 
 replay options:
   --format auto|access|auth   log format (default auto: CLF/Combined or syslog sshd)
@@ -20,7 +28,9 @@ replay options:
                               (default off for access logs, the auth example for auth logs)
   --threshold T               abuse score at which requests are refused (default 5)
   --half-life D               half-life of the abuse score (default 10m)
-  --levels L --cells M        sketch shape: L levels (1–16) × M cells (16–2^24), 16 B a cell (default 4 × 4096)
+  --memory B                  each policy's memory budget, as the adapters' memory option (default 8MB + 32KB): the
+                              policies size themselves within it, and the report lists the sizes they chose over time
+  --levels L --cells M        sketch shape: L levels (1–16, default 4); --cells M (16–2^24) fixes M, 16 B a cell
   --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
@@ -47,6 +57,16 @@ export type Command =
       generations: number
       maxLevels: number
       json: boolean
+      policy: SuggestPolicy
+      periodMs: number | undefined
+      levels: number | undefined
+      eventsPerSecond: number | undefined
+      weight: number | undefined
+      threshold: number | undefined
+      halfLifeMs: number | undefined
+      maxScore: number | undefined
+      failureDelta: number | undefined
+      lambdaPerSecond: number | undefined
     }
   | { command: 'help' }
   | { command: 'version' }
@@ -82,8 +102,26 @@ const SUGGEST_FLAGS = {
   memory: { type: 'string' },
   generations: { type: 'string' },
   'max-levels': { type: 'string' },
+  levels: { type: 'string' },
+  period: { type: 'string' },
+  policy: { type: 'string' },
+  events: { type: 'string' },
+  weight: { type: 'string' },
+  threshold: { type: 'string' },
+  'half-life': { type: 'string' },
+  'max-score': { type: 'string' },
+  'failure-delta': { type: 'string' },
+  lambda: { type: 'string' },
   json: { type: 'boolean' },
 } as const satisfies Flags
+
+const SUGGEST_POLICIES: readonly SuggestPolicy[] = ['limit', 'abuse', 'fairness']
+/** The flags of each policy's load in `grudge suggest` (besides --hot-keys). */
+const SUGGEST_LOAD_FLAGS: Readonly<Record<SuggestPolicy, readonly string[]>> = {
+  limit: ['rps', 'rate', 'burst', 'cost', 'period'],
+  abuse: ['events', 'weight', 'threshold', 'half-life', 'max-score'],
+  fairness: ['events', 'failure-delta', 'lambda'],
+}
 
 const REPLAY_FLAGS = {
   format: { type: 'string' },
@@ -95,6 +133,7 @@ const REPLAY_FLAGS = {
   'half-life': { type: 'string' },
   levels: { type: 'string' },
   cells: { type: 'string' },
+  memory: { type: 'string' },
   generations: { type: 'string' },
   period: { type: 'string' },
   'max-disorder': { type: 'string' },
@@ -163,6 +202,10 @@ const FLAG_OF: Record<string, string> = {
   periodMs: 'period',
   binMs: 'bin',
   ratePerSecond: 'rate',
+  maxScore: 'max-score',
+  failureDelta: 'failure-delta',
+  lambdaPerSecond: 'lambda',
+  memoryBytes: 'memory',
 }
 
 /**
@@ -200,6 +243,43 @@ export function parseCommand(argv: string[]): Command {
     })
     // every value given is checked first, naming its flag; then what goes together; then
     // what is missing (so `--rate -1` is reported as a bad rate, not as a missing --hot-keys)
+    const policyText = values.policy ?? 'limit'
+    if (!(SUGGEST_POLICIES as readonly string[]).includes(policyText)) {
+      const near = closestName(policyText, SUGGEST_POLICIES)
+      badFlag(
+        'policy',
+        `expected limit, abuse or fairness, received ${JSON.stringify(policyText)}${near !== undefined ? `; did you mean ${near}?` : ''}`,
+      )
+    }
+    const policy = policyText as SuggestPolicy
+    for (const other of SUGGEST_POLICIES) {
+      if (other === policy) continue
+      for (const flag of SUGGEST_LOAD_FLAGS[other])
+        if (!SUGGEST_LOAD_FLAGS[policy].includes(flag) && values[flag as keyof typeof values] !== undefined)
+          badFlag(
+            flag,
+            `belongs to --policy ${other}; --policy ${policy} reads ${SUGGEST_LOAD_FLAGS[policy].map((f) => '--' + f).join(' ')}`,
+          )
+    }
+    const eventsPerSecond = checked('events', values.events, 'events per second ≥ 0', (n) => n >= 0)
+    const weight = checked('weight', values.weight, 'a number > 0 (the heaviest positive weight)', (n) => n > 0)
+    const threshold = checked('threshold', values.threshold, 'a number > 0', (n) => n > 0)
+    const halfLifeMs = values['half-life'] === undefined ? undefined : parseDurationMs('half-life', values['half-life'])
+    const maxScore = checked(
+      'max-score',
+      values['max-score'],
+      threshold === undefined ? 'a number ≥ the threshold (default 10)' : `a number ≥ --threshold (${threshold})`,
+      (n) => n >= (threshold ?? 10),
+    )
+    const failureDelta = checked('failure-delta', values['failure-delta'], 'a number in (0, 1]', (n) => n > 0 && n <= 1)
+    const lambdaPerSecond = checked('lambda', values.lambda, 'a decay rate > 0 (per second)', (n) => n > 0)
+    const periodMs = values.period === undefined ? undefined : parseDurationMs('period', values.period)
+    const levels = checked(
+      'levels',
+      values.levels,
+      'an integer in [1, 16]',
+      (n) => Number.isInteger(n) && n >= 1 && n <= 16,
+    )
     const hotKeys = checked('hot-keys', values['hot-keys'], 'a number of hot keys ≥ 0', (n) => n >= 0)
     const requestsPerSecond = checked('rps', values.rps, 'requests per second ≥ 0', (n) => n >= 0)
     const rate = checked('rate', values.rate, 'requests per second per key > 0', (n) => n > 0)
@@ -215,8 +295,8 @@ export function parseCommand(argv: string[]): Command {
     const generations = checked(
       'generations',
       values.generations,
-      'an integer ≥ 1',
-      (n) => Number.isInteger(n) && n >= 1,
+      "an integer in [2, 16] (a Limiter's generations)",
+      (n) => Number.isInteger(n) && n >= 2 && n <= 16,
     )
     const maxLevels = checked(
       'max-levels',
@@ -224,22 +304,31 @@ export function parseCommand(argv: string[]): Command {
       'an integer in [1, 64]',
       (n) => Number.isInteger(n) && n >= 1 && n <= 64,
     )
-    if (requestsPerSecond === undefined) {
-      // the sizing model reads rate, burst and cost only with a request load
-      for (const [flag, v] of [
-        ['rate', rate],
-        ['burst', burst],
-        ['cost', cost],
-      ] as const)
-        if (v !== undefined) badFlag(flag, 'sizes a request load: add --rps R (requests per second, all keys)')
-    } else {
-      if (rate === undefined) badFlag('rate', 'missing: a load needs --rate r (requests per second per key)')
-      if (burst === undefined) badFlag('burst', 'missing: a load needs --burst b (requests)')
-    }
-    if (hotKeys === undefined && requestsPerSecond === undefined)
+    if (levels !== undefined && values['max-levels'] !== undefined)
+      badFlag('max-levels', 'give --levels L (one L) or --max-levels (the most L weighed), not both')
+    if (policy === 'limit') {
+      if (requestsPerSecond === undefined) {
+        // the sizing model reads rate, burst, cost and the period only with a request load
+        for (const [flag, v] of [
+          ['rate', rate],
+          ['burst', burst],
+          ['cost', cost],
+          ['period', periodMs],
+        ] as const)
+          if (v !== undefined) badFlag(flag, 'sizes a request load: add --rps R (requests per second, all keys)')
+      } else {
+        if (rate === undefined) badFlag('rate', 'missing: a load needs --rate r (requests per second per key)')
+        if (burst === undefined) badFlag('burst', 'missing: a load needs --burst b (requests)')
+      }
+      if (hotKeys === undefined && requestsPerSecond === undefined)
+        badFlag(
+          'hot-keys',
+          'missing: give a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
+        )
+    } else if (hotKeys === undefined && eventsPerSecond === undefined)
       badFlag(
-        'hot-keys',
-        'missing: give a number of hot keys (--hot-keys 1000) or a load (--rps 3000 --rate 1 --burst 10)',
+        'events',
+        `missing: give the scored events per second of all keys (--events 50) or a number of hot keys (--hot-keys 1000)`,
       )
     if (fp === undefined) badFlag('fp', 'missing: the false-reject rate to reach, e.g. --fp 0.001')
     return {
@@ -254,6 +343,16 @@ export function parseCommand(argv: string[]): Command {
       generations: generations ?? 2,
       maxLevels: maxLevels ?? 8,
       json: values.json ?? false,
+      policy,
+      periodMs,
+      levels,
+      eventsPerSecond,
+      weight,
+      threshold,
+      halfLifeMs,
+      maxScore,
+      failureDelta,
+      lambdaPerSecond,
     }
   }
   if (command !== 'replay') {
@@ -284,6 +383,7 @@ export function parseCommand(argv: string[]): Command {
   if (values['half-life'] !== undefined) options.halfLifeMs = parseDurationMs('half-life', values['half-life'])
   if (values.levels !== undefined) options.levels = number('levels', values.levels)
   if (values.cells !== undefined) options.cellsPerLevel = number('cells', values.cells)
+  if (values.memory !== undefined) options.memoryBytes = parseBytes('memory', values.memory)
   if (values.generations !== undefined) options.generations = number('generations', values.generations)
   if (values.period !== undefined) options.periodMs = parseDurationMs('period', values.period)
   if (values['max-disorder'] !== undefined)

@@ -1,6 +1,6 @@
 import { distinctKeysText } from './distinct.js'
-import type { ReplayReport } from './replay-report.js'
-import { formatBytes, formatDuration, formatTime } from './units.js'
+import { sizeRows, sketchMemoryText, type ReplayReport } from './replay-report.js'
+import { formatBytes, formatDuration, formatSignificant, formatTime } from './units.js'
 
 /** Escape text for HTML content and attribute values. */
 export function escapeHtml(s: string): string {
@@ -181,11 +181,24 @@ export function renderHtml(r: ReplayReport, source: string): string {
     ['rejected', num(t.rejected)],
     ['distinct keys', distinctKeysText(r.distinctKeys, num)],
     ['keys ever throttled', num(r.throttled.distinctKeys)],
-    [
-      'sketch memory',
-      `${formatBytes(r.sketch.sizeBytes)} (${r.sketch.generations} generations × ${r.sketch.levels} × ${num(r.sketch.cellsPerLevel)} cells)`,
-    ],
+    ['sketch memory', sketchMemoryText(r.sketch, formatBytes, num)],
   ]
+  const sizeTable = Object.entries(r.sketch.sizes)
+    .map(([policy, points]) => {
+      const { rows: kept, omitted } = sizeRows(points)
+      return (
+        kept
+          .map(
+            (p) =>
+              `<tr><td>${policy}</td><td>${formatTime(p.atMs)}</td><td>${num(p.rotation)}</td><td>${p.cellsPerLevel.map(num).join(' ')}</td><td>${formatSignificant(p.loadPerSecond)}</td><td>${formatSignificant(p.loadFactor)}</td><td>${formatSignificant(p.predictedFalseRejectRate)}</td></tr>`,
+          )
+          .join('\n') +
+        (omitted > 0
+          ? `\n<tr><td>${policy}</td><td colspan="6">… ${num(omitted)} more points (the JSON report lists them all)</td></tr>`
+          : '')
+      )
+    })
+    .join('\n')
   const topRows = r.throttled.top
     .map(
       (k) =>
@@ -227,6 +240,12 @@ ${topKeysSvg(r)}
 <table class="top">
 <tr><th>key</th><th>rejected</th><th>reference</th><th>requests</th><th>throttled from</th><th>to</th></tr>
 ${topRows}
+</table>
+<h2>Sizes over time</h2>
+<p>Cells per level of each generation (oldest, the one that decides, first) at the start and after each rotation that resized one, the load since the row before, the load factor ρ of the deciding generation and the false-reject (rate) or false-block (abuse) rate the capacity model predicts for a fresh key.</p>
+<table class="sizes">
+<tr><th>policy</th><th>time</th><th>rotation</th><th>cells per level</th><th>load/s</th><th>ρ</th><th>predicted</th></tr>
+${sizeTable}
 </table>
 <h2>Sketch vs exact reference</h2>
 <table class="reference">

@@ -38,8 +38,19 @@ export interface ReplayOptions {
   halfLifeMs?: number
   /** Levels L of each sketch, integer in [1, 16]. Default 4. */
   levels?: number
-  /** Cells per level M of each sketch, integer in [16, 2^24]. Default 4096. */
+  /**
+   * Cells per level M of each sketch, integer in [16, 2^24]: given, a fixed shape. Default: none,
+   * each policy sizes itself within `memoryBytes`, as the adapters' policies do by default
+   * (spec/rotator.md §1, spec/sizing.md §5), and the report lists the sizes it chose over time.
+   */
   cellsPerLevel?: number
+  /**
+   * Memory budget of each policy in bytes, a safe integer ≥ 1, read as the adapters read a
+   * policy's `memory`: all generations, the 2 KiB load meter and a default telemetry's 30 KiB
+   * inside it, so the replay builds the shapes an adapter builds. With `cellsPerLevel` the fixed
+   * shape must fit it. Default the adapters' (8 MiB + 32 KiB: at most 4 × 65,536 cells).
+   */
+  memoryBytes?: number
   /** Generations of each Rotator, integer in [2, 16]. Default: the adapters' default. */
   generations?: number
   /**
@@ -75,7 +86,9 @@ export interface ReplayConfig {
   readonly abuseHi: number
   readonly halfLifeMs: number
   readonly levels: number
-  readonly cellsPerLevel: number
+  /** Fixed cells per level, or undefined for a self-sized policy. */
+  readonly cellsPerLevel: number | undefined
+  readonly memoryBytes: number | undefined
   readonly generations: number | undefined
   readonly periodMs: number | undefined
   readonly top: number
@@ -153,7 +166,9 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
   const threshold = options.threshold === undefined ? 5 : positive('threshold', options.threshold)
   const halfLifeMs = options.halfLifeMs === undefined ? 600_000 : positive('halfLifeMs', options.halfLifeMs)
   const levels = intIn('levels', options.levels, 1, 16, 4)
-  const cellsPerLevel = intIn('cells', options.cellsPerLevel, 16, 1 << 24, 4096)
+  const cellsPerLevel =
+    options.cellsPerLevel === undefined ? undefined : intIn('cells', options.cellsPerLevel, 16, 1 << 24, 0)
+  const memoryBytes = options.memoryBytes === undefined ? undefined : positive('memory', options.memoryBytes, true)
   const generations =
     options.generations === undefined ? undefined : intIn('generations', options.generations, 2, 16, 2)
   const periodMs = options.periodMs === undefined ? undefined : positive('period', options.periodMs)
@@ -182,6 +197,7 @@ export function replayConfig(options: ReplayOptions = {}, detected?: LogFormat):
     halfLifeMs,
     levels,
     cellsPerLevel,
+    memoryBytes,
     generations,
     periodMs,
     top,

@@ -26,6 +26,35 @@ export interface TimelineBin {
   referenceRejected: number
 }
 
+/**
+ * One point of a policy's sizes over time: the shape of each generation after a rotation (or
+ * at the start), with the load measured over the generation that just ended and what the
+ * capacity model (spec/sizing.md) predicts for the deciding generation at that load.
+ */
+export interface GenerationSizes {
+  /** Log time of the rotation (the first point: of the first request), ms since the epoch. */
+  atMs: number
+  /** Rotations completed (0 at the start). */
+  rotation: number
+  /** Cells per level of each generation, oldest (the one that decides) first. */
+  cellsPerLevel: number[]
+  /**
+   * The load since the previous point: admitted requests per second (rate) or the sum of the
+   * positive score deltas per second (abuse), all keys; 0 at the start.
+   */
+  loadPerSecond: number
+  /** Distinct keys the policy refused since the previous point: the model's hot keys. */
+  hotKeys: number
+  /**
+   * ρ of the deciding generation at that load: admitted cost per second / (M × rate) for the
+   * debt meter (`debtMeterLoadFactor`), the mean background of a cell ν·w / (M·λ) for the abuse
+   * score (`scoreBackground`).
+   */
+  loadFactor: number
+  /** The predicted false-reject (rate) or false-block (abuse) rate of a fresh key in the deciding generation at that load (`sketchFalsePositiveRate`, `abuseFalseBlockRate`). */
+  predictedFalseRejectRate: number
+}
+
 /** Everything `grudge replay` reports; `--json` prints it as is. */
 export interface ReplayReport {
   input: {
@@ -55,9 +84,17 @@ export interface ReplayReport {
   sketch: {
     policies: string[]
     levels: number
+    /** Cells per level of the first generations: the fixed shape, or the budget's largest when self-sized. */
     cellsPerLevel: number
+    /** Whether the policies size their generations from the load (no `--cells`). */
+    selfSized: boolean
+    /** The memory budget of each policy in bytes, when one applies (self-sized, or given beside `--cells`). */
+    memoryBytes?: number
     generations: number
+    /** Bytes held by the policies' stores at the end (cells of all generations and the load meters). */
     sizeBytes: number
+    /** Per policy, its sizes over time: a point at the start and one at every rotation. */
+    sizes: { rate?: GenerationSizes[]; abuse?: GenerationSizes[] }
     /** Rotation period of each policy, ms. */
     periodsMs: { rate?: number; abuse?: number }
     /** Rotations during the replay (log time span / period of the first policy). */
@@ -264,4 +301,48 @@ export function policyLabels(c: ReplayConfig): string[] {
     policies.push(`abuse ${w} threshold ${c.threshold} half-life ${formatDuration(c.halfLifeMs)}`)
   }
   return policies
+}
+
+/** The most points of a policy's sizes the text and HTML reports list (`--json` has them all). */
+export const MAX_SIZE_ROWS = 12
+
+/**
+ * The points of a policy's sizes the text and HTML reports list: the first, every point
+ * whose shapes differ from the point before (a resize reaching a generation), and the last,
+ * at most {@link MAX_SIZE_ROWS} (the first ones, then the last); `--json` keeps every point.
+ * @param points the policy's sizes, oldest first
+ * @returns the points to list and how many were left out
+ */
+export function sizeRows(points: readonly GenerationSizes[]): { rows: GenerationSizes[]; omitted: number } {
+  const rows: GenerationSizes[] = []
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i]
+    const prev = points[i - 1]
+    const changed = prev === undefined || p.cellsPerLevel.some((c, g) => c !== prev.cellsPerLevel[g])
+    if (changed || i === points.length - 1) rows.push(p)
+  }
+  if (rows.length <= MAX_SIZE_ROWS) return { rows, omitted: points.length - rows.length }
+  const kept = [...rows.slice(0, MAX_SIZE_ROWS - 1), rows[rows.length - 1]]
+  return { rows: kept, omitted: points.length - kept.length }
+}
+
+/**
+ * The report's one-line account of the sketches' memory and shape: `8.0 MiB at the end; each
+ * policy self-sized within 8.0 MiB (4 levels × 64–65,536 cells × 16 B × 2 generations)`, or
+ * for a fixed shape `512.0 KiB (1 × 2 generations × 4 levels × 4,096 cells × 16 B)`.
+ * @param s the report's `sketch`
+ * @param bytes formats bytes (`formatBytes`)
+ * @param num formats a count
+ */
+export function sketchMemoryText(
+  s: ReplayReport['sketch'],
+  bytes: (n: number) => string,
+  num: (n: number) => string,
+): string {
+  if (!s.selfSized)
+    return `${bytes(s.sizeBytes)} (${s.policies.length} × ${s.generations} generations × ${s.levels} levels × ${num(s.cellsPerLevel)} cells × 16 B)`
+  const all = [...(s.sizes.rate ?? []), ...(s.sizes.abuse ?? [])].flatMap((p) => p.cellsPerLevel)
+  const lo = Math.min(s.cellsPerLevel, ...all)
+  const range = lo === s.cellsPerLevel ? num(lo) : `${num(lo)}–${num(s.cellsPerLevel)}`
+  return `${bytes(s.sizeBytes)} at the end; each policy self-sized within ${bytes(s.memoryBytes ?? 0)} (${s.levels} levels × ${range} cells × 16 B × ${s.generations} generations)`
 }

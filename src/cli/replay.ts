@@ -1,11 +1,14 @@
-import { DebtMeter, type DebtVerdict } from '../limit/debt-meter.js'
-import { AbuseScore, type AbuseVerdict } from '../limit/abuse-score.js'
+import { DebtMeter, debtMeterLoad, type DebtVerdict } from '../limit/debt-meter.js'
+import { AbuseScore, abuseModelWeight, abuseScoreLoad, type AbuseVerdict } from '../limit/abuse-score.js'
 import { resolveSketchOptions } from '../limit/options.js'
+import { telemetryMaxBytes } from '../limit/telemetry.js'
+import { abuseFalseBlockRate, debtMeterLoadFactor, scoreBackground, sketchFalsePositiveRate } from '../sketch/sizing.js'
 import { localStore } from '../limit/store.js'
 import ipaddr from 'ipaddr.js'
 import { normalizeIp } from '../http/client-key.js'
 import { sipHash } from '../hash/hasher.js'
-import { ManualClock, ManualTicker } from '../clock.js'
+import { ManualClock } from '../clock.js'
+import { LogTimeTicker } from './log-time-ticker.js'
 import { accessRecord, parseAccessBytes, parseAccessLine, type AccessRecord } from './access-log.js'
 import { AuthLogParser, authRecord, type AuthRecord } from './auth-log.js'
 import { HyperLogLogDistinct, type DistinctCounter } from './distinct.js'
@@ -13,6 +16,7 @@ import { ExactReference } from './reference.js'
 import { ReorderBuffer, type ReorderSink } from './reorder-buffer.js'
 import { replayConfig, type KeyKind, type LogFormat, type ReplayConfig, type ReplayOptions } from './replay-config.js'
 import { policyLabels, ReplayTally, type ReplayReport } from './replay-report.js'
+import { SizeHistory } from './size-history.js'
 
 const KEY_CODES: Record<KeyKind, number> = {
   ip: 0,
@@ -65,10 +69,14 @@ export class Replay {
   private readonly options: ReplayOptions
   private format: LogFormat | 'unknown'
   private readonly clock = new ManualClock(0)
-  private readonly ticker = new ManualTicker()
+  private readonly ticker = new LogTimeTicker(this.clock)
   private generations = 0
   private rate: DebtMeter | undefined
   private abuse: AbuseScore | undefined
+  private rateSizes: SizeHistory | undefined
+  private abuseSizes: SizeHistory | undefined
+  /** The policies' largest (first) cells per level and budget, once built. */
+  private shape = { cellsPerLevel: 0, memoryBytes: undefined as number | undefined, selfSized: false }
   private reference!: ExactReference
   private readonly distinct: DistinctCounter
   private readonly access: AccessRecord = accessRecord()
@@ -215,38 +223,72 @@ export class Replay {
     const first = this.nowMs === -Infinity
     this.nowMs = t
     this.clock.set(t)
-    if (first) this.buildPolicies()
-    // the policies' tickers rotate once per whole period of the clock since they last did
-    else this.ticker.tick()
+    if (first) this.buildPolicies(t)
+    else {
+      // the policies' timers fire as their periods pass in log time: a fixed shape rotates,
+      // a self-sized one checks its load (every min(1 s, period / 4)) and rotates when due
+      this.ticker.advance()
+      this.rateSizes?.check(t)
+      this.abuseSizes?.check(t)
+    }
   }
 
-  /** The policies, built when the clock first holds log time (their rotation counts from it). */
-  private buildPolicies(): void {
+  /**
+   * The policies, built when the clock first holds log time (their rotation counts from it),
+   * sized as an adapter sizes them: by `memoryBytes` (the default budget when absent) with a
+   * default telemetry's bytes held inside it, or fixed by `cellsPerLevel`.
+   * @param nowMs the first log time
+   */
+  private buildPolicies(nowMs: number): void {
     const c = this.config
     const seed = c.seed
-    const sketch = resolveSketchOptions({
-      levels: c.levels,
-      cellsPerLevel: c.cellsPerLevel,
-      generations: c.generations,
-      periodMs: c.periodMs,
-      hasher: seed === undefined ? undefined : sipHash(seed),
-      // a master seed for the Rotators' generation seeds, so that a seeded replay repeats exactly
-      store: seed === undefined ? undefined : (spec) => localStore()({ ...spec, sketch: { ...spec.sketch, seed } }),
-      clock: this.clock,
-      ticker: this.ticker,
-    })
+    const sketch = resolveSketchOptions(
+      {
+        levels: c.levels,
+        cellsPerLevel: c.cellsPerLevel,
+        memory: c.memoryBytes,
+        generations: c.generations,
+        periodMs: c.periodMs,
+        hasher: seed === undefined ? undefined : sipHash(seed),
+        // a master seed for the Rotators' generation seeds, so that a seeded replay repeats exactly
+        store: seed === undefined ? undefined : (spec) => localStore()({ ...spec, sketch: { ...spec.sketch, seed } }),
+        clock: this.clock,
+        ticker: this.ticker,
+      },
+      '',
+      telemetryMaxBytes(),
+    )
     this.generations = sketch.generations
-    if (c.ratePerSecond !== null)
-      this.rate = new DebtMeter({ rate: c.ratePerSecond, burst: c.burst }, sketch, 'replay:rate')
+    this.shape = { cellsPerLevel: sketch.cellsPerLevel, memoryBytes: sketch.memoryBytes, selfSized: !sketch.fixedShape }
+    const L = sketch.levels
+    if (c.ratePerSecond !== null) {
+      const meter = new DebtMeter({ rate: c.ratePerSecond, burst: c.burst }, sketch, 'replay:rate')
+      this.rate = meter
+      this.rateSizes = new SizeHistory(
+        meter.store,
+        {
+          loadFactor: (M, perSecond) => debtMeterLoadFactor(M, perSecond / meter.cost, meter.rate, meter.cost, 0),
+          predict: (M, perSecond, hotKeys) =>
+            sketchFalsePositiveRate(
+              { levels: L, cellsPerLevel: M },
+              debtMeterLoad(meter, sketch.generations, perSecond, hotKeys),
+            ),
+        },
+        nowMs,
+      )
+    }
     const w = c.abuse
     if (w !== null) {
+      const auth = [w.failed ?? 0, w.invalid ?? 0, w.accepted ?? 0]
       const abuse = new AbuseScore(
-        // statuses are weighed by the policy itself; auth events are the replay's own outcomes
+        // statuses are weighed by the policy itself; auth events are the replay's own outcomes,
+        // which the policy never weighs: their heaviest is its one weight, so that its sizer's
+        // event weight (abuseModelWeight) is the log's
         {
           threshold: c.threshold,
           halfLifeMs: c.halfLifeMs,
           maxScore: c.abuseHi,
-          weights: this.format === 'access' ? w : undefined,
+          weights: this.format === 'access' ? w : { default: abuseModelWeight(auth) },
         },
         sketch,
         'replay:abuse',
@@ -254,10 +296,29 @@ export class Replay {
       this.abuse = abuse
       if (this.format === 'access') for (let st = 100; st < 600; st++) this.weights[st] = abuse.deltaForStatus(st)
       else {
-        this.weights[AUTH_EVENTS.failed] = w.failed ?? 0
-        this.weights[AUTH_EVENTS.invalid] = w.invalid ?? 0
-        this.weights[AUTH_EVENTS.accepted] = w.accepted ?? 0
+        this.weights[AUTH_EVENTS.failed] = auth[0]
+        this.weights[AUTH_EVENTS.invalid] = auth[1]
+        this.weights[AUTH_EVENTS.accepted] = auth[2]
       }
+      const model = {
+        threshold: abuse.threshold,
+        halfLifeMs: abuse.halfLifeMs,
+        maxScore: abuse.maxScore,
+        weight: abuseModelWeight(this.format === 'access' ? Object.values(w) : auth),
+      }
+      this.abuseSizes = new SizeHistory(
+        abuse.store,
+        {
+          loadFactor: (M, perSecond) => scoreBackground(M, abuseScoreLoad(model, perSecond)),
+          predict: (M, perSecond, hotKeys) =>
+            abuseFalseBlockRate(
+              { levels: L, cellsPerLevel: M },
+              abuseScoreLoad(model, perSecond, hotKeys),
+              abuse.threshold,
+            ),
+        },
+        nowMs,
+      )
     }
   }
 
@@ -272,9 +333,19 @@ export class Replay {
     let ok = true
     const abuse = this.abuse
     // in-process stores answer synchronously: the verdicts are values, not Promises
-    if (abuse !== undefined && !(abuse.check(key) as AbuseVerdict).admitted) ok = false
-    if (ok && this.rate !== undefined) ok = (this.rate.consume(key) as DebtVerdict).admitted
-    if (ok && abuse !== undefined && weight !== 0) void abuse.record(key, weight)
+    if (abuse !== undefined && !(abuse.check(key) as AbuseVerdict).admitted) {
+      ok = false
+      this.abuseSizes!.refused(key)
+    }
+    if (ok && this.rate !== undefined) {
+      ok = (this.rate.consume(key) as DebtVerdict).admitted
+      if (ok) this.rateSizes!.admitted(this.rate.cost)
+      else this.rateSizes!.refused(key)
+    }
+    if (ok && abuse !== undefined && weight !== 0) {
+      void abuse.record(key, weight)
+      if (weight > 0) this.abuseSizes!.admitted(weight)
+    }
     this.tally.record(now, key, ok, this.reference.decide(key, weight, now))
   }
 
@@ -322,11 +393,20 @@ export class Replay {
       sketch: {
         policies: policyLabels(c),
         levels: c.levels,
-        cellsPerLevel: c.cellsPerLevel,
+        cellsPerLevel: this.shape.cellsPerLevel,
+        selfSized: this.shape.selfSized,
+        ...(this.shape.memoryBytes === undefined ? {} : { memoryBytes: this.shape.memoryBytes }),
         generations: this.generations,
         periodsMs: { rate: this.rate?.periodMs, abuse: this.abuse?.periodMs },
         sizeBytes: this.sketchBytes(),
-        rotations: Math.floor(span / (this.rate?.periodMs ?? this.abuse?.periodMs ?? Infinity)),
+        // the first policy's store counts them (a self-sized one rotates once per check after a gap)
+        rotations:
+          (this.rateSizes ?? this.abuseSizes)?.rotations ??
+          Math.floor(span / (this.rate?.periodMs ?? this.abuse?.periodMs ?? Infinity)),
+        sizes: {
+          ...(this.rateSizes === undefined ? {} : { rate: this.rateSizes.points }),
+          ...(this.abuseSizes === undefined ? {} : { abuse: this.abuseSizes.points }),
+        },
       },
       reference: this.tally.reference(),
       timeline: this.tally.timeline(c.binMs),

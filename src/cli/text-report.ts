@@ -1,6 +1,6 @@
 import { distinctKeysText } from './distinct.js'
-import type { ReplayReport } from './replay-report.js'
-import { formatBytes, formatDuration, formatTime } from './units.js'
+import { sizeRows, sketchMemoryText, type ReplayReport } from './replay-report.js'
+import { formatBytes, formatDuration, formatSignificant, formatTime } from './units.js'
 
 function pct(n: number, d: number): string {
   return d === 0 ? '0%' : `${((100 * n) / d).toFixed(n === 0 || n === d ? 0 : 2)}%`
@@ -59,10 +59,26 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
   const dk = r.distinctKeys
   out.push(`  distinct keys     ${distinctKeysText(dk, num)}`)
   out.push(`  keys throttled    ${num(r.throttled.distinctKeys)}`)
-  out.push(
-    `  sketch memory     ${formatBytes(r.sketch.sizeBytes)} (${r.sketch.policies.length} × ${r.sketch.generations} generations × ${r.sketch.levels} levels × ${num(r.sketch.cellsPerLevel)} cells × 16 B)`,
-  )
+  out.push(`  sketch memory     ${sketchMemoryText(r.sketch, formatBytes, num)}`)
   out.push('')
+  const sizes = Object.entries(r.sketch.sizes)
+  if (sizes.length > 0) {
+    out.push(
+      `sizes over time (cells per level of each generation, oldest first; load since the row before; ${num(r.sketch.rotations)} rotations)`,
+    )
+    out.push(
+      `  ${'policy'.padEnd(6)}  ${'time'.padEnd(20)}  ${'cells'.padEnd(15)}  ${'load/s'.padStart(8)}  ${'ρ'.padStart(8)}  predicted`,
+    )
+    for (const [policy, points] of sizes) {
+      const { rows, omitted } = sizeRows(points)
+      for (const p of rows)
+        out.push(
+          `  ${policy.padEnd(6)}  ${formatTime(p.atMs)}  ${p.cellsPerLevel.map(num).join(' ').padEnd(15)}  ${formatSignificant(p.loadPerSecond).padStart(8)}  ${formatSignificant(p.loadFactor).padStart(8)}  ${formatSignificant(p.predictedFalseRejectRate)}`,
+        )
+      if (omitted > 0) out.push(`  ${policy.padEnd(6)}  … ${num(omitted)} more points (--json lists them all)`)
+    }
+    out.push('')
+  }
   if (r.throttled.top.length > 0) {
     out.push(`most throttled keys (sketch; reference in brackets)`)
     const w = Math.min(40, Math.max(3, ...r.throttled.top.map((k) => k.key.length)))

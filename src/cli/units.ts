@@ -74,3 +74,14 @@ export function formatTime(ms: number): string {
     .replace('T', ' ')
     .replace(/\.000Z$/, 'Z')
 }
+
+/**
+ * A rate or a ratio in 3 significant digits: plain between 1e-3 and 1e5 (`0.0206`, `3.5`),
+ * else exponential (`3.14e-7`); `0` for 0.
+ * @param n a finite number
+ */
+export function formatSignificant(n: number): string {
+  if (n === 0) return '0'
+  const a = Math.abs(n)
+  return a >= 1e-3 && a < 1e5 ? String(Number(n.toPrecision(3))) : n.toExponential(2)
+}

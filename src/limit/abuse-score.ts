@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
-import { scoreCellsForLoad } from '../sketch/sizing.js'
+import { scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -138,14 +138,9 @@ export class AbuseScore {
     this.maxScore = c.maxScore
     this.periodMs = c.periodMs
     this.refusalWeight = c.refusalWeight
-    // the heaviest positive weight: the model's shot noise is largest for the fewest, largest events
-    const weight = Math.max(1e-9, this.refusalWeight, ...Object.values(this.weights).filter((w) => w > 0))
-    const { threshold, maxScore } = this
-    this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), maxScore, (load) =>
-      scoreCellsForLoad(
-        { eventsPerSecond: load.costPerSecond / weight, weight, lambdaPerSecond: load.decay.ratePerSecond, maxScore },
-        { levels: load.levels, minCells: 16, maxCells: 1 << 30, threshold },
-      ),
+    const model = { ...c, weight: abuseModelWeight(Object.values(this.weights), this.refusalWeight) }
+    this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), this.maxScore, (load) =>
+      abuseScoreCellsFor(model, load.levels, load.costPerSecond),
     )
   }
 
@@ -179,4 +174,75 @@ export class AbuseScore {
   close(): void | Promise<void> {
     return this.store.close()
   }
+}
+
+/**
+ * The weight w of one event in the abuse score's capacity model (spec/sizing.md §3): the
+ * heaviest positive weight (of the status weights and the refusal weight), at least 1e-9.
+ * For a given score per second the shot noise is largest for the fewest, largest events, so
+ * the predicted rate is an upper bound over the mix of weights.
+ * @param weights the policy's (or a replay's) outcome weights, finite
+ * @param refusalWeight what a refusal adds (≥ 0); default 0
+ * @internal
+ */
+export function abuseModelWeight(weights: Iterable<number>, refusalWeight = 0): number {
+  let w = Math.max(1e-9, refusalWeight)
+  for (const v of weights) if (v > w) w = v
+  return w
+}
+
+/** What the abuse score's capacity model reads of a policy. @internal */
+export type AbuseModelConfig = Pick<AbuseScoreConfig, 'threshold' | 'halfLifeMs' | 'maxScore'> & {
+  /** w, the weight of one event ({@link abuseModelWeight}). */
+  readonly weight: number
+}
+
+/**
+ * The capacity model's load of an abuse score (spec/sizing.md §3) from the positive score
+ * per second its generation measured: ν = scorePerSecond / w events of weight w, decaying
+ * at λ = ln 2 / halfLife, clamped at maxScore. The one home of that mapping: the policy's
+ * sizer, `grudge replay` and `grudge suggest` read it here.
+ * @param c threshold, halfLifeMs, maxScore and the model weight
+ * @param scorePerSecond the sum of positive deltas per second, all keys (finite, ≥ 0)
+ * @param hotKeys keys whose score sits at the top (finite, ≥ 0); default 0
+ * @internal
+ */
+export function abuseScoreLoad(c: AbuseModelConfig, scorePerSecond: number, hotKeys = 0): ScoreLoad {
+  return {
+    eventsPerSecond: scorePerSecond / c.weight,
+    weight: c.weight,
+    lambdaPerSecond: halfLife(c.halfLifeMs).ratePerSecond,
+    maxScore: c.maxScore,
+    hotKeys,
+  }
+}
+
+/**
+ * The cells per level a self-sized abuse score asks for its next generation (before the
+ * Rotator rounds and clamps it): the fewest, a power of two, whose predicted false-block
+ * rate at the threshold ({@link abuseScoreLoad}, `abuseFalseBlockRate`) is at most the
+ * target, by `scoreCellsForLoad`. The one home of the rule: the policy's sizer and `grudge suggest`.
+ * @param c threshold, halfLifeMs, maxScore and the model weight
+ * @param levels L, integer in [1, 64]
+ * @param scorePerSecond the sum of positive deltas per second (finite, ≥ 0)
+ * @param targetFalseReject the rate to reach, in (0, 1); default 1e-5
+ * @param hotKeys keys whose score sits at the top; default 0
+ * @returns M, a power of two in [16, 2^30]
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for a load out of the model's domain
+ * @internal
+ */
+export function abuseScoreCellsFor(
+  c: AbuseModelConfig,
+  levels: number,
+  scorePerSecond: number,
+  targetFalseReject?: number,
+  hotKeys = 0,
+): number {
+  return scoreCellsForLoad(abuseScoreLoad(c, scorePerSecond, hotKeys), {
+    levels,
+    targetFalseReject,
+    minCells: 16,
+    maxCells: 1 << 30,
+    threshold: c.threshold,
+  })
 }

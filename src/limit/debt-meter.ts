@@ -1,6 +1,6 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { debtMeterCellsForLoad } from '../sketch/sizing.js'
+import { debtMeterCellsForLoad, type DebtMeterLoad } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import { localRotatorOf, type ScoreStore, type StoreResult } from './store.js'
@@ -160,20 +160,9 @@ export class DebtMeter {
     this.name = c.name
     this.windowMs = c.windowMs
     this.periodMs = c.periodMs
-    const { rate, burst, cost, maxDebt } = this
-    this.store = policyStore(sketch, storeName, this.periodMs, linear(rate), maxDebt, (load) =>
-      debtMeterCellsForLoad(
-        {
-          requestsPerSecond: load.costPerSecond / cost,
-          rate,
-          burst,
-          cost,
-          maxDebt,
-          generations: sketch.generations,
-          periodMs: this.periodMs,
-        },
-        { levels: load.levels, minCells: 16, maxCells: 1 << 30, maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR },
-      ),
+    const generations = sketch.generations
+    this.store = policyStore(sketch, storeName, this.periodMs, linear(this.rate), this.maxDebt, (load) =>
+      debtMeterCellsFor(c, generations, load.levels, load.costPerSecond),
     )
     this.local = localRotatorOf(this.store)
   }
@@ -269,4 +258,67 @@ export class DebtMeter {
   close(): void | Promise<void> {
     return this.store.close()
   }
+}
+
+/**
+ * The capacity model's load of a debt meter (spec/sizing.md §2) from the admitted cost per
+ * second it measured: `requestsPerSecond = costPerSecond / cost`, the meter's rate, burst,
+ * cost and maxDebt, and its Rotator's generations and period (the carry-forward model, §2.5).
+ * The one home of that mapping: the meter's sizer, `stats()`-style predictions in
+ * `grudge replay` and `grudge suggest` read it here.
+ * @param c the meter's checked options ({@link parseDebtMeterOptions})
+ * @param generations N of its Rotator, integer in [2, 16]
+ * @param costPerSecond admitted cost per second, all keys (finite, ≥ 0)
+ * @param hotKeys keys held at their limit (finite, ≥ 0); default 0 (the meter's sizer measures none)
+ * @internal
+ */
+export function debtMeterLoad(
+  c: Pick<DebtMeterConfig, 'rate' | 'burst' | 'cost' | 'maxDebt' | 'periodMs'>,
+  generations: number,
+  costPerSecond: number,
+  hotKeys = 0,
+): DebtMeterLoad {
+  return {
+    requestsPerSecond: costPerSecond / c.cost,
+    rate: c.rate,
+    burst: c.burst,
+    cost: c.cost,
+    maxDebt: c.maxDebt,
+    hotKeys,
+    generations,
+    periodMs: c.periodMs,
+  }
+}
+
+/**
+ * The cells per level a self-sized debt meter asks for its next generation (before the
+ * Rotator rounds and clamps it to its budget): the fewest, a power of two, at which the
+ * predicted false-reject rate of {@link debtMeterLoad} is at most the target and the load
+ * factor at most 0.05 (heavy hitters within 5 % of an exact GCRA, spec/sizing.md §2.6), by
+ * `debtMeterCellsForLoad`. The one home of the rule: the meter's sizer and `grudge suggest`.
+ * @param c the meter's checked options
+ * @param generations N of its Rotator
+ * @param levels L, integer in [1, 64]
+ * @param costPerSecond admitted cost per second, all keys (finite, ≥ 0)
+ * @param targetFalseReject the rate to reach, in (0, 1); default 1e-5 (the meter's)
+ * @param hotKeys keys held at their limit; default 0
+ * @returns M, a power of two in [16, 2^30]
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for a load out of the model's domain (a cost of 0)
+ * @internal
+ */
+export function debtMeterCellsFor(
+  c: Pick<DebtMeterConfig, 'rate' | 'burst' | 'cost' | 'maxDebt' | 'periodMs'>,
+  generations: number,
+  levels: number,
+  costPerSecond: number,
+  targetFalseReject?: number,
+  hotKeys = 0,
+): number {
+  return debtMeterCellsForLoad(debtMeterLoad(c, generations, costPerSecond, hotKeys), {
+    levels,
+    targetFalseReject,
+    minCells: 16,
+    maxCells: 1 << 30,
+    maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR,
+  })
 }

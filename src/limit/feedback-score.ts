@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { exponential } from '../sketch/decay.js'
-import { scoreCellsForLoad } from '../sketch/sizing.js'
+import { scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -110,17 +110,8 @@ export class FeedbackScore {
     this.lambdaPerSecond = c.lambdaPerSecond
     this.slowMs = c.slowMs
     this.periodMs = c.periodMs
-    const weight = this.failureDelta
     this.store = policyStore(sketch, storeName, this.periodMs, exponential(this.lambdaPerSecond), 1, (load) =>
-      scoreCellsForLoad(
-        {
-          eventsPerSecond: load.costPerSecond / weight,
-          weight,
-          lambdaPerSecond: load.decay.ratePerSecond,
-          maxScore: 1,
-        },
-        { levels: load.levels, minCells: 16, maxCells: 1 << 30 },
-      ),
+      feedbackScoreCellsFor(c, load.levels, load.costPerSecond),
     )
   }
 
@@ -153,4 +144,57 @@ export class FeedbackScore {
   close(): void | Promise<void> {
     return this.store.close()
   }
+}
+
+/**
+ * The capacity model's load of a feedback score (spec/sizing.md §4) from the positive score
+ * per second its generation measured: ν = scorePerSecond / failureDelta failures of weight
+ * failureDelta, decaying at λ, clamped at 1. The one home of that mapping: the policy's
+ * sizer and `grudge suggest` read it here.
+ * @param c failureDelta and lambdaPerSecond of the policy
+ * @param scorePerSecond the sum of positive deltas per second, all keys (finite, ≥ 0)
+ * @param hotKeys keys whose score sits at the top (finite, ≥ 0); default 0
+ * @internal
+ */
+export function feedbackScoreLoad(
+  c: Pick<FeedbackScoreConfig, 'failureDelta' | 'lambdaPerSecond'>,
+  scorePerSecond: number,
+  hotKeys = 0,
+): ScoreLoad {
+  return {
+    eventsPerSecond: scorePerSecond / c.failureDelta,
+    weight: c.failureDelta,
+    lambdaPerSecond: c.lambdaPerSecond,
+    maxScore: 1,
+    hotKeys,
+  }
+}
+
+/**
+ * The cells per level a self-sized feedback score asks for its next generation (before the
+ * Rotator rounds and clamps it): the fewest, a power of two, whose predicted false-throttle
+ * rate ({@link feedbackScoreLoad}, `fairnessFalseThrottleRate`) is at most the target, by
+ * `scoreCellsForLoad`. The one home of the rule: the policy's sizer and `grudge suggest`.
+ * @param c failureDelta and lambdaPerSecond of the policy
+ * @param levels L, integer in [1, 64]
+ * @param scorePerSecond the sum of positive deltas per second (finite, ≥ 0)
+ * @param targetFalseReject the rate to reach, in (0, 1); default 1e-5
+ * @param hotKeys keys whose score sits at the top; default 0
+ * @returns M, a power of two in [16, 2^30]
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for a load out of the model's domain
+ * @internal
+ */
+export function feedbackScoreCellsFor(
+  c: Pick<FeedbackScoreConfig, 'failureDelta' | 'lambdaPerSecond'>,
+  levels: number,
+  scorePerSecond: number,
+  targetFalseReject?: number,
+  hotKeys = 0,
+): number {
+  return scoreCellsForLoad(feedbackScoreLoad(c, scorePerSecond, hotKeys), {
+    levels,
+    targetFalseReject,
+    minCells: 16,
+    maxCells: 1 << 30,
+  })
 }

@@ -4,6 +4,7 @@ import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import {
   METER_BYTES,
   budgetCellsPerLevel,
+  resolveCells,
   type GenerationLoad,
   type SizingLimitEvent,
 } from '../sketch/rotator-sizing.js'
@@ -129,6 +130,23 @@ export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES + telem
 
 /** The fewest cells per level a self-sized generation shrinks to (when the budget holds more). */
 const SELF_SIZED_MIN_CELLS = 64
+
+/**
+ * The cells per level a self-sized policy's generation takes when its sizer asks for
+ * `wanted`: rounded up to a power of two and clamped to [min(64, budget's), budget's]
+ * (`resolveCells`, the Rotator's rule). The one home of the policies' range: their stores
+ * and `grudge suggest --memory` with a load.
+ * @param maxCellsPerLevel the budget's largest cells per level ({@link sketchBudget})
+ * @param wanted what the sizer asked for
+ * @internal
+ */
+export function selfSizedCells(maxCellsPerLevel: number, wanted: number): number {
+  return resolveCells(selfSizedRange(maxCellsPerLevel), wanted, maxCellsPerLevel).cells
+}
+
+function selfSizedRange(maxCellsPerLevel: number): { minCellsPerLevel: number; maxCellsPerLevel: number } {
+  return { minCellsPerLevel: Math.min(SELF_SIZED_MIN_CELLS, maxCellsPerLevel), maxCellsPerLevel }
+}
 /** The fewest cells per level a budget may give (the Limiter's minimum M). */
 const MIN_CELLS = 16
 /** The most cells per level a budget gives. */
@@ -299,8 +317,7 @@ export function policyStore(
       ? undefined
       : {
           sizeNextGeneration: sizeFor,
-          minCellsPerLevel: Math.min(SELF_SIZED_MIN_CELLS, sketch.cellsPerLevel),
-          maxCellsPerLevel: sketch.cellsPerLevel,
+          ...selfSizedRange(sketch.cellsPerLevel),
           onSizingLimit: (e: SizingLimitEvent) =>
             notify?.(
               e.kind === 'budget'

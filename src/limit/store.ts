@@ -9,6 +9,8 @@ export interface GenerationShapes {
   generationCellsPerLevel: readonly number[]
   /** Generations created with another size than the one before (0 for a fixed shape). */
   resizes: number
+  /** Rotations completed so far, when the store counts them (the in-process Rotator does). */
+  rotations?: number
 }
 
 /** The outcome of {@link ScoreStore.tryConsume}. */
@@ -142,7 +144,11 @@ export function localStore(): StoreFactory {
       add: (key, delta) => rotator.updateAndEstimate(key, delta),
       read: (key) => rotator.estimate(key),
       sizeBytes: () => rotator.sizeBytes(),
-      generationShapes: () => ({ generationCellsPerLevel: rotator.generationCellsPerLevel, resizes: rotator.resizes }),
+      generationShapes: () => ({
+        generationCellsPerLevel: rotator.generationCellsPerLevel,
+        resizes: rotator.resizes,
+        rotations: rotator.rotations,
+      }),
       close: () => rotator.close(),
     }
     LOCAL_ROTATORS.set(store, { rotator, tryConsume })

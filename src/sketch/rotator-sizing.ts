@@ -273,7 +273,7 @@ export function checkSizing(
  * @internal
  */
 export function resolveCells(
-  sizing: ResolvedSizing,
+  sizing: Pick<ResolvedSizing, 'minCellsPerLevel' | 'maxCellsPerLevel'>,
   wanted: unknown,
   currentCellsPerLevel: number,
 ): { cells: number; limit?: SizingLimitEvent['kind'] } {

@@ -89,10 +89,17 @@ function crossingTails(
   const stopIdx = xStop === Infinity ? Infinity : Math.round(xStop * n)
   const qIdx = queries.map((x) => Math.min(last, Math.round(x * n)))
   const lnZq: number[] = queries.map(() => NaN)
+  // below one jump Z is `head`, in closed form: a query there is read exactly, not at the
+  // nearest grid point (for shot noise Z(0) = 0, and a query rounded to it read a tail of 1:
+  // a false-throttle floor of ~1.5e-3 at any load, however small)
+  let q = 0
+  while (q < queries.length && queries[q] <= 1) {
+    lnZq[q] = Math.log(head(queries[q]))
+    q++
+  }
   // ring of B at the last n + 1 grid points
   const ring = new Float64Array(n + 1)
   let scale = 0
-  let q = 0
   let zStop = NaN
   const record = (i: number, z: number): void => {
     while (q < qIdx.length && qIdx[q] === i) lnZq[q++] = Math.log(z) + scale
@@ -480,7 +487,8 @@ function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
   )
   // E[min(S_1..S_L, 1)] = ∫_0^1 P(min > s) ds = ∫ Π_l P(S_l > s) ds, trapezoid
   let sum = 0
-  let prev = 1
+  // at s = 0: every cell is above 0 once any event has come (a > 0); none without events
+  let prev = Math.pow(1 - (1 - hot) * (1 - tails[0]), shape.levels)
   for (let k = 1; k <= THROTTLE_POINTS; k++) {
     const v = Math.pow(1 - (1 - hot) * (1 - tails[k]), shape.levels)
     sum += ((prev + v) / 2) * (ss[k] - ss[k - 1])

@@ -71,7 +71,10 @@ t.test('suggest: a bad value is named before a missing flag, by its flag', async
     fails(['suggest', '--hot-keys', '5', '--fp', '0']),
     '--fp: expected a probability in (0, 1), e.g. 0.001, received "0"',
   )
-  t.equal(fails(['suggest', '--generations', '1.5']), '--generations: expected an integer ≥ 1, received "1.5"')
+  t.equal(
+    fails(['suggest', '--generations', '1']),
+    '--generations: expected an integer in [2, 16] (a Limiter\'s generations), received "1"',
+  )
   t.equal(fails(['suggest', '--max-levels', '65']), '--max-levels: expected an integer in [1, 64], received "65"')
 })
 
@@ -99,4 +102,76 @@ t.test('suggest: flags that go together, then what is missing', async (t) => {
     undefined,
     0.01,
   ])
+})
+
+t.test('suggest: the policies, their loads and the period', async (t) => {
+  t.equal(
+    fails(['suggest', '--policy', 'abus', '--events', '5', '--fp', '0.01']),
+    '--policy: expected limit, abuse or fairness, received "abus"; did you mean abuse?',
+  )
+  // a flag of another policy's load would be ignored: refused, naming what this policy reads
+  t.equal(
+    fails(['suggest', '--policy', 'abuse', '--rps', '5', '--fp', '0.01']),
+    '--rps: belongs to --policy limit; --policy abuse reads --events --weight --threshold --half-life --max-score',
+  )
+  t.equal(
+    fails(['suggest', '--events', '5', '--fp', '0.01']),
+    '--events: belongs to --policy abuse; --policy limit reads --rps --rate --burst --cost --period',
+  )
+  t.match(fails(['suggest', '--policy', 'fairness', '--fp', '0.01']), /^--events: missing: give the scored events/)
+  t.equal(
+    fails(['suggest', '--policy', 'abuse', '--events', '5', '--threshold', '8', '--max-score', '4', '--fp', '0.01']),
+    '--max-score: expected a number ≥ --threshold (8), received "4"',
+  )
+  t.equal(
+    fails(['suggest', '--policy', 'fairness', '--events', '5', '--failure-delta', '2', '--fp', '0.01']),
+    '--failure-delta: expected a number in (0, 1], received "2"',
+  )
+  t.equal(
+    fails(['suggest', '--hot-keys', '10', '--period', '10m', '--fp', '0.01']),
+    '--period: sizes a request load: add --rps R (requests per second, all keys)',
+  )
+  t.equal(fails(['suggest', '--hot-keys', '10', '--period', 'soon', '--fp', '0.01']).split(':')[0], '--period')
+  t.equal(
+    fails(['suggest', '--hot-keys', '10', '--levels', '4', '--max-levels', '4', '--fp', '0.01']),
+    '--max-levels: give --levels L (one L) or --max-levels (the most L weighed), not both',
+  )
+  t.equal(
+    fails(['suggest', '--hot-keys', '10', '--levels', '17', '--fp', '0.01']),
+    '--levels: expected an integer in [1, 16], received "17"',
+  )
+  const cmd = parseCommand([
+    'suggest',
+    '--policy',
+    'abuse',
+    '--events',
+    '50',
+    '--half-life',
+    '5m',
+    '--weight',
+    '3',
+    '--fp',
+    '1e-4',
+  ])
+  t.same(cmd.command === 'suggest' && [cmd.policy, cmd.eventsPerSecond, cmd.halfLifeMs, cmd.weight, cmd.levels], [
+    'abuse',
+    50,
+    300_000,
+    3,
+    undefined,
+  ])
+  const limit = parseCommand([
+    'suggest',
+    '--rps',
+    '100',
+    '--rate',
+    '1',
+    '--burst',
+    '5',
+    '--period',
+    '2m',
+    '--fp',
+    '0.01',
+  ])
+  t.equal(limit.command === 'suggest' && limit.periodMs, 120_000)
 })

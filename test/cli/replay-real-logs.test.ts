@@ -55,7 +55,7 @@ if (sharedData === undefined) {
       buckets.set(e.ip, b)
     }
     // a disorder tolerance larger than the log's (all its disorder is within one minute)
-    const replay = new Replay({ ratePerSecond: 1, burst: 20, maxDisorderMs: 3_600_000 })
+    const replay = new Replay({ ratePerSecond: 1, burst: 20, maxDisorderMs: 3_600_000, cellsPerLevel: 4096 })
     for (const l of text.split('\n')) if (l.length > 0) replay.line(l)
     const rep = replay.finish()
     replay.close()

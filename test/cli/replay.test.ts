@@ -1,6 +1,9 @@
 import t from 'tap'
 import { addressKey, Replay } from '../../src/cli/replay.js'
 import { replayConfig } from '../../src/cli/replay-config.js'
+import { formatReport } from '../../src/cli/text-report.js'
+import { renderHtml } from '../../src/cli/html.js'
+import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 
 const T0 = Date.parse('2026-01-05T10:00:00Z')
 const MON = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -37,7 +40,7 @@ const RATE_LINES = [
 ]
 
 t.test('debt meter: step table worked by hand, sketch and reference agree', async (t) => {
-  const rep = run(RATE_LINES, { ratePerSecond: 1, burst: 3, generations: 2 })
+  const rep = run(RATE_LINES, { ratePerSecond: 1, burst: 3, generations: 2, cellsPerLevel: 4096 })
   t.equal(rep.input.format, 'access')
   t.same(rep.totals, { requests: 10, admitted: 7, rejected: 3 })
   t.same([rep.reference.admitted, rep.reference.rejected, rep.reference.decisionsDiffering], [7, 3, 0])
@@ -173,12 +176,73 @@ t.test('rotations are driven by log time; bursts that drain are never forgiven e
     lines.push(clf(`10.1.0.${Math.floor(rnd() * 196)}`, sec))
     if (sec % 10 === 0) for (let j = 0; j < 30; j++) lines.push(clf(`10.2.0.${(sec / 10) % 4}`, sec))
   }
-  const rep = run(lines, { ratePerSecond: 1, burst: 20, generations: 3 })
+  const rep = run(lines, { ratePerSecond: 1, burst: 20, generations: 3, cellsPerLevel: 4096 })
   t.equal(rep.sketch.periodsMs.rate, 100_000)
   t.equal(rep.sketch.rotations, 17, 'span 1,799 s / 100 s')
   t.equal(rep.reference.rejected, 180 * 10, 'each of the 180 bursts loses 10 (hand count)')
   t.equal(rep.totals.rejected, 1800)
   t.equal(rep.reference.decisionsDiffering, 0)
+  // sizes over time: a fixed shape, a point at the start and one per rotation, every 100 s of
+  // log time; each period holds 100 light requests and 10 bursts of which 20 pass: 3 admitted/s,
+  // and the 4 burst keys (10.2.0.0–3) are the refused ones
+  const sizes = rep.sketch.sizes.rate!
+  t.equal(sizes.length, 18)
+  t.same(
+    sizes.map((p) => p.atMs - T0),
+    Array.from({ length: 18 }, (_, k) => k * 100_000),
+  )
+  t.ok(sizes.every((p) => p.cellsPerLevel.length === 3 && p.cellsPerLevel.every((c) => c === 4096)))
+  const p = sizes[5]
+  t.same([p.rotation, p.loadPerSecond, p.hotKeys], [5, 3, 4])
+  t.equal(p.loadFactor, 3 / 4096, 'ρ = 3 requests/s / (4,096 cells × 1/s)')
+  t.equal(
+    p.predictedFalseRejectRate,
+    sketchFalsePositiveRate(
+      { levels: 4, cellsPerLevel: 4096 },
+      { requestsPerSecond: 3, rate: 1, burst: 20, hotKeys: 4, generations: 3, periodMs: 100_000 },
+    ),
+    'the carry-forward model of spec/sizing.md §2.5 at that load',
+  )
+  t.same([sizes[0].loadPerSecond, sizes[0].hotKeys], [0, 0], 'the start: no load yet')
+  t.equal(rep.sketch.selfSized, false)
+})
+
+t.test('self-sized by default: the sizes each policy chose over time, in the report', async (t) => {
+  // 400 fresh keys a second for 25 s (one request each), then 2 a second: the debt meter's
+  // period is 20 s (maxDebt 10 × burst 2 / rate 1). Its first generations hold the default
+  // budget's largest shape, 8 MiB of cells / (4 levels × 16 B × 2) = 65,536 cells per level; at
+  // the first rotation the sizer asks for ρ ≤ 0.05 (spec/sizing.md §2.6): 400 / 0.05 = 8,000 → 8,192
+  const lines: string[] = []
+  for (let sec = 0; sec < 25; sec++)
+    for (let k = 0; k < 400; k++) lines.push(clf(`10.${sec}.${k >> 8}.${k & 255}`, sec))
+  for (let sec = 25; sec < 85; sec++) lines.push(clf(`10.9.9.${sec % 2}`, sec))
+  const rep = run(lines, { ratePerSecond: 1, burst: 2 })
+  t.equal(rep.sketch.selfSized, true)
+  t.equal(rep.sketch.cellsPerLevel, 65_536)
+  const sizes = rep.sketch.sizes.rate!
+  t.same(sizes[0].cellsPerLevel, [65_536, 65_536])
+  const first = sizes[1]
+  t.same(first.cellsPerLevel, [65_536, 8192], `at ${(first.atMs - T0) / 1000} s`)
+  t.ok(Math.abs(first.loadPerSecond - 400) < 4, `${first.loadPerSecond} admitted/s`)
+  t.equal(first.loadFactor, first.loadPerSecond / 65_536, 'ρ of the deciding generation')
+  // the light load afterwards: the youngest shrinks to the floor of 64 cells
+  t.same(sizes.at(-1)!.cellsPerLevel.at(-1), 64)
+  t.ok(rep.sketch.sizeBytes < 2 * 4 * 65_536 * 16, `${rep.sketch.sizeBytes} B at the end`)
+  const text = formatReport(rep, 'x.log')
+  t.match(
+    text,
+    /sketch memory +\S+ \S+ at the end; each policy self-sized within 8\.0 MiB \(4 levels × 64–65,536 cells/,
+  )
+  t.match(text, /\n {2}rate {4}2026-01-05 10:00:00Z {2}65,536 65,536 /)
+  t.match(text, /\n {2}rate {4}\S+ \S+ {2}65,536 8,192 /)
+  const html = renderHtml(rep, 'x.log')
+  t.match(html, /<table class="sizes">[\s\S]*<td>rate<\/td><td>[^<]+<\/td><td>1<\/td><td>65,536 8,192<\/td>/)
+  // a budget given on the command line, and one too small for 16 cells per level
+  t.equal(run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 1 << 20 }).sketch.cellsPerLevel, 4096)
+  t.throws(() => run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 4096 }), {
+    code: 'ERR_GRUDGE_SIZING_BUDGET',
+    message: /"memory"/,
+  })
 })
 
 // A key held at its limit across rotations is given back about one burst per rotation (the

@@ -1,6 +1,6 @@
 import t from 'tap'
-import { suggestShape } from '../../src/cli/suggest.js'
-import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import { formatSuggestion, suggestShape } from '../../src/cli/suggest.js'
+import { abuseFalseBlockRate, fairnessFalseThrottleRate, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 import { sketchBudget } from '../../src/limit/options.js'
 import { telemetryMaxBytes } from '../../src/limit/telemetry.js'
 
@@ -79,16 +79,116 @@ t.test('with a request load: the power of two that meets the target, by the load
   const s = suggestShape({ ...load, targetFalsePositive: 1e-5 })
   t.ok(s.meetsTarget && s.falsePositiveRate <= 1e-5, `${s.levels} × ${s.cellsPerLevel}`)
   t.equal(s.cellsPerLevel & (s.cellsPerLevel - 1), 0, 'a power of two')
-  t.ok(
-    sketchFalsePositiveRate({ levels: s.levels, cellsPerLevel: s.cellsPerLevel / 2 }, load) > 1e-5,
-    'half the cells miss it',
-  )
-  // a level drains at most M × rate: 3,000 requests/s need M well above 3,000
-  t.ok(s.cellsPerLevel > 3000)
+  // the debt meter's own sizer: the target, and ρ = 3,000 / (M × 1) ≤ 0.05 so that heavy
+  // hitters keep their rate within 5 % (spec/sizing.md §2.6): M ≥ 60,000, so 65,536
+  t.equal(s.cellsPerLevel, 65_536)
+  t.ok(Math.abs(s.loadFactor - 3000 / 65_536) < 1e-12, `ρ ${s.loadFactor}`)
+  const half = { levels: s.levels, cellsPerLevel: s.cellsPerLevel / 2 }
+  const withRotator = { ...load, generations: 2 }
+  t.ok(sketchFalsePositiveRate(half, withRotator) > 1e-5 || 3000 / half.cellsPerLevel > 0.05, 'half the cells miss it')
+  t.equal(s.periodMs, 100_000, 'the amnesty guard: maxDebt / rate / (N − 1) = 100 / 1 / 1 s')
   t.throws(() => suggestShape({ requestsPerSecond: -1, rate: 1, burst: 10, targetFalsePositive: 0.01 }), {
     message: /"rps"/,
   })
+  // the Limiter's own check names the missing rate
   t.throws(() => suggestShape({ requestsPerSecond: 10, targetFalsePositive: 0.01 }), {
-    code: 'ERR_GRUDGE_SIZING_INVALID',
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"rate"/,
   })
+})
+
+t.test(
+  "the period enters the debt meter's carry-forward model; short ones are refused as a Limiter refuses them",
+  async (t) => {
+    const load = { requestsPerSecond: 300, rate: 1, burst: 5, targetFalsePositive: 1e-3, levels: 2 }
+    const base = suggestShape(load)
+    const long = suggestShape({ ...load, periodMs: 3_600_000 })
+    t.equal(long.periodMs, 3_600_000)
+    const shape = { levels: long.levels, cellsPerLevel: long.cellsPerLevel }
+    const model = { requestsPerSecond: 300, rate: 1, burst: 5, generations: 2 }
+    t.equal(
+      long.falsePositiveRate,
+      sketchFalsePositiveRate(shape, { ...model, periodMs: 3_600_000 }),
+      'the model at that period',
+    )
+    t.equal(
+      base.falsePositiveRate,
+      sketchFalsePositiveRate({ levels: base.levels, cellsPerLevel: base.cellsPerLevel }, model),
+    )
+    // (generations − 1) × periodMs ≥ maxDebt / rate × 1000 = 50 s
+    t.throws(() => suggestShape({ ...load, periodMs: 49_999 }), {
+      code: 'ERR_GRUDGE_ROTATOR_AMNESTY',
+      message: /"periodMs"/,
+    })
+    t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, periodMs: 60_000 }), { message: /"period"/ })
+    t.throws(() => suggestShape({ policy: 'abuse', eventsPerSecond: 1, targetFalsePositive: 0.01, periodMs: 60_000 }), {
+      message: /"period"/,
+    })
+    t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, generations: 1 }), {
+      message: /"generations"/,
+    })
+  },
+)
+
+t.test("abuse and fairness: the scores' own sizers, and the rates of spec/sizing.md §3–4", async (t) => {
+  // abuse: 50 events/s of weight 2, half-life 10 min (λ = ln 2 / 600 s), threshold 10, ceiling 40
+  const lambda = Math.LN2 / 600
+  const a = suggestShape({ policy: 'abuse', eventsPerSecond: 50, weight: 2, targetFalsePositive: 1e-6, levels: 4 })
+  const scoreLoad = { eventsPerSecond: 50, weight: 2, lambdaPerSecond: lambda, maxScore: 40 }
+  const block = (m: number): number => abuseFalseBlockRate({ levels: 4, cellsPerLevel: m }, scoreLoad, 10)
+  t.ok(
+    a.meetsTarget && block(a.cellsPerLevel) <= 1e-6 && block(a.cellsPerLevel / 2) > 1e-6,
+    `abuse: 4 × ${a.cellsPerLevel}`,
+  )
+  t.ok(Math.abs(a.falsePositiveRate - block(a.cellsPerLevel)) <= 1e-15)
+  // the mean background of a cell, ν·w / (M·λ) (Campbell's theorem)
+  t.ok(Math.abs(a.loadFactor - (50 * 2) / (a.cellsPerLevel * lambda)) < 1e-9 * a.loadFactor)
+  t.equal(a.periodMs, undefined, 'the score models do not read the period')
+  // fairness: 5 failures/s of 0.1, λ 0.1/s, ceiling 1
+  const f = suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4 })
+  const fairLoad = { eventsPerSecond: 5, weight: 0.1, lambdaPerSecond: 0.1, maxScore: 1 }
+  const thr = (L: number, m: number): number => fairnessFalseThrottleRate({ levels: L, cellsPerLevel: m }, fairLoad)
+  t.ok(f.meetsTarget && thr(f.levels, f.cellsPerLevel) <= 1e-4 && thr(f.levels, f.cellsPerLevel / 2) > 1e-4)
+  t.equal(f.bytes, f.levels * f.cellsPerLevel * 16 * 2)
+  // the fewest cells over L = 1..8: no other L reaches the target with fewer
+  for (let L = 1; L <= 8; L++) {
+    const g = suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4, levels: L })
+    if (g.meetsTarget) t.ok(g.levels * g.cellsPerLevel >= f.levels * f.cellsPerLevel, `L ${L}: ${g.cellsPerLevel}`)
+  }
+  t.throws(() => suggestShape({ policy: 'abuse', targetFalsePositive: 0.01 }), { message: /"events"/ })
+  t.throws(() => suggestShape({ policy: 'abuse', eventsPerSecond: 1, weight: 0, targetFalsePositive: 0.01 }), {
+    message: /"weight"/,
+  })
+  t.throws(() => suggestShape({ policy: 'fairness', eventsPerSecond: 1, failureDelta: 2, targetFalsePositive: 0.01 }), {
+    message: /"failureDelta"/,
+  })
+})
+
+t.test("the text names the policy's rate, the period, ρ and a budget too small for the sizer", async (t) => {
+  const o = {
+    requestsPerSecond: 3000,
+    rate: 1,
+    burst: 10,
+    targetFalsePositive: 1e-5,
+    memoryBytes: 8 * 1048576,
+    levels: 4,
+  }
+  const text = formatSuggestion(suggestShape(o), o)
+  t.match(
+    text,
+    /^limit: 3000 requests\/s at rate 1\/s, burst 10, target false-reject rate 0\.00001, memory budget 8\.0 MiB\n/,
+  )
+  t.match(
+    text,
+    /\n {2}levels +4\n {2}cellsPerLevel +32768\n {2}memory +2\.0 MiB per sketch, 4\.0 MiB for 2 generations\n/,
+  )
+  t.match(text, /\n {2}period +1 min 40 s\n/)
+  t.match(text, /the policy's sizer asks for 65536 cells per level at this load; the budget holds 32768/)
+  t.match(text, /load factor +0\.0916 /)
+  t.match(text, /as options +\{ levels: 4, memory: 8388608 \}/)
+  const ab = { policy: 'abuse' as const, eventsPerSecond: 20, targetFalsePositive: 1e-5 }
+  const abText = formatSuggestion(suggestShape(ab), ab)
+  t.match(abText, /^abuse: 20 scored events\/s, target false-block rate 0\.00001\n/)
+  t.match(abText, /\n {2}false blocks +\d/)
+  t.notMatch(abText, /period/)
 })

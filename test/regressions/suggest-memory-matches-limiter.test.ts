@@ -47,3 +47,96 @@ t.test('every suggestion under a budget is the shape a Limiter builds from it', 
     message: /"memory": expected ≥ 33280 bytes/,
   })
 })
+
+// `grudge suggest` with a load promised the smallest M for the target, but a self-sized
+// policy asks its sizer (the debt meter also caps ρ at 0.05 for its heavy hitters) and clamps
+// the answer to its budget: the suggestion and the Limiter disagreed. Both now call the
+// policy's own sizer. A Limiter is driven for one period at a steady load on a fake clock;
+// the generation it appends at the rotation must have the cells suggest names.
+function settled(
+  options: Omit<ConstructorParameters<typeof Limiter>[0], 'clock' | 'ticker'>,
+  perSecond: number,
+  act: (l: Limiter, key: string) => void,
+  periodOf: (l: Limiter) => number,
+): { cells: readonly number[]; first: number } {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const l = new Limiter({ ...options, clock, ticker })
+  const periodMs = periodOf(l)
+  const store = (l.limit ?? l.abuse ?? l.fairness)!.store
+  const first = store.generationShapes!().generationCellsPerLevel[1]
+  let n = 0
+  // events evenly spaced, ticks every second, until the first rotation (a period and a check
+  // later: the promotion-age guard); a load that asks for the first shape fails below
+  const stepMs = 1000 / perSecond
+  let cells = store.generationShapes!().generationCellsPerLevel
+  for (let t = 0; t < 2 * periodMs && cells[1] === first; t += stepMs) {
+    clock.set(t)
+    act(l, `k${n++}`)
+    if (Math.floor((t + stepMs) / 1000) > Math.floor(t / 1000)) {
+      ticker.tick()
+      cells = store.generationShapes!().generationCellsPerLevel
+    }
+  }
+  void l.close()
+  return { cells, first }
+}
+
+t.test('with a load: the cells a self-sized policy settles at are the ones suggest names', async (t) => {
+  const memory = MiB
+  const limit = settled(
+    { memory, levels: 4, limit: { rate: 1, burst: 10 } },
+    80,
+    (l, key) => void l.decide(key),
+    (l) => l.limit!.periodMs,
+  )
+  const sLimit = suggestShape({
+    requestsPerSecond: 80,
+    rate: 1,
+    burst: 10,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  t.same(limit.cells, [limit.first, sLimit.cellsPerLevel], `limit: ${limit.cells.join(', ')}`)
+  t.equal(sLimit.maxCellsPerLevel, limit.first, 'the first generation is the budget’s largest')
+  t.ok(sLimit.cellsPerLevel < limit.first && sLimit.cellsPerLevel > 64, 'the load resized it (neither end)')
+  // ρ ≤ 0.05 for heavy hitters (spec/sizing.md §2.6): 80 requests/s at rate 1 need M ≥ 1,600
+  t.equal(sLimit.cellsPerLevel, 2048)
+
+  const abuse = settled(
+    { memory, levels: 4, abuse: { weights: { '401': 2 }, threshold: 4, halfLifeMs: 10_000 } },
+    20,
+    (l, key) => void l.record(key, { failed: false, abuseDelta: 2 }),
+    (l) => l.abuse!.periodMs,
+  )
+  const sAbuse = suggestShape({
+    policy: 'abuse',
+    eventsPerSecond: 20,
+    weight: 2,
+    threshold: 4,
+    halfLifeMs: 10_000,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  t.same(abuse.cells, [abuse.first, sAbuse.cellsPerLevel], `abuse: ${abuse.cells.join(', ')}`)
+  t.ok(sAbuse.cellsPerLevel < abuse.first && sAbuse.cellsPerLevel > 64, 'the load resized it (neither end)')
+
+  const fairness = settled(
+    { memory, levels: 4, fairness: { failureDelta: 0.2 } },
+    1.5,
+    (l, key) => void l.record(key, { failed: true, abuseDelta: 0 }),
+    (l) => l.fairness!.periodMs,
+  )
+  const sFair = suggestShape({
+    policy: 'fairness',
+    eventsPerSecond: 1.5,
+    failureDelta: 0.2,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  t.same(fairness.cells, [fairness.first, sFair.cellsPerLevel], `fairness: ${fairness.cells.join(', ')}`)
+  t.ok(sFair.cellsPerLevel < fairness.first && sFair.cellsPerLevel > 64, 'the load resized it (neither end)')
+})

@@ -153,6 +153,15 @@ t.test('scores: shot-noise tails, false blocks and false throttles', async (t) =
   // mean background 0.01 · 0.1 / 0.1 / 1 = 0.01 at L = 1 (E[min] = E[S] below the cap)
   const one = fairnessFalseThrottleRate({ levels: 1, cellsPerLevel: 1 }, light)
   t.ok(Math.abs(one - 0.01) < 0.001, `E[S] = 0.01: ${one}`)
+  // Campbell's theorem at a lighter load, 2 %: a query below one jump was read at the nearest
+  // grid point, Z(0) = 0, a tail of 1 there: a floor of ~1e-3 whatever the load (1.8e-3 here)
+  const lighter = fairnessFalseThrottleRate({ levels: 1, cellsPerLevel: 1 }, { ...fair, eventsPerSecond: 0.001 })
+  t.ok(Math.abs(lighter - 0.001) < 2e-5, `E[S] = 0.001: ${lighter}`)
+  t.equal(
+    fairnessFalseThrottleRate({ levels: 4, cellsPerLevel: 64 }, { ...fair, eventsPerSecond: 0 }),
+    0,
+    'no events, no throttles',
+  )
   t.throws(() => abuseFalseBlockRate({ levels: 4, cellsPerLevel: 64 }, { ...load, eventsPerSecond: -1 }, 10), {
     code: 'ERR_GRUDGE_SIZING_INVALID',
   })
