@@ -139,6 +139,49 @@ t.test('burst 10 and burst 20 side by side on one prefix', async (t) => {
   })
 })
 
+t.test('slots = 1 and slots > 1 on one prefix refuse each other instead of splitting the counts', async (t) => {
+  const opts = await needRedis(t)
+  // S = 1 kept every cell under {split} and S > 1 every slot under {split#s}: two sets of keys,
+  // two fingerprint records, and each instance counted alone. Slot 0 now lives under {split}
+  // for every S, so both check one record, and S is in the fingerprint.
+  const spec = (ratePerSecond: number): StoreSpec => ({
+    name: 'split',
+    sketch: { levels: 2, cellsPerLevel: 64, decay: linear(ratePerSecond), lo: 0, hi: 10 },
+    generations: 2,
+    periodMs: 60_000,
+  })
+  for (const mode of ['exact', 'sync'] as const)
+    for (const [first, second] of [
+      [1, 4],
+      [4, 1],
+    ])
+      t.test(`${mode} mode: slots ${first} starts first, slots ${second} joins`, opts, async (t) => {
+        const admin = client()
+        const prefix = uniquePrefix(`split-${mode}-${first}`)
+        const store = (slots: number, rate: number) =>
+          redisStore({ redis: admin, seed: SEED, prefix, mode, slots, timeoutMs: 2000, ticker: new FakeTicker() })(
+            spec(rate),
+          )
+        // another rate is a rolling deploy's change (never refused); only the slot count differs in placement
+        const a = store(first, 1)
+        const b = store(second, 2)
+        t.teardown(async () => {
+          await a.close()
+          await Promise.resolve(b.close()).catch(() => {})
+          await dropPrefix(admin, prefix)
+          await admin.quit()
+        })
+        await a.ready()
+        await t.rejects(b.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, `slots ${second} refuses to start`)
+        t.equal((await a.tryConsume('alice', 1, 5)).admitted, true, 'the fleet that started first decides')
+        if (second === 1) {
+          // every key of S = 1 is in slot 0: each request of the joiner is refused too
+          const b1 = async () => await b.tryConsume('alice', 1, 5)
+          await t.rejects(b1(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, 'and so is its request')
+        }
+      })
+})
+
 t.test('exact mode: a server clock stepping back 10 s across a boundary grants no amnesty', async (t) => {
   const opts = await needRedis(t)
   t.test('FakeClock-driven store', opts, async (t) => {
