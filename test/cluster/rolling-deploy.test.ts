@@ -14,15 +14,7 @@ import { fleetShape } from '../../src/cluster/connection.js'
 import { parseRedisOptions } from '../../src/cluster/options.js'
 import { exactScript } from '../../src/cluster/scripts.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import {
-  client,
-  dropPrefix,
-  haveRedisServer,
-  needRedis,
-  privateRedis,
-  uniquePrefix,
-  REDIS_URL,
-} from './redis-helper.js'
+import { client, dropPrefix, needRedis, ownRedis, uniquePrefix, REDIS_URL } from './redis-helper.js'
 
 const SEED = '00112233445566778899aabbccddeeff'
 
@@ -223,11 +215,9 @@ t.test('exact mode: a server clock stepping back 10 s across a boundary grants n
 })
 
 t.test("onStoreError 'local': ready() starts without Redis; down and up are events for the logger", async (t) => {
-  const skip = haveRedisServer() ? {} : { skip: 'redis-server not installed' }
-  t.test('private redis-server started late', skip, async (t) => {
-    const port = 6400 + (process.pid % 400)
-    const server = privateRedis(port)
-    t.teardown(() => server.stop())
+  t.test('private redis-server started late', async (t) => {
+    const server = await ownRedis(t, 'start it after the store', { start: false })
+    if (server === undefined) return
     const events: RedisStoreEvent[] = []
     const factory = redisStore({
       redis: server.url,
@@ -252,7 +242,7 @@ t.test("onStoreError 'local': ready() starts without Redis; down and up are even
       policy: 'limit:default',
       onStoreError: 'local',
       message: new RegExp(
-        `redis at 127\\.0\\.0\\.1:${port}: .*connection refused \\(ECONNREFUSED\\).*in-process fallback`,
+        `redis at 127\\.0\\.0\\.1:${server.port}: .*connection refused \\(ECONNREFUSED\\).*in-process fallback`,
       ),
     })
     for (let i = 0; i < 3; i++) t.notOk('failure' in (await store.tryConsume('k', 1, 5)), 'the fallback decides')
