@@ -171,7 +171,7 @@ export interface FleetShape extends Omit<SketchShape, 'hasher'> {
   readonly blockCells: number
   /** Exact mode: B = ceil(slotCells / W) blocks per slot; sync mode: 1. */
   readonly blocks: number
-  /** Key prefix of each slot, `<prefix>:{<name>#<s>}:` (or `{<name>}` for S = 1). */
+  /** Key prefix of each slot (see {@link slotKeyPrefix}): `<prefix>:{<name>}:` for slot 0, `<prefix>:{<name>#<s>}:` for the others. */
   readonly keyPrefixes: readonly string[]
   /** Fingerprint key of each slot. */
   readonly fpKeys: readonly string[]
@@ -222,10 +222,7 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false
       sized,
     ),
   )
-  // one hash tag per slot: `{name}` for one slot (the layout before slots), `{name#s}` for S > 1
-  const keyPrefixes = Array.from({ length: slots }, (_, s) =>
-    slots === 1 ? `${o.prefix}:{${spec.name}}:` : `${o.prefix}:{${spec.name}#${s}}:`,
-  )
+  const keyPrefixes = Array.from({ length: slots }, (_, s) => slotKeyPrefix(o.prefix, spec.name, s))
   const keyPrefix = keyPrefixes[0]
   return Object.freeze({
     levels,
@@ -260,6 +257,20 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false
     fpKey: keyPrefix + 'fp',
     keyPrefix,
   })
+}
+
+/**
+ * The key prefix of slot `slot` of a policy: `<prefix>:{<name>}:` for slot 0, whatever S, and
+ * `<prefix>:{<name>#<slot>}:` for the others (one Redis Cluster hash tag per slot). Slot 0
+ * keeps the policy's own tag, where S = 1 keeps every cell, so instances with S = 1 and S > 1
+ * read one fingerprint record (slot 0's) and refuse each other instead of splitting the fleet's
+ * counts between two sets of keys (spec/cluster.md, "Slots").
+ * @param prefix the store's key prefix (no `{` or `}`)
+ * @param name the policy's store name (no `{` or `}`)
+ * @param slot the slot, an integer in [0, S)
+ */
+export function slotKeyPrefix(prefix: string, name: string, slot: number): string {
+  return slot === 0 ? `${prefix}:{${name}}:` : `${prefix}:{${name}#${slot}}:`
 }
 
 /** The period and upper bound an instance uses once it has seen the fleet's recorded period. */

@@ -43,7 +43,10 @@ export interface FingerprintInput {
   levels: number
   /** M, cells per level. */
   cellsPerLevel: number
-  /** S, hash slots the cells are spread over (exact mode; 1 in sync mode). */
+  /**
+   * S, hash slots the cells are spread over. S > 1 also adds `|slot0` to the text: slot 0
+   * under the policy's own hash tag (see {@link fingerprint}).
+   */
   slots: number
   /** Decay kind (`'none'`, `'exponential'`, `'linear'`): what a cell's stored score means over time. */
   decayKind: DecayKind
@@ -68,8 +71,11 @@ export interface FingerprintInput {
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
  * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
- * `|W<blockCells>` (the blocked layout), plus `|sized` for a self-sized policy (numbers in
- * JavaScript's shortest round-trip form). Keyed, so it reveals nothing of the secret; equal only when the
+ * `|W<blockCells>` (the blocked layout), plus `|sized` for a self-sized policy, plus `|slot0`
+ * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
+ * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
+ * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
+ * without the field, is refused on the slots both use instead of splitting slot 0's keys. Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet; version 2
  * named the placement in which each generation hashed the key under its own seed, so an
@@ -88,6 +94,7 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.generations,
     ...(f.blockCells === undefined ? [] : [`W${f.blockCells}`]),
     ...(f.sized === true ? ['sized'] : []),
+    ...(f.slots > 1 ? ['slot0'] : []),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }

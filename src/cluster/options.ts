@@ -20,7 +20,7 @@ export interface RedisStoreOptions {
    */
   redis: RedisLike | string | readonly string[]
   /**
-   * The number S of Redis Cluster hash slots (hash tags `{<name>#<s>}`) a policy's cells are
+   * The number S of Redis Cluster hash slots (hash tags `{<name>}` for slot 0, `{<name>#<s>}` for slot s > 0) a policy's cells are
    * spread over, so a hot policy loads every master. Exact mode: sub-sketches of
    * ceil(cellsPerLevel / S) cells per level, chosen by a keyed hash of the request key; one
    * request touches one slot (one script). Sync mode: slot s holds the cells of index

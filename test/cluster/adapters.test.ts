@@ -233,7 +233,7 @@ t.test("the factory's ready() covers the stores it built and skips closed ones",
     const first = redisStore({ redis: admin, seed: SEED, prefix })
     const a = first(spec)
     await first.ready()
-    t.equal(await admin.exists(`${prefix}:{p#0}:fp`), 1, 'ready() of the factory stored the fingerprint')
+    t.equal(await admin.exists(`${prefix}:{p}:fp`), 1, 'ready() of the factory stored the fingerprint')
     const other = redisStore({ redis: admin, seed: 'ffeeddccbbaa99887766554433221100', prefix })
     const b = other(spec)
     await t.rejects(other.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })

@@ -12,15 +12,7 @@ import { redisStore } from '../../src/index.js'
 import type { KeyOps } from '../../src/http/key-ops.js'
 import { FakeTicker } from '../../src/testing/index.js'
 import { captureLog } from '../compat/helpers/log.js'
-import {
-  REDIS_URL,
-  client,
-  dropPrefix,
-  haveRedisServer,
-  needRedis,
-  privateRedis,
-  uniquePrefix,
-} from './redis-helper.js'
+import { REDIS_URL, client, dropPrefix, needRedis, ownRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '00112233445566778899aabbccddeeff'
 // 0.001/s: the test's seconds drain < 0.01 units of debt
@@ -131,13 +123,10 @@ t.test('peek, reset and forgive reach the fleet through Redis', async (t) => {
 })
 
 t.test("reset / forgive during an outage of an exact store with onStoreError 'local'", async (t) => {
-  const skip = haveRedisServer() ? undefined : 'redis-server binary not on PATH: cannot pause a private server'
   for (const adapter of ['fastify', 'express'] as const)
-    t.test(adapter, { skip }, async (t) => {
-      const port = 17390 + (process.pid % 1000) + (adapter === 'express' ? 1 : 0)
-      const server = privateRedis(port)
-      await server.start()
-      t.teardown(() => server.stop())
+    t.test(adapter, async (t) => {
+      const server = await ownRedis(t, 'pause it')
+      if (server === undefined) return
       const admin = new Redis(server.url, { maxRetriesPerRequest: null, retryStrategy: () => 20 })
       admin.on('error', () => {})
       t.teardown(() => admin.disconnect())

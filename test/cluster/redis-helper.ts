@@ -1,11 +1,11 @@
 // Shared by the cluster tests: a real Redis on 127.0.0.1:6379 (`.ci/run` starts one).
 // Tests that need it fail under CI (CI=true or 1) when it is missing and skip, saying why, elsewhere.
-import { Socket } from 'node:net'
+import { Socket, createServer, type AddressInfo } from 'node:net'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import type { Test } from 'tap'
 
 export const REDIS_URL = process.env.GRUDGE_REDIS_URL ?? 'redis://127.0.0.1:6379'
@@ -34,11 +34,16 @@ export function redisReachable(
  */
 export async function needRedis(t: Test): Promise<{ skip?: string }> {
   if (await redisReachable()) return {}
-  if (process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI)) {
+  if (inCI()) {
     t.fail(`Redis is required in CI on ${REDIS_URL} (.ci/run starts one on 6379) but the port is closed`)
     return { skip: 'Redis missing (failed above)' }
   }
   return { skip: `Redis not running on ${REDIS_URL}: start redis-server to run the cluster tests` }
+}
+
+/** Whether the tests run under CI (CI set, and not to '', '0' or 'false'): a missing server is then a failure, not a skip. */
+function inCI(): boolean {
+  return process.env.CI !== undefined && !['', '0', 'false'].includes(process.env.CI)
 }
 
 /** An admin client for setup and inspection: with an offline queue (so its first command waits for the connection), one retry. */
@@ -116,6 +121,69 @@ export interface TestCluster {
   /** Start the node on `port` again with its own dir and nodes.conf: it rejoins with its slots. */
   restart(port: number): Promise<void>
   stop(): Promise<void>
+}
+
+/** A loopback port the OS reports free (bound and released at once, so another file's server will not pick it by the same rule). */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/**
+ * A private redis-server of test `t` ({@link privateRedis}) on a free loopback port, started
+ * unless `start` is false (the test starts it late), stopped by its PID at t's teardown.
+ * Undefined when the redis-server binary is missing: t then fails under CI and is skipped
+ * elsewhere, saying that it needs one to `why` (e.g. 'pause it').
+ */
+export async function ownRedis(
+  t: Test,
+  why: string,
+  options: { start?: boolean } = {},
+): Promise<PrivateRedis | undefined> {
+  if (!haveRedisServer()) {
+    const reason = `redis-server not on PATH: this test runs a private one to ${why}`
+    if (inCI()) t.fail(`${reason} (.ci/run installs it)`)
+    else t.plan(0, `skip: ${reason}`)
+    return undefined
+  }
+  const server = privateRedis(await freePort())
+  t.teardown(() => server.stop())
+  if (options.start !== false) await server.start()
+  return server
+}
+
+/**
+ * The Redis Cluster of test `t` ({@link testCluster}: GRUDGE_REDIS_CLUSTER's, or one of its
+ * own, always with `own`), stopped at t's teardown (only what it started). Undefined when
+ * neither is possible: t then fails under CI and is skipped elsewhere, saying why.
+ */
+export async function clusterFor(t: Test, options: { own?: boolean } = {}): Promise<TestCluster | undefined> {
+  const cluster = await testCluster(options)
+  if (cluster === undefined) {
+    const needs =
+      options.own === true
+        ? 'redis-server and redis-cli, to start a Redis Cluster of the test’s own'
+        : 'a Redis Cluster (GRUDGE_REDIS_CLUSTER, which .ci/run sets, or redis-server and redis-cli to start one)'
+    if (inCI()) t.fail(`CI requires ${needs}`)
+    else t.plan(0, `skip: no ${needs}`)
+    return undefined
+  }
+  t.teardown(() => cluster.stop())
+  return cluster
+}
+
+/** An ioredis Cluster client of `cluster`'s nodes, for setup and inspection (offline queue on, errors swallowed), disconnected at t's teardown. */
+export function clusterClient(t: Test, cluster: TestCluster): Cluster {
+  const c = new Cluster(
+    cluster.urls.map((u) => ({ host: new URL(u).hostname, port: Number(new URL(u).port) })),
+    { enableOfflineQueue: true },
+  )
+  c.on('error', () => {})
+  t.teardown(() => c.disconnect())
+  return c
 }
 
 /** Whether `port` and its cluster bus port (port + 10000) are both closed on 127.0.0.1. */

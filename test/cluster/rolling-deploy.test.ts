@@ -14,15 +14,7 @@ import { fleetShape } from '../../src/cluster/connection.js'
 import { parseRedisOptions } from '../../src/cluster/options.js'
 import { exactScript } from '../../src/cluster/scripts.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import {
-  client,
-  dropPrefix,
-  haveRedisServer,
-  needRedis,
-  privateRedis,
-  uniquePrefix,
-  REDIS_URL,
-} from './redis-helper.js'
+import { client, dropPrefix, needRedis, ownRedis, uniquePrefix, REDIS_URL } from './redis-helper.js'
 
 const SEED = '00112233445566778899aabbccddeeff'
 
@@ -139,6 +131,49 @@ t.test('burst 10 and burst 20 side by side on one prefix', async (t) => {
   })
 })
 
+t.test('slots = 1 and slots > 1 on one prefix refuse each other instead of splitting the counts', async (t) => {
+  const opts = await needRedis(t)
+  // S = 1 kept every cell under {split} and S > 1 every slot under {split#s}: two sets of keys,
+  // two fingerprint records, and each instance counted alone. Slot 0 now lives under {split}
+  // for every S, so both check one record, and S is in the fingerprint.
+  const spec = (ratePerSecond: number): StoreSpec => ({
+    name: 'split',
+    sketch: { levels: 2, cellsPerLevel: 64, decay: linear(ratePerSecond), lo: 0, hi: 10 },
+    generations: 2,
+    periodMs: 60_000,
+  })
+  for (const mode of ['exact', 'sync'] as const)
+    for (const [first, second] of [
+      [1, 4],
+      [4, 1],
+    ])
+      t.test(`${mode} mode: slots ${first} starts first, slots ${second} joins`, opts, async (t) => {
+        const admin = client()
+        const prefix = uniquePrefix(`split-${mode}-${first}`)
+        const store = (slots: number, rate: number) =>
+          redisStore({ redis: admin, seed: SEED, prefix, mode, slots, timeoutMs: 2000, ticker: new FakeTicker() })(
+            spec(rate),
+          )
+        // another rate is a rolling deploy's change (never refused); only the slot count differs in placement
+        const a = store(first, 1)
+        const b = store(second, 2)
+        t.teardown(async () => {
+          await a.close()
+          await Promise.resolve(b.close()).catch(() => {})
+          await dropPrefix(admin, prefix)
+          await admin.quit()
+        })
+        await a.ready()
+        await t.rejects(b.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, `slots ${second} refuses to start`)
+        t.equal((await a.tryConsume('alice', 1, 5)).admitted, true, 'the fleet that started first decides')
+        if (second === 1) {
+          // every key of S = 1 is in slot 0: each request of the joiner is refused too
+          const b1 = async () => await b.tryConsume('alice', 1, 5)
+          await t.rejects(b1(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, 'and so is its request')
+        }
+      })
+})
+
 t.test('exact mode: a server clock stepping back 10 s across a boundary grants no amnesty', async (t) => {
   const opts = await needRedis(t)
   t.test('FakeClock-driven store', opts, async (t) => {
@@ -180,11 +215,9 @@ t.test('exact mode: a server clock stepping back 10 s across a boundary grants n
 })
 
 t.test("onStoreError 'local': ready() starts without Redis; down and up are events for the logger", async (t) => {
-  const skip = haveRedisServer() ? {} : { skip: 'redis-server not installed' }
-  t.test('private redis-server started late', skip, async (t) => {
-    const port = 6400 + (process.pid % 400)
-    const server = privateRedis(port)
-    t.teardown(() => server.stop())
+  t.test('private redis-server started late', async (t) => {
+    const server = await ownRedis(t, 'start it after the store', { start: false })
+    if (server === undefined) return
     const events: RedisStoreEvent[] = []
     const factory = redisStore({
       redis: server.url,
@@ -209,7 +242,7 @@ t.test("onStoreError 'local': ready() starts without Redis; down and up are even
       policy: 'limit:default',
       onStoreError: 'local',
       message: new RegExp(
-        `redis at 127\\.0\\.0\\.1:${port}: .*connection refused \\(ECONNREFUSED\\).*in-process fallback`,
+        `redis at 127\\.0\\.0\\.1:${server.port}: .*connection refused \\(ECONNREFUSED\\).*in-process fallback`,
       ),
     })
     for (let i = 0; i < 3; i++) t.notOk('failure' in (await store.tryConsume('k', 1, 5)), 'the fallback decides')

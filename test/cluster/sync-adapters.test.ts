@@ -25,15 +25,7 @@ import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 import type { Clock } from '../../src/clock.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import {
-  REDIS_URL,
-  client,
-  dropPrefix,
-  haveRedisServer,
-  needRedis,
-  privateRedis,
-  uniquePrefix,
-} from './redis-helper.js'
+import { REDIS_URL, client, dropPrefix, needRedis, ownRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '2222222222222222bbbbbbbbbbbbbbbb'
 const CLOSED_PORT_URL = 'redis://127.0.0.1:6392'
@@ -329,12 +321,9 @@ for (const adapter of ['Fastify', 'Express'] as const) {
   })
 
   t.test(`${adapter}: Redis stops and comes back: the instance rejoins`, async (t) => {
-    const skip = haveRedisServer() ? undefined : 'redis-server binary not on PATH: cannot stop and restart a server'
-    t.test('rejoin', { skip }, async (t) => {
-      const port = 17390 + (process.pid % 1000) + (adapter === 'Fastify' ? 0 : 1000)
-      const server = privateRedis(port)
-      await server.start()
-      t.teardown(() => server.stop())
+    t.test('rejoin', async (t) => {
+      const server = await ownRedis(t, 'stop and restart it')
+      if (server === undefined) return
       const clock = new FakeClock(50_000_000)
       const errors: unknown[] = []
       const mk = (onError?: (e: unknown) => void) =>

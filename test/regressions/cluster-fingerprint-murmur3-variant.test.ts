@@ -16,9 +16,10 @@ import { linear } from '../../src/sketch/decay.js'
 const SECRET_HEX = '000102030405060708090a0b0c0d0e0f'
 
 /** The documented fingerprint (spec/cluster.md), computed by the siphash package. */
-function refFingerprint(hasherField: string): string {
-  // exact mode: the blocked layout's W (8 cells per level in a block) ends the text (spec/cluster.md)
-  const text = `grudge-fleet/3|exact|${hasherField}|4|1024|16|linear|min|2|W8`
+function refFingerprint(hasherField: string, tail = '|slot0'): string {
+  // exact mode: the blocked layout's W (8 cells per level in a block), then `slot0` for S = 16 > 1
+  // (slot 0 under the policy's own hash tag) end the text (spec/cluster.md)
+  const text = `grudge-fleet/3|exact|${hasherField}|4|1024|16|linear|min|2|W8${tail}`
   // key words: the 16 secret bytes as four little-endian u32 (bytes 0..15 = 0x00..0x0f)
   const key = [0x03020100, 0x07060504, 0x0b0a0908, 0x0f0e0d0c]
   const r = siphashRef.hash(key, new Uint8Array(Buffer.from(text, 'utf8')))
@@ -49,4 +50,7 @@ t.test('the fleet fingerprint tells the two murmur3 variants apart', async (t) =
   )
   t.not(fleetFingerprint(murmur3(1)), fleetFingerprint(new Murmur3Hasher(1, 'x64_128')))
   t.equal(fleetFingerprint(sipHash(1)), refFingerprint('siphash'), 'SipHash fleets are unchanged')
+  // a snapshot node kept slot 0 of S > 1 under {name#0}, where no node now writes: refused
+  // on the slots both use, rather than splitting slot 0's keys
+  t.not(fleetFingerprint(sipHash(1)), refFingerprint('siphash', ''), 'the text before slot0 is refused')
 })
