@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { checkKnownOptions } from '../../src/options.js'
 import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
-import { asOnRequest, kFirst, kManual, kOwner, kStack, kState, makeHook, type PluginScope } from './hooks.js'
+import { asOnRequest, kManual, kOwner, makeHook, REQUEST_SLOTS, requestGrudge, type PluginScope } from './hooks.js'
+import { kDecision } from '../../src/http/request-figures.js'
 import type { RouteDefaults } from './routes.js'
 import {
   GRUDGE_ROUTE_OPTION_KEYS,
@@ -18,7 +19,10 @@ import {
 import { keyOps } from '../../src/http/key-ops.js'
 import { invalidOption } from '../../src/errors.js'
 
-/** Decorate the instance with `fastify.grudge` and the request with `grudge` (null until decided). */
+/**
+ * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
+ * decided; built when read, see {@link requestGrudge}) and the slots it is built from.
+ */
 export function decorate(
   fastify: FastifyInstance,
   scope: PluginScope,
@@ -65,10 +69,19 @@ export function decorate(
   }
   if (fastify.hasDecorator('grudge')) (fastify as unknown as { grudge: GrudgeFastifyDecorator }).grudge = decorator
   else fastify.decorate('grudge', decorator)
-  if (!fastify.hasRequestDecorator('grudge')) fastify.decorateRequest('grudge', null)
-  // declared on the request class, so that setting it per request keeps one object shape
+  // request.grudge is built when read, from the request's own slots (requestGrudge); setting
+  // it replaces it for that request
+  if (!fastify.hasRequestDecorator('grudge'))
+    fastify.decorateRequest('grudge', {
+      getter(this: FastifyRequest) {
+        return requestGrudge(this)
+      },
+      setter(this: FastifyRequest, value: unknown) {
+        ;(this as unknown as Record<symbol, unknown>)[kDecision] = value
+      },
+    } as never)
+  // declared on the request class, so that setting them per request keeps one object shape
   // (a property added per request would fork Fastify's Request objects into two shapes)
-  if (!fastify.hasRequestDecorator(kState)) fastify.decorateRequest(kState as never, undefined as never)
-  if (!fastify.hasRequestDecorator(kFirst)) fastify.decorateRequest(kFirst as never, undefined as never)
-  if (!fastify.hasRequestDecorator(kStack)) fastify.decorateRequest(kStack as never, undefined as never)
+  for (const [slot, initial] of REQUEST_SLOTS)
+    if (!fastify.hasRequestDecorator(slot)) fastify.decorateRequest(slot as never, initial as never)
 }

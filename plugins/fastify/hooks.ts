@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler, preHandlerHookHandler } from 'fastify'
 import { invalidOption } from '../../src/errors.js'
 import { checkKnownOptions } from '../../src/options.js'
-import { unlimitedDecision, type Decision } from '../../src/limit/decision.js'
+import { decisionOf, unlimitedDecision, type Decision, type DecisionFigures } from '../../src/limit/decision.js'
 import type { Limiter } from '../../src/limit/limiter.js'
 import type { Telemetry } from '../../src/limit/telemetry.js'
 import { BloomGate } from '../../src/limit/bloom-gate.js'
@@ -29,6 +29,16 @@ import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
+import {
+  kDebtHigh,
+  kDebtLow,
+  kDecision,
+  keepFigures,
+  keptDecision,
+  kKey,
+  kTier,
+  type FigureSlots,
+} from '../../src/http/request-figures.js'
 import type { KeyOps } from '../../src/http/key-ops.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
@@ -119,7 +129,46 @@ interface StackState {
   readonly writer: FieldWriter
 }
 
-type Stateful = FastifyRequest & { [kState]?: PerRequest; [kFirst]?: HookContext; [kStack]?: StackState }
+type Stateful = FastifyRequest & FigureSlots & { [kState]?: PerRequest; [kFirst]?: HookContext; [kStack]?: StackState }
+
+/** The request slots the plugin declares on Fastify's request class (each initialised there, so one object shape). */
+export const REQUEST_SLOTS: ReadonlyArray<readonly [symbol, unknown]> = [
+  [kState, undefined],
+  [kFirst, undefined],
+  [kStack, undefined],
+  [kDecision, null],
+  [kKey, ''],
+  [kTier, undefined],
+  [kDebtHigh, 0],
+  [kDebtLow, 0],
+]
+
+/**
+ * `request.grudge`: the Decision of the last grudge limiter that decided the request (with
+ * its key and `bloom(name)`), or null. A request that one debt meter alone admitted keeps
+ * only its figures in slots of the request; the Decision is built from them the first time
+ * this is read, and then kept on the request (src/http/request-figures.ts).
+ */
+export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
+  const r = req as Stateful
+  const d = r[kDecision]
+  if (d !== null) return d as GrudgeRequestState
+  const first = r[kFirst]
+  if (first === undefined) return null
+  const state = keptDecision(r, first.limiter) as GrudgeRequestState
+  state.key = r[kKey]
+  state.bloom = first.bloomOf
+  r[kDecision] = state
+  return state
+}
+
+/** A Decision of this context's limiter as `request.grudge`. */
+function requestState(ctx: HookContext, d: Decision, key: string): GrudgeRequestState {
+  const state = d as GrudgeRequestState
+  state.key = key
+  state.bloom = ctx.bloomOf
+  return state
+}
 type Next = (err?: Error) => void
 
 interface HookContext {
@@ -151,24 +200,32 @@ function decidedBy(req: Stateful, limiter: Limiter): boolean {
 }
 
 /** The field source of a decision of this context's limiter: its tier's for a tiered limit. */
-function fieldsOf(ctx: HookContext, d: Decision): FieldSource {
-  return d.tier !== undefined && ctx.tierFields !== undefined ? (ctx.tierFields.get(d.tier) ?? ctx.fields) : ctx.fields
+function fieldsOf(ctx: HookContext, tier: string | undefined): FieldSource {
+  return tier !== undefined && ctx.tierFields !== undefined ? (ctx.tierFields.get(tier) ?? ctx.fields) : ctx.fields
 }
 
-/** Write a decision's fields: as they are for the first limiter (no allocation), merged for a later one. */
-function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: Decision, prev: Decision | null): void {
+/**
+ * Record the decision as `request.grudge` and write its fields: for the first limiter its
+ * figures are kept in the request's slots when they can be (no allocation) and its fields
+ * written as they are; a later limiter's Decision is built at once and its fields merged.
+ */
+function decided(ctx: HookContext, req: Stateful, reply: FastifyReply, key: string, f: DecisionFigures): void {
   const first = req[kFirst]
   if (first === undefined) {
     req[kFirst] = ctx
-    writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, d), d)
+    req[kDecision] = keepFigures(req, key, f) ? null : requestState(ctx, decisionOf(f), key)
+    writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, f.tier), f)
     return
   }
+  // the earlier limiters' Decision, before this one replaces it as request.grudge
+  const prev = requestGrudge(req)!
+  const d = requestState(ctx, decisionOf(f), key)
+  req[kDecision] = d
   let st = req[kStack]
   if (st === undefined) {
-    const firstDecision = prev ?? d
     st = {
       limiters: [first.limiter],
-      fields: new FieldStack(fieldsOf(first, firstDecision), firstDecision),
+      fields: new FieldStack(fieldsOf(first, prev.tier), prev),
       writer: {
         setHeader: (n, v) => reply.header(n, v),
         removeHeader: (n) => reply.removeHeader(n),
@@ -177,7 +234,7 @@ function writeFields(ctx: HookContext, req: Stateful, reply: FastifyReply, d: De
     req[kStack] = st
   }
   st.limiters.push(ctx.limiter)
-  st.fields.add(fieldsOf(ctx, d), d)
+  st.fields.add(fieldsOf(ctx, d.tier), d)
   st.fields.write(st.writer)
 }
 
@@ -240,16 +297,18 @@ function setReplyHeader(reply: FastifyReply, name: string, value: string): void 
   reply.header(name, value)
 }
 
-function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string, d: Decision): void {
+function apply(
+  ctx: HookContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  next: Next,
+  key: string,
+  f: DecisionFigures,
+): void {
   // a limiter of a stack that answered while another was waiting on its store decides nothing more
-  if (decidedBy(req, ctx.limiter)) return next()
-  const prev = req.grudge
-  const state = d as GrudgeRequestState
-  state.key = key
-  state.bloom = ctx.bloomOf
-  req.grudge = state
-  writeFields(ctx, req, reply, d, prev)
-  if (d.admitted) {
+  if (decidedBy(req as Stateful, ctx.limiter)) return next()
+  decided(ctx, req as Stateful, reply, key, f)
+  if (f.admitted) {
     const pending = (req as Stateful)[kState]
     if (ctx.limiter.recordsOutcomes)
       (req as Stateful)[kState] = {
@@ -263,6 +322,8 @@ function apply(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next:
     else if (pending === undefined) (req as Stateful)[kState] = NO_RECORD
     return next()
   }
+  // a denial is never kept as figures: its Decision is request.grudge already
+  const d = (req as Stateful)[kDecision]!
   try {
     const config = ctx.config
     config.onExceeded?.(req, key, d)
@@ -303,7 +364,7 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
     view: scope.view,
   }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
-    if (decidedBy(req, limiter)) return next() // this limiter already decided this request
+    if (decidedBy(req as Stateful, limiter)) return next() // this limiter already decided this request
     try {
       if (config.skip === undefined) return afterSkip(ctx, req, reply, next)
       const skip = config.skip(req)
@@ -346,7 +407,8 @@ export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, p
   const gate = new BloomGate({ filter: b.filter }, prefix)
   const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
-    if (req.grudge === null) req.grudge = Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf })
+    if (req.grudge === null)
+      (req as Stateful)[kDecision] = Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf })
     const item = await b.item(req)
     const present = await gate.check(registry, item)
     scope.telemetry.policy('bloom', present)

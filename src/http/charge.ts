@@ -7,7 +7,7 @@
  * closure (test/plugins/alloc.test.ts).
  * @module
  */
-import type { Decision } from '../limit/decision.js'
+import type { DecisionFigures } from '../limit/decision.js'
 import type { Limiter } from '../limit/limiter.js'
 import { isThenable } from './thenable.js'
 import { requestCost, type AdapterConfig } from './options.js'
@@ -28,8 +28,11 @@ export interface ChargeContext<Req, Res> {
  * @internal
  */
 export interface ChargeSteps<Ctx, Req, Res, Next> {
-  /** Write the Decision's fields and answer (admit or deny). */
-  apply(ctx: Ctx, req: Req, res: Res, next: Next, key: string, d: Decision): void
+  /**
+   * Keep the decision as `req.grudge`, write its fields and answer (admit or deny). On the
+   * synchronous path `f` is the limiter's one reused object: read it at once.
+   */
+  apply(ctx: Ctx, req: Req, res: Res, next: Next, key: string, f: DecisionFigures): void
   /**
    * Send a failure down the framework's error path.
    * @param limiter the limiter whose charge failed (a cost above the burst is then logged once
@@ -38,16 +41,21 @@ export interface ChargeSteps<Ctx, Req, Res, Next> {
   fail(ctx: Ctx, req: Req, next: Next, err: unknown, limiter: Limiter | undefined): void
 }
 
+/** The tier of a request not picked yet: {@link tierThenCharge} picks it first. */
+const UNPICKED: unique symbol = Symbol('grudge.unpicked')
+
 /**
  * Charge a request: its tier first (none for an untiered limit), then one decision in that
  * tier; an unknown tier, a throwing or rejecting tier or cost function, or a failing store
- * goes to `steps.fail`.
+ * goes to `steps.fail` (with the limiter when the charge failed, without when the tier
+ * function did).
  * @param steps the adapter's continuation
  * @param ctx the adapter's context of the limiter
  * @param req the request
  * @param res the reply or response
  * @param next the framework's callback
  * @param key the request key
+ * @param tier the tier once picked (undefined for an untiered limit); callers leave it out
  * @internal
  */
 export function tierThenCharge<Req, Res, Next, Ctx extends ChargeContext<Req, Res>>(
@@ -57,42 +65,30 @@ export function tierThenCharge<Req, Res, Next, Ctx extends ChargeContext<Req, Re
   res: Res,
   next: Next,
   key: string,
+  tier: string | undefined | typeof UNPICKED = UNPICKED,
 ): void {
+  let charging: Limiter | undefined
   try {
-    const tierOf = ctx.config.tier
-    if (tierOf === undefined) return charge(steps, ctx, req, res, next, key, undefined)
-    const tier = tierOf(req)
-    if (isThenable(tier))
-      tier.then(
-        (t) => charge(steps, ctx, req, res, next, key, t),
-        (err) => steps.fail(ctx, req, next, err, undefined),
-      )
-    else charge(steps, ctx, req, res, next, key, tier)
-  } catch (err) {
-    steps.fail(ctx, req, next, err, undefined)
-  }
-}
-
-/** Charge the request in its tier (undefined for an untiered limit); an unknown tier takes the error path. */
-function charge<Req, Res, Next, Ctx extends ChargeContext<Req, Res>>(
-  steps: ChargeSteps<Ctx, Req, Res, Next>,
-  ctx: Ctx,
-  req: Req,
-  res: Res,
-  next: Next,
-  key: string,
-  tier: string | undefined,
-): void {
-  try {
+    if (tier === UNPICKED) {
+      const tierOf = ctx.config.tier
+      const picked = tierOf === undefined ? undefined : tierOf(req)
+      if (isThenable(picked))
+        return void picked.then(
+          (t) => tierThenCharge(steps, ctx, req, res, next, key, t),
+          (err) => steps.fail(ctx, req, next, err, undefined),
+        )
+      tier = picked
+    }
+    charging = ctx.limiter
     const meter = ctx.limiter.meterOf(tier)
-    const d = ctx.limiter.decide(key, requestCost(ctx.config, meter, req), tier)
-    if (d instanceof Promise)
-      d.then(
-        (dd) => steps.apply(ctx, req, res, next, key, dd),
+    const f = ctx.limiter.decideFigures(key, requestCost(ctx.config, meter, req), tier)
+    if (f instanceof Promise)
+      f.then(
+        (ff) => steps.apply(ctx, req, res, next, key, ff),
         (err) => steps.fail(ctx, req, next, err, ctx.limiter),
       )
-    else steps.apply(ctx, req, res, next, key, d)
+    else steps.apply(ctx, req, res, next, key, f)
   } catch (err) {
-    steps.fail(ctx, req, next, err, ctx.limiter)
+    steps.fail(ctx, req, next, err, charging)
   }
 }

@@ -344,6 +344,20 @@ export function checkPolicyName(option: string, name: unknown): void {
 }
 
 /**
+ * What the fields of a decision are written from: a {@link Decision}, or the limiter's
+ * reused figures of one (which say NaN where a Decision says undefined).
+ * @internal
+ */
+export type DecisionFields = Pick<Decision, 'admitted' | 'retryAfterMs'> & {
+  /** The quota, undefined or NaN for none. */
+  readonly limit: number | undefined
+  /** Quota units left. */
+  readonly remaining: number | undefined
+  /** Ms until the quota is restored. */
+  readonly resetMs: number | undefined
+}
+
+/**
  * Write the rate-limit fields of a decision (lower-case names, in the order
  * `ratelimit-policy`, `ratelimit` (or draft-6's `ratelimit-limit/-remaining/-reset`),
  * `x-ratelimit-*`, `retry-after`). A decision without figures (no debt meter, or a store
@@ -353,16 +367,17 @@ export function checkPolicyName(option: string, name: unknown): void {
  * @param out where the fields go (a reply, a response, a record)
  * @param set writes one field into `out`
  * @param source the limiter's field source
- * @param d the decision
+ * @param d the decision, or the limiter's figures of it
  * @internal
  */
 export function writeRateLimitFields<Out>(
   out: Out,
   set: (out: Out, name: string, value: string) => unknown,
   source: FieldSource,
-  d: Decision,
+  d: DecisionFields,
 ): void {
-  if (d.limit !== undefined && d.remaining !== undefined && d.resetMs !== undefined) {
+  // a Decision without a quota has no limit; the limiter's reused figures say NaN
+  if (d.limit !== undefined && !Number.isNaN(d.limit) && d.remaining !== undefined && d.resetMs !== undefined) {
     const limit = countFigure(d.limit)
     const limitFigure = limit === source.quota ? source.limitFigure : figureString(limit)
     const remaining = countFigure(d.remaining)

@@ -241,10 +241,9 @@ export class DebtMeter {
     v.admitted = admitted
     v.debt = debt
     v.failure = undefined
-    // the epsilon absorbs float noise of a drained debt (4.9999999 left is 5), never above floor(burst)
-    v.remaining = Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
+    v.remaining = this.remainingOf(debt)
     if (admitted) {
-      v.resetMs = (debt / this.rate) * 1000
+      v.resetMs = this.resetMsOf(debt)
       v.retryAfterMs = 0
     } else {
       const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
@@ -252,6 +251,25 @@ export class DebtMeter {
       v.retryAfterMs = wait
     }
     return v
+  }
+
+  /**
+   * Quota units left at a debt: floor(burst − debt), in [0, floor(burst)]; the epsilon
+   * absorbs float noise of a drained debt (4.9999999 left is 5).
+   * @param debt the key's debt after the charge, in cost units
+   * @internal
+   */
+  remainingOf(debt: number): number {
+    return Math.min(Math.floor(this.burst), Math.max(0, Math.floor(this.burst - debt + 1e-9)))
+  }
+
+  /**
+   * Ms until a debt drains to 0 at this meter's rate: debt / rate · 1000.
+   * @param debt the key's debt, in cost units
+   * @internal
+   */
+  resetMsOf(debt: number): number {
+    return (debt / this.rate) * 1000
   }
 
   /** Release the store (timers, connections). */

@@ -59,19 +59,98 @@ export function nonNegativeInt(x: number): number {
   return Math.floor(x)
 }
 
+/** {@link DecisionFigures.read}: the abuse score was read. @internal */
+export const READ_ABUSE = 1
+/** {@link DecisionFigures.read}: the feedback score was read. @internal */
+export const READ_FAIRNESS = 2
+/** {@link DecisionFigures.read}: the debt meter was read. @internal */
+export const READ_LIMIT = 4
+
 /**
- * A Decision from its fields, with the figures made header-safe in place: without a quota
- * (`limit` undefined) `remaining` and `resetMs` are undefined too; `remaining` is floored
- * at 0. The caller writes every field in one literal, so every decision has one object
- * shape and no second object is allocated.
+ * The figures of a Decision as plain fields, so that one object per limiter can carry them
+ * on the synchronous path (`Limiter.decideFigures`) and the adapters can keep a request's
+ * own figures without a Decision (`req.grudge` is built from them when read). Every number
+ * field always holds a number (NaN for "none"), never undefined: V8 then keeps them as
+ * doubles written in place, and reusing the object allocates nothing.
  * @internal
  */
-export function makeDecision(d: Decision): Decision {
-  if (d.limit === undefined) {
-    d.remaining = undefined
-    d.resetMs = undefined
-  } else d.remaining = nonNegativeInt(d.remaining ?? 0)
-  return d
+export class DecisionFigures {
+  /** As {@link Decision.admitted}. */
+  admitted = false
+  /** As {@link Decision.policy}. */
+  policy: PolicyName | undefined = undefined
+  /** The quota (burst); NaN for none (then {@link Decision.limit}, `remaining` and `resetMs` are undefined). */
+  limit = NaN
+  /** As {@link Decision.remaining}, already floored at 0. */
+  remaining = NaN
+  /** As {@link Decision.resetMs}. */
+  resetMs = NaN
+  /** As {@link Decision.retryAfterMs}. */
+  retryAfterMs = 0
+  /** As {@link Decision.score}. */
+  score = NaN
+  /** `scores.abuse`, when `read` has {@link READ_ABUSE}. */
+  abuse = NaN
+  /** `scores.fairness`, when `read` has {@link READ_FAIRNESS}. */
+  fairness = NaN
+  /** `scores.limit`, when `read` has {@link READ_LIMIT}. */
+  debt = NaN
+  /** Which scores were read: a sum of READ_ABUSE, READ_FAIRNESS, READ_LIMIT. */
+  read = 0
+  /** As {@link Decision.tier}. */
+  tier: string | undefined = undefined
+  /**
+   * Whether only the debt meter decided (no other policy, no store failure): the figures
+   * then follow from `debt`, `retryAfterMs` and `tier` alone (`Limiter.refillDebtOnly`).
+   */
+  debtOnly = false
+}
+
+/**
+ * A copy of figures that outlives the next decision (an asynchronous decision's own).
+ * @internal
+ */
+export function copyFigures(f: DecisionFigures): DecisionFigures {
+  const c = new DecisionFigures()
+  c.admitted = f.admitted
+  c.policy = f.policy
+  c.limit = f.limit
+  c.remaining = f.remaining
+  c.resetMs = f.resetMs
+  c.retryAfterMs = f.retryAfterMs
+  c.score = f.score
+  c.abuse = f.abuse
+  c.fairness = f.fairness
+  c.debt = f.debt
+  c.read = f.read
+  c.tier = f.tier
+  c.debtOnly = f.debtOnly
+  return c
+}
+
+/**
+ * The Decision of figures: the one place a Decision is built. Without a quota (`limit`
+ * NaN) `limit`, `remaining` and `resetMs` are undefined; `scores` holds the scores read, in
+ * the order the policies ran (abuse, fairness, limit). Every decision has one object shape.
+ * @internal
+ */
+export function decisionOf(f: DecisionFigures): Decision {
+  const quota = !Number.isNaN(f.limit)
+  const scores: Decision['scores'] = {}
+  if ((f.read & READ_ABUSE) !== 0) scores.abuse = f.abuse
+  if ((f.read & READ_FAIRNESS) !== 0) scores.fairness = f.fairness
+  if ((f.read & READ_LIMIT) !== 0) scores.limit = f.debt
+  return {
+    admitted: f.admitted,
+    policy: f.policy,
+    limit: quota ? f.limit : undefined,
+    remaining: quota ? f.remaining : undefined,
+    resetMs: quota ? f.resetMs : undefined,
+    retryAfterMs: f.retryAfterMs,
+    score: f.score,
+    scores,
+    tier: f.tier,
+  }
 }
 
 /**

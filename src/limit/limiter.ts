@@ -1,7 +1,18 @@
 import { invalidOption } from '../errors.js'
 import { AbuseScore, parseAbuseScoreOptions, type AbuseScoreOptions, type AbuseVerdict } from './abuse-score.js'
 import { DebtMeter, parseDebtMeterOptions, type DebtMeterOptions, type DebtVerdict } from './debt-meter.js'
-import { ceilSeconds, makeDecision, type Decision, type PolicyName } from './decision.js'
+import {
+  ceilSeconds,
+  copyFigures,
+  nonNegativeInt,
+  decisionOf,
+  DecisionFigures,
+  READ_ABUSE,
+  READ_FAIRNESS,
+  READ_LIMIT,
+  type Decision,
+  type PolicyName,
+} from './decision.js'
 import {
   FeedbackScore,
   parseFeedbackScoreOptions,
@@ -147,6 +158,8 @@ export class Limiter {
   readonly clock: Clock
   /** The same clock, with its pin/unpin handles (internal). */
   private readonly pinnedClock: PinnedClock
+  /** The figures of this limiter's synchronous decisions: one object, refilled by each (decideFigures). */
+  private readonly figures = new DecisionFigures()
   /** Debt meter, or undefined when not configured; for a tiered limit the first tier's (see {@link Limiter.tiers}). */
   readonly limit: DebtMeter | undefined
   /** The tiers' debt meters by name for a tiered limit (`limit.tiers`), else undefined. */
@@ -291,9 +304,21 @@ export class Limiter {
    * `ERR_GRUDGE_TIER_UNKNOWN` for a tier the limit does not have (or none for a tiered limit)
    */
   decide(key: string, cost?: number, tier?: string): Decision | Promise<Decision> {
+    const f = this.decideFigures(key, cost, tier)
+    return isPromise(f) ? f.then(decisionOf) : decisionOf(f)
+  }
+
+  /**
+   * {@link Limiter.decide} as figures, for the adapters: on the synchronous path (in-process
+   * stores) the answer is this limiter's one reused {@link DecisionFigures}, overwritten by
+   * its next decision, so it must be read at once; an asynchronous answer is its own copy.
+   * Same parameters, errors and effects as {@link Limiter.decide}.
+   * @internal
+   */
+  decideFigures(key: string, cost?: number, tier?: string): DecisionFigures | Promise<DecisionFigures> {
     const meter = this.meterOf(tier)
     const pinned = this.pinnedClock.pin()
-    let d: Decision | Promise<Decision>
+    let d: DecisionFigures | Promise<DecisionFigures>
     try {
       d = this.decideRaw(key, cost, meter, tier)
     } finally {
@@ -302,9 +327,27 @@ export class Limiter {
     return isPromise(d) ? this.bounded(d) : d
   }
 
+  /**
+   * The figures of a decision only the debt meter made ({@link DecisionFigures.debtOnly})
+   * from the three figures it follows from, exactly as the decision had them.
+   * @param into where to write them
+   * @param debt the key's debt after the decision (`scores.limit`)
+   * @param retryAfterMs the decision's `retryAfterMs` (0 when admitted)
+   * @param tier the tier charged, or undefined for an untiered limit
+   * @internal
+   */
+  refillDebtOnly(into: DecisionFigures, debt: number, retryAfterMs: number, tier: string | undefined): DecisionFigures {
+    const meter = this.meterOf(tier)!
+    if (retryAfterMs === 0)
+      fillAdmit(into, debt, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), meter.resetMsOf(debt))
+    else fillDeny(into, 'limit', debt, retryAfterMs, undefined, undefined, debt, meter, tier, meter.remainingOf(debt))
+    into.debtOnly = true
+    return into
+  }
+
   /** Bound an asynchronous decision by storeTimeoutMs; a timeout or a store rejection becomes onStoreError's decision. */
-  private bounded(p: Promise<Decision>): Promise<Decision> {
-    return new Promise<Decision>((resolve) => {
+  private bounded(p: Promise<DecisionFigures>): Promise<DecisionFigures> {
+    return new Promise<DecisionFigures>((resolve) => {
       let done = false
       const fail = (error: unknown) => {
         if (done) return
@@ -312,9 +355,11 @@ export class Limiter {
         this.onStoreFailure?.(error)
         this.telemetry.policy('store', this.onStoreError === 'open')
         resolve(
-          this.onStoreError === 'open'
-            ? this.admit(NaN, undefined, undefined, undefined, undefined, undefined, 0)
-            : this.deny('store', NaN, 1000, undefined, undefined, undefined, undefined, undefined),
+          copyFigures(
+            this.onStoreError === 'open'
+              ? this.admit(NaN, undefined, undefined, undefined, undefined, undefined, 0)
+              : this.deny('store', NaN, 1000, undefined, undefined, undefined, undefined, undefined),
+          ),
         )
       }
       // not unref'd: a request is waiting on it, and it lasts at most storeTimeoutMs
@@ -347,13 +392,13 @@ export class Limiter {
     cost: number | undefined,
     meter: DebtMeter | undefined,
     tier: string | undefined,
-  ): Decision | Promise<Decision> {
+  ): DecisionFigures | Promise<DecisionFigures> {
     if (this.telemetrySharesClock) this.telemetry.requestAt(key, this.pinnedClock.now())
     else this.telemetry.request(key)
     if (cost !== undefined && meter !== undefined) meter.checkCost(cost)
     if (this.abuse === undefined) return this.afterAbuse(key, cost, meter, tier, undefined)
     const a = this.abuse.check(key)
-    if (isPromise(a)) return a.then((v) => this.afterAbuse(key, cost, meter, tier, v))
+    if (isPromise(a)) return a.then((v) => owned(this.afterAbuse(key, cost, meter, tier, v)))
     return this.afterAbuse(key, cost, meter, tier, a)
   }
 
@@ -366,7 +411,7 @@ export class Limiter {
     meter: DebtMeter | undefined,
     tier: string | undefined,
     a: AbuseVerdict | undefined,
-  ): Decision | Promise<Decision> {
+  ): DecisionFigures | Promise<DecisionFigures> {
     const abuse = a !== undefined ? a.score : undefined
     if (a !== undefined) {
       this.telemetry.policy('abuse', a.admitted)
@@ -374,7 +419,7 @@ export class Limiter {
     }
     if (this.fairness === undefined) return this.afterFairness(key, cost, meter, tier, abuse, undefined)
     const f = this.fairness.check(key, this.random())
-    if (isPromise(f)) return f.then((v) => this.afterFairness(key, cost, meter, tier, abuse, v))
+    if (isPromise(f)) return f.then((v) => owned(this.afterFairness(key, cost, meter, tier, abuse, v)))
     return this.afterFairness(key, cost, meter, tier, abuse, f)
   }
 
@@ -385,7 +430,7 @@ export class Limiter {
     tier: string | undefined,
     abuse: number | undefined,
     f: FairnessVerdict | undefined,
-  ): Decision | Promise<Decision> {
+  ): DecisionFigures | Promise<DecisionFigures> {
     const fairness = f !== undefined ? f.score : undefined
     if (f !== undefined) {
       this.telemetry.policy('fairness', f.admitted)
@@ -396,7 +441,7 @@ export class Limiter {
     }
     if (meter === undefined) return this.admit(NaN, abuse, fairness, undefined, undefined, tier, 0)
     const d = meter.charge(key, cost)
-    if (isPromise(d)) return d.then((v) => this.afterLimit(key, meter, tier, abuse, fairness, v))
+    if (isPromise(d)) return d.then((v) => copyFigures(this.afterLimit(key, meter, tier, abuse, fairness, v)))
     return this.afterLimit(key, meter, tier, abuse, fairness, d)
   }
 
@@ -407,7 +452,7 @@ export class Limiter {
     abuse: number | undefined,
     fairness: number | undefined,
     d: DebtVerdict,
-  ): Decision {
+  ): DecisionFigures {
     if (d.failure !== undefined) {
       this.onStoreFailure?.(new Error(`the store answered with its failure fallback ('${d.failure}')`))
       this.telemetry.policy('store', d.admitted)
@@ -415,37 +460,16 @@ export class Limiter {
       return this.deny('store', NaN, d.retryAfterMs, abuse, fairness, d.debt, undefined, tier)
     }
     this.telemetry.policy('limit', d.admitted)
-    if (d.admitted) return this.admitByMeter(abuse, fairness, meter, tier, d)
+    const debtOnly = abuse === undefined && fairness === undefined
+    if (d.admitted) {
+      const f = this.admit(d.debt, abuse, fairness, d.debt, meter, tier, d.remaining, d.resetMs)
+      f.debtOnly = debtOnly
+      return f
+    }
     this.escalate(key)
-    return this.deny('limit', d.debt, d.retryAfterMs, abuse, fairness, d.debt, meter, tier, d.remaining)
-  }
-
-  /**
-   * {@link Limiter.admit} for a debt meter's admission, its figures read from the verdict
-   * itself: passed as numbers to a call V8 does not inline, the debt (twice), the remaining
-   * quota and the reset would each be boxed (measured: 48 B a decision, the sampling heap
-   * profiler of `examples/bench/decision.bench.ts`'s path).
-   */
-  private admitByMeter(
-    abuse: number | undefined,
-    fairness: number | undefined,
-    meter: DebtMeter,
-    tier: string | undefined,
-    d: DebtVerdict,
-  ): Decision {
-    this.telemetry.outcome(true)
-    return makeDecision({
-      admitted: true,
-      policy: undefined,
-      limit: meter.burst,
-      remaining: d.remaining,
-      resetMs: d.resetMs,
-      retryAfterMs: 0,
-      score: d.debt,
-      scores:
-        abuse === undefined && fairness === undefined ? { limit: d.debt } : this.scoresOf(abuse, fairness, d.debt),
-      tier,
-    })
+    const f = this.deny('limit', d.debt, d.retryAfterMs, abuse, fairness, d.debt, meter, tier, d.remaining)
+    f.debtOnly = debtOnly
+    return f
   }
 
   /**
@@ -460,23 +484,6 @@ export class Limiter {
     if (isPromise(p)) p.catch((err: unknown) => this.onStoreFailure?.(err))
   }
 
-  /**
-   * The scores of a decision, in the order the policies ran (abuse, fairness, limit); a
-   * policy not configured, or not read because an earlier one denied (undefined here), is
-   * absent. A policy that was read keeps its figure, NaN included (a failed store's debt).
-   */
-  private scoresOf(
-    abuse: number | undefined,
-    fairness: number | undefined,
-    limit: number | undefined,
-  ): Decision['scores'] {
-    const s: Decision['scores'] = {}
-    if (abuse !== undefined) s.abuse = abuse
-    if (fairness !== undefined) s.fairness = fairness
-    if (limit !== undefined) s.limit = limit
-    return s
-  }
-
   private admit(
     score: number,
     abuse: number | undefined,
@@ -486,19 +493,9 @@ export class Limiter {
     tier: string | undefined,
     remaining: number,
     resetMs = NaN,
-  ): Decision {
+  ): DecisionFigures {
     this.telemetry.outcome(true)
-    return makeDecision({
-      admitted: true,
-      policy: undefined,
-      limit: meter !== undefined ? meter.burst : undefined,
-      remaining,
-      resetMs,
-      retryAfterMs: 0,
-      score,
-      scores: this.scoresOf(abuse, fairness, limit),
-      tier,
-    })
+    return fillAdmit(this.figures, score, abuse, fairness, limit, meter, tier, remaining, resetMs)
   }
 
   private deny(
@@ -511,21 +508,9 @@ export class Limiter {
     meter: DebtMeter | undefined,
     tier: string | undefined,
     remaining = NaN,
-  ): Decision {
+  ): DecisionFigures {
     this.telemetry.outcome(false)
-    // Retry-After is whole seconds (≥ 1); report the same wait everywhere so header, reset field and body agree
-    const wait = Math.max(1, ceilSeconds(retryAfterMs)) * 1000
-    return makeDecision({
-      admitted: false,
-      policy,
-      limit: meter !== undefined ? meter.burst : undefined,
-      remaining,
-      resetMs: wait,
-      retryAfterMs: wait,
-      score,
-      scores: this.scoresOf(abuse, fairness, limit),
-      tier,
-    })
+    return fillDeny(this.figures, policy, score, retryAfterMs, abuse, fairness, limit, meter, tier, remaining)
   }
 
   /**
@@ -603,4 +588,77 @@ export class Limiter {
     this.closed = true
     await Promise.all([...this.meters().map((m) => m.close()), this.fairness?.close(), this.abuse?.close()])
   }
+}
+
+/** A decision reached after an await: its own figures (the limiter's are refilled by the next decision). */
+function owned(f: DecisionFigures | Promise<DecisionFigures>): DecisionFigures | Promise<DecisionFigures> {
+  return isPromise(f) ? f : copyFigures(f)
+}
+
+/** The scores read (undefined: not configured, or not read because an earlier policy denied); NaN is a score read. */
+function fillScores(
+  into: DecisionFigures,
+  abuse: number | undefined,
+  fairness: number | undefined,
+  limit: number | undefined,
+): void {
+  into.abuse = abuse ?? NaN
+  into.fairness = fairness ?? NaN
+  into.debt = limit ?? NaN
+  into.read =
+    (abuse !== undefined ? READ_ABUSE : 0) |
+    (fairness !== undefined ? READ_FAIRNESS : 0) |
+    (limit !== undefined ? READ_LIMIT : 0)
+}
+
+/** The figures of an admission (without a quota, `remaining` and `resetMs` are none). */
+function fillAdmit(
+  into: DecisionFigures,
+  score: number,
+  abuse: number | undefined,
+  fairness: number | undefined,
+  limit: number | undefined,
+  meter: DebtMeter | undefined,
+  tier: string | undefined,
+  remaining: number,
+  resetMs: number,
+): DecisionFigures {
+  into.admitted = true
+  into.policy = undefined
+  into.limit = meter !== undefined ? meter.burst : NaN
+  into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
+  into.resetMs = meter !== undefined ? resetMs : NaN
+  into.retryAfterMs = 0
+  into.score = score
+  fillScores(into, abuse, fairness, limit)
+  into.tier = tier
+  into.debtOnly = false
+  return into
+}
+
+/** The figures of a denial: Retry-After is whole seconds (≥ 1), the same wait everywhere, so header, reset field and body agree. */
+function fillDeny(
+  into: DecisionFigures,
+  policy: PolicyName,
+  score: number,
+  retryAfterMs: number,
+  abuse: number | undefined,
+  fairness: number | undefined,
+  limit: number | undefined,
+  meter: DebtMeter | undefined,
+  tier: string | undefined,
+  remaining: number,
+): DecisionFigures {
+  const wait = Math.max(1, ceilSeconds(retryAfterMs)) * 1000
+  into.admitted = false
+  into.policy = policy
+  into.limit = meter !== undefined ? meter.burst : NaN
+  into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
+  into.resetMs = meter !== undefined ? wait : NaN
+  into.retryAfterMs = wait
+  into.score = score
+  fillScores(into, abuse, fairness, limit)
+  into.tier = tier
+  into.debtOnly = false
+  return into
 }

@@ -1,72 +1,69 @@
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { runAllocChild } from '../fixtures/gc-count.js'
 
-// What one request allocates on the adapters' synchronous path with ONE debt-meter policy
-// (decision and the RateLimit / RateLimit-Policy values), the Fastify hook and the Express
-// middleware driven directly (fixtures/alloc-child.ts), 1024 clients round-robin:
+// Zero allocation per request on the single-policy path, counted as the house rule says: in
+// garbage collections. fixtures/alloc-child.ts sends requests through Fastify's router and an
+// Express app (Node's own request and response objects, one debt-meter policy, 1024 clients
+// round-robin, every request admitted), and through the same apps without grudge (answering
+// the same two rate-limit fields and building the request key, which any limiter derives
+// from the request), alternating, twice each, in one process with a 1 MiB young generation:
+// every MiB allocated is about one scavenge, so grudge's extra bytes per request are about
+// (scavenges with grudge − without) · 1 MiB / requests.
 //
-// - the request key, `'ip:' + address`: a string derived from the request (a cons string,
-//   flattened when it is hashed), new for every request by nature;
-// - one Decision, `req.grudge`: the request's own state, which later hooks and the handler
-//   read after awaits (body parsing, other hooks) while other requests are decided, so it
-//   cannot be a per-limiter object; with it its `scores`, its boxed doubles (score,
-//   resetMs, scores.limit) and the adapter's own fields (`key`, and `bloom` or the field mark);
-// - nothing else: the store's answer and the debt meter's verdict are one reused object per
-//   meter on this path (DebtMeter.charge); `RateLimit-Policy` is built once per policy;
-//   the `RateLimit` value of a (remaining, reset) pair is built the first time the pair is
-//   seen and then read from the policy's cache (≤ 2048 values per limiter), so a steady state
-//   allocates no header string (a figure ≥ 32 768, or a pair past the cache, is a new string
-//   per request: a value carrying a changing figure cannot be a constant).
-//
-// The budget is measured, not pasted: the child builds that key and a Decision-shaped object
-// with the same fields in the same loop (the 'reference' row), and each adapter must stay
-// within it plus 32 B (one boxed double of slack). Before the per-meter verdict, the admitted
-// path allocated a second verdict object and its doubles per request (~100 B over the reference).
-// The refused path also answers with the cached default body; it allocates about 90 B more
-// than the reference today (boxed waits of the denial), bounded here at reference + 128 B.
-t.test('one policy: the adapters allocate only the key and the Decision per request', async (t) => {
-  const env = { ...process.env }
-  delete env.NODE_V8_COVERAGE
-  // as test/sketch/alloc.test.ts: keep tap's coverage hook out of the child
-  env._TAPJS_PROCESSINFO_COVERAGE_ = '0'
+// Tolerances, each stated in bytes per request and turned into scavenges for the run:
+// - the bare rounds of one framework agree within 2 scavenges (the measurement's spread);
+// - Fastify: 160 B per request + that spread. The Decision is not built unless read
+//   (src/http/request-figures.ts); what grudge still costs is its eight request slots
+//   (kState, kFirst, kStack, the Decision and the four figures it is built from), declared
+//   on Fastify's request class, 8 B each in every request object: about 2 of the 5 or 6
+//   scavenges measured over 40 000 requests (the bare app with the plugin's decorators and
+//   no policy: 2 more than without), so ~130–160 B per request in all, of which ~70–90 B
+//   are not yet explained (driven directly, the hook allocates ~17 B beyond the key).
+//   Before (a Decision per request): 13 to 14 scavenges, ~350 B per request: fails.
+// - Express: 3.5 kB per request + the spread. Any property added to Express's request turns
+//   that object into a dictionary in V8 (measured with a big young generation: +1.2 kB per
+//   request for one symbol property in the bare app), and grudge must keep one (which
+//   middleware decided, and the figures): 20 to 22 scavenges over 8 000 requests,
+//   ~2.6–2.9 kB. Before: 36 to 39, ~4.9 kB: fails.
+t.test('one policy through the framework: no Decision per request, counted in garbage collections', async (t) => {
   const child = fileURLToPath(new URL('./fixtures/alloc-child.ts', import.meta.url))
-  const r = spawnSync(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      '--expose-gc',
-      '--no-concurrent-recompilation',
-      '--min-semi-space-size=128',
-      '--max-semi-space-size=128',
-      child,
-    ],
-    { env, encoding: 'utf8', timeout: 300_000 },
-  )
-  t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
-  const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
-    adapter: string
-    path: string
+  const r = runAllocChild<{
+    framework: string
+    app: string
     requests: number
+    answered: number
+    refused: number
     minorGcs: number
-    bytesPerRequest: number
-    nexts: number
-  }>
-  t.same(
-    rows.map((x) => `${x.adapter} ${x.path}`),
-    ['reference key + one Decision', 'fastify admitted', 'express admitted', 'fastify refused', 'express refused'],
-  )
-  const ref = rows[0]
-  t.ok(ref.bytesPerRequest > 100, `the reference allocates (${ref.bytesPerRequest.toFixed(1)} B/request)`)
-  for (const row of rows.slice(1)) {
-    const name = `${row.adapter} ${row.path}`
-    t.equal(row.minorGcs, 0, `${name}: no scavenge while measured (the young generation holds the run)`)
-    t.equal(row.nexts, row.path === 'admitted' ? row.requests : 0, `${name}: every request ${row.path}`)
-    const budget = ref.bytesPerRequest + (row.path === 'admitted' ? 32 : 128)
-    t.ok(
-      row.bytesPerRequest <= budget,
-      `${name}: ${row.bytesPerRequest.toFixed(1)} B/request ≤ ${budget.toFixed(1)} (reference ${ref.bytesPerRequest.toFixed(1)})`,
+    otherGcs: number
+  }>(child, ['--min-semi-space-size=1', '--max-semi-space-size=1'])
+  t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
+  const MiB = 1 << 20
+  const SPREAD = 2
+  const budgets: Record<string, number> = { fastify: 160, express: 3584 }
+  for (const framework of ['fastify', 'express']) {
+    const rows = r.rows.filter((x) => x.framework === framework)
+    t.same(
+      rows.map((x) => x.app),
+      ['bare', 'grudge', 'bare', 'grudge'],
+      `${framework}: bare and grudge alternate, twice`,
     )
+    for (const row of rows) {
+      t.equal(row.answered, row.requests, `${framework} ${row.app}: every request answered`)
+      t.equal(row.refused, 0, `${framework} ${row.app}: none refused`)
+    }
+    const bare = rows.filter((x) => x.app === 'bare').map((x) => x.minorGcs)
+    const limited = rows.filter((x) => x.app === 'grudge').map((x) => x.minorGcs)
+    t.ok(bare[0] > 10, `${framework}: the framework itself allocates (${bare[0]} scavenges)`)
+    t.ok(Math.abs(bare[0] - bare[1]) <= SPREAD, `${framework}: bare rounds agree (${bare.join(', ')} scavenges)`)
+    const n = rows[0].requests
+    const allowed = Math.ceil((n * budgets[framework]) / MiB) + SPREAD
+    for (let i = 0; i < 2; i++) {
+      const extra = limited[i] - bare[i]
+      t.ok(
+        extra <= allowed,
+        `${framework} round ${i + 1}: ${extra} scavenges more than bare over ${n} requests (≈ ${Math.max(0, Math.round((extra * MiB) / n))} B per request) ≤ ${allowed}`,
+      )
+    }
   }
 })

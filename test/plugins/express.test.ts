@@ -461,3 +461,47 @@ t.test('every documented option passes', async (t) => {
   const { errorResponseBuilder: _b, ...rest } = all
   for (const [k, v] of Object.entries(answers)) await grudge({ ...rest, [k]: v }).close()
 })
+
+t.test(
+  'req.grudge is built when read, from that request’s own figures, after other requests were decided',
+  async (t) => {
+    const clock = new FakeClock(1_000_000)
+    const mw = grudge({
+      limit: { rate: 10, burst: 20 },
+      key: (req: Request) => String(req.headers['x-k']),
+      clock,
+      ticker: new FakeTicker(),
+    })
+    t.teardown(() => mw.close())
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const inSlow = new Promise<void>((r) => (entered = r))
+    const app = express()
+    app.use(mw)
+    app.get('/slow', (req: Request, res: Response) => {
+      entered()
+      void gate.then(() => res.json({ d: req.grudge, same: req.grudge === req.grudge }))
+    })
+    app.get('/fast', (req: Request, res: Response) => res.json({ d: req.grudge }))
+    const { url } = await serve(t, app)
+    const slow = hit(url + '/slow', { 'x-k': 'a' })
+    await inSlow
+    let last: Hit | undefined
+    for (let i = 0; i < 3; i++) last = await hit(url + '/fast', { 'x-k': 'b' })
+    t.equal((JSON.parse(last!.body) as { d: { remaining: number } }).d.remaining, 17, "b's third request")
+    release()
+    const body = JSON.parse((await slow).body) as { d: Record<string, unknown>; same: boolean }
+    t.same(body.d, {
+      admitted: true,
+      limit: 20,
+      remaining: 19,
+      resetMs: 100,
+      retryAfterMs: 0,
+      score: 1,
+      scores: { limit: 1 },
+      key: 'fn:a',
+    })
+    t.ok(body.same, 'built once per request, then the same object')
+  },
+)

@@ -1000,3 +1000,48 @@ t.test('every documented plugin, route and Fastify register option passes', asyn
   t.equal((await f.inject('/u?id=nobody')).body, 'absent')
   await f.close()
 })
+
+t.test(
+  'request.grudge is built when read, from that request’s own figures, after other requests were decided',
+  async (t) => {
+    const clock = new FakeClock(1_000_000)
+    const app = Fastify()
+    t.teardown(() => app.close())
+    await app.register(grudge, {
+      limit: { rate: 10, burst: 20 },
+      key: (req: FastifyRequest) => String(req.headers['x-k']),
+      clock,
+      ticker: new FakeTicker(),
+    })
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    app.get('/slow', async (req) => {
+      await gate // other requests are decided meanwhile: the limiter's figures are refilled
+      return req.grudge
+    })
+    app.get('/fast', async (req) => req.grudge)
+    app.get('/twice', async (req) => ({ same: req.grudge === req.grudge, remaining: req.grudge?.remaining }))
+    const slow = app.inject({ url: '/slow', headers: { 'x-k': 'a' } })
+    // let the slow request pass its hook before the others are decided
+    await new Promise((r) => setTimeout(r, 20))
+    for (let i = 0; i < 3; i++) await app.inject({ url: '/fast', headers: { 'x-k': 'b' } })
+    release()
+    const d = (await slow).json<Record<string, unknown>>()
+    // the figures of key a's first request (a debt of 1), not those of b's third (a debt of 3)
+    t.same(d, {
+      admitted: true,
+      limit: 20,
+      remaining: 19,
+      resetMs: 100,
+      retryAfterMs: 0,
+      score: 1,
+      scores: { limit: 1 },
+      key: 'fn:a',
+    })
+    const twice = (await app.inject({ url: '/twice', headers: { 'x-k': 'c' } })).json<{
+      same: boolean
+      remaining: number
+    }>()
+    t.same(twice, { same: true, remaining: 19 }, 'built once per request, then the same object')
+  },
+)

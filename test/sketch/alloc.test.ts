@@ -1,6 +1,6 @@
 import t from 'tap'
-import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { runAllocChild } from '../fixtures/gc-count.js'
 
 // Zero allocation on the hot path: 10^6 update / tryUpdate / updateWithFloor / estimate /
 // updateAndEstimate calls with pre-built 16- and 40-byte ASCII string keys, murmur3 and SipHash,
@@ -13,21 +13,8 @@ import { fileURLToPath } from 'node:url'
 // optimizing on the main thread (--no-concurrent-recompilation) so that on a loaded machine
 // the measured loop does not start in unoptimized code while a background compile waits.
 t.test('the hot-path operations allocate nothing over 10^6 calls', async (t) => {
-  const env = { ...process.env }
-  delete env.NODE_V8_COVERAGE
-  // tap's processinfo hook re-arms coverage in every child it sees spawned unless told not
-  // to; the child's tsx transform differs from tap's, and merging its raw V8 ranges into
-  // the parent's garbles the coverage of every src file the child loads (sketch.ts,
-  // codec.ts, murmur3.ts… reported as largely uncovered).
-  env._TAPJS_PROCESSINFO_COVERAGE_ = '0'
   const child = fileURLToPath(new URL('./fixtures/alloc-child.ts', import.meta.url))
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--no-concurrent-recompilation', child], {
-    env,
-    encoding: 'utf8',
-    timeout: 300_000,
-  })
-  t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
-  const rows = JSON.parse(r.stdout.trim().split('\n').pop()!) as Array<{
+  const { status, stderr, rows } = runAllocChild<{
     hasher: string
     keyBytes: number
     keyKind: string
@@ -35,7 +22,8 @@ t.test('the hot-path operations allocate nothing over 10^6 calls', async (t) => 
     minorGcs: number
     otherGcs: number
     heapGrowthBytes: number
-  }>
+  }>(child)
+  t.equal(status, 0, `child exited cleanly: ${stderr}`)
   t.equal(
     rows.length,
     30,
