@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { halfLife } from '../sketch/decay.js'
-import { scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
+import { SELF_SIZED_CELL_RANGE, scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -241,8 +241,7 @@ export function abuseScoreCellsFor(
   return scoreCellsForLoad(abuseScoreLoad(c, scorePerSecond, hotKeys), {
     levels,
     targetFalseReject,
-    minCells: 16,
-    maxCells: 1 << 30,
+    ...SELF_SIZED_CELL_RANGE,
     threshold: c.threshold,
   })
 }

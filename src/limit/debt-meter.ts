@@ -1,6 +1,6 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { debtMeterCellsForLoad, type DebtMeterLoad } from '../sketch/sizing.js'
+import { SELF_SIZED_CELL_RANGE, debtMeterCellsForLoad, type DebtMeterLoad } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import { localRotatorOf, type ScoreStore, type StoreResult } from './store.js'
@@ -335,8 +335,7 @@ export function debtMeterCellsFor(
   return debtMeterCellsForLoad(debtMeterLoad(c, generations, costPerSecond, hotKeys), {
     levels,
     targetFalseReject,
-    minCells: 16,
-    maxCells: 1 << 30,
+    ...SELF_SIZED_CELL_RANGE,
     maxLoadFactor: HEAVY_HITTER_LOAD_FACTOR,
   })
 }

@@ -1,6 +1,6 @@
 import { invalidOption } from '../errors.js'
 import { exponential } from '../sketch/decay.js'
-import { scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
+import { SELF_SIZED_CELL_RANGE, scoreCellsForLoad, type ScoreLoad } from '../sketch/sizing.js'
 import { minimumPeriodMs, nonNegative, policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { settle } from './settle.js'
 import type { ScoreStore } from './store.js'
@@ -194,7 +194,6 @@ export function feedbackScoreCellsFor(
   return scoreCellsForLoad(feedbackScoreLoad(c, scorePerSecond, hotKeys), {
     levels,
     targetFalseReject,
-    minCells: 16,
-    maxCells: 1 << 30,
+    ...SELF_SIZED_CELL_RANGE,
   })
 }

@@ -512,6 +512,18 @@ export function fairnessFalseThrottleRate(shape: SketchSize, load: ScoreLoad): n
   return throttleRate(shape, scoreFigures(load))
 }
 
+/**
+ * The unbudgeted range of cells per level a self-sized policy may ask for, `{ minCells: 16,
+ * maxCells: 2^30 }` (powers of two; the Rotator then clamps to the policy's budget). The one
+ * home of that range: the abuse, fairness and debt-meter sizers spread it into their
+ * {@link CellsForLoadOptions}.
+ * @internal
+ */
+export const SELF_SIZED_CELL_RANGE: Readonly<{ minCells: number; maxCells: number }> = Object.freeze({
+  minCells: 16,
+  maxCells: 1 << 30,
+})
+
 /** What {@link debtMeterCellsForLoad} and {@link scoreCellsForLoad} take besides the load. */
 export interface CellsForLoadOptions {
   /** L, levels: integer in [1, 64]. */
