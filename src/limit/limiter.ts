@@ -340,7 +340,7 @@ export class Limiter {
     const meter = this.meterOf(tier)!
     if (retryAfterMs === 0)
       fillAdmit(into, debt, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), meter.resetMsOf(debt))
-    else fillDeny(into, 'limit', debt, retryAfterMs, undefined, undefined, debt, meter, tier, meter.remainingOf(debt))
+    else this.deny('limit', debt, retryAfterMs, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), into)
     into.debtOnly = true
     return into
   }
@@ -498,6 +498,12 @@ export class Limiter {
     return fillAdmit(this.figures, score, abuse, fairness, limit, meter, tier, remaining, resetMs)
   }
 
+  /**
+   * The figures of a denial: Retry-After is whole seconds (≥ 1), the same wait everywhere, so
+   * header, reset field and body agree. Without `into` it is a new decision: counted in the
+   * telemetry and written to the reused `this.figures`; with `into` it refills the figures of a
+   * decision already counted ({@link refillDebtOnly}).
+   */
   private deny(
     policy: PolicyName,
     score: number,
@@ -508,9 +514,25 @@ export class Limiter {
     meter: DebtMeter | undefined,
     tier: string | undefined,
     remaining = NaN,
+    refill?: DecisionFigures,
   ): DecisionFigures {
-    this.telemetry.outcome(false)
-    return fillDeny(this.figures, policy, score, retryAfterMs, abuse, fairness, limit, meter, tier, remaining)
+    let into = refill
+    if (into === undefined) {
+      this.telemetry.outcome(false)
+      into = this.figures
+    }
+    const wait = Math.max(1, ceilSeconds(retryAfterMs)) * 1000
+    into.admitted = false
+    into.policy = policy
+    into.limit = meter !== undefined ? meter.burst : NaN
+    into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
+    into.resetMs = meter !== undefined ? wait : NaN
+    into.retryAfterMs = wait
+    into.score = score
+    fillScores(into, abuse, fairness, limit)
+    into.tier = tier
+    into.debtOnly = false
+    return into
   }
 
   /**
@@ -629,33 +651,6 @@ function fillAdmit(
   into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
   into.resetMs = meter !== undefined ? resetMs : NaN
   into.retryAfterMs = 0
-  into.score = score
-  fillScores(into, abuse, fairness, limit)
-  into.tier = tier
-  into.debtOnly = false
-  return into
-}
-
-/** The figures of a denial: Retry-After is whole seconds (≥ 1), the same wait everywhere, so header, reset field and body agree. */
-function fillDeny(
-  into: DecisionFigures,
-  policy: PolicyName,
-  score: number,
-  retryAfterMs: number,
-  abuse: number | undefined,
-  fairness: number | undefined,
-  limit: number | undefined,
-  meter: DebtMeter | undefined,
-  tier: string | undefined,
-  remaining: number,
-): DecisionFigures {
-  const wait = Math.max(1, ceilSeconds(retryAfterMs)) * 1000
-  into.admitted = false
-  into.policy = policy
-  into.limit = meter !== undefined ? meter.burst : NaN
-  into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
-  into.resetMs = meter !== undefined ? wait : NaN
-  into.retryAfterMs = wait
   into.score = score
   fillScores(into, abuse, fairness, limit)
   into.tier = tier
