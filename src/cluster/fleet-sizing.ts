@@ -1,5 +1,14 @@
 import { GrudgeError } from '../errors.js'
-import type { FleetShape } from './connection.js'
+import type { Decay } from '../sketch/shape.js'
+import {
+  resolveCells,
+  type GenerationLoad,
+  type LoadMeter,
+  type ResolvedSizing,
+  type SizingLimitEvent,
+} from '../sketch/rotator-sizing.js'
+import type { RedisLike } from './client.js'
+import { evalScript, fingerprintError, replyError, shaOf, type FleetShape } from './connection.js'
 
 // The fleet's agreement on each generation's shape (spec/cluster.md, "Shapes"): the first
 // instance that opens (or, half a period ahead, proposes) a generation records its cells per
@@ -125,4 +134,120 @@ function describeRaw(raw: unknown): string {
   } catch {
     return typeof raw
   }
+}
+
+/** One generation asked of the shape script: its id and the record to propose, or '' to read only. @internal */
+export interface ShapeAsk {
+  readonly id: number
+  readonly want: string
+}
+
+/** What a shape round answered: the fleet's recorded period (nothing changed), or the cost counter's total and the recorded M of each ask. @internal */
+export type ShapeAnswer =
+  | { readonly periodMs: number }
+  | { readonly periodMs?: undefined; readonly costTotal: number; readonly cells: readonly number[] }
+
+/**
+ * One round trip of {@link shapeScript} on slot 0 (spec/cluster.md "Shapes"), shared by the
+ * sync and the exact store: reports `cost` to generation `costGen`'s fleet counter, records
+ * each ask's proposal if absent, and reads every ask's record (each one must be proposed:
+ * a read-only ask that is absent is refused as a bad record).
+ * @param clockArg the explicit time in ms as text, or '' for Redis `TIME`
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` (another fleet), `ERR_GRUDGE_CLUSTER_REPLY`
+ * (a reply of another shape), `ERR_GRUDGE_CLUSTER_SHAPE` (a record this instance cannot adopt)
+ * @internal
+ */
+export async function runShapeRound(
+  client: RedisLike,
+  shape: FleetShape,
+  clockArg: string,
+  periodMs: number,
+  asks: readonly ShapeAsk[],
+  cost: number,
+  costGen: number,
+): Promise<ShapeAnswer> {
+  const keys: string[] = []
+  const args: string[] = [
+    clockArg,
+    String(periodMs),
+    String(shape.levels),
+    String(asks.length),
+    String(cost),
+    String(costGen),
+  ]
+  for (const a of asks) {
+    keys.push(shapeKey(shape, a.id), shape.keyPrefix + 'g' + a.id)
+    args.push(String(a.id), a.want)
+  }
+  keys.push(costKey(shape, costGen), shape.fpKey)
+  args.push(shape.fingerprint, String(shape.slots))
+  const raw = await evalScript(client, shapeScript, shaOf(shapeScript), keys, args, false)
+  if (!Array.isArray(raw) || raw.length < 1) throw replyError('redis shape script', raw)
+  if (raw[0] === -1) throw fingerprintError(shape, String(raw[1]))
+  if (raw[0] === -3) {
+    const p = Number(String(raw[1]))
+    if (!Number.isFinite(p) || p < 1) throw replyError('redis shape script (recorded period)', raw)
+    return { periodMs: p }
+  }
+  if (raw.length !== 1 + asks.length) throw replyError('redis shape script', raw)
+  const cells = asks.map((a, j) => parseShapeRecord(shape, a.id, raw[1 + j]))
+  return { costTotal: Number(String(raw[0])), cells }
+}
+
+/**
+ * An instance's proposal for the next generation of a self-sized fleet policy: its sizer on
+ * the youngest generation's load as its own meter measured it (distinct keys), with the
+ * fleet's admitted cost rate `fleetCost / elapsedMs` (the fleet counter as last read plus
+ * what this instance has not reported yet), resolved to a power of two within the budget
+ * (`resolveCells`, the Rotator's rule). A decision that cannot be honoured is told to
+ * `onSizingLimit` the first time for each kind (`reported` remembers). The one rule of the
+ * sync and the exact store.
+ * @param youngest the youngest generation's cells per level and decay
+ * @param nowMs the time of the decision (the meter's clock)
+ * @param elapsedMs how long the youngest generation has been the youngest, ms (≥ 1 is used)
+ * @internal
+ */
+export function proposeCells(
+  sizing: ResolvedSizing,
+  meter: LoadMeter,
+  youngest: { readonly cellsPerLevel: number; readonly decay: Decay },
+  levels: number,
+  generations: number,
+  fleetCost: number,
+  nowMs: number,
+  elapsedMs: number,
+  reported: { budget: boolean; invalid: boolean },
+): number {
+  const life = meter.lifeLoad(nowMs, {
+    currentCellsPerLevel: youngest.cellsPerLevel,
+    levels,
+    generations,
+    decay: youngest.decay,
+    reason: 'rotation',
+  })
+  const ms = Math.max(1, elapsedMs)
+  const load: GenerationLoad = { ...life, costPerSecond: (fleetCost * 1000) / ms, periodMs: ms }
+  let wanted: unknown
+  try {
+    wanted = sizing.sizeNextGeneration(load)
+  } catch (e) {
+    wanted = e
+  }
+  const { cells, limit } = resolveCells(sizing, wanted, load.currentCellsPerLevel)
+  if (limit !== undefined && !reported[limit]) {
+    reported[limit] = true
+    const event: SizingLimitEvent = {
+      kind: limit,
+      wanted,
+      usedCellsPerLevel: cells,
+      maxCellsPerLevel: sizing.maxCellsPerLevel,
+      load,
+    }
+    try {
+      sizing.onSizingLimit?.(event)
+    } catch {
+      // a logger's failure is not the store's
+    }
+  }
+  return cells
 }

@@ -22,17 +22,14 @@ import {
 import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
 import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
-import { costKey, parseShapeRecord, shapeKey, shapeRecord, shapeScript } from './fleet-sizing.js'
+import { proposeCells, runShapeRound, shapeRecord, type ShapeAnswer } from './fleet-sizing.js'
 import {
   LoadMeter,
   METER_BYTES,
   budgetCellsPerLevel,
   checkSizing,
   initialCellsPerLevel,
-  resolveCells,
-  type GenerationLoad,
   type ResolvedSizing,
-  type SizingLimitEvent,
 } from '../sketch/rotator-sizing.js'
 
 /** A Sketch whose cells a sync can overwrite, and which remembers the cells of the last key it located. */
@@ -738,46 +735,36 @@ export class RedisSyncStore implements ScoreStore {
       if (cells === undefined) this.proposals.set(G + 1, (cells = this.decide(now, elapsedMs)))
       ask.push({ id: G + 1, want: shapeRecord(this.shape, cells) })
     }
-    const keys: string[] = []
-    const args: string[] = [
-      this.o.clock !== undefined ? String(this.o.clock.now()) : '',
-      String(period),
-      String(this.shape.levels),
-      String(ask.length),
-      String(this.fleetCost[1]),
-      String(G),
-    ]
-    for (const a of ask) {
-      keys.push(shapeKey(this.shape, a.id), this.shape.keyPrefix + 'g' + a.id)
-      args.push(String(a.id), a.want)
-    }
-    keys.push(costKey(this.shape, G), this.shape.fpKey)
-    args.push(this.shape.fingerprint, String(this.shape.slots))
     const reported = this.fleetCost[1]
-    const raw = await this.shared
-      .get()
-      .then((c: RedisLike) => evalScript(c, shapeScript, shaOf(shapeScript), keys, args, false))
-    if (!Array.isArray(raw) || raw.length < 1) throw (this.fatal = replyError('redis shape script', raw))
-    if (raw[0] === -1) throw (this.fatal = fingerprintError(this.shape, String(raw[1])))
-    if (raw[0] === -3) {
-      const p = Number(String(raw[1]))
-      if (!Number.isFinite(p) || p < 1) throw (this.fatal = replyError('redis shape script (recorded period)', raw))
-      return p
+    let answer: ShapeAnswer
+    try {
+      answer = await this.shared
+        .get()
+        .then((c: RedisLike) =>
+          runShapeRound(
+            c,
+            this.shape,
+            this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+            period,
+            ask,
+            reported,
+            G,
+          ),
+        )
+    } catch (err) {
+      // another fleet, a reply or a record this instance cannot use: the store is unusable
+      if (isCoded(err)) throw (this.fatal = err as GrudgeError)
+      throw err
     }
-    if (raw.length !== 1 + ask.length) throw (this.fatal = replyError('redis shape script', raw))
+    if (answer.periodMs !== undefined) return answer.periodMs
     // the counter holds what every instance reported for G, this one's included
     if (this.meterGen === G) {
-      this.fleetCost[0] = Number(String(raw[0]))
+      this.fleetCost[0] = answer.costTotal
       this.fleetCost[1] -= reported
     }
     for (let j = 0; j < ask.length; j++) {
       const id = ask[j].id
-      let cells: number
-      try {
-        cells = parseShapeRecord(this.shape, id, raw[1 + j])
-      } catch (err) {
-        throw (this.fatal = err as GrudgeError)
-      }
+      const cells = answer.cells[j]
       this.shapes.set(id, cells)
       const i = this.gens.findIndex((g) => g.id === id)
       if (i < 0 || !this.gens[i].provisional) continue
@@ -797,44 +784,18 @@ export class RedisSyncStore implements ScoreStore {
 
   /** This instance's proposal for the next generation: its sizer on the youngest's load, the cost rate the fleet's. */
   private decide(nowMs: number, elapsedMs: number): number {
-    const s = this.sizing!
     const youngest = this.gens[this.gens.length - 1].sketch
-    const life = this.meter!.lifeLoad(nowMs, {
-      currentCellsPerLevel: youngest.cellsPerLevel,
-      levels: this.shape.levels,
-      generations: this.shape.generations,
-      decay: youngest.decay,
-      reason: 'rotation',
-    })
-    const ms = Math.max(1, elapsedMs)
-    const load: GenerationLoad = {
-      ...life,
-      costPerSecond: ((this.fleetCost[0] + this.fleetCost[1]) * 1000) / ms,
-      periodMs: ms,
-    }
-    let wanted: unknown
-    try {
-      wanted = s.sizeNextGeneration(load)
-    } catch (e) {
-      wanted = e
-    }
-    const { cells, limit } = resolveCells(s, wanted, load.currentCellsPerLevel)
-    if (limit !== undefined && !this.limitReported[limit]) {
-      this.limitReported[limit] = true
-      const event: SizingLimitEvent = {
-        kind: limit,
-        wanted,
-        usedCellsPerLevel: cells,
-        maxCellsPerLevel: s.maxCellsPerLevel,
-        load,
-      }
-      try {
-        s.onSizingLimit?.(event)
-      } catch {
-        // a logger's failure is not the sync's
-      }
-    }
-    return cells
+    return proposeCells(
+      this.sizing!,
+      this.meter!,
+      youngest,
+      this.shape.levels,
+      this.shape.generations,
+      this.fleetCost[0] + this.fleetCost[1],
+      nowMs,
+      elapsedMs,
+      this.limitReported,
+    )
   }
 
   /** The first failed sync of an outage: one 'down' event. */
