@@ -16,7 +16,7 @@
  * the store (`new Store(options)`, `child(routeOptions)`).
  *
  * Memory: one debt sketch per power-of-two class of `timeWindow` in use, plus one refusal
- * sketch per class once a request was refused: at most 2 × 54 sketches per store (and per
+ * sketch per class once a request was refused: at most 2 × 65 sketches (`WINDOW_CLASSES_MAX`, window-meters.ts) per store (and per
  * route with its own limits), whatever the number of keys or of distinct computed `max`.
  */
 import {

@@ -259,10 +259,10 @@ function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFu
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
     if (isThenable(allowed))
       allowed.then(
-        (a) => (a === true ? ctx.runBloom(req, res, next) : tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)),
+        (a) => (a ? ctx.runBloom(req, res, next) : tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)),
         (err) => fail(ctx, next, err),
       )
-    else if (allowed === true) ctx.runBloom(req, res, next)
+    else if (allowed) ctx.runBloom(req, res, next)
     else tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)
   } catch (err) {
     fail(ctx, next, err)
@@ -494,10 +494,10 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
       const skip = config.skip(req)
       if (isThenable(skip))
         skip.then(
-          (v) => (v === true ? next() : afterSkip(ctx, req, res, next)),
+          (v) => (v ? next() : afterSkip(ctx, req, res, next)),
           (err) => fail(ctx, next, err),
         )
-      else if (skip === true) next()
+      else if (skip) next()
       else afterSkip(ctx, req, res, next)
     } catch (err) {
       fail(ctx, next, err)

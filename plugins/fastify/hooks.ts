@@ -277,10 +277,10 @@ function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, ne
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
     if (isThenable(allowed))
       allowed.then(
-        (a) => (a === true ? next() : tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)),
+        (a) => (a ? next() : tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)),
         (err) => fail(req, next, err),
       )
-    else if (allowed === true) next()
+    else if (allowed) next()
     else tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)
   } catch (err) {
     fail(req, next, err)
@@ -370,10 +370,10 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
       const skip = config.skip(req)
       if (isThenable(skip))
         skip.then(
-          (s) => (s === true ? next() : afterSkip(ctx, req, reply, next)),
+          (s) => (s ? next() : afterSkip(ctx, req, reply, next)),
           (err) => fail(req, next, err),
         )
-      else if (skip === true) next()
+      else if (skip) next()
       else afterSkip(ctx, req, reply, next)
     } catch (err) {
       fail(req, next, err)

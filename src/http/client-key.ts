@@ -6,6 +6,7 @@
  */
 import ipaddr from 'ipaddr.js'
 import { invalidOption } from '../errors.js'
+import { isThenable } from './thenable.js'
 
 const DOTTED_V4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
 
@@ -139,8 +140,13 @@ export function checkIpv6Subnet(value: unknown, name = 'ipv6Subnet'): number {
   return value
 }
 
-/** A key part: a built-in name or a function of the request. */
-export type KeySpec<Req> = KeyPartName | ((req: Req) => string | Promise<string>)
+/**
+ * A key part: a built-in name or a function of the request. A function may answer a string,
+ * a finite number (taken as its decimal `String(n)`, as @fastify/rate-limit's `keyGenerator`
+ * allows: `() => 42`), or a Promise or other thenable of either; anything else is
+ * `ERR_GRUDGE_OPTION_INVALID` on the request's error path.
+ */
+export type KeySpec<Req> = KeyPartName | ((req: Req) => string | number | PromiseLike<string | number>)
 
 /**
  * The framework's reads of a request (each adapter has one).
@@ -208,8 +214,9 @@ export function deriveKey<Req>(rules: KeyRules<Req>, view: RequestView<Req>, req
 }
 
 function checkKey(v: unknown): string {
-  if (typeof v !== 'string') invalidOption('key', 'a key function returning a string', v)
-  return v
+  if (typeof v === 'string') return v
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v)
+  return invalidOption('key', 'a key function returning a string or a finite number', v)
 }
 
 function onePart<Req>(
@@ -220,7 +227,7 @@ function onePart<Req>(
 ): string | Promise<string> {
   if (typeof p === 'function') {
     const v = p(req)
-    if (v instanceof Promise) return v.then((x) => 'fn:' + checkKey(x))
+    if (isThenable(v)) return Promise.resolve(v).then((x) => 'fn:' + checkKey(x))
     return 'fn:' + checkKey(v)
   }
   if (p === 'ip') return 'ip:' + normalizeIp(view.ip(req) ?? '', rules.ipv6Subnet)

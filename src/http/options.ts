@@ -135,13 +135,14 @@ export interface CommonOptions<Req, Res> extends PolicySketchOptions {
    * address entry (`2001:db8::1`, `10.1.2.3`, `::ffff:10.1.2.3`) exempts that one address,
    * whatever `ipv6Subnet` groups keys by; a CIDR entry (`2001:db8::/48`, `10.0.0.0/8`)
    * exempts its range; any other string is compared with the request key (`fn:alice`,
-   * `tenant:acme`). A predicate allows on exactly `true`; it may be async (a Promise or any
+   * `tenant:acme`). A predicate allows on any truthy answer (as @fastify/rate-limit's `allowList` does); it may be async (a Promise or any
    * thenable is awaited; a rejection goes down the framework's error path).
    */
   allowList?: readonly string[] | ((req: Req, key: string) => boolean | PromiseLike<boolean>)
   /**
-   * Requests for which this returns `true` skip every policy (exactly `true`: any other value
-   * limits). It may be async: a Promise (any thenable) is awaited, and a rejection goes down
+   * Requests for which this answers a truthy value skip every policy (as express-rate-limit's
+   * `skip` reads it: `req => req.headers['x-internal']` skips when the header is present); a
+   * falsy answer limits. It may be async: a Promise (any thenable) is awaited, and a rejection goes down
    * the framework's error path.
    */
   skip?: (req: Req) => boolean | PromiseLike<boolean>

@@ -93,3 +93,71 @@ for (const [label, make] of EXPRESS_VERSIONS) {
     t.equal((await hit(url + '/')).status, 429, 'an async skip resolving false limits')
   })
 }
+
+// FRL's `allowList` and ERL's `skip` act on any truthy answer (`if (await skip(req))`), and
+// FRL's `keyGenerator` may answer a number (`() => 42`). A ported `skip: (req) =>
+// req.headers['x-internal']` answers a string: read as "not exactly true" it limited silently.
+// Typed as boolean for TypeScript users; a JavaScript port passes strings and numbers.
+const truthySkip = (h: Record<string, unknown>) => h['x-internal'] as boolean
+const truthyAllow = (h: Record<string, unknown>) => (h['x-vip'] === undefined ? 0 : 1) as unknown as boolean
+
+t.test(
+  'fastify: truthy skip and allowList answers exempt, falsy ones limit; a numeric key is its decimal',
+  async (t) => {
+    const f = Fastify()
+    await f.register(grudgeFastify, {
+      clock: new FakeClock(0),
+      ticker: new FakeTicker(),
+      limit: { rate: 1, burst: 1 },
+      skip: (req) => truthySkip(req.headers),
+      allowList: async (req) => truthyAllow(req.headers),
+    })
+    f.get('/', async () => 'ok')
+    for (let i = 0; i < 3; i++)
+      t.equal((await f.inject({ url: '/', headers: { 'x-internal': 'yes' } })).statusCode, 200, 'a string skips')
+    for (let i = 0; i < 3; i++)
+      t.equal((await f.inject({ url: '/', headers: { 'x-vip': '1' } })).statusCode, 200, 'an async 1 allows')
+    t.equal((await f.inject('/')).statusCode, 200)
+    t.equal((await f.inject('/')).statusCode, 429, 'undefined and 0 limit')
+    await f.close()
+
+    const g = Fastify()
+    await g.register(grudgeFastify, {
+      clock: new FakeClock(0),
+      ticker: new FakeTicker(),
+      limit: { rate: 1, burst: 1 },
+      key: ((req: { headers: Record<string, unknown> }) => (req.headers['x-n'] === '1' ? 42 : thenable(7))) as never,
+    })
+    g.get('/', async (req) => req.grudge?.key ?? '')
+    const a = await g.inject({ url: '/', headers: { 'x-n': '1' } })
+    t.equal(a.statusCode, 200, 'a numeric key is not an error')
+    t.equal((await g.inject({ url: '/', headers: { 'x-n': '1' } })).statusCode, 429, 'the number 42 is one key')
+    t.equal((await g.inject('/')).statusCode, 200, 'a thenable of 7 is another key')
+    t.equal((await g.inject('/')).statusCode, 429)
+    await g.close()
+  },
+)
+
+for (const [label, make] of EXPRESS_VERSIONS) {
+  t.test(`${label}: truthy skip and allowList answers exempt; a numeric key works`, async (t) => {
+    const app = make()
+    const mw = grudgeExpress({
+      clock: new FakeClock(0),
+      ticker: new FakeTicker(),
+      limit: { rate: 1, burst: 1 },
+      skip: (req) => truthySkip(req.headers),
+      allowList: (req) => truthyAllow(req.headers),
+      key: (() => 42) as never,
+    })
+    t.teardown(() => mw.close())
+    app.use(mw)
+    app.get('/', (_req, res) => {
+      res.send('ok')
+    })
+    const url = await serve(t, app)
+    for (let i = 0; i < 3; i++) t.equal((await hit(url + '/', { 'x-internal': 'yes' })).status, 200, 'skipped')
+    for (let i = 0; i < 3; i++) t.equal((await hit(url + '/', { 'x-vip': 'yes' })).status, 200, 'allowed')
+    t.equal((await hit(url + '/')).status, 200, 'a numeric key is not a 500')
+    t.equal((await hit(url + '/')).status, 429, 'falsy answers limit, on the one key 42')
+  })
+}
