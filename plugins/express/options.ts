@@ -27,7 +27,7 @@ export interface GrudgeExpressOptions extends CommonOptions<Request, Response> {
    * Name of this middleware's limiter: namespaces its state within a shared store, and is
    * the default policy name in the `RateLimit-Policy` / `RateLimit` fields when
    * `limit.name` is not given. Default `express:<n>` by creation order (the policy name
-   * then defaults to `default`; see `limit.name`).
+   * then defaults to `default`; see `limit.name`). Printable ASCII without `%`, as `limit.name`.
    */
   name?: string
   /**

@@ -304,11 +304,12 @@ export function retryAfterSeconds(ms: number): number {
 }
 
 /**
- * An RFC 9651 sf-string: printable ASCII with `"` and `\` escaped. Other characters, which an
- * sf-string cannot hold, are written as the percent-encoded bytes of their UTF-8 (`%` itself
- * as `%25`), so that two names never collapse into one member (`zoë` → `zo%C3%AB`, `zoé` →
- * `zo%C3%A9`). Names given in options are refused unless printable ASCII
- * ({@link checkPolicyName}); this covers names derived from route URLs.
+ * An RFC 9651 sf-string (§3.3.3: printable ASCII 0x20–0x7E, with `"` and `\` escaped).
+ * Other characters, which an sf-string cannot hold, are written as the percent-encoded bytes
+ * of their UTF-8 (`%` itself as `%25`), so that two names never collapse into one member
+ * (`zoë` → `zo%C3%AB`, `zoé` → `zo%C3%A9`). Names given in options hold neither
+ * ({@link checkPolicyName}), so they are sent verbatim; the encoding covers names derived
+ * from route URLs, and since a given name has no `%` it never equals an encoded one.
  * @internal
  */
 export function sfString(s: string): string {
@@ -327,18 +328,21 @@ export function sfString(s: string): string {
 }
 
 /**
- * Check a policy name given in options: a non-empty string of printable ASCII (what an
- * sf-string holds as it is, so the name sent is the name given).
+ * Check a policy name given in options: a non-empty string of printable ASCII (0x20–0x7E,
+ * what an RFC 9651 sf-string holds) without `%`, so the name sent is the name given
+ * ({@link sfString} escapes `"` and `\` only). `%` is refused because in a sent name it
+ * marks a percent-encoded byte of a name derived from a route URL (`/zoë` → `/zo%C3%AB`):
+ * a given `zo%C3%AB` would be the same member, and `50%` would be sent as `50%25`.
  * @param option option path for messages
  * @param name the name
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option
  * @internal
  */
 export function checkPolicyName(option: string, name: unknown): void {
-  if (typeof name !== 'string' || !/^[\x20-\x7e]+$/.test(name))
+  if (typeof name !== 'string' || !/^[\x20-\x24\x26-\x7e]+$/.test(name))
     invalidOption(
       option,
-      'a non-empty string of printable ASCII (an RFC 9651 sf-string; names differing only in other letters would collapse)',
+      "a non-empty string of printable ASCII without '%' (an RFC 9651 sf-string, sent as given; names differing only in other letters would collapse, and '%' marks the encoded bytes of names derived from route URLs)",
       name,
     )
 }

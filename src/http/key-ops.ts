@@ -4,6 +4,7 @@
  * the way the limiter derives it. One home for both adapters.
  * @module
  */
+import { invalidOption } from '../errors.js'
 import { deriveKey, type RequestView } from './client-key.js'
 import { isThenable } from './thenable.js'
 import type { AdapterConfig } from './options.js'
@@ -28,19 +29,23 @@ export interface KeyOps<Req> {
   /**
    * The key's debt, remaining quota and scores, without consuming anything.
    * @throws {GrudgeError} (as a rejection) `ERR_GRUDGE_TIER_UNKNOWN` (a tiered limit needs a
-   * tier: from the request, or `options.tier`); `ERR_GRUDGE_LIMIT_STORE_FAILED` when a store failed
+   * tier: from the request, or `options.tier`); `ERR_GRUDGE_OPTION_INVALID` for an argument
+   * that is neither a string nor a request, or options that are not an object;
+   * `ERR_GRUDGE_LIMIT_STORE_FAILED` when a store failed
    */
   peek: (keyOrRequest: string | Req, options?: PeekOptions) => Promise<KeyState>
   /**
    * Forget the key's debt and scores (every policy, every tier unless `options` narrows it).
    * What that does to keys sharing its cells: spec/limiter.md §Forgive.
-   * @throws {GrudgeError} (as a rejection) as {@link Limiter.reset}
+   * @throws {GrudgeError} (as a rejection) as {@link Limiter.reset}; `ERR_GRUDGE_OPTION_INVALID`
+   * for an argument that is neither a string nor a request
    */
   reset: (keyOrRequest: string | Req, options?: ForgiveOptions) => Promise<void>
   /**
    * Lower the key's debt (`options.policy` default `limit`, in cost units) by `amount`
    * (default all of it).
-   * @throws {GrudgeError} (as a rejection) as {@link Limiter.forgive}
+   * @throws {GrudgeError} (as a rejection) as {@link Limiter.forgive}; `ERR_GRUDGE_OPTION_INVALID`
+   * for an argument that is neither a string nor a request
    */
   forgive: (keyOrRequest: string | Req, amount?: number, options?: ForgiveOptions) => Promise<void>
 }
@@ -50,7 +55,12 @@ async function keyOf<Req, Res>(
   view: RequestView<Req>,
   arg: string | Req,
 ): Promise<string> {
-  return typeof arg === 'string' ? arg : await deriveKey(config, view, arg)
+  if (typeof arg === 'string') return arg
+  // a number or undefined is no request: derived, it read `ip:` (the bucket every client
+  // without an address shares) or threw a TypeError
+  if (typeof arg !== 'object' || arg === null)
+    invalidOption('key', 'a request key string (e.g. ip:203.0.113.7) or a request', arg)
+  return await deriveKey(config, view, arg)
 }
 
 async function tierOf<Req, Res>(config: AdapterConfig<Req, Res>, arg: string | Req): Promise<string | undefined> {
@@ -73,6 +83,8 @@ export function keyOps<Req, Res>(
 ): KeyOps<Req> {
   return {
     async peek(arg, options) {
+      if (options !== undefined && (typeof options !== 'object' || options === null))
+        invalidOption('peek options', 'an object { tier? }', options)
       const key = await keyOf(config, view, arg)
       return limiter.peek(key, options?.tier ?? (await tierOf(config, arg)))
     },

@@ -32,8 +32,9 @@ export interface AdapterLimitOptions<Req> extends Omit<DebtMeterOptions, 'cost'>
   /** Cost of a request: a number in [0, burst] (default 1) or `(req) => number`. */
   cost?: number | ((req: Req) => number)
   /**
-   * Policy name in the `RateLimit-Policy` / `RateLimit` fields (a non-empty string, sent as
-   * an sf-string). Default: the Express middleware's `name` when given, else `default`.
+   * Policy name in the `RateLimit-Policy` / `RateLimit` fields: printable ASCII (0x20–0x7E)
+   * without `%`, sent as given as an RFC 9651 sf-string (`"` and `\` escaped); anything else
+   * is `ERR_GRUDGE_OPTION_INVALID`. Default: the Express middleware's `name` when given, else `default`.
    * When several Express middleware decide one request their policies are listed side by
    * side: a name given here (or through `name`) replaces an earlier policy of the same name,
    * while a defaulted `default` that clashes is written under the middleware's

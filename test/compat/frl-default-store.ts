@@ -6,12 +6,19 @@
  * `redis`, so every test that configures no store runs on ours. Their code is not copied:
  * the suite is read from node_modules.
  *
- * A test of theirs that fails leaves node:test's MockTimers enabled, and the next test's
- * `mock.timers.enable()` then throws "already enabled": one expected failure would fail the
- * tests after it. So `enable` resets a still-enabled mock first; each test is judged alone.
+ * A test of theirs that fails an assertion before its own `clock.reset()` leaves node:test's
+ * MockTimers enabled, and the next test's `mock.timers.enable()` would then throw "already
+ * enabled": one expected failure would fail the tests after it. So a root `afterEach` resets
+ * a mock a test left enabled, and records that test (its file and name, one JSON line) in
+ * the file named by `GRUDGE_FRL_TIMER_RESETS`; frl-suite.test.ts asserts that every recorded
+ * test is one of its named expected failures, so a real clean-up failure cannot pass unseen.
+ * `enable` and `reset` are wrapped only to track that state: a mock still enabled when a test
+ * enables it still throws, and fails that test.
  */
+import { appendFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { mock } from 'node:test'
+import { basename } from 'node:path'
+import { afterEach, mock } from 'node:test'
 import { grudgeStore, dateClock } from '../../plugins/fastify-rate-limit-store.js'
 
 type PluginFn = (fastify: unknown, opts: Record<string, unknown>) => Promise<void>
@@ -33,12 +40,23 @@ wrapped.fastifyRateLimit = wrapped
 wrapped.normalizeIP = frl.normalizeIP
 require.cache[indexPath]!.exports = wrapped
 
-const enable = mock.timers.enable.bind(mock.timers)
-mock.timers.enable = (...args: Parameters<typeof enable>) => {
-  try {
-    enable(...args)
-  } catch {
-    mock.timers.reset()
-    enable(...args)
-  }
+// whether their global MockTimers are enabled (node:test has no public reading of it)
+let timersEnabled = false
+const timers = mock.timers
+const enable = timers.enable.bind(timers)
+const reset = timers.reset.bind(timers)
+timers.enable = (...args: Parameters<typeof enable>) => {
+  enable(...args)
+  timersEnabled = true
 }
+timers.reset = () => {
+  reset()
+  timersEnabled = false
+}
+const resetLog = process.env.GRUDGE_FRL_TIMER_RESETS
+afterEach((t) => {
+  if (!timersEnabled) return
+  timers.reset()
+  if (resetLog !== undefined)
+    appendFileSync(resetLog, JSON.stringify({ file: basename(process.argv[1] ?? ''), name: t.name }) + '\n')
+})

@@ -2,11 +2,14 @@
 // configures no store gets `store: grudgeStore({ clock: dateClock })` through the preload
 // test/compat/frl-default-store.ts. Their files are read from node_modules, never copied.
 // Every test must pass except the named fixed-window assertions below, each explained in
-// docs/migrating.md ("@fastify/rate-limit's test suite").
+// docs/migrating.md ("@fastify/rate-limit's test suite"). A test of theirs that fails leaves
+// their MockTimers enabled; the preload resets it after that test and records the test, and
+// each record must be one of those named failures.
 import t from 'tap'
 import { spawnSync } from 'node:child_process'
 import { uncoveredChildEnv } from '../fixtures/child-env.js'
-import { readdirSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -49,6 +52,9 @@ function testFiles(dir: string): string[] {
 t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named fixed-window figures", (t) => {
   const files = testFiles(join(frlDir, 'test'))
   t.ok(files.length >= 10, `found ${files.length} test files of theirs`)
+  const dir = mkdtempSync(join(tmpdir(), 'grudge-frl-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const resetLog = join(dir, 'timer-resets.jsonl')
   const run = spawnSync(
     process.execPath,
     [
@@ -61,7 +67,12 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
       '--test-concurrency=1',
       ...files,
     ],
-    { cwd: root, encoding: 'utf8', timeout: 300_000, env: { ...uncoveredChildEnv(), NODE_OPTIONS: '' } },
+    {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: { ...uncoveredChildEnv(), NODE_OPTIONS: '', GRUDGE_FRL_TIMER_RESETS: resetLog },
+    },
   )
   const results = [...run.stdout.matchAll(/^(ok|not ok) \d+ - (.*?)(?: # (SKIP|TODO).*)?$/gm)].map((m) => ({
     ok: m[1] === 'ok',
@@ -71,7 +82,22 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
   t.ok(results.length >= 95, `their suite ran: ${results.length} top-level tests`)
   const failed = results.filter((r) => !r.ok && !r.skipped).map((r) => r.name)
   const unexpected = failed.filter((n) => !(n in FIXED_WINDOW_ASSERTIONS))
-  t.same(unexpected, [], 'every failure is a named fixed-window assertion')
+  // an unexpected failure shows their report of it (the assertion, expected and actual)
+  const blocks = run.stdout.split(/^(?=(?:ok|not ok) \d+ - )/m)
+  const reports = unexpected.map((n) =>
+    blocks
+      .find((b) => b.startsWith('not ok ') && b.slice(0, b.indexOf('\n')).endsWith(` - ${n}`))
+      ?.split('\n# Subtest')[0]
+      .slice(0, 4000),
+  )
+  // each failure as `<their file>: <test name>`, from the `location` node:test reports
+  const failedIn = new Set(
+    blocks.flatMap((b) => {
+      const m = /^not ok \d+ - (.*)\n[\s\S]*?^ +location: '(?:.*\/)?([^/:']+):\d+:\d+'/m.exec(b)
+      return m === null ? [] : [`${m[2]}: ${m[1].replace(/\\#/g, '#')}`] // TAP escapes # in names
+    }),
+  )
+  t.same(unexpected, [], 'every failure is a named fixed-window assertion', { reports })
   // the preload did swap the store: with their LocalStore every test passes
   t.ok(failed.length >= 5, `the GCRA figures show (${failed.length} named failures), so grudgeStore was the store`)
   for (const name of Object.keys(FIXED_WINDOW_ASSERTIONS))
@@ -80,5 +106,25 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
       `named test still exists in their suite: ${name}`,
     )
   t.equal(results.filter((r) => r.skipped).length <= 1, true, 'at most their own one skipped test')
+  // the MockTimers each failing test left enabled, reset by the preload after that test: each
+  // must be a named failure, of the same file (two of their files have a test named `Basic`)
+  let log = ''
+  try {
+    log = readFileSync(resetLog, 'utf8')
+  } catch {
+    // no record: no test left the mock enabled
+  }
+  const resets = log
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { file: string; name: string })
+  t.same(
+    resets.filter((r) => !(r.name in FIXED_WINDOW_ASSERTIONS && failedIn.has(`${r.file}: ${r.name}`))),
+    [],
+    `every MockTimers reset (${resets.length}) follows one of the named expected failures`,
+  )
+  // their named failures include tests on MockTimers: a recorder that wrote nothing would
+  // make the check above empty
+  t.ok(resets.length >= 1, `the preload recorded its resets (${resets.length})`)
   t.end()
 })
