@@ -2,7 +2,8 @@
 // exact layout's blocks: a subclass that only overrides where a key's cells are), operation
 // by operation, on a fake clock (the store's `clock` option makes the script use that time
 // instead of Redis TIME), and memory that does not grow with the number of keys.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { Redis } from 'ioredis'
 import { FakeClock } from '../../src/testing/index.js'
 import { Sketch } from '../../src/sketch/sketch.js'
 import type { SketchOptions } from '../../src/sketch/shape.js'
@@ -66,12 +67,21 @@ class BlockedSketch extends Sketch {
  */
 class Model {
   private readonly gens = new Map<number, BlockedSketch>()
+  /**
+   * @param cellsOf a self-sized fleet: generation k's cells per level M_k (its record in Redis);
+   * absent, every generation has the config's
+   */
   constructor(
     private readonly cfg: SketchOptions,
     private readonly N: number,
     private readonly periodMs: number,
     private readonly clock: FakeClock,
+    private readonly cellsOf?: (k: number) => number,
   ) {}
+  /** Cells per level of each generation created so far, by id. */
+  cellsById(): Map<number, number> {
+    return new Map([...this.gens].map(([k, s]) => [k, s.cellsPerLevel]))
+  }
   /** The oldest live id so far: a clock that steps back does not rotate back (spec/cluster.md). */
   private reached = -Infinity
   private live(): Sketch[] {
@@ -83,6 +93,7 @@ class Model {
       if (s === undefined) {
         s = BlockedSketch.of({
           ...this.cfg,
+          ...(this.cellsOf === undefined ? {} : { cellsPerLevel: this.cellsOf(k) }),
           hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k),
           clock: this.clock,
         })
@@ -152,63 +163,130 @@ const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
   },
 ]
 
+/**
+ * One 600-step table of config `c` on a fresh prefix: the store and the model side by side, on
+ * one FakeClock. `sized`: a self-sized policy whose sizer cycles through `SIZES`, against a
+ * model whose generation k has the M_k recorded in Redis (`P s<k>`, read after each call of the
+ * store, before the model's), so the table crosses size changes; it returns the sizes seen.
+ */
+async function table(
+  t: Test,
+  admin: Redis,
+  c: (typeof configs)[number],
+  ci: number,
+  sized: boolean,
+): Promise<Set<number>> {
+  const prefix = uniquePrefix(`exact-eq${sized ? 's' : ''}${ci}`)
+  const clock = new FakeClock(1_000_000)
+  // sized: a shorter period, so the table crosses more generations (the amnesty guard still holds)
+  const periodMs = sized ? 4000 : 10_000
+  const N = 3
+  let turn = 0
+  const sketch = sized ? { ...c.sketch, cellsPerLevel: 16 } : c.sketch
+  const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })({
+    name: 'policy',
+    sketch,
+    generations: N,
+    periodMs,
+    ...(sized
+      ? {
+          sizing: {
+            sizeNextGeneration: () => SIZES[turn++ % SIZES.length],
+            minCellsPerLevel: 4,
+            maxCellsPerLevel: 64,
+            checkEveryMs: 500,
+          },
+        }
+      : {}),
+  }) as RedisExactStore
+  const records = new Map<number, number>()
+  const model = new Model(
+    sketch,
+    N,
+    periodMs,
+    clock,
+    sized
+      ? (k) => {
+          const m = records.get(k)
+          if (m === undefined) throw new Error(`generation ${k} is live in the model but has no record in Redis`)
+          return m
+        }
+      : undefined,
+  )
+  /** Read the records of the generations that may be live now (the model reads them synchronously). */
+  const readRecords = async () => {
+    const first = Math.floor(clock.now() / periodMs) - 1
+    for (let k = first; k <= first + N + 2; k++) {
+      if (records.has(k)) continue
+      const v = await admin.get(`${prefix}:{policy}:s${k}`)
+      if (v !== null) records.set(k, Number(v.split(':')[1]))
+    }
+  }
+  const next = rng(0x9e3779b9 + ci)
+  const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
+  let mismatches = 0
+  let admitted = 0
+  let denied = 0
+  for (let step = 0; step < STEPS; step++) {
+    const r = next()
+    // time mostly forward (crossing generations), sometimes back (the Sketch never moves last-touched back)
+    clock.advance(r < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * (c.sketch.lo === 0 ? 120 : 900)))
+    const key = keys[Math.floor(next() * keys.length)]
+    const op = next()
+    let got: unknown
+    let want: unknown
+    if (op < 0.6) {
+      const cost = 1 + Math.floor(next() * 4)
+      const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
+      got = await store.tryConsume(key, cost, limit)
+      if (sized) await readRecords()
+      want = model.tryConsume(key, cost, limit)
+      if ((want as { admitted: boolean }).admitted) admitted++
+      else denied++
+    } else if (op < 0.85) {
+      const delta = Math.round((next() * 6 - 2) * 100) / 100
+      got = await store.add(key, delta)
+      if (sized) await readRecords()
+      want = model.add(key, delta)
+    } else {
+      got = await store.read(key)
+      if (sized) await readRecords()
+      want = model.read(key)
+    }
+    const same = c.exp
+      ? JSON.stringify(round(got)) === JSON.stringify(round(want))
+      : JSON.stringify(got) === JSON.stringify(want)
+    if (!same) {
+      mismatches++
+      if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
+    }
+  }
+  const what = sized ? `${c.name}, self-sized` : c.name
+  t.equal(mismatches, 0, `${what}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
+  t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
+  await store.close()
+  await dropPrefix(admin, prefix)
+  return new Set(model.cellsById().values())
+}
+
+/** What the self-sized tables' sizer asks for, in turn (clamped to [4, 64]: 2 becomes 4). */
+const SIZES = [64, 4, 32, 2, 16, 8]
+
 t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t) => {
   const opts = await needRedis(t)
   t.test('step tables', opts, async (t) => {
     const admin = client()
     t.teardown(() => admin.quit())
+    for (const [ci, c] of configs.entries()) await table(t, admin, c, ci, false)
+  })
+  // issue #14 item 4: each generation of a self-sized policy at the fleet's recorded shape, its
+  // blocked layout B·W cells per level of that M_k, a new generation's string created at that size
+  t.test('step tables, self-sized: generations of recorded sizes', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
     for (const [ci, c] of configs.entries()) {
-      const prefix = uniquePrefix(`exact-eq${ci}`)
-      const clock = new FakeClock(1_000_000)
-      const periodMs = 10_000
-      const N = 3
-      const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })({
-        name: 'policy',
-        sketch: c.sketch,
-        generations: N,
-        periodMs,
-      }) as RedisExactStore
-      const model = new Model(c.sketch, N, periodMs, clock)
-      const next = rng(0x9e3779b9 + ci)
-      const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
-      let mismatches = 0
-      let admitted = 0
-      let denied = 0
-      for (let step = 0; step < STEPS; step++) {
-        const r = next()
-        // time mostly forward (crossing generations), sometimes back (the Sketch never moves last-touched back)
-        clock.advance(r < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * (c.sketch.lo === 0 ? 120 : 900)))
-        const key = keys[Math.floor(next() * keys.length)]
-        const op = next()
-        let got: unknown
-        let want: unknown
-        if (op < 0.6) {
-          const cost = 1 + Math.floor(next() * 4)
-          const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
-          got = await store.tryConsume(key, cost, limit)
-          want = model.tryConsume(key, cost, limit)
-          if ((want as { admitted: boolean }).admitted) admitted++
-          else denied++
-        } else if (op < 0.85) {
-          const delta = Math.round((next() * 6 - 2) * 100) / 100
-          got = await store.add(key, delta)
-          want = model.add(key, delta)
-        } else {
-          got = await store.read(key)
-          want = model.read(key)
-        }
-        const same = c.exp
-          ? JSON.stringify(round(got)) === JSON.stringify(round(want))
-          : JSON.stringify(got) === JSON.stringify(want)
-        if (!same) {
-          mismatches++
-          if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
-        }
-      }
-      t.equal(mismatches, 0, `${c.name}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
-      t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
-      await store.close()
-      await dropPrefix(admin, prefix)
+      const sizes = await table(t, admin, c, ci, true)
+      t.ok(sizes.size >= 3, `${c.name}: the table crossed generations of ${[...sizes].join(', ')} cells per level`)
     }
   })
 })
