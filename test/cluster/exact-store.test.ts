@@ -13,6 +13,7 @@ import { redisStore } from '../../src/index.js'
 import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import { UNROLLED_MAX_LEVELS, exactScript } from '../../src/cluster/scripts.js'
+import type { Rotator } from '../../src/sketch/rotator.js'
 import { fleetShape } from '../../src/cluster/connection.js'
 import { parseRedisOptions } from '../../src/cluster/options.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
@@ -398,6 +399,99 @@ t.test('exact mode: a local clock far from server time costs one retry, never a 
     calls.length = 0
     t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 3 })
     t.equal(calls.length, 1, 'the offset is learned: back to one round trip')
+    admin.evalsha = orig
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a self-sized fallback', async (t) => {
+  const opts = await needRedis(t)
+  t.test('shapes known ahead: no request waits for a shape round', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-sized')
+    const clock = new FakeClock(1_000_000)
+    const periodMs = 4000
+    const wanted: number[] = []
+    const store = redisStore({
+      redis: admin,
+      seed: SECRET,
+      slots: 1,
+      prefix,
+      clock,
+      timeoutMs: 2000,
+      retryMs: 60_000,
+      onStoreError: 'local',
+    })({
+      name: 'sized',
+      sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+      generations: 2,
+      periodMs,
+      sizing: {
+        sizeNextGeneration: (load) => {
+          wanted.push(load.distinctKeys)
+          return 16
+        },
+        minCellsPerLevel: 4,
+        maxCellsPerLevel: 64,
+        checkEveryMs: 500,
+      },
+    }) as RedisExactStore
+    const calls: string[] = []
+    const orig = admin.evalsha.bind(admin)
+    let broken = false
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      calls.push(String(a[2]))
+      return broken ? Promise.reject(new Error('redis down (test)')) : orig(...a)
+    }) as typeof admin.evalsha
+    await store.ready()
+    const records = async () => {
+      const out: [number, number][] = []
+      for (const k of await admin.keys(`${prefix}:{sized}:s*`)) {
+        out.push([Number(k.slice(k.lastIndexOf(':s') + 2)), Number((await admin.get(k))!.split(':')[1])])
+      }
+      return new Map(out)
+    }
+    const G0 = Math.floor(clock.now() / periodMs) + 1
+    const first = await records()
+    t.same([first.get(G0 - 1), first.get(G0)], [64, 64], 'ready() recorded the live generations at the initial size')
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    t.same(calls, [`${prefix}:{sized}:fp`], 'a request: one exact script, no shape round')
+    // three periods of requests every 250 ms: from each youngest's second half, the cost report
+    // proposes the next generation at what the sizer wants
+    let shapeCalls = 0
+    let requests = 0
+    for (let step = 0; step < 48; step++) {
+      clock.advance(250)
+      calls.length = 0
+      await store.tryConsume(`key-${step % 5}`, 1, 10)
+      requests++
+      // the exact script's first key is the fingerprint record, the shape script's a shape or cost record
+      shapeCalls += calls.filter((k) => !k.endsWith(':fp')).length
+      await new Promise((r) => setImmediate(r))
+    }
+    const after = await records()
+    const G = Math.floor(clock.now() / periodMs) + 1
+    t.equal(after.get(G), 16, `generation ${G}: the sizer's 16, proposed half a period ahead`)
+    t.equal(after.get(G - 1), 16, `generation ${G - 1} too`)
+    t.ok(
+      wanted.length >= 3 && wanted.every((d) => d >= 1 && d <= 10),
+      `the sizer saw the meter's keys (${wanted.join(', ')})`,
+    )
+    // every other request (250 ms apart) starts the cost report of checkEveryMs = 500 ms; a
+    // generation not known ahead would add a round at its boundary
+    t.equal(shapeCalls, requests / 2, `${shapeCalls} shape rounds for ${requests} requests: the cost reports only`)
+    t.equal(store.sizeBytes(), 2048, 'in process: the 2 KiB load meter only')
+    // Redis fails: the fallback Rotator is self-sized and starts at the youngest recorded size
+    broken = true
+    const r = await store.tryConsume('k', 1, 10)
+    t.same(r, { admitted: true, score: 1 }, 'the fallback decides')
+    const fallback = (store as unknown as { fallback: Rotator }).fallback
+    t.ok(fallback.selfSized, 'self-sized fallback')
+    t.same(fallback.generationCellsPerLevel, [16, 16], 'at the youngest recorded size')
+    t.equal(store.sizeBytes(), 2048 + fallback.sizeBytes(), 'the meter and the fallback')
     admin.evalsha = orig
     await store.close()
     await dropPrefix(admin, prefix)
