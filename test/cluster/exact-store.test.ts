@@ -498,6 +498,61 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
   })
 })
 
+t.test('exact mode, self-sized: calls waiting for a shape share one round, bounded by timeoutMs', async (t) => {
+  const opts = await needRedis(t)
+  t.test('shared round, then a hung one', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-sized-round')
+    const mk = (onStoreError: 'closed' | 'local', timeoutMs: number) =>
+      redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, timeoutMs, retryMs: 0, onStoreError })({
+        name: 'round',
+        sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+        generations: 2,
+        periodMs: 3_600_000,
+        sizing: { sizeNextGeneration: () => 16, minCellsPerLevel: 4, maxCellsPerLevel: 64 },
+      })
+    const orig = admin.evalsha.bind(admin)
+    let shapeRounds = 0
+    let hang = false
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      if (!String(a[2]).endsWith(':fp')) {
+        shapeRounds++
+        if (hang) return new Promise(() => {}) // a shape round that never answers
+      }
+      return orig(...a)
+    }) as typeof admin.evalsha
+    // no ready(): the first calls find no shape known
+    const a = mk('closed', 2000)
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => Promise.resolve(a.tryConsume(`k${i}`, 1, 10))),
+    )
+    t.same(
+      results.map((r) => r.admitted),
+      Array(8).fill(true),
+      '8 concurrent first calls decided on Redis',
+    )
+    t.equal(shapeRounds, 1, 'after one shape round between them')
+    await a.close()
+    // a second instance (its own shapes unknown) whose shape round hangs: the call follows
+    // onStoreError within its timeoutMs, and the failure is a store failure, not a coded error
+    hang = true
+    const b = mk('closed', 100)
+    const r = await b.tryConsume('k0', 1, 10)
+    t.same(r, { admitted: false, score: NaN, failure: 'closed' }, 'onStoreError: closed answered')
+    await b.close()
+    const c = mk('local', 100)
+    t.same(
+      await c.tryConsume('k0', 1, 10),
+      { admitted: true, score: 1 },
+      "onStoreError: 'local' answered from the fallback",
+    )
+    await c.close()
+    admin.evalsha = orig
+    await dropPrefix(admin, prefix)
+  })
+})
+
 t.test('exact mode: generation keys expire on their own; cells carry Redis TIME', async (t) => {
   const opts = await needRedis(t)
   t.test('PTTL and cell times', opts, async (t) => {
