@@ -63,7 +63,11 @@ interface Reply {
 /**
  * Exact mode: the cells of every generation live in Redis and each operation is one
  * EVALSHA of the exact script ({@link exactScript}), which applies the Sketch's semantics atomically on the
- * server (spec/cluster.md). Built by {@link redisStore}; not constructed directly.
+ * server (spec/cluster.md). A self-sized policy (`spec.sizing`) runs the sized variant of the
+ * script on each generation's recorded shape (spec/cluster.md "Shapes"): the store learns the
+ * shapes of a call's generations before the call (one shared shape round when one is unknown,
+ * within the call's timeoutMs) and proposes the next generation's from its load meter. Built by
+ * {@link redisStore}; not constructed directly.
  */
 export class RedisExactStore implements ScoreStore {
   /** The validated shape and keys of the policy. */
@@ -170,7 +174,10 @@ export class RedisExactStore implements ScoreStore {
    * start: the store emits a `'down'` event and decides in process until Redis answers
    * (a fingerprint mismatch found later still rejects every request). With `'open'` or
    * `'closed'` it does refuse, since every request would be admitted or denied unchecked.
-   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch;
+   * Self-sized, it also records (if absent) and adopts the shapes of the live generations.
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch (also a self-sized
+   * instance beside a fixed-shape one of the same policy); `ERR_GRUDGE_CLUSTER_SHAPE` for a shape
+   * record this instance cannot adopt;
    * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer in time (naming host, port
    * and the cause, e.g. connection refused), except with `onStoreError: 'local'`;
    * `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
@@ -204,7 +211,8 @@ export class RedisExactStore implements ScoreStore {
    * Redis failure it follows `onStoreError`.
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (as a rejection)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` (as a rejection)
-   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT`, `ERR_GRUDGE_CLUSTER_CLOSED`
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT`, `ERR_GRUDGE_CLUSTER_CLOSED`;
+   * `ERR_GRUDGE_CLUSTER_SHAPE` (self-sized: a generation's shape record it cannot adopt)
    */
   async tryConsume(key: string, cost: number, limit: number): Promise<StoreResult> {
     checkFinite('cost', cost)
