@@ -414,6 +414,7 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
     const clock = new FakeClock(1_000_000)
     const periodMs = 4000
     const wanted: number[] = []
+    const rates: number[] = []
     const store = redisStore({
       redis: admin,
       seed: SECRET,
@@ -431,6 +432,7 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
       sizing: {
         sizeNextGeneration: (load) => {
           wanted.push(load.distinctKeys)
+          rates.push(load.costPerSecond)
           return 16
         },
         minCellsPerLevel: 4,
@@ -479,6 +481,12 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
     t.ok(
       wanted.length >= 3 && wanted.every((d) => d >= 1 && d <= 10),
       `the sizer saw the meter's keys (${wanted.join(', ')})`,
+    )
+    // one admitted cost of 1 every 250 ms: 4/s, as the fleet's counter P c<G> (reported every
+    // 500 ms, plus what was not reported yet) over the youngest's age says
+    t.ok(
+      rates.length >= 3 && rates.every((c) => c >= 3 && c <= 5),
+      `the sizer saw the fleet's cost rate, about 4/s (${rates.map((c) => c.toFixed(2)).join(', ')})`,
     )
     // every other request (250 ms apart) starts the cost report of checkEveryMs = 500 ms; a
     // generation not known ahead would add a round at its boundary
