@@ -2,8 +2,15 @@ import { systemClock, type Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
-import { checkFinite } from '../sketch/sketch.js'
+import { Sketch, checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
+import {
+  LoadMeter,
+  METER_BYTES,
+  checkSizing,
+  initialCellsPerLevel,
+  type ResolvedSizing,
+} from '../sketch/rotator-sizing.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
@@ -21,7 +28,8 @@ import {
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
-import { blockedIndexes, slotHasher } from './fleet-hash.js'
+import { BLOCK_CELLS, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
+import { proposeCells, runShapeRound, shapeRecord, type ShapeAsk } from './fleet-sizing.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -32,6 +40,16 @@ const OFFSET_LETTERS = Array.from({ length: 16 }, (_, o) => String.fromCharCode(
 
 /** The startup check is off the request path: it may also wait for the first connection (at least 2 s). */
 export const READY_TIMEOUT_MS = (timeoutMs: number): number => Math.max(timeoutMs, 2000)
+
+/** A generation's recorded shape (self-sized policy): M_k and its slot strings' blocked layout. */
+interface GenShape {
+  /** M_k, cells per level of the whole generation (a power of two). */
+  readonly cells: number
+  /** W_k = min(BLOCK_CELLS, ceil(M_k / S)), cells per level in one block. */
+  readonly blockCells: number
+  /** B_k = ceil(ceil(M_k / S) / W_k), blocks per slot string. */
+  readonly blocks: number
+}
 
 /** A decoded script reply. */
 interface Reply {
@@ -45,7 +63,11 @@ interface Reply {
 /**
  * Exact mode: the cells of every generation live in Redis and each operation is one
  * EVALSHA of the exact script ({@link exactScript}), which applies the Sketch's semantics atomically on the
- * server (spec/cluster.md). Built by {@link redisStore}; not constructed directly.
+ * server (spec/cluster.md). A self-sized policy (`spec.sizing`) runs the sized variant of the
+ * script on each generation's recorded shape (spec/cluster.md "Shapes"): the store learns the
+ * shapes of a call's generations before the call (one shared shape round when one is unknown,
+ * within the call's timeoutMs) and proposes the next generation's from its load meter. Built by
+ * {@link redisStore}; not constructed directly.
  */
 export class RedisExactStore implements ScoreStore {
   /** The validated shape and keys of the policy. */
@@ -77,6 +99,26 @@ export class RedisExactStore implements ScoreStore {
   private schedule: Schedule
   /** The newest generation id a reply named: requests never start below it (a server clock stepping back). */
   private newest = -Infinity
+  /** The resolved sizing (a self-sized policy: spec/cluster.md "Shapes"), or undefined for a fixed shape. */
+  private readonly sizing: ResolvedSizing | undefined
+  /** The youngest generation's load meter (self-sized only). */
+  private readonly meter: LoadMeter | null
+  /** The generation id the meter measures: the newest G a reply named (NaN before the first). */
+  private meterGen = NaN
+  /** [0] the fleet's admitted cost of generation meterGen as last read from Redis, [1] this instance's cost not yet reported. */
+  private readonly fleetCost = new Float64Array(2)
+  /** Recorded shapes by generation id: the fleet's, adopted (self-sized only). */
+  private readonly shapes = new Map<number, GenShape>()
+  /** This instance's proposal by generation id, decided once from its meter (for a generation not yet recorded). */
+  private readonly proposals = new Map<number, number>()
+  /** Cells per level this instance proposes for a generation it finds unrecorded with nothing recorded before it. */
+  private readonly initialCells: number
+  /** Whether onSizingLimit heard each kind already. */
+  private readonly limitReported = { budget: false, invalid: false }
+  /** The shape round in flight, shared by every call that waits for a record. */
+  private round: Promise<void> | undefined
+  /** Server time in ms (estimate) of the next fire-and-forget cost report. */
+  private nextReportMs = -Infinity
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -84,8 +126,33 @@ export class RedisExactStore implements ScoreStore {
     private readonly o: ParsedRedisOptions,
     private readonly shared: SharedClient,
   ) {
-    this.shape = fleetShape(spec, o)
-    this.script = exactScript(this.shape.scriptConstants)
+    this.sizing =
+      spec.sizing === undefined
+        ? undefined
+        : checkSizing(
+            spec.sizing,
+            spec.sketch?.levels ?? 4,
+            spec.generations,
+            spec.periodMs,
+            new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,
+          )
+    // a self-sized policy's shape in the fingerprint is its largest, the text gains |sized; its
+    // cells live in Redis, so this process holds only the fallback: no budget to adjust here
+    this.shape =
+      this.sizing === undefined
+        ? fleetShape(spec, o)
+        : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
+    this.initialCells =
+      this.sizing === undefined
+        ? this.shape.cellsPerLevel
+        : initialCellsPerLevel(
+            this.sizing,
+            spec.sketch?.cellsPerLevel === undefined
+              ? undefined
+              : Math.min(spec.sketch.cellsPerLevel, this.sizing.maxCellsPerLevel),
+          )
+    this.meter = this.sizing === undefined ? null : new LoadMeter(0)
+    this.script = exactScript(this.shape.scriptConstants, this.sizing !== undefined)
     this.sha = shaOf(this.script)
     this.hashers = new GenerationHashers(this.shape.base, o.secret)
     this.idx = new Uint32Array(this.shape.levels + 1)
@@ -107,7 +174,10 @@ export class RedisExactStore implements ScoreStore {
    * start: the store emits a `'down'` event and decides in process until Redis answers
    * (a fingerprint mismatch found later still rejects every request). With `'open'` or
    * `'closed'` it does refuse, since every request would be admitted or denied unchecked.
-   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch;
+   * Self-sized, it also records (if absent) and adopts the shapes of the live generations.
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch (also a self-sized
+   * instance beside a fixed-shape one of the same policy); `ERR_GRUDGE_CLUSTER_SHAPE` for a shape
+   * record this instance cannot adopt;
    * `ERR_GRUDGE_CLUSTER_UNAVAILABLE` when Redis does not answer in time (naming host, port
    * and the cause, e.g. connection refused), except with `onStoreError: 'local'`;
    * `ERR_GRUDGE_CLUSTER_CLIENT` when ioredis cannot be loaded
@@ -118,6 +188,11 @@ export class RedisExactStore implements ScoreStore {
     try {
       // every slot has its own record (on a cluster, on its own master)
       await Promise.all(this.shape.fpKeys.map((_, slot) => this.call(OP_CHECK, '', 0, 0, waitMs, slot)))
+      // self-sized: the live generations' records, so a request does not wait for them
+      if (this.sizing !== undefined) {
+        const task = this.shared.get().then((c) => this.knowShapes(c, this.windowStart(this.estimateNow()), waitMs))
+        await withTimeout(task, waitMs)
+      }
       this.recovered(-1)
     } catch (err) {
       if (err instanceof GrudgeError) throw err
@@ -136,7 +211,8 @@ export class RedisExactStore implements ScoreStore {
    * Redis failure it follows `onStoreError`.
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` (as a rejection)
    * @throws {GrudgeTypeError} `ERR_GRUDGE_KEY_INVALID` (as a rejection)
-   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT`, `ERR_GRUDGE_CLUSTER_CLOSED`
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT`, `ERR_GRUDGE_CLUSTER_CLOSED`;
+   * `ERR_GRUDGE_CLUSTER_SHAPE` (self-sized: a generation's shape record it cannot adopt)
    */
   async tryConsume(key: string, cost: number, limit: number): Promise<StoreResult> {
     checkFinite('cost', cost)
@@ -199,9 +275,9 @@ export class RedisExactStore implements ScoreStore {
     return this.o.onStoreError === 'local' ? this.localRotator().estimate(key) : NaN
   }
 
-  /** Cells held in this process: 0, or the local fallback Rotator's while Redis is failing. */
+  /** Bytes held in this process: the 2 KiB load meter when self-sized, plus the local fallback Rotator's while Redis is failing. */
   sizeBytes(): number {
-    return this.fallback?.sizeBytes() ?? 0
+    return (this.meter === null ? 0 : METER_BYTES) + (this.fallback?.sizeBytes() ?? 0)
   }
 
   /**
@@ -327,6 +403,10 @@ export class RedisExactStore implements ScoreStore {
     this.schedule = adoptSchedule(this.shape, recordedPeriodMs)
     this.newest = -Infinity
     this.keysCache.length = 0
+    // generation ids are by period: what was recorded or proposed under this policy's own is void
+    this.shapes.clear()
+    this.proposals.clear()
+    this.meterGen = NaN
     if (this.schedule.message !== undefined) {
       this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
     }
@@ -345,16 +425,47 @@ export class RedisExactStore implements ScoreStore {
         sketch: {
           ...this.spec.sketch,
           levels: this.shape.levels,
-          cellsPerLevel: this.shape.cellsPerLevel,
+          cellsPerLevel: this.sizing === undefined ? this.shape.cellsPerLevel : this.fallbackCells(this.sizing),
           hi: this.schedule.hi,
         },
         generations: this.shape.generations,
         periodMs: this.schedule.periodMs,
         clock: this.spec.clock,
         ticker: this.spec.ticker,
+        // self-sized: the fallback sizes its own generations too, from the youngest recorded size
+        ...(this.spec.sizing === undefined ? {} : { sizing: this.spec.sizing }),
       })
     }
     return this.fallback
+  }
+
+  /** The fallback's first generation: the youngest recorded shape (else the initial size), within [min, max]. */
+  private fallbackCells(sizing: ResolvedSizing): number {
+    let best = -Infinity
+    let cells = this.initialCells
+    for (const [id, g] of this.shapes) {
+      if (id > best && !(id > this.meterGen)) {
+        best = id
+        cells = g.cells
+      }
+    }
+    return Math.max(sizing.minCellsPerLevel, Math.min(sizing.maxCellsPerLevel, cells))
+  }
+
+  /**
+   * Self-sized: the recorded shapes of the live generations as this instance last saw them
+   * (the youngest a reply named and the N − 1 before it), oldest first (tests of the fleet's
+   * agreement). Allocates.
+   * @internal
+   */
+  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean }[] {
+    const out: { id: number; cellsPerLevel: number; provisional: boolean }[] = []
+    if (Number.isNaN(this.meterGen)) return out
+    for (let id = this.meterGen - this.shape.generations + 1; id <= this.meterGen; id++) {
+      const g = this.shapes.get(id)
+      if (g !== undefined) out.push({ id, cellsPerLevel: g.cells, provisional: false })
+    }
+    return out
   }
 
   /** One operation: one EVALSHA (another only after NOSCRIPT, a clock far off or a new schedule), within timeoutMs. */
@@ -383,10 +494,21 @@ export class RedisExactStore implements ScoreStore {
     slot: number,
   ): Promise<Reply> {
     const explicit = this.o.clock !== undefined
-    const estimate = explicit ? this.local.now() : this.local.now() + this.offsetMs
+    const estimate = this.estimateNow()
     let gb = NaN
     for (let attempt = 0; ; attempt++) {
-      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, gb, slot)
+      let start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
+      // self-sized: a generation of the window without a known shape waits for one shape round
+      // (shared by the calls waiting), then the call; checked again after it, as a period
+      // adopted or a newer generation seen meanwhile moves the window
+      for (let round = 0; this.sizing !== undefined && op !== OP_CHECK && !this.knows(start); round++) {
+        if (round > 3) throw replyError('redis shape script (generation window)', start)
+        const before = this.schedule
+        await this.shapeRound(client, start, this.o.timeoutMs)
+        if (this.schedule !== before) gb = NaN
+        start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
+      }
+      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, start, slot)
       const raw = await evalScript(client, this.script, this.sha, keys, args, false)
       const r = decode(raw)
       if (!explicit) this.offsetMs = r.nowMs - this.local.now()
@@ -394,11 +516,173 @@ export class RedisExactStore implements ScoreStore {
       if (attempt > 2) throw replyError('redis exact script (generation window)', raw)
       if (r.status === -3) {
         this.adopt(Number(String((raw as unknown[])[1])))
+        gb = NaN
         continue
       }
       if (r.newest > this.newest) this.newest = r.newest
-      if (r.status !== -2) return r
+      if (r.status !== -2) {
+        if (this.meter !== null && op !== OP_CHECK) this.measure(r, op, key, delta)
+        return r
+      }
       gb = r.newest - this.shape.generations
+    }
+  }
+
+  /** Server time estimate in ms: the explicit clock, or local time + the offset seen in the last reply. */
+  private estimateNow(): number {
+    return this.o.clock !== undefined ? this.local.now() : this.local.now() + this.offsetMs
+  }
+
+  /**
+   * The first generation id gb of a call's window gb..gb+N at server time `estimateMs`: the live
+   * window O..O+N−1 (O = the oldest) is covered for O = gEst or gEst − 1: the estimate runs
+   * ahead of the server by about half a round trip, so near a boundary it may already be in
+   * the next period; further off, the script says so and the caller retries with its window.
+   * Never below the newest generation seen: a clock that stepped back stays there.
+   */
+  private windowStart(estimateMs: number): number {
+    const gEst = Math.floor(estimateMs / this.schedule.periodMs)
+    return Math.max(gEst - 1, this.newest - this.shape.generations)
+  }
+
+  /** Self-sized: whether the shape of every generation of the window gb..gb+N is known. */
+  private knows(gb: number): boolean {
+    for (let id = gb; id <= gb + this.shape.generations; id++) if (!this.shapes.has(id)) return false
+    return true
+  }
+
+  /**
+   * Self-sized: learn the shapes of the window gb..gb+N (one shared shape round at a time; a
+   * round that did not cover the window, or a period adopted meanwhile, is followed by another).
+   * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE`, `ERR_GRUDGE_CLUSTER_FINGERPRINT`,
+   * `ERR_GRUDGE_CLUSTER_REPLY`; or the client's error (the caller's failure mode applies)
+   */
+  private async knowShapes(client: RedisLike, gb: number, timeoutMs: number): Promise<void> {
+    for (let round = 0; !this.knows(gb); round++) {
+      if (round > 3) throw replyError('redis shape script (generation window)', gb)
+      const before = this.schedule
+      await this.shapeRound(client, gb, timeoutMs)
+      if (this.schedule !== before) gb = this.windowStart(this.estimateNow())
+    }
+  }
+
+  /** The shape round in flight, or a new one asking for the window from gb (undefined: a cost report only). */
+  private shapeRound(client: RedisLike, gb: number | undefined, timeoutMs: number): Promise<void> {
+    if (this.round === undefined) {
+      this.round = withTimeout(this.runRound(client, gb), timeoutMs).finally(() => {
+        this.round = undefined
+      })
+    }
+    return this.round
+  }
+
+  /**
+   * One round trip of the shape script (spec/cluster.md "Shapes"), as in sync mode: reports this
+   * instance's admitted cost of the youngest generation to the fleet's counter, records (if
+   * absent) the shape of every generation of the window not known here, with this instance's
+   * proposal, and, from the second half of the youngest's period on, its proposal for the next
+   * one; adopts what is recorded (or the fleet's period, when it is another).
+   */
+  private async runRound(client: RedisLike, gb: number | undefined): Promise<void> {
+    const N = this.shape.generations
+    const period = this.schedule.periodMs
+    const now = this.estimateNow()
+    const asks: ShapeAsk[] = []
+    const G = this.meterGen
+    let reported = 0
+    let next = false
+    if (!Number.isNaN(G)) {
+      const meter = this.meter!
+      this.fleetCost[1] += meter.windowCost()
+      meter.closeWindow(now)
+      reported = this.fleetCost[1]
+      const elapsedMs = now - (G - N + 1) * period
+      if (!this.shapes.has(G + 1) && elapsedMs >= period / 2) {
+        if (!this.proposals.has(G + 1)) this.proposals.set(G + 1, this.decide(G, now, elapsedMs))
+        next = true
+      }
+    }
+    if (gb !== undefined) {
+      for (let id = gb; id <= gb + N; id++) {
+        if (!this.shapes.has(id)) asks.push({ id, want: shapeRecord(this.shape, this.proposalFor(id)) })
+      }
+    }
+    if (next && !asks.some((a) => a.id === G + 1)) {
+      asks.push({ id: G + 1, want: shapeRecord(this.shape, this.proposalFor(G + 1)) })
+    }
+    this.nextReportMs = now + this.sizing!.checkEveryMs
+    const costGen = Number.isNaN(G) ? Math.floor(now / period) + N - 1 : G
+    const clockArg = this.o.clock !== undefined ? String(this.o.clock.now()) : ''
+    const answer = await runShapeRound(client, this.shape, clockArg, period, asks, reported, costGen, BLOCK_CELLS)
+    if (answer.periodMs !== undefined) {
+      this.adopt(answer.periodMs)
+      return
+    }
+    // the counter holds what every instance reported for G, this one's included
+    if (this.meterGen === G && !Number.isNaN(G)) {
+      this.fleetCost[0] = answer.costTotal
+      this.fleetCost[1] -= reported
+    }
+    for (let j = 0; j < asks.length; j++) this.shapes.set(asks[j].id, genShape(answer.cells[j], this.shape.slots))
+  }
+
+  /** What this instance proposes for generation `id` when it finds it unrecorded: its meter's decision, else the nearest recorded older shape, else the initial size. */
+  private proposalFor(id: number): number {
+    const p = this.proposals.get(id)
+    if (p !== undefined) return p
+    let best = -Infinity
+    let cells = this.initialCells
+    for (const [k, g] of this.shapes) {
+      if (k < id && k > best) {
+        best = k
+        cells = g.cells
+      }
+    }
+    return cells
+  }
+
+  /** This instance's proposal for generation G + 1: its sizer on the youngest's load, the cost rate the fleet's. */
+  private decide(G: number, nowMs: number, elapsedMs: number): number {
+    return proposeCells(
+      this.sizing!,
+      this.meter!,
+      { cellsPerLevel: this.shapes.get(G)?.cells ?? this.proposalFor(G), decay: this.shape.decay },
+      this.shape.levels,
+      this.shape.generations,
+      this.fleetCost[0] + this.fleetCost[1],
+      nowMs,
+      elapsedMs,
+      this.limitReported,
+    )
+  }
+
+  /**
+   * Self-sized, after a reply: the meter follows the youngest generation G the reply named (a
+   * newer one resets it; recorded shapes and proposals of retired generations are dropped),
+   * counts the key under G's hasher and what it added (an admitted cost, an add's delta), and a
+   * fire-and-forget cost report leaves every `checkEveryMs`.
+   */
+  private measure(r: Reply, op: number, key: string, delta: number): void {
+    const meter = this.meter!
+    const G = r.newest
+    if (Number.isNaN(this.meterGen) || G > this.meterGen) {
+      this.meterGen = G
+      meter.reset(this.estimateNow())
+      this.fleetCost[0] = 0
+      this.fleetCost[1] = 0
+      const floor = G - this.shape.generations
+      for (const id of this.shapes.keys()) if (id < floor) this.shapes.delete(id)
+      for (const id of this.proposals.keys()) if (id < floor) this.proposals.delete(id)
+    }
+    if (G === this.meterGen && (op === OP_ADD || (op === OP_TRY && r.status === 1))) {
+      const h = this.hashers.get(G)
+      keyBytes(key)
+      h.hashInto(keyView, keyLength)
+      meter.record(h, delta)
+    }
+    if (this.round === undefined && this.estimateNow() >= this.nextReportMs) {
+      const c = this.shared.ready
+      if (c !== undefined) this.shapeRound(c, undefined, this.o.timeoutMs).catch(() => {})
     }
   }
 
@@ -422,19 +706,13 @@ export class RedisExactStore implements ScoreStore {
     limit: number,
     estimateMs: number,
     explicit: boolean,
-    gbGiven: number,
+    gb: number,
     slotGiven: number,
   ) {
     const s = this.shape
     const N = s.generations
     const L = s.levels
     const period = this.schedule.periodMs
-    const gEst = Math.floor(estimateMs / period)
-    // the live window O..O+N−1 (O = the oldest) is covered for O = gEst or gEst − 1: the
-    // estimate runs ahead of the server by about half a round trip, so near a boundary it
-    // may already be in the next period; further off, the script says so and we retry with
-    // its window. Never below the newest generation seen: a clock that stepped back stays there.
-    const gb = Number.isNaN(gbGiven) ? Math.max(gEst - 1, this.newest - N) : gbGiven
     const K = N + 1
     // per generation one argument: the L offsets as letters, then the block id (decimal); an
     // all-string command is written to the socket in one piece (a Buffer argument would split it)
@@ -449,8 +727,9 @@ export class RedisExactStore implements ScoreStore {
       limit,
       gb,
     ]
+    const sized = this.sizing !== undefined
     if (op === OP_CHECK) {
-      for (let j = 0; j < K; j++) args.push('')
+      for (let j = 0; j < (sized ? 3 * K : K); j++) args.push('')
       return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
     }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
@@ -463,13 +742,25 @@ export class RedisExactStore implements ScoreStore {
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
-      blockedIndexes(h.hashHi, h.hashLo, L, s.blockCells, s.blocks, idx)
+      // self-sized: each generation's blocked layout is its recorded shape's (known: see exec)
+      const g = sized ? this.shapes.get(gb + j)! : s
+      blockedIndexes(h.hashHi, h.hashLo, L, g.blockCells, g.blocks, idx)
       let a = ''
       for (let i = 1; i <= L; i++) a += OFFSET_LETTERS[idx[i]]
       args.push(a + idx[0])
     }
+    if (sized) {
+      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blockCells)
+      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blocks)
+    }
     return { keys, args }
   }
+}
+
+/** A recorded M_k and its slot strings' blocked layout. */
+function genShape(cells: number, slots: number): GenShape {
+  const { blockCells, blocks } = blockShape(Math.ceil(cells / slots))
+  return { cells, blockCells, blocks }
 }
 
 /** A grudge error (bad key, mismatch, closed…): thrown to the caller, never absorbed by a failure mode. */

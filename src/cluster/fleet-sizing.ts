@@ -24,14 +24,15 @@ import { evalScript, fingerprintError, replyError, shaOf, type FleetShape } from
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 L, 4 n, 5 this instance's admitted
  * cost for the counter since its last report (a decimal, ≥ 0), 6 the counter's generation
  * id, then per generation: its id and the record to propose (`<fingerprint>:<M>`, checked by
- * the caller) or the empty string to read only; then the fingerprint (7 + 2n) and S, the
- * slots (8 + 2n; absent: 1).
+ * the caller) or the empty string to read only; then the fingerprint (7 + 2n), S, the
+ * slots (8 + 2n; absent: 1) and, in exact mode, the blocked layout's widest block BLOCK_CELLS
+ * (9 + 2n; absent: the level-major layout).
  *
  * Per generation: the record is read; when absent and a proposal is given it is set (expiring
  * with the generation, at `(id + 2)·periodMs`) and slot 0's cells of the generation are
- * created at their full size L·ceil(M / S)·16 (so the cell scripts never allocate them at the
- * largest shape; the other slots' strings, on other hash tags, are created by the sync
- * script at the size it is given).
+ * created at their full size L·ceil(M / S)·16, in exact mode B·L·W·16 (`blockShape(ceil(M / S))`),
+ * so the cell scripts never allocate them at the largest shape; the other slots' strings, on
+ * other hash tags, are created by the sync or sized exact script at the size it is given.
  * Reply: `{cost total of the counter, record_1, …, record_n}` (a missing record is ''); or,
  * changing nothing, `{-1, stored}` when `P fp` holds another fingerprint (ARGV 7 + 2n) and
  * `{-3, period}` when it holds another period (the caller adopts it, as after the cell
@@ -51,6 +52,14 @@ local L = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
 -- slots: the cells key given is slot 0's, which holds ceil(M / S) cells per level (absent: 1)
 local S = tonumber(ARGV[8 + 2 * n]) or 1
+-- exact mode's blocked layout: blocks of W = min(Wmax, ceil(M / S)) cells per level (absent: none)
+local Wmax = tonumber(ARGV[9 + 2 * n])
+local function slotCells(M)
+  local Ms = math.ceil(M / S)
+  if not Wmax then return Ms end
+  local W = math.min(Wmax, Ms)
+  return math.ceil(Ms / W) * W
+end
 local function ttl(k)
   local ms = math.ceil((k + 2) * period - now)
   if ms < 1 then ms = 1 end
@@ -76,7 +85,7 @@ for j = 1, n do
     v = want
     local M = tonumber(string.match(want, ':(%d+)$'))
     if M and redis.call('EXISTS', KEYS[2 * j]) == 0 then
-      redis.call('SETRANGE', KEYS[2 * j], L * math.ceil(M / S) * 16 - 1, '\\0')
+      redis.call('SETRANGE', KEYS[2 * j], L * slotCells(M) * 16 - 1, '\\0')
       redis.call('PEXPIRE', KEYS[2 * j], ttl(id))
     end
   end
@@ -153,6 +162,7 @@ export type ShapeAnswer =
  * each ask's proposal if absent, and reads every ask's record (each one must be proposed:
  * a read-only ask that is absent is refused as a bad record).
  * @param clockArg the explicit time in ms as text, or '' for Redis `TIME`
+ * @param blockCells exact mode: the widest block of the blocked layout, BLOCK_CELLS (absent: sync's level-major layout)
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` (another fleet), `ERR_GRUDGE_CLUSTER_REPLY`
  * (a reply of another shape), `ERR_GRUDGE_CLUSTER_SHAPE` (a record this instance cannot adopt)
  * @internal
@@ -165,6 +175,7 @@ export async function runShapeRound(
   asks: readonly ShapeAsk[],
   cost: number,
   costGen: number,
+  blockCells?: number,
 ): Promise<ShapeAnswer> {
   const keys: string[] = []
   const args: string[] = [
@@ -181,6 +192,7 @@ export async function runShapeRound(
   }
   keys.push(costKey(shape, costGen), shape.fpKey)
   args.push(shape.fingerprint, String(shape.slots))
+  if (blockCells !== undefined) args.push(String(blockCells))
   const raw = await evalScript(client, shapeScript, shaOf(shapeScript), keys, args, false)
   if (!Array.isArray(raw) || raw.length < 1) throw replyError('redis shape script', raw)
   if (raw[0] === -1) throw fingerprintError(shape, String(raw[1]))

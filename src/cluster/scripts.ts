@@ -157,20 +157,39 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * G−N+1..G are not all among gb..gb+K−1 (the caller repeats with gb = G − N). The prologue's
  * −1 (fingerprint mismatch: `{-1, stored record, now, '0'}`) and −3 (another period is
  * recorded: `{-3, period, now, '0'}`) keep their text fields.
+ *
+ * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes") takes after the K
+ * index arguments each generation's W_j (10 + K + j) then its B_j (10 + 2K + j), in decimal,
+ * so K = (#ARGV − 9) / 3: generation gb + j's slot string is B_j blocks of L·W_j·16 bytes
+ * (its recorded M_k, `blockShape(ceil(M_k / S))`), read, written and created at that size;
+ * the compiled W and B (the largest shape's) are not used. The fixed-shape scripts are
+ * generated as before (same text, same SHA).
  */
+/** The sized looped script's block(): generation j's W, B and block bytes BB, shadowing the compiled ones. */
+const SIZED_BLOCK = `  local W = tonumber(ARGV[10 + K + j])
+  local B = tonumber(ARGV[10 + 2 * K + j])
+  local BB = L * W * 16
+`
+
+/** The sized unrolled script's read of generation `j`'s W, B and block bytes BB (locals of the block's scope). */
+const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[10 + K + ${j}])
+local B = tonumber(ARGV[10 + 2 * K + ${j}])
+local BB = ${L * 16} * W
+`
+
 /**
  * The exact script in its looped form: helper functions, tables and loops over the levels,
  * for any L (used above {@link UNROLLED_MAX_LEVELS}; bench:redis-time compares it with the
  * unrolled form). Exported for the bench and tests.
  * @internal
  */
-export const loopedExactScript = (c: ScriptConstants): string =>
+export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   prologue(c) +
   `
 local op = tonumber(ARGV[6])
 local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = #ARGV - 9
+local K = ${sized ? '(#ARGV - 9) / 3' : '#ARGV - 9'}
 if op == 3 then
   touchFp()
   return {1, 0, 0, now, G}
@@ -179,12 +198,11 @@ local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
   return {-2, 0, 0, now, G}
 end
-local BB = L * W * 16
--- the key's block in generation k (key name) for window index j: its bytes, the block's byte
+${sized ? '' : 'local BB = L * W * 16\n'}-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
 -- offset and the byte offset in the block of each level's cell (increasing with the level)
 local function block(key, j, k)
   local a = ARGV[10 + j]
-  local base = tonumber(string.sub(a, L + 1)) * BB
+${sized ? SIZED_BLOCK : ''}  local base = tonumber(string.sub(a, L + 1)) * BB
   local raw = redis.call('GETRANGE', key, base, base + BB - 1)
   if #raw < BB then
     -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
@@ -297,12 +315,12 @@ export const UNROLLED_MAX_LEVELS = 16
  * 60 to about 40 µs per admitted decision against the looped form (spec/cluster.md, "Redis work
  * per decision"): per-call closures, tables and loop steps were most of the Lua time.
  */
-export const exactScript = (c: ScriptConstants): string => {
+export const exactScript = (c: ScriptConstants, sized = false): string => {
   const L = Number(c[2])
-  return L <= UNROLLED_MAX_LEVELS ? unrolledExactScript(c) : loopedExactScript(c)
+  return L <= UNROLLED_MAX_LEVELS ? unrolledExactScript(c, sized) : loopedExactScript(c, sized)
 }
 
-function unrolledExactScript(c: ScriptConstants): string {
+function unrolledExactScript(c: ScriptConstants, sized: boolean): string {
   const L = Number(c[2])
   const agg = Number(c[4])
   const decay = Number(c[5])
@@ -345,21 +363,23 @@ end`
   const clampCell = (i: number) => `if s${i} < lo then s${i} = lo elseif s${i} > hi then s${i} = hi end`
   // read generation k's block for window index j into the locals o_i (byte offsets in the
   // block), s_i and t_i; a missing generation is created at its full size first
+  // (sized: the generation's W and B are arguments, its block bytes BB = L·W·16 a local)
+  const bb = sized ? 'BB' : String(BB)
   const readBlock = (key: string, j: string, k: string) => `local a = ARGV[10 + ${j}]
-local base = tonumber(string.sub(a, ${L + 1})) * ${BB}
-local blk = redis.call('GETRANGE', ${key}, base, base + ${BB - 1})
-if #blk < ${BB} then
+${sized ? sizedBlock(j, L) : ''}local base = tonumber(string.sub(a, ${L + 1})) * ${bb}
+local blk = redis.call('GETRANGE', ${key}, base, base + ${sized ? 'BB - 1' : BB - 1})
+if #blk < ${bb} then
   -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
   -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
-  redis.call('SETRANGE', ${key}, B * ${BB} - 1, '\\0')
+  redis.call('SETRANGE', ${key}, B * ${bb} - 1, '\\0')
   local ms = math.ceil((${k} + 2) * period - now)
   if ms < 1 then ms = 1 end
   redis.call('PEXPIRE', ${key}, ms)
   touch = true
-  blk = string.rep('\\0', ${BB})
+  blk = string.rep('\\0', ${bb})
 end
 local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
-${list((i) => `o${i} = o${i} * 16 + ${((i - 1) * W - 97) * 16}`, '\n')}
+${list((i) => (sized ? `o${i} = (o${i} - 97 + ${i - 1} * W) * 16` : `o${i} = o${i} * 16 + ${((i - 1) * W - 97) * 16}`), '\n')}
 local ${list((i) => `s${i}, t${i}`)}
 ${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, o${i} + 1)`, '\n')}`
   // the span from the key's first cell to its last, the other keys' cells between as read
@@ -373,7 +393,7 @@ ${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, o${i} + 1)`, '\n')}`
 local op = tonumber(ARGV[6])
 local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = #ARGV - 9
+local K = ${sized ? '(#ARGV - 9) / 3' : '#ARGV - 9'}
 -- the fingerprint record lives as long as the newest generation: written when absent or when
 -- G moved forward (once per period), its expiry pushed when a generation is created
 local touch = not stored or G > seenG

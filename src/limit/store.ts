@@ -80,9 +80,8 @@ export interface StoreSpec {
   /**
    * Self-sizing of the generations (spec/rotator.md §1), present when the policy is sized by its
    * `memory` budget rather than a fixed `cellsPerLevel`. `sketch.cellsPerLevel` is then the
-   * budget's largest shape, which the first generation starts at. The Redis sync store sizes
-   * each generation by the fleet's recorded shape (spec/cluster.md "Shapes"); the exact store
-   * cannot resize yet and keeps that largest shape for every generation, within the same budget.
+   * budget's largest shape, which the first generation starts at. The Redis sync and exact
+   * stores size each generation by the fleet's recorded shape (spec/cluster.md "Shapes").
    */
   sizing?: RotatorSizing
   /**

@@ -2,7 +2,8 @@
 // exact layout's blocks: a subclass that only overrides where a key's cells are), operation
 // by operation, on a fake clock (the store's `clock` option makes the script use that time
 // instead of Redis TIME), and memory that does not grow with the number of keys.
-import t from 'tap'
+import t, { type Test } from 'tap'
+import type { Redis } from 'ioredis'
 import { FakeClock } from '../../src/testing/index.js'
 import { Sketch } from '../../src/sketch/sketch.js'
 import type { SketchOptions } from '../../src/sketch/shape.js'
@@ -12,6 +13,7 @@ import { redisStore } from '../../src/index.js'
 import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import { UNROLLED_MAX_LEVELS, exactScript } from '../../src/cluster/scripts.js'
+import type { Rotator } from '../../src/sketch/rotator.js'
 import { fleetShape } from '../../src/cluster/connection.js'
 import { parseRedisOptions } from '../../src/cluster/options.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
@@ -66,12 +68,21 @@ class BlockedSketch extends Sketch {
  */
 class Model {
   private readonly gens = new Map<number, BlockedSketch>()
+  /**
+   * @param cellsOf a self-sized fleet: generation k's cells per level M_k (its record in Redis);
+   * absent, every generation has the config's
+   */
   constructor(
     private readonly cfg: SketchOptions,
     private readonly N: number,
     private readonly periodMs: number,
     private readonly clock: FakeClock,
+    private readonly cellsOf?: (k: number) => number,
   ) {}
+  /** Cells per level of each generation created so far, by id. */
+  cellsById(): Map<number, number> {
+    return new Map([...this.gens].map(([k, s]) => [k, s.cellsPerLevel]))
+  }
   /** The oldest live id so far: a clock that steps back does not rotate back (spec/cluster.md). */
   private reached = -Infinity
   private live(): Sketch[] {
@@ -83,6 +94,7 @@ class Model {
       if (s === undefined) {
         s = BlockedSketch.of({
           ...this.cfg,
+          ...(this.cellsOf === undefined ? {} : { cellsPerLevel: this.cellsOf(k) }),
           hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k),
           clock: this.clock,
         })
@@ -152,63 +164,130 @@ const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
   },
 ]
 
+/**
+ * One 600-step table of config `c` on a fresh prefix: the store and the model side by side, on
+ * one FakeClock. `sized`: a self-sized policy whose sizer cycles through `SIZES`, against a
+ * model whose generation k has the M_k recorded in Redis (`P s<k>`, read after each call of the
+ * store, before the model's), so the table crosses size changes; it returns the sizes seen.
+ */
+async function table(
+  t: Test,
+  admin: Redis,
+  c: (typeof configs)[number],
+  ci: number,
+  sized: boolean,
+): Promise<Set<number>> {
+  const prefix = uniquePrefix(`exact-eq${sized ? 's' : ''}${ci}`)
+  const clock = new FakeClock(1_000_000)
+  // sized: a shorter period, so the table crosses more generations (the amnesty guard still holds)
+  const periodMs = sized ? 4000 : 10_000
+  const N = 3
+  let turn = 0
+  const sketch = sized ? { ...c.sketch, cellsPerLevel: 16 } : c.sketch
+  const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })({
+    name: 'policy',
+    sketch,
+    generations: N,
+    periodMs,
+    ...(sized
+      ? {
+          sizing: {
+            sizeNextGeneration: () => SIZES[turn++ % SIZES.length],
+            minCellsPerLevel: 4,
+            maxCellsPerLevel: 64,
+            checkEveryMs: 500,
+          },
+        }
+      : {}),
+  }) as RedisExactStore
+  const records = new Map<number, number>()
+  const model = new Model(
+    sketch,
+    N,
+    periodMs,
+    clock,
+    sized
+      ? (k) => {
+          const m = records.get(k)
+          if (m === undefined) throw new Error(`generation ${k} is live in the model but has no record in Redis`)
+          return m
+        }
+      : undefined,
+  )
+  /** Read the records of the generations that may be live now (the model reads them synchronously). */
+  const readRecords = async () => {
+    const first = Math.floor(clock.now() / periodMs) - 1
+    for (let k = first; k <= first + N + 2; k++) {
+      if (records.has(k)) continue
+      const v = await admin.get(`${prefix}:{policy}:s${k}`)
+      if (v !== null) records.set(k, Number(v.split(':')[1]))
+    }
+  }
+  const next = rng(0x9e3779b9 + ci)
+  const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
+  let mismatches = 0
+  let admitted = 0
+  let denied = 0
+  for (let step = 0; step < STEPS; step++) {
+    const r = next()
+    // time mostly forward (crossing generations), sometimes back (the Sketch never moves last-touched back)
+    clock.advance(r < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * (c.sketch.lo === 0 ? 120 : 900)))
+    const key = keys[Math.floor(next() * keys.length)]
+    const op = next()
+    let got: unknown
+    let want: unknown
+    if (op < 0.6) {
+      const cost = 1 + Math.floor(next() * 4)
+      const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
+      got = await store.tryConsume(key, cost, limit)
+      if (sized) await readRecords()
+      want = model.tryConsume(key, cost, limit)
+      if ((want as { admitted: boolean }).admitted) admitted++
+      else denied++
+    } else if (op < 0.85) {
+      const delta = Math.round((next() * 6 - 2) * 100) / 100
+      got = await store.add(key, delta)
+      if (sized) await readRecords()
+      want = model.add(key, delta)
+    } else {
+      got = await store.read(key)
+      if (sized) await readRecords()
+      want = model.read(key)
+    }
+    const same = c.exp
+      ? JSON.stringify(round(got)) === JSON.stringify(round(want))
+      : JSON.stringify(got) === JSON.stringify(want)
+    if (!same) {
+      mismatches++
+      if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
+    }
+  }
+  const what = sized ? `${c.name}, self-sized` : c.name
+  t.equal(mismatches, 0, `${what}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
+  t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
+  await store.close()
+  await dropPrefix(admin, prefix)
+  return new Set(model.cellsById().values())
+}
+
+/** What the self-sized tables' sizer asks for, in turn (clamped to [4, 64]: 2 becomes 4). */
+const SIZES = [64, 4, 32, 2, 16, 8]
+
 t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t) => {
   const opts = await needRedis(t)
   t.test('step tables', opts, async (t) => {
     const admin = client()
     t.teardown(() => admin.quit())
+    for (const [ci, c] of configs.entries()) await table(t, admin, c, ci, false)
+  })
+  // issue #14 item 4: each generation of a self-sized policy at the fleet's recorded shape, its
+  // blocked layout B·W cells per level of that M_k, a new generation's string created at that size
+  t.test('step tables, self-sized: generations of recorded sizes', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
     for (const [ci, c] of configs.entries()) {
-      const prefix = uniquePrefix(`exact-eq${ci}`)
-      const clock = new FakeClock(1_000_000)
-      const periodMs = 10_000
-      const N = 3
-      const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })({
-        name: 'policy',
-        sketch: c.sketch,
-        generations: N,
-        periodMs,
-      }) as RedisExactStore
-      const model = new Model(c.sketch, N, periodMs, clock)
-      const next = rng(0x9e3779b9 + ci)
-      const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
-      let mismatches = 0
-      let admitted = 0
-      let denied = 0
-      for (let step = 0; step < STEPS; step++) {
-        const r = next()
-        // time mostly forward (crossing generations), sometimes back (the Sketch never moves last-touched back)
-        clock.advance(r < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * (c.sketch.lo === 0 ? 120 : 900)))
-        const key = keys[Math.floor(next() * keys.length)]
-        const op = next()
-        let got: unknown
-        let want: unknown
-        if (op < 0.6) {
-          const cost = 1 + Math.floor(next() * 4)
-          const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
-          got = await store.tryConsume(key, cost, limit)
-          want = model.tryConsume(key, cost, limit)
-          if ((want as { admitted: boolean }).admitted) admitted++
-          else denied++
-        } else if (op < 0.85) {
-          const delta = Math.round((next() * 6 - 2) * 100) / 100
-          got = await store.add(key, delta)
-          want = model.add(key, delta)
-        } else {
-          got = await store.read(key)
-          want = model.read(key)
-        }
-        const same = c.exp
-          ? JSON.stringify(round(got)) === JSON.stringify(round(want))
-          : JSON.stringify(got) === JSON.stringify(want)
-        if (!same) {
-          mismatches++
-          if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
-        }
-      }
-      t.equal(mismatches, 0, `${c.name}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
-      t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
-      await store.close()
-      await dropPrefix(admin, prefix)
+      const sizes = await table(t, admin, c, ci, true)
+      t.ok(sizes.size >= 3, `${c.name}: the table crossed generations of ${[...sizes].join(', ')} cells per level`)
     }
   })
 })
@@ -322,6 +401,162 @@ t.test('exact mode: a local clock far from server time costs one retry, never a 
     t.equal(calls.length, 1, 'the offset is learned: back to one round trip')
     admin.evalsha = orig
     await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a self-sized fallback', async (t) => {
+  const opts = await needRedis(t)
+  t.test('shapes known ahead: no request waits for a shape round', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-sized')
+    const clock = new FakeClock(1_000_000)
+    const periodMs = 4000
+    const wanted: number[] = []
+    const rates: number[] = []
+    const store = redisStore({
+      redis: admin,
+      seed: SECRET,
+      slots: 1,
+      prefix,
+      clock,
+      timeoutMs: 2000,
+      retryMs: 60_000,
+      onStoreError: 'local',
+    })({
+      name: 'sized',
+      sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+      generations: 2,
+      periodMs,
+      sizing: {
+        sizeNextGeneration: (load) => {
+          wanted.push(load.distinctKeys)
+          rates.push(load.costPerSecond)
+          return 16
+        },
+        minCellsPerLevel: 4,
+        maxCellsPerLevel: 64,
+        checkEveryMs: 500,
+      },
+    }) as RedisExactStore
+    const calls: string[] = []
+    const orig = admin.evalsha.bind(admin)
+    let broken = false
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      calls.push(String(a[2]))
+      return broken ? Promise.reject(new Error('redis down (test)')) : orig(...a)
+    }) as typeof admin.evalsha
+    await store.ready()
+    const records = async () => {
+      const out: [number, number][] = []
+      for (const k of await admin.keys(`${prefix}:{sized}:s*`)) {
+        out.push([Number(k.slice(k.lastIndexOf(':s') + 2)), Number((await admin.get(k))!.split(':')[1])])
+      }
+      return new Map(out)
+    }
+    const G0 = Math.floor(clock.now() / periodMs) + 1
+    const first = await records()
+    t.same([first.get(G0 - 1), first.get(G0)], [64, 64], 'ready() recorded the live generations at the initial size')
+    calls.length = 0
+    t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    t.same(calls, [`${prefix}:{sized}:fp`], 'a request: one exact script, no shape round')
+    // three periods of requests every 250 ms: from each youngest's second half, the cost report
+    // proposes the next generation at what the sizer wants
+    let shapeCalls = 0
+    let requests = 0
+    for (let step = 0; step < 48; step++) {
+      clock.advance(250)
+      calls.length = 0
+      await store.tryConsume(`key-${step % 5}`, 1, 10)
+      requests++
+      // the exact script's first key is the fingerprint record, the shape script's a shape or cost record
+      shapeCalls += calls.filter((k) => !k.endsWith(':fp')).length
+      await new Promise((r) => setImmediate(r))
+    }
+    const after = await records()
+    const G = Math.floor(clock.now() / periodMs) + 1
+    t.equal(after.get(G), 16, `generation ${G}: the sizer's 16, proposed half a period ahead`)
+    t.equal(after.get(G - 1), 16, `generation ${G - 1} too`)
+    t.ok(
+      wanted.length >= 3 && wanted.every((d) => d >= 1 && d <= 10),
+      `the sizer saw the meter's keys (${wanted.join(', ')})`,
+    )
+    // one admitted cost of 1 every 250 ms: 4/s, as the fleet's counter P c<G> (reported every
+    // 500 ms, plus what was not reported yet) over the youngest's age says
+    t.ok(
+      rates.length >= 3 && rates.every((c) => c >= 3 && c <= 5),
+      `the sizer saw the fleet's cost rate, about 4/s (${rates.map((c) => c.toFixed(2)).join(', ')})`,
+    )
+    // every other request (250 ms apart) starts the cost report of checkEveryMs = 500 ms; a
+    // generation not known ahead would add a round at its boundary
+    t.equal(shapeCalls, requests / 2, `${shapeCalls} shape rounds for ${requests} requests: the cost reports only`)
+    t.equal(store.sizeBytes(), 2048, 'in process: the 2 KiB load meter only')
+    // Redis fails: the fallback Rotator is self-sized and starts at the youngest recorded size
+    broken = true
+    const r = await store.tryConsume('k', 1, 10)
+    t.same(r, { admitted: true, score: 1 }, 'the fallback decides')
+    const fallback = (store as unknown as { fallback: Rotator }).fallback
+    t.ok(fallback.selfSized, 'self-sized fallback')
+    t.same(fallback.generationCellsPerLevel, [16, 16], 'at the youngest recorded size')
+    t.equal(store.sizeBytes(), 2048 + fallback.sizeBytes(), 'the meter and the fallback')
+    admin.evalsha = orig
+    await store.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('exact mode, self-sized: calls waiting for a shape share one round, bounded by timeoutMs', async (t) => {
+  const opts = await needRedis(t)
+  t.test('shared round, then a hung one', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('exact-sized-round')
+    const mk = (onStoreError: 'closed' | 'local', timeoutMs: number) =>
+      redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, timeoutMs, retryMs: 0, onStoreError })({
+        name: 'round',
+        sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+        generations: 2,
+        periodMs: 3_600_000,
+        sizing: { sizeNextGeneration: () => 16, minCellsPerLevel: 4, maxCellsPerLevel: 64 },
+      })
+    const orig = admin.evalsha.bind(admin)
+    let shapeRounds = 0
+    let hang = false
+    admin.evalsha = ((...a: Parameters<typeof orig>) => {
+      if (!String(a[2]).endsWith(':fp')) {
+        shapeRounds++
+        if (hang) return new Promise(() => {}) // a shape round that never answers
+      }
+      return orig(...a)
+    }) as typeof admin.evalsha
+    // no ready(): the first calls find no shape known
+    const a = mk('closed', 2000)
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => Promise.resolve(a.tryConsume(`k${i}`, 1, 10))),
+    )
+    t.same(
+      results.map((r) => r.admitted),
+      Array(8).fill(true),
+      '8 concurrent first calls decided on Redis',
+    )
+    t.equal(shapeRounds, 1, 'after one shape round between them')
+    await a.close()
+    // a second instance (its own shapes unknown) whose shape round hangs: the call follows
+    // onStoreError within its timeoutMs, and the failure is a store failure, not a coded error
+    hang = true
+    const b = mk('closed', 100)
+    const r = await b.tryConsume('k0', 1, 10)
+    t.same(r, { admitted: false, score: NaN, failure: 'closed' }, 'onStoreError: closed answered')
+    await b.close()
+    const c = mk('local', 100)
+    t.same(
+      await c.tryConsume('k0', 1, 10),
+      { admitted: true, score: 1 },
+      "onStoreError: 'local' answered from the fallback",
+    )
+    await c.close()
+    admin.evalsha = orig
     await dropPrefix(admin, prefix)
   })
 })

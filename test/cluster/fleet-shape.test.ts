@@ -1,8 +1,10 @@
-// Issue 14 item 4, "the fleet agrees on a shape" (spec/cluster.md, "Shapes"): in sync mode the
-// first instance that opens or proposes a generation records its cells per level in Redis
-// (set-if-absent), and every other instance adopts it. Two processes whose sizers want
+// Issue 14 item 4, "the fleet agrees on a shape" (spec/cluster.md, "Shapes"): in sync and exact
+// mode the first instance that opens or proposes a generation records its cells per level in
+// Redis (set-if-absent), and every other instance adopts it. Two processes whose sizers want
 // different sizes share one Redis: every generation has one shape in both, it never changes
-// once recorded, and it is what Redis holds. A record not written by grudge is a coded error.
+// once recorded, and it is what Redis holds (exact mode: every slot string at its blocked size,
+// and one key's limit holds across the two). A record not written by grudge is a coded error,
+// and a self-sized instance refuses a fixed-shape one under the same prefix.
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
@@ -11,7 +13,7 @@ import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-
 import { redisStore } from '../../src/index.js'
 import { linear } from '../../src/sketch/decay.js'
 import { parseShapeRecord } from '../../src/cluster/fleet-sizing.js'
-import type { FleetShape } from '../../src/cluster/connection.js'
+import { slotKeyPrefix, type FleetShape } from '../../src/cluster/connection.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 
 const WORKER = fileURLToPath(new URL('../fixtures/fleet-shape-worker.ts', import.meta.url))
@@ -21,11 +23,21 @@ const PERIOD = 600
 interface Report {
   seen: [number, number][]
   changes: number
-  shapes: { generationCellsPerLevel: number[]; resizes: number }
+  shapes?: { generationCellsPerLevel: number[]; resizes: number }
+  /** Exact mode: admitted tries of the key every worker shares (cost 1, limit 1). */
+  sharedAdmitted: number
+  startMs: number
+  stopMs: number
 }
 
-function worker(prefix: string, wants: number[], durationMs: number): Promise<Report> {
-  const cfg = { url: REDIS_URL, seed: SEED, prefix, wants, periodMs: PERIOD, durationMs }
+function worker(
+  prefix: string,
+  wants: number[],
+  durationMs: number,
+  mode: 'sync' | 'exact' = 'sync',
+  slots = 1,
+): Promise<Report> {
+  const cfg = { url: REDIS_URL, seed: SEED, prefix, wants, periodMs: PERIOD, durationMs, mode, slots }
   const c = fork(WORKER, [JSON.stringify(cfg)], {
     execArgv: ['--import', 'tsx'],
     env: uncoveredChildEnv(),
@@ -85,6 +97,93 @@ t.test('two processes with different sizing views adopt one shape per generation
     }
   })
 
+  t.test('exact mode', opts, async (t) => {
+    const admin = client()
+    const prefix = uniquePrefix('fleet-shape-exact')
+    t.teardown(async () => {
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    // 3 slots: ceil(M / 3) is no multiple of W = 8 (64 → 22 cells per level, 3 blocks of 8)
+    const S = 3
+    const [a, b] = await Promise.all([
+      worker(prefix, [64, 256], 4000, 'exact', S),
+      worker(prefix, [512], 4000, 'exact', S),
+    ])
+    t.equal(a.changes, 0, 'A: no generation changed shape once recorded')
+    t.equal(b.changes, 0, 'B: no generation changed shape once recorded')
+    const seenA = new Map(a.seen)
+    const seenB = new Map(b.seen)
+    const common = [...seenA.keys()].filter((id) => seenB.has(id))
+    t.ok(common.length >= 5, `both saw ${common.length} generations (of ${seenA.size} and ${seenB.size})`)
+    for (const id of common) t.equal(seenA.get(id), seenB.get(id), `generation ${id}: one shape in both`)
+    const sizes = new Set([...seenA.values(), ...seenB.values()])
+    t.ok(
+      [...sizes].every((m) => [64, 256, 512, 1024].includes(m)),
+      `every shape is one an instance asked for, or the initial largest (${[...sizes].join(', ')})`,
+    )
+    t.ok(sizes.size >= 2, 'the shapes did change between generations')
+    // the key both tried (policy 'limit', no other key in its cells): a debt meter of burst 1
+    // draining 2/s admits at most 1 + 2/s × the time both ran, however the two processes
+    // interleave (every decision is one script on one shape); each alone would admit about that
+    const spanS = (Math.max(a.stopMs, b.stopMs) - Math.min(a.startMs, b.startMs)) / 1000
+    const admitted = a.sharedAdmitted + b.sharedAdmitted
+    t.ok(admitted <= 1 + 2 * spanS, `shared key: ${admitted} admitted in ${spanS} s (limit ${1 + 2 * spanS})`)
+    t.ok(
+      a.sharedAdmitted >= 1 && b.sharedAdmitted >= 1 && admitted >= spanS / 2,
+      `shared key: both admitted (${a.sharedAdmitted} + ${b.sharedAdmitted})`,
+    )
+    const keys = await admin.keys(`${prefix}:{shape}:s*`)
+    t.ok(keys.length >= 1, `${keys.length} records still live`)
+    let strings = 0
+    for (const k of keys) {
+      const id = Number(k.slice(k.lastIndexOf(':s') + 2))
+      const v = await admin.get(k)
+      if (v === null) continue // expired since KEYS listed it
+      const m = Number(v.split(':')[1])
+      if (seenA.has(id)) t.equal(m, seenA.get(id), `${k} = what A adopted`)
+      if (seenB.has(id)) t.equal(m, seenB.get(id), `${k} = what B adopted`)
+      // each slot string holds B blocks × L levels × W cells × 16 bytes of that shape
+      const Ms = Math.ceil(m / S)
+      const W = Math.min(8, Ms)
+      const B = Math.ceil(Ms / W)
+      for (let slot = 0; slot < S; slot++) {
+        const g = await admin.strlen(`${slotKeyPrefix(prefix, 'shape', slot)}g${id}`)
+        if (g === 0) continue
+        strings++
+        t.equal(g, B * 2 * W * 16, `slot ${slot} g${id} holds ${g} bytes (M ${m}: ${B} blocks of 2 × ${W} cells)`)
+      }
+    }
+    t.ok(strings >= S, `${strings} slot strings checked`)
+  })
+
+  t.test('a self-sized and a fixed-shape exact instance refuse each other at ready()', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const sized = () =>
+      spec({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024, minCellsPerLevel: 16, checkEveryMs: 100 })
+    const fixed = () => spec(undefined)
+    for (const [first, second] of [
+      [sized, fixed],
+      [fixed, sized],
+    ]) {
+      const prefix = uniquePrefix('fleet-shape-mix')
+      const mk = redisStore({ redis: REDIS_URL, seed: SEED, mode: 'exact', prefix, slots: 1 })
+      const one = mk(first())
+      await one.ready()
+      t.equal((await one.tryConsume('k', 1, 1)).admitted, true, `${first === sized ? 'self-sized' : 'fixed'} starts`)
+      const two = mk(second())
+      await t.rejects(
+        two.ready(),
+        { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+        `then ${second === sized ? 'a self-sized' : 'a fixed-shape'} one is refused`,
+      )
+      await two.close()
+      await one.close()
+      await dropPrefix(admin, prefix)
+    }
+  })
+
   t.test('a forged or foreign record is ERR_GRUDGE_CLUSTER_SHAPE', opts, async (t) => {
     const admin = client()
     const prefix = uniquePrefix('fleet-shape-bad')
@@ -97,21 +196,34 @@ t.test('two processes with different sizing views adopt one shape per generation
     )
     const shape = (probe as unknown as { shape: FleetShape }).shape
     await probe.close()
-    for (const forged of ['garbage', `${shape.fingerprint}:100`, `${shape.fingerprint}:2048`, `0000000000000000:64`]) {
-      await dropPrefix(admin, prefix)
-      const now = Number((await admin.time())[0]) * 1000
-      const G = Math.floor(now / PERIOD) + 1
-      for (let id = G - 2; id <= G + 2; id++) await admin.set(`${prefix}:{shape}:s${id}`, forged, 'PX', 10_000)
-      const store = redisStore({ redis: REDIS_URL, seed: SEED, mode: 'sync', prefix })(
-        spec({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024 }),
-      )
-      await t.rejects(
-        store.ready(),
-        { code: 'ERR_GRUDGE_CLUSTER_SHAPE' },
-        `refused: ${forged.replace(/^[0-9a-f]{16}/, '<fp>')}`,
-      )
-      t.throws(() => store.tryConsume('k', 1, 1), { code: 'ERR_GRUDGE_CLUSTER_SHAPE' }, 'and then every request')
-      await Promise.resolve(store.close()).catch(() => {})
+    const exactProbe = redisStore({ redis: REDIS_URL, seed: SEED, mode: 'exact', prefix, slots: 1 })(
+      spec({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024 }),
+    )
+    const exactShape = (exactProbe as unknown as { shape: FleetShape }).shape
+    await exactProbe.close()
+    for (const mode of ['sync', 'exact'] as const) {
+      const fp = mode === 'sync' ? shape.fingerprint : exactShape.fingerprint
+      for (const forged of ['garbage', `${fp}:100`, `${fp}:2048`, `0000000000000000:64`]) {
+        await dropPrefix(admin, prefix)
+        const now = Number((await admin.time())[0]) * 1000
+        const G = Math.floor(now / PERIOD) + 1
+        for (let id = G - 2; id <= G + 2; id++) await admin.set(`${prefix}:{shape}:s${id}`, forged, 'PX', 10_000)
+        const store = redisStore({ redis: REDIS_URL, seed: SEED, mode, prefix, slots: 1 })(
+          spec({ sizeNextGeneration: () => 64, maxCellsPerLevel: 1024 }),
+        )
+        const what = `${mode}: ${forged.replace(/^[0-9a-f]{16}/, '<fp>')}`
+        await t.rejects(store.ready(), { code: 'ERR_GRUDGE_CLUSTER_SHAPE' }, `refused: ${what}`)
+        if (mode === 'sync') {
+          t.throws(() => store.tryConsume('k', 1, 1), { code: 'ERR_GRUDGE_CLUSTER_SHAPE' }, 'and then every request')
+        } else {
+          await t.rejects(
+            Promise.resolve(store.tryConsume('k', 1, 1)),
+            { code: 'ERR_GRUDGE_CLUSTER_SHAPE' },
+            'and then every request naming it',
+          )
+        }
+        await Promise.resolve(store.close()).catch(() => {})
+      }
     }
   })
 })
