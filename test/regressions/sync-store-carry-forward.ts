@@ -1,7 +1,7 @@
 // Sync mode decided "as Rotator.tryUpdate over the live generations" (spec/cluster.md) but
 // wrote the younger generations with a plain update: without the Rotator's carry-forward
 // (spec/rotator.md §1), a key held at its limit was given back about one burst per rotation,
-// the amnesty test/regressions/rotator-sustained-key-amnesty.test.ts found in the Rotator.
+// the amnesty test/regressions/rotator-sustained-key-amnesty.ts found in the Rotator.
 // Same traffic here through one sync-mode store: one key, no collisions. Without syncs the
 // store must admit exactly what the exact meter admits (1,818). Syncing every 10 s, the
 // pushed deltas carry the raise too (or each pull would undo it); a push adds them without
