@@ -246,7 +246,7 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
 })
 
 // A key held at its limit across rotations is given back about one burst per rotation (the
-// Rotator's amnesty for sustained keys): test/regressions/rotator-sustained-key-amnesty.test.ts.
+// Rotator's amnesty for sustained keys): test/regressions/rotator-sustained-key-amnesty.ts.
 
 t.test('a sketch too small shows up as keys throttled by the sketch only; a seed makes it reproducible', async (t) => {
   // one heavy key (40 requests in one second, burst 20) and 200 light keys (2 requests each) in
