@@ -1,7 +1,7 @@
 import { GrudgeError } from '../errors.js'
 import type { Decay } from '../sketch/shape.js'
 import {
-  resolveCells,
+  sizeFromLoad,
   type GenerationLoad,
   type LoadMeter,
   type ResolvedSizing,
@@ -211,7 +211,7 @@ export async function runShapeRound(
  * the youngest generation's load as its own meter measured it (distinct keys), with the
  * fleet's admitted cost rate `fleetCost / elapsedMs` (the fleet counter as last read plus
  * what this instance has not reported yet), resolved to a power of two within the budget
- * (`resolveCells`, the Rotator's rule). A decision that cannot be honoured is told to
+ * (`sizeFromLoad`, the Rotator's rule). A decision that cannot be honoured is told to
  * `onSizingLimit` the first time for each kind (`reported` remembers). The one rule of the
  * sync and the exact store.
  * @param youngest the youngest generation's cells per level and decay
@@ -239,13 +239,7 @@ export function proposeCells(
   })
   const ms = Math.max(1, elapsedMs)
   const load: GenerationLoad = { ...life, costPerSecond: (fleetCost * 1000) / ms, periodMs: ms }
-  let wanted: unknown
-  try {
-    wanted = sizing.sizeNextGeneration(load)
-  } catch (e) {
-    wanted = e
-  }
-  const { cells, limit } = resolveCells(sizing, wanted, load.currentCellsPerLevel)
+  const { cells, limit, wanted } = sizeFromLoad(sizing, load)
   if (limit !== undefined && !reported[limit]) {
     reported[limit] = true
     const event: SizingLimitEvent = {

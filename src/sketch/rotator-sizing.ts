@@ -285,6 +285,29 @@ export function resolveCells(
 }
 
 /**
+ * Ask the sizer for the next generation's size and make it one ({@link resolveCells}): a sizer
+ * that throws counts as an invalid answer (its error is the `wanted` a {@link SizingLimitEvent}
+ * reports). The one call for the Rotator and the Redis fleet (sync and exact stores).
+ * @param sizing the resolved sizing
+ * @param load the load measured over the current generation
+ * @returns the cells per level to use, what could not be honoured (if anything), and the
+ *   sizer's raw answer (a number, or what it threw)
+ * @internal
+ */
+export function sizeFromLoad(
+  sizing: Pick<ResolvedSizing, 'sizeNextGeneration' | 'minCellsPerLevel' | 'maxCellsPerLevel'>,
+  load: GenerationLoad,
+): { cells: number; limit?: SizingLimitEvent['kind']; wanted: unknown } {
+  let wanted: unknown
+  try {
+    wanted = sizing.sizeNextGeneration(load)
+  } catch (e) {
+    wanted = e
+  }
+  return { ...resolveCells(sizing, wanted, load.currentCellsPerLevel), wanted }
+}
+
+/**
  * The initial cells per level of a self-sized Rotator: `sketch.cellsPerLevel` when given
  * (a power of two in [min, max]), else the maximum, so the first period is never
  * undersized (the first rotation shrinks it to what the load needs).

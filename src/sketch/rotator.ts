@@ -19,7 +19,7 @@ import { assertAmnesty } from './rotator-period.js'
 import {
   LoadMeter,
   checkSizing,
-  resolveCells,
+  sizeFromLoad,
   METER_BYTES,
   initialCellsPerLevel,
   type GenerationLoad,
@@ -352,13 +352,7 @@ export class Rotator {
    */
   private decideCells(load: GenerationLoad): number {
     const s = this.sizing!
-    let wanted: unknown
-    try {
-      wanted = s.sizeNextGeneration(load)
-    } catch (e) {
-      wanted = e
-    }
-    const { cells, limit } = resolveCells(s, wanted, load.currentCellsPerLevel)
+    const { cells, limit, wanted } = sizeFromLoad(s, load)
     if (limit !== undefined) this.limit(limit, wanted, cells, load)
     return cells
   }
