@@ -38,7 +38,7 @@ import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
 import { keyOps, type KeyOps } from '../../src/http/key-ops.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
-import { keepFigures, keptDecision, keptKey } from '../../src/http/request-figures.js'
+import { keepFigures, keptDecision } from '../../src/http/request-figures.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -116,6 +116,12 @@ type Marked = GrudgeExpressState & { [kFields]?: FieldSource | FieldStack }
  * Express 5, and 8.6 kB with six symbol properties; an entry in a WeakMap costs none.
  */
 const DECIDED = new WeakMap<Request, ExpressContext | ExpressContext[]>()
+/**
+ * The request key of the kept figures. A young string as a WeakMap value survives one
+ * scavenge more (src/http/request-figures.ts); through Express, which allocates ~28 kB per
+ * request, that is a few kB per scavenge, well within the spread of its count.
+ */
+const KEYS = new WeakMap<Request, string>()
 /** `req.grudge` once built from the figures, decided as a Decision, or set; absent while only the figures are kept. */
 const DECISIONS = new WeakMap<Request, Decision | null | undefined>()
 
@@ -177,7 +183,7 @@ function requestGrudge(req: Request): Marked | undefined {
   // figures are kept only for the first middleware that decided
   const ctx = Array.isArray(decided) ? decided[0] : decided
   const state = keptDecision(req, ctx.limiter) as Marked
-  state.key = keptKey(req)
+  state.key = KEYS.get(req) ?? ''
   state[kFields] = fieldsOf(ctx, state.tier)
   DECISIONS.set(req, state)
   return state
@@ -298,8 +304,10 @@ function apply(
     let d: Marked | undefined
     if (written === undefined) {
       // the first grudge middleware on this request: its fields as they are
-      if (lazyGrudge(req) && keepFigures(req, key, f)) DECISIONS.delete(req)
-      else {
+      if (lazyGrudge(req) && keepFigures(req, f)) {
+        KEYS.set(req, key)
+        DECISIONS.delete(req)
+      } else {
         d = decisionOf(f) as Marked
         d.key = key
         d[kFields] = fields

@@ -7,7 +7,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { checkKnownOptions } from '../../src/options.js'
 import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
-import { asOnRequest, kManual, kOwner, makeHook, requestGrudge, setRequestGrudge, type PluginScope } from './hooks.js'
+import {
+  asOnRequest,
+  kKey,
+  kManual,
+  kOwner,
+  makeHook,
+  requestGrudge,
+  setRequestGrudge,
+  type PluginScope,
+} from './hooks.js'
 import type { RouteDefaults } from './routes.js'
 import {
   GRUDGE_ROUTE_OPTION_KEYS,
@@ -21,7 +30,7 @@ import { invalidOption } from '../../src/errors.js'
 /**
  * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
  * decided; built when read, see {@link requestGrudge}): an accessor on the request
- * prototype, so that no request object grows a slot of grudge's.
+ * prototype, and one slot of the request class (the key of the figures kept).
  */
 export function decorate(
   fastify: FastifyInstance,
@@ -80,4 +89,7 @@ export function decorate(
         setRequestGrudge(this, value)
       },
     } as never)
+  // declared on the request class, so that setting it per request keeps one object shape
+  // (a property added per request would fork Fastify's Request objects into two shapes)
+  if (!fastify.hasRequestDecorator(kKey)) fastify.decorateRequest(kKey as never, '' as never)
 }

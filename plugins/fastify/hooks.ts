@@ -29,7 +29,7 @@ import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
-import { keepFigures, keptDecision, keptKey } from '../../src/http/request-figures.js'
+import { keepFigures, keptDecision } from '../../src/http/request-figures.js'
 import type { KeyOps } from '../../src/http/key-ops.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
@@ -118,8 +118,16 @@ interface StackState {
  * request class: a slot declared there (decorateRequest) is 8 B more in every request
  * object, decided by grudge or not, and eight of them were ~64 B per request; an entry in
  * a WeakMap whose value is already allocated costs none. The values never refer to the
- * request, so a request is collected as soon as it is unreachable.
+ * request, so a request is collected as soon as it is unreachable. The one slot left is
+ * the request key's (a fresh string: see kKey).
  */
+/**
+ * The request key of the kept figures: a slot declared on Fastify's request class (8 B in
+ * every request object), not a WeakMap value, which V8's scavenger would keep one scavenge
+ * longer than the request (src/http/request-figures.ts: +4 scavenges per 80 000 requests).
+ */
+export const kKey = Symbol('grudge.key')
+type Keyed = FastifyRequest & { [kKey]: string }
 /** The hook context of the first grudge limiter that decided the request. */
 const FIRST = new WeakMap<FastifyRequest, HookContext>()
 /** The limiters and merged fields of a request decided by more than one limiter. */
@@ -141,7 +149,7 @@ export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
   const first = FIRST.get(req)
   if (first === undefined) return null
   const state = keptDecision(req, first.limiter) as GrudgeRequestState
-  state.key = keptKey(req)
+  state.key = (req as Keyed)[kKey]
   state.bloom = first.bloomOf
   DECISIONS.set(req, state)
   return state
@@ -207,8 +215,10 @@ function decided(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, key
   const first = FIRST.get(req)
   if (first === undefined) {
     FIRST.set(req, ctx)
-    if (keepFigures(req, key, f)) DECISIONS.delete(req)
-    else DECISIONS.set(req, requestState(ctx, decisionOf(f), key))
+    if (keepFigures(req, f)) {
+      ;(req as Keyed)[kKey] = key
+      DECISIONS.delete(req)
+    } else DECISIONS.set(req, requestState(ctx, decisionOf(f), key))
     writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, f.tier), f)
     return
   }
