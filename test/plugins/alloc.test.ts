@@ -13,24 +13,25 @@ import { runAllocChild } from '../fixtures/gc-count.js'
 // by a scavenge (a young WeakMap value: src/http/request-figures.ts) counts too: it takes
 // room in the next young generation.
 //
-// Tolerances, each stated in bytes per request and turned into scavenges for the run; the
-// figures below are scavenges with grudge minus without, per round, over many runs of the
-// child on a loaded machine (before: the code of 357d6fd; after: grudge's per-request state
-// in WeakMaps, src/http/request-figures.ts):
-// - the bare rounds of one framework agree within their spread: Fastify 2 scavenges (they
-//   agreed within 1 in every run), Express 4 (they differed by up to 4: ~520 B per request
-//   of noise over 8 000 requests, a framework that allocates ~28 kB per request itself);
-// - Fastify, 80 000 requests: 32 B per request + the spread, 5 scavenges. After: +1 to +4
-//   (allocation sampling: ~18 B per request more than bare: the request key's slot on
-//   Fastify's request class, 8 B, and the telemetry's time-driven buckets; the rest is
-//   V8's noise). Before: +6 to +9 (eight request slots, 64 B, and ~16 B of closure contexts
-//   in the hooks, the charge step and the limiter): fails.
-// - Express, 8 000 requests: 384 B per request + the spread, 7 scavenges: what grudge costs
-//   is within Express's own noise. After: −3 to +5 (sampled: ~9 B per request more than
-//   bare; no property is added to Express's request; the 384 B are slack for the rounds
-//   where the grudge run drifts, not bytes of grudge's). Before: +15 to +20 (~2.2 kB per
-//   request: a symbol property on Express's request turned it into a V8 dictionary, ~1.3 kB
-//   per request sampled, and Express's later properties cost more on it): fails.
+// Tolerances, each stated in bytes per request and turned into scavenges for the run. The
+// measure is the better of the two rounds (grudge minus the bare round before it): noise
+// only adds scavenges, an allocation per request adds them to both. The figures below are
+// that difference, per round, over many runs of the child on a loaded machine (before: the
+// code of 357d6fd; after: grudge's per-request state in WeakMaps, src/http/request-figures.ts):
+// - noise on the better round: 2 scavenges (SPREAD). The bare rounds agree within 2 through
+//   Fastify (within 1 in every run) and within 6 through Express (they differed by up to 5:
+//   Express allocates ~28 kB per request itself, and its first round runs higher);
+// - Fastify, 80 000 requests: 16 B per request + SPREAD, 4 scavenges. After: +1 to +4 per
+//   round, the better one +1 or +2 (allocation sampling: ~18 B per request more than bare:
+//   the request key's slot on Fastify's request class, 8 B, and the telemetry's
+//   time-driven buckets). Before: +6 to +9 in every round (eight request slots, 64 B, and
+//   ~16 B of closure contexts in the hooks, the charge step and the limiter): fails.
+// - Express, 8 000 requests: 128 B per request + SPREAD, 3 scavenges: what grudge costs is
+//   within Express's own noise. After: −3 to +5 per round, the better one −3 to +2
+//   (sampled: ~9 B per request more than bare; no property is added to Express's request).
+//   Before: +15 to +20 in every round (~2.2 kB per request: a symbol property on Express's
+//   request turned it into a V8 dictionary, ~1.3 kB per request sampled, and Express's later
+//   properties cost more on it): fails.
 t.test(
   "one policy through the framework: no allocation of grudge's per request, counted in garbage collections",
   async (t) => {
@@ -46,8 +47,11 @@ t.test(
     }>(child, ['--min-semi-space-size=1', '--max-semi-space-size=1'])
     t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
     const MiB = 1 << 20
-    const spreads: Record<string, number> = { fastify: 2, express: 4 }
-    const budgets: Record<string, number> = { fastify: 32, express: 384 }
+    // what noise adds to the better of the two rounds, in scavenges
+    const SPREAD = 2
+    // how far the bare rounds may drift apart before the run says nothing
+    const bareSpreads: Record<string, number> = { fastify: 2, express: 6 }
+    const budgets: Record<string, number> = { fastify: 16, express: 128 }
     for (const framework of ['fastify', 'express']) {
       const rows = r.rows.filter((x) => x.framework === framework)
       t.same(
@@ -62,17 +66,20 @@ t.test(
       const bare = rows.filter((x) => x.app === 'bare').map((x) => x.minorGcs)
       const limited = rows.filter((x) => x.app === 'grudge').map((x) => x.minorGcs)
       t.ok(bare[0] > 10, `${framework}: the framework itself allocates (${bare[0]} scavenges)`)
-      const spread = spreads[framework]
-      t.ok(Math.abs(bare[0] - bare[1]) <= spread, `${framework}: bare rounds agree (${bare.join(', ')} scavenges)`)
+      t.ok(
+        Math.abs(bare[0] - bare[1]) <= bareSpreads[framework],
+        `${framework}: bare rounds agree (${bare.join(', ')} scavenges)`,
+      )
       const n = rows[0].requests
-      const allowed = Math.ceil((n * budgets[framework]) / MiB) + spread
-      for (let i = 0; i < 2; i++) {
-        const extra = limited[i] - bare[i]
-        t.ok(
-          extra <= allowed,
-          `${framework} round ${i + 1}: ${extra} scavenges more than bare over ${n} requests (≈ ${Math.max(0, Math.round((extra * MiB) / n))} B per request) ≤ ${allowed}`,
-        )
-      }
+      const allowed = Math.ceil((n * budgets[framework]) / MiB) + SPREAD
+      // noise only adds scavenges (a drift of the process, a late compile), while an
+      // allocation per request shows in both rounds: the better round is the measure
+      const extras = [limited[0] - bare[0], limited[1] - bare[1]]
+      const extra = Math.min(...extras)
+      t.ok(
+        extra <= allowed,
+        `${framework}: ${extras.join(', ')} scavenges more than bare over ${n} requests (the better ≈ ${Math.max(0, Math.round((extra * MiB) / n))} B per request) ≤ ${allowed}`,
+      )
     }
   },
 )
