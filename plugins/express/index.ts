@@ -38,16 +38,7 @@ import { prometheusText } from '../../src/http/prometheus.js'
 import { logStoreEvents, storeOutageLog } from '../../src/http/store-log.js'
 import { keyOps, type KeyOps } from '../../src/http/key-ops.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
-import {
-  kDebtHigh,
-  kDebtLow,
-  kDecision,
-  keepFigures,
-  keptDecision,
-  kKey,
-  kTier,
-  type FigureSlots,
-} from '../../src/http/request-figures.js'
+import { keepFigures, keptDecision } from '../../src/http/request-figures.js'
 import { EXPRESS_BLOOM_KEYS, GRUDGE_EXPRESS_OPTION_KEYS, type GrudgeExpressOptions } from './options.js'
 
 /** `req.grudge`: the decision of the last grudge middleware that decided this request. */
@@ -117,38 +108,32 @@ let instances = 0
 const kFields = Symbol('grudge.fields')
 type Marked = GrudgeExpressState & { [kFields]?: FieldSource | FieldStack }
 /**
- * What grudge keeps on a request: the middleware that decided it (so that one mounted twice
- * charges once), and the figures or Decision of `req.grudge`. One property, one object: V8
- * turns a request that gains more than 12 properties outside its class into a dictionary
- * (measured: 8.6 kB more per request with six symbol properties), while Fastify's request
- * class declares the slots instead.
+ * What grudge keeps of a request, in WeakMaps keyed by it rather than on it: the middleware
+ * that decided it (so that one mounted twice charges once), and the Decision of
+ * `req.grudge` once built or set (its figures, until then, in src/http/request-figures.ts).
+ * A property added to Express's request (a symbol, or a record object holding the rest)
+ * turns that object into a dictionary in V8: measured ~1.3 kB more per request through
+ * Express 5, and 8.6 kB with six symbol properties; an entry in a WeakMap costs none.
  */
-class RequestRecord implements FigureSlots {
-  [kKey] = '';
-  [kTier]: string | undefined = undefined;
-  [kDebtHigh] = 0;
-  [kDebtLow] = 0;
-  /** undefined until decided; null while only the figures are kept. */
-  [kDecision]: Decision | null | undefined = undefined
-  constructor(public decided: ExpressContext | ExpressContext[]) {}
-}
-const kRecord = Symbol('grudge.request')
-type Decided = Request & { [kRecord]?: RequestRecord }
+const DECIDED = new WeakMap<Request, ExpressContext | ExpressContext[]>()
+/**
+ * The request key of the kept figures. A young string as a WeakMap value survives one
+ * scavenge more (src/http/request-figures.ts); through Express, which allocates ~28 kB per
+ * request, that is a few kB per scavenge, well within the spread of its count.
+ */
+const KEYS = new WeakMap<Request, string>()
+/** `req.grudge` once built from the figures, decided as a Decision, or set; absent while only the figures are kept. */
+const DECISIONS = new WeakMap<Request, Decision | null | undefined>()
 
-function decidedBy(req: Decided, ctx: ExpressContext): boolean {
-  const r = req[kRecord]
-  if (r === undefined) return false
-  const d = r.decided
-  return d === ctx || (Array.isArray(d) && d.includes(ctx))
+function decidedBy(req: Request, ctx: ExpressContext): boolean {
+  const d = DECIDED.get(req)
+  return d !== undefined && (d === ctx || (Array.isArray(d) && d.includes(ctx)))
 }
 
-function markDecided(req: Decided, ctx: ExpressContext): RequestRecord {
-  const r = req[kRecord]
-  if (r === undefined) return (req[kRecord] = new RequestRecord(ctx))
-  const d = r.decided
-  if (Array.isArray(d)) d.push(ctx)
-  else r.decided = [d, ctx]
-  return r
+function markDecided(req: Request, decided: ExpressContext | ExpressContext[] | undefined, ctx: ExpressContext): void {
+  if (decided === undefined) DECIDED.set(req, ctx)
+  else if (Array.isArray(decided)) decided.push(ctx)
+  else DECIDED.set(req, [decided, ctx])
 }
 
 /** On an app's request prototype: `grudge` is its accessor (see {@link lazyGrudge}). */
@@ -176,8 +161,7 @@ function lazyGrudge(req: Request): boolean {
       return requestGrudge(this)
     },
     set(this: Request, value: unknown) {
-      const r = (this as Decided)[kRecord] ?? ((this as Decided)[kRecord] = new RequestRecord([]))
-      r[kDecision] = value as Decision
+      DECISIONS.set(this, value as Decision)
     },
   })
   Object.defineProperty(proto, kLazy, { value: true })
@@ -186,21 +170,22 @@ function lazyGrudge(req: Request): boolean {
 
 /**
  * `req.grudge` behind the accessor: the Decision of the last grudge middleware that decided
- * the request. One that a debt meter alone admitted keeps only its figures in slots of the
- * request; its Decision is built from them when first read, then kept on the request
- * (src/http/request-figures.ts).
+ * the request. One that a debt meter alone admitted keeps only its figures
+ * (src/http/request-figures.ts); its Decision is built from them when first read, then
+ * kept. Set to null, it is built again from the figures; set to undefined, it stays so.
  */
 function requestGrudge(req: Request): Marked | undefined {
-  const r = (req as Decided)[kRecord]
-  if (r === undefined) return undefined
-  const d = r[kDecision]
-  if (d !== null) return d as Marked | undefined
+  const d = DECISIONS.get(req)
+  if (d !== undefined && d !== null) return d as Marked
+  if (d === undefined && DECISIONS.has(req)) return undefined
+  const decided = DECIDED.get(req)
+  if (decided === undefined) return undefined
   // figures are kept only for the first middleware that decided
-  const ctx = Array.isArray(r.decided) ? r.decided[0] : r.decided
-  const state = keptDecision(r, ctx.limiter) as Marked
-  state.key = r[kKey]
+  const ctx = Array.isArray(decided) ? decided[0] : decided
+  const state = keptDecision(req, ctx.limiter) as Marked
+  state.key = KEYS.get(req) ?? ''
   state[kFields] = fieldsOf(ctx, state.tier)
-  r[kDecision] = state
+  DECISIONS.set(req, state)
   return state
 }
 
@@ -238,30 +223,52 @@ function describeError(err: unknown): string {
   return typeof err
 }
 
-// the middleware's steps are module functions, so the synchronous path allocates no closures
+// the middleware's steps are module functions, so the synchronous path allocates no
+// closures; a function that makes a closure (for a thenable) gets a context object at
+// every call, taken or not, so the asynchronous continuations are functions of their own
 function afterSkip(ctx: ExpressContext, req: Request, res: Response, next: NextFunction): void {
   try {
     if (!ctx.limiter.active) return ctx.runBloom(req, res, next)
     const key = deriveKey(ctx.config, ctx.view, req)
-    if (key instanceof Promise)
-      key.then(
-        (k) => afterKey(ctx, req, res, next, k),
-        (err) => fail(ctx, next, err),
-      )
+    if (key instanceof Promise) awaitKey(ctx, req, res, next, key)
     else afterKey(ctx, req, res, next, key)
   } catch (err) {
     fail(ctx, next, err)
   }
 }
 
+function awaitSkip(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, skip: PromiseLike<unknown>) {
+  skip.then(
+    (v) => (v ? next() : afterSkip(ctx, req, res, next)),
+    (err) => fail(ctx, next, err),
+  )
+}
+
+function awaitKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: Promise<string>) {
+  key.then(
+    (k) => afterKey(ctx, req, res, next, k),
+    (err) => fail(ctx, next, err),
+  )
+}
+
+function awaitAllowed(
+  ctx: ExpressContext,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  key: string,
+  allowed: PromiseLike<unknown>,
+) {
+  allowed.then(
+    (a) => (a ? ctx.runBloom(req, res, next) : tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)),
+    (err) => fail(ctx, next, err),
+  )
+}
+
 function afterKey(ctx: ExpressContext, req: Request, res: Response, next: NextFunction, key: string): void {
   try {
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
-    if (isThenable(allowed))
-      allowed.then(
-        (a) => (a ? ctx.runBloom(req, res, next) : tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)),
-        (err) => fail(ctx, next, err),
-      )
+    if (isThenable(allowed)) awaitAllowed(ctx, req, res, next, key, allowed)
     else if (allowed) ctx.runBloom(req, res, next)
     else tierThenCharge(EXPRESS_STEPS, ctx, req, res, next, key)
   } catch (err) {
@@ -288,15 +295,19 @@ function apply(
   f: DecisionFigures,
 ): void {
   try {
-    const prev: Marked | undefined = req.grudge
-    const record = markDecided(req, ctx)
+    // no grudge middleware has decided this request yet: no fields of grudge's to merge with
+    const decided = DECIDED.get(req)
+    const prev: Marked | undefined = decided === undefined ? undefined : req.grudge
+    markDecided(req, decided, ctx)
     const fields = fieldsOf(ctx, f.tier)
     const written = prev !== undefined ? prev[kFields] : undefined
     let d: Marked | undefined
     if (written === undefined) {
       // the first grudge middleware on this request: its fields as they are
-      if (lazyGrudge(req) && keepFigures(record, key, f)) record[kDecision] = null
-      else {
+      if (lazyGrudge(req) && keepFigures(req, f)) {
+        KEYS.set(req, key)
+        DECISIONS.delete(req)
+      } else {
         d = decisionOf(f) as Marked
         d.key = key
         d[kFields] = fields
@@ -456,12 +467,16 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
   if (!limiter.active && gate === undefined)
     log('grudge: a middleware without a policy (limit, fairness, abuse) or bloom check limits nothing')
 
+  // its closures are made only when there is a Bloom check (see afterSkip)
   function runBloom(req: Request, res: Response, next: NextFunction): void {
-    if (gate === undefined) return next()
+    if (gate === undefined) next()
+    else checkBloom(req, res, next)
+  }
+  function checkBloom(req: Request, res: Response, next: NextFunction): void {
     const b = bloom!
     Promise.resolve()
       .then(() => b.item(req))
-      .then((item) => gate.check(registry!, item))
+      .then((item) => gate!.check(registry!, item))
       .then((present) => {
         telemetry.policy('bloom', present)
         if (present) return next()
@@ -492,11 +507,7 @@ export function grudge(options: GrudgeExpressOptions = {}): GrudgeMiddleware {
     try {
       if (config.skip === undefined) return afterSkip(ctx, req, res, next)
       const skip = config.skip(req)
-      if (isThenable(skip))
-        skip.then(
-          (v) => (v ? next() : afterSkip(ctx, req, res, next)),
-          (err) => fail(ctx, next, err),
-        )
+      if (isThenable(skip)) awaitSkip(ctx, req, res, next, skip)
       else if (skip) next()
       else afterSkip(ctx, req, res, next)
     } catch (err) {

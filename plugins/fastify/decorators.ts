@@ -7,8 +7,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { checkKnownOptions } from '../../src/options.js'
 import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
-import { asOnRequest, kManual, kOwner, makeHook, REQUEST_SLOTS, requestGrudge, type PluginScope } from './hooks.js'
-import { kDecision } from '../../src/http/request-figures.js'
+import {
+  asOnRequest,
+  kKey,
+  kManual,
+  kOwner,
+  makeHook,
+  requestGrudge,
+  setRequestGrudge,
+  type PluginScope,
+} from './hooks.js'
 import type { RouteDefaults } from './routes.js'
 import {
   GRUDGE_ROUTE_OPTION_KEYS,
@@ -21,7 +29,8 @@ import { invalidOption } from '../../src/errors.js'
 
 /**
  * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
- * decided; built when read, see {@link requestGrudge}) and the slots it is built from.
+ * decided; built when read, see {@link requestGrudge}): an accessor on the request
+ * prototype, and one slot of the request class (the key of the figures kept).
  */
 export function decorate(
   fastify: FastifyInstance,
@@ -77,11 +86,10 @@ export function decorate(
         return requestGrudge(this)
       },
       setter(this: FastifyRequest, value: unknown) {
-        ;(this as unknown as Record<symbol, unknown>)[kDecision] = value
+        setRequestGrudge(this, value)
       },
     } as never)
-  // declared on the request class, so that setting them per request keeps one object shape
+  // declared on the request class, so that setting it per request keeps one object shape
   // (a property added per request would fork Fastify's Request objects into two shapes)
-  for (const [slot, initial] of REQUEST_SLOTS)
-    if (!fastify.hasRequestDecorator(slot)) fastify.decorateRequest(slot as never, initial as never)
+  if (!fastify.hasRequestDecorator(kKey)) fastify.decorateRequest(kKey as never, '' as never)
 }

@@ -29,16 +29,7 @@ import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
-import {
-  kDebtHigh,
-  kDebtLow,
-  kDecision,
-  keepFigures,
-  keptDecision,
-  kKey,
-  kTier,
-  type FigureSlots,
-} from '../../src/http/request-figures.js'
+import { keepFigures, keptDecision } from '../../src/http/request-figures.js'
 import type { KeyOps } from '../../src/http/key-ops.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
@@ -51,13 +42,6 @@ export type FastifyConfig = AdapterConfig<FastifyRequest, FastifyReply>
 export const kOwner = Symbol('grudge.owner')
 /** Marks a hook from `fastify.grudge.hook()`: put on a route by the user, never stripped. */
 export const kManual = Symbol('grudge.manual')
-/** The request's pending outcome (declared on the request class by the plugin). */
-export const kState = Symbol('grudge.state')
-/** The hook context of the first grudge limiter that decided the request (declared on the request class). */
-export const kFirst = Symbol('grudge.first')
-/** The limiters and merged fields of a request decided by more than one limiter (declared on the request class). */
-export const kStack = Symbol('grudge.stack')
-
 /** A hook with grudge's marks. */
 export type Tagged = ((...args: never[]) => unknown) & { [kOwner]?: symbol; [kManual]?: true }
 
@@ -129,37 +113,55 @@ interface StackState {
   readonly writer: FieldWriter
 }
 
-type Stateful = FastifyRequest & FigureSlots & { [kState]?: PerRequest; [kFirst]?: HookContext; [kStack]?: StackState }
-
-/** The request slots the plugin declares on Fastify's request class (each initialised there, so one object shape). */
-export const REQUEST_SLOTS: ReadonlyArray<readonly [symbol, unknown]> = [
-  [kState, undefined],
-  [kFirst, undefined],
-  [kStack, undefined],
-  [kDecision, null],
-  [kKey, ''],
-  [kTier, undefined],
-  [kDebtHigh, 0],
-  [kDebtLow, 0],
-]
+/*
+ * What grudge keeps of a request, in WeakMaps keyed by it rather than in slots of Fastify's
+ * request class: a slot declared there (decorateRequest) is 8 B more in every request
+ * object, decided by grudge or not, and eight of them were ~64 B per request; an entry in
+ * a WeakMap whose value is already allocated costs none. The values never refer to the
+ * request, so a request is collected as soon as it is unreachable. The one slot left is
+ * the request key's (a fresh string: see kKey).
+ */
+/**
+ * The request key of the kept figures: a slot declared on Fastify's request class (8 B in
+ * every request object), not a WeakMap value, which V8's scavenger would keep one scavenge
+ * longer than the request (src/http/request-figures.ts: +4 scavenges per 80 000 requests).
+ */
+export const kKey = Symbol('grudge.key')
+type Keyed = FastifyRequest & { [kKey]: string }
+/** The hook context of the first grudge limiter that decided the request. */
+const FIRST = new WeakMap<FastifyRequest, HookContext>()
+/** The limiters and merged fields of a request decided by more than one limiter. */
+const STACKS = new WeakMap<FastifyRequest, StackState>()
+/** The request's pending outcomes (limiters that record outcomes only). */
+const STATES = new WeakMap<FastifyRequest, PerRequest>()
+/** `request.grudge` once built, decided as a Decision, or set; absent while only the figures are kept. */
+const DECISIONS = new WeakMap<FastifyRequest, unknown>()
 
 /**
  * `request.grudge`: the Decision of the last grudge limiter that decided the request (with
  * its key and `bloom(name)`), or null. A request that one debt meter alone admitted keeps
- * only its figures in slots of the request; the Decision is built from them the first time
- * this is read, and then kept on the request (src/http/request-figures.ts).
+ * only its figures (src/http/request-figures.ts); the Decision is built from them the first
+ * time this is read, and then kept. Set to null, it is built again from the figures.
  */
 export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
-  const r = req as Stateful
-  const d = r[kDecision]
-  if (d !== null) return d as GrudgeRequestState
-  const first = r[kFirst]
+  const d = DECISIONS.get(req)
+  if (d !== null && (d !== undefined || DECISIONS.has(req))) return d as GrudgeRequestState
+  const first = FIRST.get(req)
   if (first === undefined) return null
-  const state = keptDecision(r, first.limiter) as GrudgeRequestState
-  state.key = r[kKey]
+  const state = keptDecision(req, first.limiter) as GrudgeRequestState
+  state.key = (req as Keyed)[kKey]
   state.bloom = first.bloomOf
-  r[kDecision] = state
+  DECISIONS.set(req, state)
   return state
+}
+
+/**
+ * Set `request.grudge` of a request (the decorator's setter).
+ * @param req the request
+ * @param value what `request.grudge` reads from now on (null: built again from the figures)
+ */
+export function setRequestGrudge(req: FastifyRequest, value: unknown): void {
+  DECISIONS.set(req, value)
 }
 
 /** A Decision of this context's limiter as `request.grudge`. */
@@ -191,11 +193,11 @@ const NO_RECORD = Object.freeze({
 }) as unknown as PerRequest
 
 /** Whether a limiter has already decided this request (a hook of the same limiter placed twice charges once). */
-function decidedBy(req: Stateful, limiter: Limiter): boolean {
-  const first = req[kFirst]
+function decidedBy(req: FastifyRequest, limiter: Limiter): boolean {
+  const first = FIRST.get(req)
   if (first === undefined) return false
   if (first.limiter === limiter) return true
-  const st = req[kStack]
+  const st = STACKS.get(req)
   return st !== undefined && st.limiters.includes(limiter)
 }
 
@@ -209,19 +211,22 @@ function fieldsOf(ctx: HookContext, tier: string | undefined): FieldSource {
  * figures are kept in the request's slots when they can be (no allocation) and its fields
  * written as they are; a later limiter's Decision is built at once and its fields merged.
  */
-function decided(ctx: HookContext, req: Stateful, reply: FastifyReply, key: string, f: DecisionFigures): void {
-  const first = req[kFirst]
+function decided(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, key: string, f: DecisionFigures): void {
+  const first = FIRST.get(req)
   if (first === undefined) {
-    req[kFirst] = ctx
-    req[kDecision] = keepFigures(req, key, f) ? null : requestState(ctx, decisionOf(f), key)
+    FIRST.set(req, ctx)
+    if (keepFigures(req, f)) {
+      ;(req as Keyed)[kKey] = key
+      DECISIONS.delete(req)
+    } else DECISIONS.set(req, requestState(ctx, decisionOf(f), key))
     writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, f.tier), f)
     return
   }
   // the earlier limiters' Decision, before this one replaces it as request.grudge
   const prev = requestGrudge(req)!
   const d = requestState(ctx, decisionOf(f), key)
-  req[kDecision] = d
-  let st = req[kStack]
+  DECISIONS.set(req, d)
+  let st = STACKS.get(req)
   if (st === undefined) {
     st = {
       limiters: [first.limiter],
@@ -231,7 +236,7 @@ function decided(ctx: HookContext, req: Stateful, reply: FastifyReply, key: stri
         removeHeader: (n) => reply.removeHeader(n),
       },
     }
-    req[kStack] = st
+    STACKS.set(req, st)
   }
   st.limiters.push(ctx.limiter)
   st.fields.add(fieldsOf(ctx, d.tier), d)
@@ -258,28 +263,52 @@ function fail(req: FastifyRequest, next: Next, err: unknown, limiter?: Limiter):
   next(error)
 }
 
+// a function that makes a closure (for a thenable) gets a context object at every call,
+// taken or not: the asynchronous continuations are functions of their own, so that the
+// synchronous path allocates none
+
 function afterSkip(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next): void {
   try {
     const key = deriveKey(ctx.config, ctx.view, req)
-    if (key instanceof Promise)
-      key.then(
-        (k) => afterKey(ctx, req, reply, next, k),
-        (err) => fail(req, next, err),
-      )
+    if (key instanceof Promise) awaitKey(ctx, req, reply, next, key)
     else afterKey(ctx, req, reply, next, key)
   } catch (err) {
     fail(req, next, err)
   }
 }
 
+function awaitSkip(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, skip: PromiseLike<unknown>) {
+  skip.then(
+    (s) => (s ? next() : afterSkip(ctx, req, reply, next)),
+    (err) => fail(req, next, err),
+  )
+}
+
+function awaitKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: Promise<string>) {
+  key.then(
+    (k) => afterKey(ctx, req, reply, next, k),
+    (err) => fail(req, next, err),
+  )
+}
+
+function awaitAllowed(
+  ctx: HookContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  next: Next,
+  key: string,
+  allowed: PromiseLike<unknown>,
+) {
+  allowed.then(
+    (a) => (a ? next() : tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)),
+    (err) => fail(req, next, err),
+  )
+}
+
 function afterKey(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, next: Next, key: string): void {
   try {
     const allowed = isAllowed(ctx.config.allowList, ctx.view, req, key)
-    if (isThenable(allowed))
-      allowed.then(
-        (a) => (a ? next() : tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)),
-        (err) => fail(req, next, err),
-      )
+    if (isThenable(allowed)) awaitAllowed(ctx, req, reply, next, key, allowed)
     else if (allowed) next()
     else tierThenCharge(FASTIFY_STEPS, ctx, req, reply, next, key)
   } catch (err) {
@@ -306,24 +335,24 @@ function apply(
   f: DecisionFigures,
 ): void {
   // a limiter of a stack that answered while another was waiting on its store decides nothing more
-  if (decidedBy(req as Stateful, ctx.limiter)) return next()
-  decided(ctx, req as Stateful, reply, key, f)
+  if (decidedBy(req, ctx.limiter)) return next()
+  decided(ctx, req, reply, key, f)
   if (f.admitted) {
-    const pending = (req as Stateful)[kState]
-    if (ctx.limiter.recordsOutcomes)
-      (req as Stateful)[kState] = {
+    if (ctx.limiter.recordsOutcomes) {
+      const pending = STATES.get(req)
+      STATES.set(req, {
         key,
         startMs: ctx.limiter.sketch.clock.now(),
         limiter: ctx.limiter,
         config: ctx.config,
         reply,
         prev: pending === NO_RECORD ? undefined : pending,
-      }
-    else if (pending === undefined) (req as Stateful)[kState] = NO_RECORD
+      })
+    }
     return next()
   }
   // a denial is never kept as figures: its Decision is request.grudge already
-  const d = (req as Stateful)[kDecision]!
+  const d = DECISIONS.get(req) as Decision
   try {
     const config = ctx.config
     config.onExceeded?.(req, key, d)
@@ -364,15 +393,11 @@ export function makeHook(scope: PluginScope, config: FastifyConfig, limiter: Lim
     view: scope.view,
   }
   const hook = function grudgeOnRequest(req: FastifyRequest, reply: FastifyReply, next: Next): void {
-    if (decidedBy(req as Stateful, limiter)) return next() // this limiter already decided this request
+    if (decidedBy(req, limiter)) return next() // this limiter already decided this request
     try {
       if (config.skip === undefined) return afterSkip(ctx, req, reply, next)
       const skip = config.skip(req)
-      if (isThenable(skip))
-        skip.then(
-          (s) => (s ? next() : afterSkip(ctx, req, reply, next)),
-          (err) => fail(req, next, err),
-        )
+      if (isThenable(skip)) awaitSkip(ctx, req, reply, next, skip)
       else if (skip) next()
       else afterSkip(ctx, req, reply, next)
     } catch (err) {
@@ -407,8 +432,7 @@ export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, p
   const gate = new BloomGate({ filter: b.filter }, prefix)
   const hook = async function grudgeBloom(req: FastifyRequest, reply: FastifyReply): Promise<unknown> {
     // a route with only a Bloom check has no decision; req.grudge.bloom(name) still works
-    if (req.grudge === null)
-      (req as Stateful)[kDecision] = Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf })
+    if (req.grudge === null) DECISIONS.set(req, Object.assign(unlimitedDecision(), { key: '', bloom: scope.bloomOf }))
     const item = await b.item(req)
     const present = await gate.check(registry, item)
     scope.telemetry.policy('bloom', present)
@@ -433,9 +457,9 @@ export function makeBloomHook(scope: PluginScope, b: FastifyBloomRouteOptions, p
  * limiter's `abortStatus`)
  */
 function recordAll(req: FastifyRequest, status: number | undefined): void {
-  let st = (req as Stateful)[kState]
+  let st = STATES.get(req)
   if (st === undefined || st === NO_RECORD) return
-  ;(req as Stateful)[kState] = NO_RECORD
+  STATES.set(req, NO_RECORD)
   for (; st !== undefined; st = st.prev) {
     try {
       const elapsedMs = st.limiter.sketch.clock.now() - st.startMs

@@ -72,23 +72,49 @@ export function tierThenCharge<Req, Res, Next, Ctx extends ChargeContext<Req, Re
     if (tier === UNPICKED) {
       const tierOf = ctx.config.tier
       const picked = tierOf === undefined ? undefined : tierOf(req)
-      if (isThenable(picked))
-        return void picked.then(
-          (t) => tierThenCharge(steps, ctx, req, res, next, key, t),
-          (err) => steps.fail(ctx, req, next, err, undefined),
-        )
+      if (isThenable(picked)) return awaitTier(steps, ctx, req, res, next, key, picked)
       tier = picked
     }
     charging = ctx.limiter
     const meter = ctx.limiter.meterOf(tier)
     const f = ctx.limiter.decideFigures(key, requestCost(ctx.config, meter, req), tier)
-    if (f instanceof Promise)
-      f.then(
-        (ff) => steps.apply(ctx, req, res, next, key, ff),
-        (err) => steps.fail(ctx, req, next, err, ctx.limiter),
-      )
+    if (f instanceof Promise) awaitFigures(steps, ctx, req, res, next, key, f)
     else steps.apply(ctx, req, res, next, key, f)
   } catch (err) {
     steps.fail(ctx, req, next, err, charging)
   }
+}
+
+// the asynchronous continuations are functions of their own: a function that makes a
+// closure gets a context object at every call, taken or not, and tierThenCharge is on the
+// synchronous path
+
+function awaitTier<Req, Res, Next, Ctx extends ChargeContext<Req, Res>>(
+  steps: ChargeSteps<Ctx, Req, Res, Next>,
+  ctx: Ctx,
+  req: Req,
+  res: Res,
+  next: Next,
+  key: string,
+  picked: PromiseLike<string>,
+): void {
+  picked.then(
+    (t) => tierThenCharge(steps, ctx, req, res, next, key, t),
+    (err) => steps.fail(ctx, req, next, err, undefined),
+  )
+}
+
+function awaitFigures<Req, Res, Next, Ctx extends ChargeContext<Req, Res>>(
+  steps: ChargeSteps<Ctx, Req, Res, Next>,
+  ctx: Ctx,
+  req: Req,
+  res: Res,
+  next: Next,
+  key: string,
+  f: Promise<DecisionFigures>,
+): void {
+  f.then(
+    (ff) => steps.apply(ctx, req, res, next, key, ff),
+    (err) => steps.fail(ctx, req, next, err, ctx.limiter),
+  )
 }

@@ -9,61 +9,77 @@ import { runAllocChild } from '../fixtures/gc-count.js'
 // the same two rate-limit fields and building the request key, which any limiter derives
 // from the request), alternating, twice each, in one process with a 1 MiB young generation:
 // every MiB allocated is about one scavenge, so grudge's extra bytes per request are about
-// (scavenges with grudge − without) · 1 MiB / requests.
+// (scavenges with grudge − without) · 1 MiB / requests. An object that outlives its request
+// by a scavenge (a young WeakMap value: src/http/request-figures.ts) counts too: it takes
+// room in the next young generation.
 //
-// Tolerances, each stated in bytes per request and turned into scavenges for the run:
-// - the bare rounds of one framework agree within 2 scavenges (the measurement's spread);
-// - Fastify: 160 B per request + that spread. The Decision is not built unless read
-//   (src/http/request-figures.ts); what grudge still costs is its eight request slots
-//   (kState, kFirst, kStack, the Decision and the four figures it is built from), declared
-//   on Fastify's request class, 8 B each in every request object: about 2 of the 5 or 6
-//   scavenges measured over 40 000 requests (the bare app with the plugin's decorators and
-//   no policy: 2 more than without), so ~130–160 B per request in all, of which ~70–90 B
-//   are not yet explained (driven directly, the hook allocates ~17 B beyond the key).
-//   Before (a Decision per request): 13 to 14 scavenges, ~350 B per request: fails.
-// - Express: 3.5 kB per request + the spread. Any property added to Express's request turns
-//   that object into a dictionary in V8 (measured with a big young generation: +1.2 kB per
-//   request for one symbol property in the bare app), and grudge must keep one (which
-//   middleware decided, and the figures): 20 to 22 scavenges over 8 000 requests,
-//   ~2.6–2.9 kB. Before: 36 to 39, ~4.9 kB: fails.
-t.test('one policy through the framework: no Decision per request, counted in garbage collections', async (t) => {
-  const child = fileURLToPath(new URL('./fixtures/alloc-child.ts', import.meta.url))
-  const r = runAllocChild<{
-    framework: string
-    app: string
-    requests: number
-    answered: number
-    refused: number
-    minorGcs: number
-    otherGcs: number
-  }>(child, ['--min-semi-space-size=1', '--max-semi-space-size=1'])
-  t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
-  const MiB = 1 << 20
-  const SPREAD = 2
-  const budgets: Record<string, number> = { fastify: 160, express: 3584 }
-  for (const framework of ['fastify', 'express']) {
-    const rows = r.rows.filter((x) => x.framework === framework)
-    t.same(
-      rows.map((x) => x.app),
-      ['bare', 'grudge', 'bare', 'grudge'],
-      `${framework}: bare and grudge alternate, twice`,
-    )
-    for (const row of rows) {
-      t.equal(row.answered, row.requests, `${framework} ${row.app}: every request answered`)
-      t.equal(row.refused, 0, `${framework} ${row.app}: none refused`)
-    }
-    const bare = rows.filter((x) => x.app === 'bare').map((x) => x.minorGcs)
-    const limited = rows.filter((x) => x.app === 'grudge').map((x) => x.minorGcs)
-    t.ok(bare[0] > 10, `${framework}: the framework itself allocates (${bare[0]} scavenges)`)
-    t.ok(Math.abs(bare[0] - bare[1]) <= SPREAD, `${framework}: bare rounds agree (${bare.join(', ')} scavenges)`)
-    const n = rows[0].requests
-    const allowed = Math.ceil((n * budgets[framework]) / MiB) + SPREAD
-    for (let i = 0; i < 2; i++) {
-      const extra = limited[i] - bare[i]
+// Tolerances, each stated in bytes per request and turned into scavenges for the run. The
+// measure is the better of the two rounds (grudge minus the bare round before it): noise
+// only adds scavenges, an allocation per request adds them to both. The figures below are
+// that difference, per round, over many runs of the child on a loaded machine (before: the
+// code of 357d6fd; after: grudge's per-request state in WeakMaps, src/http/request-figures.ts):
+// - noise on the better round: 2 scavenges (SPREAD). The bare rounds agree within 2 through
+//   Fastify (within 1 in every run) and within 6 through Express (they differed by up to 5:
+//   Express allocates ~28 kB per request itself, and its first round runs higher);
+// - Fastify, 80 000 requests: 16 B per request + SPREAD, 4 scavenges. After: +1 to +4 per
+//   round, the better one +1 or +2 (allocation sampling: ~18 B per request more than bare:
+//   the request key's slot on Fastify's request class, 8 B, and the telemetry's
+//   time-driven buckets). Before: +6 to +9 in every round (eight request slots, 64 B, and
+//   ~16 B of closure contexts in the hooks, the charge step and the limiter): fails.
+// - Express, 8 000 requests: 128 B per request + SPREAD, 3 scavenges: what grudge costs is
+//   within Express's own noise. After: −3 to +5 per round, the better one −3 to +2
+//   (sampled: ~9 B per request more than bare; no property is added to Express's request).
+//   Before: +15 to +20 in every round (~2.2 kB per request: a symbol property on Express's
+//   request turned it into a V8 dictionary, ~1.3 kB per request sampled, and Express's later
+//   properties cost more on it): fails.
+t.test(
+  "one policy through the framework: no allocation of grudge's per request, counted in garbage collections",
+  async (t) => {
+    const child = fileURLToPath(new URL('./fixtures/alloc-child.ts', import.meta.url))
+    const r = runAllocChild<{
+      framework: string
+      app: string
+      requests: number
+      answered: number
+      refused: number
+      minorGcs: number
+      otherGcs: number
+    }>(child, ['--min-semi-space-size=1', '--max-semi-space-size=1'])
+    t.equal(r.status, 0, `child exited cleanly: ${r.stderr}`)
+    const MiB = 1 << 20
+    // what noise adds to the better of the two rounds, in scavenges
+    const SPREAD = 2
+    // how far the bare rounds may drift apart before the run says nothing
+    const bareSpreads: Record<string, number> = { fastify: 2, express: 6 }
+    const budgets: Record<string, number> = { fastify: 16, express: 128 }
+    for (const framework of ['fastify', 'express']) {
+      const rows = r.rows.filter((x) => x.framework === framework)
+      t.same(
+        rows.map((x) => x.app),
+        ['bare', 'grudge', 'bare', 'grudge'],
+        `${framework}: bare and grudge alternate, twice`,
+      )
+      for (const row of rows) {
+        t.equal(row.answered, row.requests, `${framework} ${row.app}: every request answered`)
+        t.equal(row.refused, 0, `${framework} ${row.app}: none refused`)
+      }
+      const bare = rows.filter((x) => x.app === 'bare').map((x) => x.minorGcs)
+      const limited = rows.filter((x) => x.app === 'grudge').map((x) => x.minorGcs)
+      t.ok(bare[0] > 10, `${framework}: the framework itself allocates (${bare[0]} scavenges)`)
+      t.ok(
+        Math.abs(bare[0] - bare[1]) <= bareSpreads[framework],
+        `${framework}: bare rounds agree (${bare.join(', ')} scavenges)`,
+      )
+      const n = rows[0].requests
+      const allowed = Math.ceil((n * budgets[framework]) / MiB) + SPREAD
+      // noise only adds scavenges (a drift of the process, a late compile), while an
+      // allocation per request shows in both rounds: the better round is the measure
+      const extras = [limited[0] - bare[0], limited[1] - bare[1]]
+      const extra = Math.min(...extras)
       t.ok(
         extra <= allowed,
-        `${framework} round ${i + 1}: ${extra} scavenges more than bare over ${n} requests (≈ ${Math.max(0, Math.round((extra * MiB) / n))} B per request) ≤ ${allowed}`,
+        `${framework}: ${extras.join(', ')} scavenges more than bare over ${n} requests (the better ≈ ${Math.max(0, Math.round((extra * MiB) / n))} B per request) ≤ ${allowed}`,
       )
     }
-  }
-})
+  },
+)
