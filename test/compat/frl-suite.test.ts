@@ -38,6 +38,19 @@ const FIXED_WINDOW_ASSERTIONS: Record<string, string> = {
   'global timeWindow when not set in routes': 'reset after 1 of 6 per 6 s is 1 s, not 6 s',
 }
 
+/**
+ * Tests of theirs on real timers that send a request and expect the next one to be refused
+ * within a window of this many ms. On an overloaded machine the test itself can outlast its
+ * window, and then no store (their LocalStore neither) refuses the second request: such a
+ * failure is accepted only when node:test's reported `duration_ms` for the test exceeds the
+ * window, and it is reported as a skip naming the duration. Seen at load 8–10 on 2 cores:
+ * 'With async/await keyGenerator' (timeWindow 1000, a 1 ms sleep in its keyGenerator) took
+ * 1,340 ms and got 200 for the request it expected to be 429.
+ */
+const REAL_TIMER_WINDOWS_MS: Record<string, number> = {
+  'With async/await keyGenerator': 1000,
+}
+
 function testFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
     d.isDirectory()
@@ -80,16 +93,27 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
     skipped: m[3] !== undefined,
   }))
   t.ok(results.length >= 95, `their suite ran: ${results.length} top-level tests`)
-  const failed = results.filter((r) => !r.ok && !r.skipped).map((r) => r.name)
+  const blocks = run.stdout.split(/^(?=(?:ok|not ok) \d+ - )/m)
+  const blockOf = (n: string) =>
+    blocks.find((b) => b.startsWith('not ok ') && b.slice(0, b.indexOf('\n')).endsWith(` - ${n}`))
+  // a real-timer test that outlasted its window: no store could have passed it
+  const outlasted = (n: string) => {
+    const windowMs = REAL_TIMER_WINDOWS_MS[n]
+    const m = windowMs === undefined ? null : /^ +duration_ms: ([\d.]+)/m.exec(blockOf(n) ?? '')
+    return m !== null && Number(m[1]) > windowMs ? Number(m[1]) : undefined
+  }
+  const failedAll = results.filter((r) => !r.ok && !r.skipped).map((r) => r.name)
+  for (const n of failedAll)
+    if (outlasted(n) !== undefined)
+      t.test(
+        n,
+        { skip: `took ${outlasted(n)} ms, longer than its ${REAL_TIMER_WINDOWS_MS[n]} ms real-time window` },
+        () => {},
+      )
+  const failed = failedAll.filter((n) => outlasted(n) === undefined)
   const unexpected = failed.filter((n) => !(n in FIXED_WINDOW_ASSERTIONS))
   // an unexpected failure shows their report of it (the assertion, expected and actual)
-  const blocks = run.stdout.split(/^(?=(?:ok|not ok) \d+ - )/m)
-  const reports = unexpected.map((n) =>
-    blocks
-      .find((b) => b.startsWith('not ok ') && b.slice(0, b.indexOf('\n')).endsWith(` - ${n}`))
-      ?.split('\n# Subtest')[0]
-      .slice(0, 4000),
-  )
+  const reports = unexpected.map((n) => blockOf(n)?.split('\n# Subtest')[0].slice(0, 4000))
   // each failure as `<their file>: <test name>`, from the `location` node:test reports
   const failedIn = new Set(
     blocks.flatMap((b) => {
@@ -100,7 +124,7 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
   t.same(unexpected, [], 'every failure is a named fixed-window assertion', { reports })
   // the preload did swap the store: with their LocalStore every test passes
   t.ok(failed.length >= 5, `the GCRA figures show (${failed.length} named failures), so grudgeStore was the store`)
-  for (const name of Object.keys(FIXED_WINDOW_ASSERTIONS))
+  for (const name of [...Object.keys(FIXED_WINDOW_ASSERTIONS), ...Object.keys(REAL_TIMER_WINDOWS_MS)])
     t.ok(
       results.some((r) => r.name === name),
       `named test still exists in their suite: ${name}`,
@@ -119,7 +143,13 @@ t.test("@fastify/rate-limit's shipped suite passes on grudgeStore, but for named
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as { file: string; name: string })
   t.same(
-    resets.filter((r) => !(r.name in FIXED_WINDOW_ASSERTIONS && failedIn.has(`${r.file}: ${r.name}`))),
+    resets.filter(
+      (r) =>
+        !(
+          (r.name in FIXED_WINDOW_ASSERTIONS || outlasted(r.name) !== undefined) &&
+          failedIn.has(`${r.file}: ${r.name}`)
+        ),
+    ),
     [],
     `every MockTimers reset (${resets.length}) follows one of the named expected failures`,
   )
