@@ -340,3 +340,27 @@ t.test('a real Limiter: stats() predicts the false-block and false-throttle rate
     await l.close()
   }
 })
+
+t.test('a refusal that escalates counts as an abuse event of the refusal weight', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const telemetry = new Telemetry({ clock, bucketMs: 1000 })
+  const l = new Limiter({
+    clock,
+    ticker,
+    telemetry,
+    levels: 2,
+    cellsPerLevel: 64,
+    limit: { rate: 1, burst: 1 },
+    abuse: { weights: { 401: 1 }, refusalWeight: 3, threshold: 100 },
+  })
+  // one admitted, three refused: 3 × 3 score; one response of weight 1, one forgiving
+  for (let i = 0; i < 4; i++) l.decide('hammer')
+  void l.record('hammer', { failed: false, abuseDelta: 1 })
+  void l.record('hammer', { failed: false, abuseDelta: -0.1 })
+  clock.advance(2000)
+  const m = telemetry.stats().perPolicy.abuse!
+  // w = 3 (the heaviest positive weight): (9 + 1) / 3 events over 2 s
+  t.ok(Math.abs(m.eventsPerSecond - 10 / 3 / 2) < 1e-12, `ν ${m.eventsPerSecond}`)
+  await l.close()
+})
