@@ -93,7 +93,13 @@ export { MAX_TIERS } from './limit/tiers.js'
 export type { TierOptions, TieredDebtMeterOptions } from './limit/tiers.js'
 export type { KeyState, LimitState, ForgiveOptions } from './limit/key-state.js'
 export { Telemetry } from './limit/telemetry.js'
-export type { GenerationStats, LimiterStats, PolicyCounts, TelemetryOptions } from './limit/telemetry.js'
+export type {
+  GenerationStats,
+  LimiterStats,
+  PolicyCounts,
+  PolicyModelStats,
+  TelemetryOptions,
+} from './limit/telemetry.js'
 export type { PolicySketchOptions, ResolvedSketchOptions } from './limit/options.js'
 
 // Client keys and rate-limit response fields

@@ -37,13 +37,50 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     stats.loadFactor,
   )
   g('requests_per_second', "The debt meter's admitted requests per second in the window").set(stats.requestsPerSecond)
-  if (stats.generations !== undefined) {
+  // per policy with a capacity model (stats().perPolicy, spec/sizing.md §2–4): the figures of
+  // item 5 of issue 14, labelled by policy; shapes also for a fixed shape
+  const models = Object.entries(stats.perPolicy)
+  if (models.length > 0) {
+    const rate = g(
+      'policy_false_positive_rate',
+      "Each policy's predicted rate for a fresh key at the window's load: limit false-reject, abuse false-block, fairness false-throttle (spec/sizing.md)",
+      ['policy', 'predicts'],
+    )
+    const rho = g(
+      'policy_load_factor',
+      'Per policy: limit rho = admitted cost per second / (cells per level × rate); abuse, fairness a = events per second / (cells per level × decay per second)',
+      ['policy'],
+    )
+    const events = g(
+      'policy_events_per_second',
+      "Per policy, the model's load in the window: limit admitted requests per second, abuse and fairness scored events per second",
+      ['policy'],
+    )
+    const background = g(
+      'policy_background_score',
+      "Abuse and fairness: a cell's mean background score, events per second × weight / (cells per level × decay per second)",
+      ['policy'],
+    )
+    const bytes = g('policy_memory_bytes', "Memory of each policy's store in bytes (all generations)", ['policy'])
+    const levels = g('policy_levels', "Levels of each policy's sketch", ['policy'])
+    for (const [policy, m] of models) {
+      rate.set({ policy, predicts: m.predicts }, m.predictedRate)
+      rho.set({ policy }, m.loadFactor)
+      events.set({ policy }, m.eventsPerSecond)
+      if (m.background !== undefined) background.set({ policy }, m.background)
+      bytes.set({ policy }, m.sizeBytes)
+      levels.set({ policy }, m.levels)
+    }
+  }
+  const shapes = new Map<string, { cellsPerLevel: readonly number[]; resizes: number }>(Object.entries(stats.perPolicy))
+  for (const [policy, gen] of Object.entries(stats.generations ?? {})) shapes.set(policy, gen)
+  if (shapes.size > 0) {
     const cells = g('generation_cells_per_level', 'Cells per level of each generation (0: the oldest, deciding)', [
       'policy',
       'generation',
     ])
     const resizes = g('resizes', 'Generations created with another size than the one before', ['policy'])
-    for (const [policy, gen] of Object.entries(stats.generations)) {
+    for (const [policy, gen] of shapes) {
       gen.cellsPerLevel.forEach((m, i) => cells.set({ policy, generation: String(i) }, m))
       resizes.set({ policy }, gen.resizes)
     }

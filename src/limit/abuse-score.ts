@@ -125,6 +125,12 @@ export class AbuseScore {
   readonly periodMs: number
   /** Where the scores live (one Rotator of sketches with lo 0, hi maxScore, exponential decay, or a shared store). */
   readonly store: ScoreStore
+  /**
+   * The capacity model's load at a positive score per second, all keys ({@link abuseScoreLoad}
+   * with this policy's model weight): what its sizer and the telemetry predict from.
+   * @internal
+   */
+  readonly modelLoad: (scorePerSecond: number) => ScoreLoad
 
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option (also a key that is
@@ -139,6 +145,7 @@ export class AbuseScore {
     this.periodMs = c.periodMs
     this.refusalWeight = c.refusalWeight
     const model = { ...c, weight: abuseModelWeight(Object.values(this.weights), this.refusalWeight) }
+    this.modelLoad = (scorePerSecond) => abuseScoreLoad(model, scorePerSecond)
     this.store = policyStore(sketch, storeName, this.periodMs, halfLife(this.halfLifeMs), this.maxScore, (load) =>
       abuseScoreCellsFor(model, load.levels, load.costPerSecond),
     )

@@ -140,6 +140,15 @@ export class FeedbackScore {
     return this.store.add(key, failed ? this.failureDelta : -this.successDelta)
   }
 
+  /**
+   * The capacity model's load at a positive score per second, all keys ({@link feedbackScoreLoad}):
+   * what its sizer and the telemetry predict from.
+   * @internal
+   */
+  modelLoad(scorePerSecond: number): ScoreLoad {
+    return feedbackScoreLoad(this, scorePerSecond)
+  }
+
   /** Release the store. */
   close(): void | Promise<void> {
     return this.store.close()

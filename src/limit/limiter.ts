@@ -225,7 +225,11 @@ export class Limiter {
       : undefined
     this.telemetry = options.telemetry ?? new Telemetry({ clock: this.sketch.clock })
     this.telemetrySharesClock = this.telemetry.clock === resolved.clock
-    const shape = { levels: this.sketch.levels, cellsPerLevel: this.sketch.cellsPerLevel }
+    const shape = {
+      levels: this.sketch.levels,
+      cellsPerLevel: this.sketch.cellsPerLevel,
+      generations: this.sketch.generations,
+    }
     for (const meter of this.meters())
       this.telemetry.addSketch({
         policy: 'limit',
@@ -248,6 +252,7 @@ export class Limiter {
         ...shape,
         sizeBytes: () => fairness.store.sizeBytes(),
         shape: fairness.store.generationShapes?.bind(fairness.store),
+        score: { load: (scorePerSecond) => fairness.modelLoad(scorePerSecond) },
       })
     const abuse = this.abuse
     if (abuse !== undefined)
@@ -256,6 +261,7 @@ export class Limiter {
         ...shape,
         sizeBytes: () => abuse.store.sizeBytes(),
         shape: abuse.store.generationShapes?.bind(abuse.store),
+        score: { load: abuse.modelLoad, threshold: abuse.threshold },
       })
   }
 
@@ -515,6 +521,7 @@ export class Limiter {
   private escalate(key: string): void {
     const abuse = this.abuse
     if (abuse === undefined || abuse.refusalWeight === 0) return
+    this.telemetry.scored('abuse', abuse.refusalWeight)
     const p = abuse.store.add(key, abuse.refusalWeight)
     if (isPromise(p)) p.catch((err: unknown) => this.onStoreFailure?.(err))
   }
@@ -579,8 +586,15 @@ export class Limiter {
     let f: number | Promise<number> | undefined
     let a: number | Promise<number> | undefined
     try {
-      f = this.fairness !== undefined ? this.fairness.record(key, outcome.failed) : undefined
-      a = this.abuse !== undefined && outcome.abuseDelta !== 0 ? this.abuse.record(key, outcome.abuseDelta) : undefined
+      // the scores' positive deltas are their capacity model's load (stats().perPolicy)
+      if (this.fairness !== undefined) {
+        if (outcome.failed) this.telemetry.scored('fairness', this.fairness.failureDelta)
+        f = this.fairness.record(key, outcome.failed)
+      }
+      if (this.abuse !== undefined && outcome.abuseDelta !== 0) {
+        this.telemetry.scored('abuse', outcome.abuseDelta)
+        a = this.abuse.record(key, outcome.abuseDelta)
+      }
     } finally {
       if (pinned) this.pinnedClock.unpin()
     }

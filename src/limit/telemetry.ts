@@ -2,7 +2,15 @@ import type { Clock } from '../clock.js'
 import { invalidOption } from '../errors.js'
 import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
-import { debtMeterCellsForLoad, debtMeterLoadFactor, sketchFalsePositiveRate } from '../sketch/sizing.js'
+import {
+  abuseFalseBlockRate,
+  debtMeterCellsForLoad,
+  debtMeterLoadFactor,
+  fairnessFalseThrottleRate,
+  scoreBackground,
+  sketchFalsePositiveRate,
+  type ScoreLoad,
+} from '../sketch/sizing.js'
 import type { PolicyName } from './decision.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -31,9 +39,14 @@ export interface LimiterStats {
   /** Memory of the sketches (all generations) and of the telemetry, in bytes. */
   memoryBytes: number
   /**
-   * The debt meter's predicted false-reject rate for a fresh key, per request, at the load of
-   * the window: {@link sketchFalsePositiveRate} of its shape with the admitted requests per
-   * second and {@link LimiterStats.hotKeys} (spec/sizing.md §2). Without a debt meter, the
+   * The predicted rate at which a fresh key's request is refused by others' scores in its
+   * cells, per request, at the load of the window. With a debt meter, the debt meter's:
+   * {@link sketchFalsePositiveRate} of its deciding shape with the admitted requests per
+   * second and {@link LimiterStats.hotKeys} (spec/sizing.md §2), as `perPolicy.limit`. Without
+   * one, that of the scores at their measured load (spec/sizing.md §3–4):
+   * 1 − (1 − p_abuse)(1 − p_fairness), the false-block rate of `perPolicy.abuse` and the
+   * false-throttle rate of `perPolicy.fairness` (a request passes both; their sketches hash
+   * independently), or the one of them the limiter has. With no policy model at all, the
    * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch.
    */
   falsePositiveRate: number
@@ -57,6 +70,12 @@ export interface LimiterStats {
    */
   generations?: Partial<Record<PolicyName, GenerationStats>>
   /**
+   * Per policy with a capacity model (`limit`, `abuse`, `fairness`): its shape, memory and
+   * predicted rate at the window's load ({@link PolicyModelStats}). For a tiered limit,
+   * `limit` is the first tier's meter (the window's counts do not split by tier).
+   */
+  perPolicy: Partial<Record<PolicyName, PolicyModelStats>>
+  /**
    * Present only when the predicted rate is above the target and more cells per level would
    * bring it under: the power-of-two `cellsPerLevel` (at the same levels, ≤ 2^24) that meets
    * the target at this load, the size to set (or the `memory` that holds it). Absent when
@@ -68,6 +87,49 @@ export interface LimiterStats {
     /** M, cells per level that meet the target at `levels` levels: a power of two, larger than the current M. */
     cellsPerLevel: number
   }
+}
+
+/**
+ * One policy's capacity figures in {@link LimiterStats.perPolicy}: what its sketch holds, the
+ * load the window measured and the rate its model (spec/sizing.md §2–4) predicts there.
+ */
+export interface PolicyModelStats {
+  /**
+   * What `predictedRate` counts for a fresh key (score 0 of its own): `'false-reject'` (the
+   * debt meter refuses it, 429), `'false-block'` (the abuse score is at the threshold in all
+   * its cells, 403) or `'false-throttle'` (the feedback score throttles it: the mean of the
+   * minimum of its cells).
+   */
+  predicts: 'false-reject' | 'false-block' | 'false-throttle'
+  /**
+   * The predicted rate per request, in [0, 1], for the deciding generation's shape at the
+   * window's load: `limit` {@link sketchFalsePositiveRate} (with the window's hot keys and the
+   * Rotator's carry-forward), `abuse` {@link abuseFalseBlockRate} at the threshold, `fairness`
+   * {@link fairnessFalseThrottleRate}; the scores without hot keys, as their sizers (spec/sizing.md §8).
+   */
+  predictedRate: number
+  /**
+   * The model's load over the window so far (at least 1 s), per second: `limit` admitted
+   * requests; `abuse` and `fairness` scored events ν = (positive score added per second, all
+   * keys) / w, w the abuse model weight (the heaviest positive weight) or `failureDelta`.
+   */
+  eventsPerSecond: number
+  /**
+   * `limit`: ρ, admitted cost per second / (M × rate), as {@link LimiterStats.loadFactor}.
+   * `abuse`, `fairness`: a = ν / (M × λ), events per decay time constant per cell, the shape
+   * parameter of spec/sizing.md §3.
+   */
+  loadFactor: number
+  /** `abuse`, `fairness`: a cell's mean background score ν × w / (M × λ) (Campbell's theorem; compare the threshold, or 1); absent for `limit`. */
+  background?: number
+  /** L, levels. */
+  levels: number
+  /** M of each generation, oldest (the one that decides, and that the prediction is for) first. */
+  cellsPerLevel: readonly number[]
+  /** Generations created with another size than the one before (0 for a fixed shape). */
+  resizes: number
+  /** Memory of the policy's store in bytes (all generations; its share of the telemetry not included). */
+  sizeBytes: number
 }
 
 /**
@@ -87,6 +149,14 @@ export interface SketchReport {
   debt?: { rate: number; burst: number; cost: number; maxDebt: number; generations?: number; periodMs?: number }
   /** The store's generation shapes (oldest, deciding, first) and resizes, when it has them. */
   shape?: () => { generationCellsPerLevel: readonly number[]; resizes: number }
+  /** Generations of a store without `shape` (a fixed shape: each one M); default 1. */
+  generations?: number
+  /**
+   * The score's model (for `abuse` and `fairness`): its load at a positive score per second
+   * (`abuseScoreLoad` / `feedbackScoreLoad`, the mapping the policy's sizer uses) and, for the
+   * abuse score, the threshold of a block (without it the fairness throttle is predicted).
+   */
+  score?: { load: (scorePerSecond: number) => ScoreLoad; threshold?: number }
 }
 
 /** The generations of one self-sized policy, in {@link LimiterStats.generations}. */
@@ -147,6 +217,8 @@ interface Bucket {
   admitted: number
   rejected: number
   counts: Record<PolicyName, PolicyCounts>
+  /** Positive score added per policy (the scores' model load), all keys. */
+  scored: { abuse: number; fairness: number }
 }
 
 function emptyCounts(): Record<PolicyName, PolicyCounts> {
@@ -242,6 +314,7 @@ export class Telemetry {
       admitted: 0,
       rejected: 0,
       counts: emptyCounts(),
+      scored: { abuse: 0, fairness: 0 },
     }
     if (this.buckets.length > 0) this.rolled = true
     this.buckets.push(bucket)
@@ -282,6 +355,16 @@ export class Telemetry {
     }
   }
 
+  /**
+   * Count a score's positive delta (a failure's `failureDelta`, an abuse weight or refusal
+   * weight above 0), the load of the score's model; deltas ≤ 0 (forgiveness) are left out, as
+   * the model leaves them out (spec/sizing.md §3). Bucketed by the telemetry's clock now.
+   * @internal
+   */
+  scored(policy: 'abuse' | 'fairness', delta: number): void {
+    if (delta > 0) this.current().scored[policy] += delta
+  }
+
   /** Count the request's final outcome. */
   outcome(admitted: boolean): void {
     const b = this.cur ?? this.current()
@@ -316,6 +399,7 @@ export class Telemetry {
     let requests = 0
     let admitted = 0
     let rejected = 0
+    const scored = { abuse: 0, fairness: 0 }
     for (const b of this.buckets) {
       requests += b.requests
       admitted += b.admitted
@@ -324,54 +408,93 @@ export class Telemetry {
         policies[p].admitted += b.counts[p].admitted
         policies[p].rejected += b.counts[p].rejected
       }
+      scored.abuse += b.scored.abuse
+      scored.fairness += b.scored.fairness
     }
     const distinct = this.distinctKeys()
     let memory = this.sizeBytes()
     for (const sk of this.shapes) memory += sk.sizeBytes()
     const hotKeys = policies.limit.rejected === 0 ? 0 : Math.round(this.refusedKeys.estimateAt(this.nowMs))
     const windowMs = this.bucketMs * this.windowBuckets
-    // the window's admitted requests over the span it covers so far (the current bucket is partial)
+    // the window's counts over the span it covers so far (the current bucket is partial)
     const first = this.buckets[0]
     const spanS = first === undefined ? 0 : Math.max(1000, this.nowMs - first.startMs) / 1000
-    const meter = this.shapes.find((sk) => sk.policy === 'limit' && sk.debt !== undefined)
-    let fpr: number
+    const perSecond = (n: number): number => (spanS === 0 ? 0 : n / spanS)
+    let fpr: number | undefined
     let loadFactor = 0
     let requestsPerSecond = 0
     let suggested: LimiterStats['suggested']
     let generations: LimiterStats['generations']
+    const perPolicy: LimiterStats['perPolicy'] = {}
     for (const sk of this.shapes) {
       const g = sk.shape?.()
-      if (g === undefined) continue
-      generations ??= {}
-      generations[sk.policy] = { cellsPerLevel: g.generationCellsPerLevel, resizes: g.resizes }
-    }
-    if (meter?.debt !== undefined) {
-      // a self-sized store decides with its oldest generation: predict for that shape
-      const deciding = meter.shape?.().generationCellsPerLevel[0] ?? meter.cellsPerLevel
-      const shape = { levels: meter.levels, cellsPerLevel: deciding }
-      const load = { ...meter.debt, requestsPerSecond: spanS === 0 ? 0 : policies.limit.admitted / spanS, hotKeys }
-      fpr = sketchFalsePositiveRate(shape, load)
-      requestsPerSecond = load.requestsPerSecond
-      // ρ as the self-sizing measures it (all admitted cost over the level's drain): the hot-key
-      // correction of §2.1 is the model's, and refused keys counted as hot ones would take it
-      // to 0 exactly when the level is overloaded (spec/sizing.md §7)
-      loadFactor = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, 0)
-      if (fpr > this.targetFalsePositiveRate) {
-        const cells = debtMeterCellsForLoad(load, {
-          levels: shape.levels,
-          targetFalseReject: this.targetFalsePositiveRate,
-          minCells: 16,
-          maxCells: 1 << 24,
-        })
-        if (
-          cells > shape.cellsPerLevel &&
-          sketchFalsePositiveRate({ ...shape, cellsPerLevel: cells }, load) <= this.targetFalsePositiveRate
-        )
-          suggested = { levels: shape.levels, cellsPerLevel: cells }
+      if (g !== undefined) {
+        generations ??= {}
+        generations[sk.policy] = { cellsPerLevel: g.generationCellsPerLevel, resizes: g.resizes }
       }
-    } else {
-      const shape = this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }
-      fpr = sketchFalsePositiveRate(shape, { hotKeys })
+      // the first report of a policy is its figure (a tiered limit's first meter)
+      if (perPolicy[sk.policy] !== undefined || (sk.debt === undefined && sk.score === undefined)) continue
+      const cells = g?.generationCellsPerLevel ?? new Array<number>(sk.generations ?? 1).fill(sk.cellsPerLevel)
+      // a self-sized store decides with its oldest generation: predict for that shape
+      const shape = { levels: sk.levels, cellsPerLevel: cells[0] }
+      const common = { levels: sk.levels, cellsPerLevel: cells, resizes: g?.resizes ?? 0, sizeBytes: sk.sizeBytes() }
+      if (sk.debt !== undefined) {
+        const load = { ...sk.debt, requestsPerSecond: perSecond(policies.limit.admitted), hotKeys }
+        const rate = sketchFalsePositiveRate(shape, load)
+        // ρ as the self-sizing measures it (all admitted cost over the level's drain): the hot-key
+        // correction of §2.1 is the model's, and refused keys counted as hot ones would take it
+        // to 0 exactly when the level is overloaded (spec/sizing.md §7)
+        const rho = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, 0)
+        perPolicy.limit = {
+          predicts: 'false-reject',
+          predictedRate: rate,
+          eventsPerSecond: load.requestsPerSecond,
+          loadFactor: rho,
+          ...common,
+        }
+        fpr = rate
+        requestsPerSecond = load.requestsPerSecond
+        loadFactor = rho
+        if (rate > this.targetFalsePositiveRate) {
+          const maxCells = 1 << 24
+          const m = debtMeterCellsForLoad(load, {
+            levels: shape.levels,
+            targetFalseReject: this.targetFalsePositiveRate,
+            minCells: 16,
+            maxCells,
+          })
+          // below maxCells the search's answer met the target when it was evaluated; maxCells
+          // itself is its answer when nothing smaller does, met or not, so only it is checked
+          if (
+            m > shape.cellsPerLevel &&
+            (m < maxCells ||
+              sketchFalsePositiveRate({ ...shape, cellsPerLevel: m }, load) <= this.targetFalsePositiveRate)
+          )
+            suggested = { levels: shape.levels, cellsPerLevel: m }
+        }
+      } else if (sk.score !== undefined && (sk.policy === 'abuse' || sk.policy === 'fairness')) {
+        const load = sk.score.load(perSecond(scored[sk.policy]))
+        const threshold = sk.score.threshold
+        perPolicy[sk.policy] = {
+          predicts: threshold === undefined ? 'false-throttle' : 'false-block',
+          predictedRate:
+            threshold === undefined
+              ? fairnessFalseThrottleRate(shape, load)
+              : abuseFalseBlockRate(shape, load, threshold),
+          eventsPerSecond: load.eventsPerSecond,
+          loadFactor: load.eventsPerSecond / (shape.cellsPerLevel * load.lambdaPerSecond),
+          background: scoreBackground(shape.cellsPerLevel, load),
+          ...common,
+        }
+      }
+    }
+    if (fpr === undefined) {
+      const a = perPolicy.abuse?.predictedRate
+      const f = perPolicy.fairness?.predictedRate
+      if (a !== undefined && f !== undefined) fpr = 1 - (1 - a) * (1 - f)
+      else if (a !== undefined) fpr = a
+      else if (f !== undefined) fpr = f
+      else fpr = sketchFalsePositiveRate(this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }, { hotKeys })
     }
     const out: LimiterStats = {
       windowMs,
@@ -386,6 +509,7 @@ export class Telemetry {
       hotKeys,
       requestsPerSecond,
       loadFactor,
+      perPolicy,
     }
     if (generations !== undefined) out.generations = generations
     if (suggested !== undefined) out.suggested = suggested
@@ -408,13 +532,28 @@ export class Telemetry {
     const s = this.stats()
     if (!this.warned && s.falsePositiveRate > this.targetFalsePositiveRate && this.warnFn !== undefined) {
       this.warned = true
-      this.warnFn(
-        `grudge: predicted false-reject rate ${s.falsePositiveRate.toPrecision(3)} exceeds the target ${this.targetFalsePositiveRate} ` +
-          `at load factor ${s.loadFactor.toFixed(2)} with ~${s.hotKeys} refused keys` +
-          (s.suggested === undefined
-            ? '; no larger sketch at these levels reaches the target'
-            : `; suggested cellsPerLevel: ${s.suggested.cellsPerLevel} (levels ${s.suggested.levels}), or a memory budget that holds it`),
-      )
+      const head = `grudge: predicted false-reject rate ${s.falsePositiveRate.toPrecision(3)} exceeds the target ${this.targetFalsePositiveRate} `
+      if (s.perPolicy.limit !== undefined || (s.perPolicy.abuse === undefined && s.perPolicy.fairness === undefined))
+        this.warnFn(
+          head +
+            `at load factor ${s.loadFactor.toFixed(2)} with ~${s.hotKeys} refused keys` +
+            (s.suggested === undefined
+              ? '; no larger sketch at these levels reaches the target'
+              : `; suggested cellsPerLevel: ${s.suggested.cellsPerLevel} (levels ${s.suggested.levels}), or a memory budget that holds it`),
+        )
+      else {
+        // no debt meter: the scores' figures (spec/sizing.md §3–4)
+        const parts: string[] = []
+        for (const p of ['abuse', 'fairness'] as const) {
+          const m = s.perPolicy[p]
+          if (m !== undefined)
+            parts.push(
+              `${p} ${m.predicts} ${m.predictedRate.toPrecision(3)} at ${m.eventsPerSecond.toPrecision(3)} scored events/s, ` +
+                `a cell's background ${(m.background ?? 0).toPrecision(3)} on ${m.cellsPerLevel[0]} cells per level`,
+            )
+        }
+        this.warnFn(head + `(${parts.join('; ')}); more cells per level (a larger memory budget) lower it`)
+      }
     }
     return s
   }

@@ -332,6 +332,10 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   if (rho === 0) return Math.pow(hot, L)
   const x = (f.burst - f.cost) / f.cost
   const top = f.maxDebt / f.cost
+  // one stationary cell's open tail (no feedback): the carry-forward gate and the lower end
+  // of the feedback's bisection both read it (one integration, not two: it is most of a
+  // sizer's cost at light loads, where the walk runs to the ceiling)
+  const open = debtCellTail(rho, x, top, 1)
   // a Rotator's generations are floored while young and never stationary (§2.5); x < top
   // (a margin at the ceiling refuses nothing) and a finite grid are the walk's domain
   if (
@@ -339,7 +343,7 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
     rho <= CARRY_MAX_LOAD_FACTOR &&
     x < top &&
     (f.periodS * f.rate) / f.cost < 2 ** 40 &&
-    debtCellTail(rho, x, top, 1) >= CARRY_MIN_TAIL
+    open >= CARRY_MIN_TAIL
   )
     return carryRate(rho, L, x, top, f, hot)
   // a level refuses if the key's cell there is a hot key's, or its background is over the margin
@@ -348,7 +352,6 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   // admits, β = 1 − q^(L−1); the tail p is the fixed point of p = tail(β(p)), found by
   // bisection (the right side falls as p grows)
   const tailAt = (p: number): number => debtCellTail(rho, x, top, L === 1 ? 0 : 1 - Math.pow(level(p), L - 1))
-  const open = debtCellTail(rho, x, top, 1)
   let p = open
   // the tail at the least feeding (β at p = open) is the fixed point's lower end: when it is
   // already `open` (one level, or a tail clamped to 1 by the grid cap) no bisection is needed
@@ -547,7 +550,18 @@ function powerOfTwo(name: string, v: number): number {
   return v
 }
 
-function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => number): number {
+/** {@link CellsForLoadOptions} checked, defaults filled in. */
+interface CellsSearch {
+  levels: number
+  target: number
+  lo: number
+  hi: number
+  /** The figures as a memo key. */
+  key: string
+}
+
+function cellsSearch(o: CellsForLoadOptions): CellsSearch {
+  if (typeof o !== 'object' || o === null) bad('options', 'an object { levels, … }', o)
   const levels = o.levels
   if (!Number.isInteger(levels) || levels < 1 || levels > 64) bad('levels', 'an integer in [1, 64]', levels)
   const target = o.targetFalseReject ?? 1e-5
@@ -555,16 +569,72 @@ function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => nu
   const lo = powerOfTwo('minCells', o.minCells ?? 16)
   const hi = powerOfTwo('maxCells', o.maxCells ?? 1 << 24)
   if (hi < lo) bad('maxCells', `a power of two ≥ minCells (${lo})`, hi)
-  // the rate falls as M grows: bisect on the exponent
-  let a = Math.log2(lo)
-  let b = Math.log2(hi)
-  if (rateAt({ levels, cellsPerLevel: 2 ** b }) > target) return hi
-  while (a < b) {
-    const m = (a + b) >> 1
-    if (rateAt({ levels, cellsPerLevel: 2 ** m }) <= target) b = m
+  return { levels, target, lo, hi, key: `${levels},${target},${lo},${hi}` }
+}
+
+/**
+ * The smallest power of two M in [minCells, maxCells] with `rateAt` ≤ the target, maxCells when
+ * none below it meets it. The rate falls as M grows (more cells, less load per cell), so the
+ * first shape meeting the target is found by search over the exponents; maxCells itself is
+ * never evaluated: a search that ends there returns it whether it meets the target or not
+ * (the bisection this replaced evaluated it first, at the lightest load per cell, whose tail
+ * integration walks to the ceiling: about 1 ms each).
+ *
+ * With `skip` (the debt meter: shapes over its load-factor cap, which miss at no cost) the
+ * search runs from below, past the skipped shapes, galloping (steps 1, 2, 4, … exponents up,
+ * then bisection back; Bentley & Yao, "An almost optimal algorithm for unbounded searching",
+ * IPL 1976): a self-sized meter's load is answered by its first candidate, where the bisection
+ * took six evaluations from the largest shapes down, most of a self-sized replay's CPU. Without
+ * it (the scores) a bisection: their smallest shapes under a heavy load are the costly ones
+ * (many grid points per jump), so the search starts in the middle.
+ *
+ * Same answer as the bisection over the whole range for any rate monotone in M
+ * (`test/sketch/sizing-search.test.ts` compares them on a grid of loads).
+ */
+function smallestCells(
+  o: CellsSearch,
+  rateAt: (shape: SketchSize) => number,
+  skip?: (cellsPerLevel: number) => boolean,
+): number {
+  const { levels, target, lo, hi } = o
+  const top = Math.log2(hi)
+  const meets = (exp: number): boolean => rateAt({ levels, cellsPerLevel: 2 ** exp }) <= target
+  // the answer is in (missed, end]: end meets the target, or is maxCells (the answer either way)
+  let missed = Math.log2(lo) - 1
+  let end = top
+  if (skip !== undefined) {
+    end = missed + 1
+    while (end < top && skip(2 ** end)) missed = end++
+    for (let step = 1; end < top && !meets(end); step *= 2) {
+      missed = end
+      end = Math.min(top, end + step)
+    }
+  }
+  let a = missed + 1
+  while (a < end) {
+    const m = (a + end) >> 1
+    if (meets(m)) end = m
     else a = m + 1
   }
   return 2 ** a
+}
+
+/**
+ * The last few sizers' answers, by every figure they read. A self-sized Rotator asks at every
+ * check (each second of its clock), and a check window's load is a count over a whole second:
+ * the same few loads come back again and again. Exact keys only (no quantised load), so an
+ * answer is the one the search would give; options are checked before the lookup.
+ */
+const cellsMemo = new Map<string, number>()
+const CELLS_MEMO_SIZE = 64
+
+function remembered(key: string, compute: () => number): number {
+  const hit = cellsMemo.get(key)
+  if (hit !== undefined) return hit
+  const cells = compute()
+  if (cellsMemo.size >= CELLS_MEMO_SIZE) cellsMemo.delete(cellsMemo.keys().next().value as string)
+  cellsMemo.set(key, cells)
+  return cells
 }
 
 /**
@@ -580,12 +650,15 @@ function smallestCells(o: CellsForLoadOptions, rateAt: (shape: SketchSize) => nu
  */
 export function debtMeterCellsForLoad(load: DebtMeterLoad, options: CellsForLoadOptions): number {
   const f = debtFigures(load)
+  const o = cellsSearch(options)
   const cap = options.maxLoadFactor ?? 1
   if (typeof cap !== 'number' || !(cap > 0 && cap <= 1)) bad('maxLoadFactor', 'a number in (0, 1]', cap)
-  // a shape over the cap counts as missing the target (a rate of 1 is above every target < 1)
-  return smallestCells(options, (shape) =>
-    debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys) > cap ? 1 : debtRate(shape, f),
-  )
+  const key = `d,${f.rps},${f.rate},${f.burst},${f.cost},${f.maxDebt},${f.hotKeys},${f.generations},${f.periodS},${cap},${o.key}`
+  return remembered(key, () => {
+    // a shape over the cap misses the target (a rate of 1 is above every target < 1)
+    const overCap = (cells: number): boolean => debtMeterLoadFactor(cells, f.rps, f.rate, f.cost, f.hotKeys) > cap
+    return smallestCells(o, (shape) => (overCap(shape.cellsPerLevel) ? 1 : debtRate(shape, f)), overCap)
+  })
 }
 
 /**
@@ -601,8 +674,10 @@ export function scoreCellsForLoad(load: ScoreLoad, options: CellsForLoadOptions 
   const f = scoreFigures(load)
   const threshold = options.threshold
   if (threshold !== undefined) finiteAtLeast('threshold', threshold, 0, true)
-  return smallestCells(options, (shape) =>
-    threshold === undefined ? throttleRate(shape, f) : blockRate(shape, f, threshold),
+  const o = cellsSearch(options)
+  const key = `s,${f.eventsPerSecond},${f.weight},${f.lambdaPerSecond},${f.maxScore},${f.hotKeys},${threshold},${o.key}`
+  return remembered(key, () =>
+    smallestCells(o, (shape) => (threshold === undefined ? throttleRate(shape, f) : blockRate(shape, f, threshold))),
   )
 }
 

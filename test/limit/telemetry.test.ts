@@ -1,7 +1,12 @@
 import t from 'tap'
 import { Telemetry } from '../../src/limit/telemetry.js'
-import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
-import { FakeClock } from '../../src/testing/index.js'
+import { abuseFalseBlockRate, fairnessFalseThrottleRate, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+import { Limiter } from '../../src/limit/limiter.js'
+import { prometheusText } from '../../src/http/prometheus.js'
+import { murmur3 } from '../../src/hash/hasher.js'
+import { mulberry32 } from '../fixtures/mulberry32.js'
+import { agrees } from '../../scripts/sizing-sim.js'
 import { TELEMETRY_OPTION_KEYS, type TelemetryOptions } from '../../src/limit/telemetry.js'
 import { typo, unknownOption } from '../unknown-option.js'
 
@@ -117,4 +122,245 @@ t.test('an unknown option throws naming it and the closest option; every option 
   }
   t.same(Object.keys(all).sort(), [...TELEMETRY_OPTION_KEYS].sort(), 'the test names every option')
   t.doesNotThrow(() => new Telemetry(all))
+})
+
+// Per-policy figures (issue #14 item 5): each checked against the model function of
+// src/sketch/sizing.ts called here with the load the test drove, by hand (not through the
+// policies' load mappings), and against a real Limiter measured on a fake clock.
+
+t.test('an abuse-only limiter: falsePositiveRate is the false-block rate at the measured load', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000 })
+  const [levels, M, w, threshold, maxScore, halfLifeS] = [2, 1024, 2, 5, 20, 10]
+  const lambda = Math.LN2 / halfLifeS
+  tel.addSketch({
+    policy: 'abuse',
+    levels,
+    cellsPerLevel: M,
+    generations: 2,
+    sizeBytes: () => 12_345,
+    score: {
+      load: (sps) => ({ eventsPerSecond: sps / w, weight: w, lambdaPerSecond: lambda, maxScore }),
+      threshold,
+    },
+  })
+  // 5 s of 100 events/s of weight 2, plus forgiving deltas the model leaves out; the window
+  // of 5 buckets holds them all at t = 5 s
+  for (let s = 0; s < 5; s++) {
+    for (let i = 0; i < 100; i++) {
+      tel.request(`k${s}:${i}`)
+      tel.policy('abuse', true)
+      tel.scored('abuse', w)
+      tel.scored('abuse', -0.5)
+    }
+    clock.advance(1000)
+  }
+  const s = tel.stats()
+  const m = s.perPolicy.abuse!
+  const load = { eventsPerSecond: 100, weight: w, lambdaPerSecond: lambda, maxScore }
+  const want = abuseFalseBlockRate({ levels, cellsPerLevel: M }, load, threshold)
+  t.ok(want > 1e-4 && want < 0.5, `a load with a figure to read: ${want}`)
+  t.equal(m.predicts, 'false-block')
+  t.ok(Math.abs(m.eventsPerSecond - 100) < 1e-9, `ν ${m.eventsPerSecond}`)
+  t.ok(Math.abs(m.predictedRate - want) <= 1e-12 * want, `${m.predictedRate} vs ${want}`)
+  t.equal(s.falsePositiveRate, m.predictedRate, 'the top-level figure is the score model, not the hot-key formula')
+  t.ok(Math.abs(m.loadFactor - 100 / (M * lambda)) < 1e-12, `a = ν/(Mλ) ${m.loadFactor}`)
+  t.ok(Math.abs(m.background! - (100 * w) / (M * lambda)) < 1e-12, `background ${m.background}`)
+  t.same(m.cellsPerLevel, [M, M], 'a fixed shape: each generation M')
+  t.equal(m.resizes, 0)
+  t.equal(m.sizeBytes, 12_345)
+  t.equal(m.levels, levels)
+  t.equal(s.perPolicy.limit, undefined, 'no debt meter, no limit figures')
+  t.equal(s.loadFactor, 0, 'the top-level load factor keeps its meaning: the debt meter’s')
+  // the health warning names the score's figures
+  const warned: string[] = []
+  const tel2 = new Telemetry({ clock, bucketMs: 1000, targetFalsePositiveRate: want / 2, warn: (x) => warned.push(x) })
+  tel2.addSketch({
+    policy: 'abuse',
+    levels,
+    cellsPerLevel: M,
+    sizeBytes: () => 0,
+    score: { load: (sps) => ({ ...load, eventsPerSecond: sps / w }), threshold },
+  })
+  for (let i = 0; i < 100; i++) tel2.scored('abuse', w)
+  tel2.checkHealth()
+  t.equal(warned.length, 1)
+  t.match(warned[0], /abuse false-block .* 100 scored events\/s/)
+})
+
+t.test(
+  'abuse and fairness together: 1 − (1 − p_block)(1 − p_throttle); a debt meter keeps the top level',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const tel = new Telemetry({ clock, bucketMs: 1000, windowBuckets: 3 })
+    const fair = { weight: 0.1, lambdaPerSecond: 0.1, maxScore: 1 }
+    const abuse = { weight: 1, lambdaPerSecond: Math.LN2 / 60, maxScore: 40 }
+    tel.addSketch({
+      policy: 'fairness',
+      levels: 3,
+      cellsPerLevel: 256,
+      sizeBytes: () => 0,
+      shape: () => ({ generationCellsPerLevel: [256, 512], resizes: 3 }),
+      score: { load: (sps) => ({ ...fair, eventsPerSecond: sps / fair.weight }) },
+    })
+    tel.addSketch({
+      policy: 'abuse',
+      levels: 4,
+      cellsPerLevel: 64,
+      sizeBytes: () => 0,
+      score: { load: (sps) => ({ ...abuse, eventsPerSecond: sps / abuse.weight }), threshold: 10 },
+    })
+    // 2.5 s in: the window spans 2.5 s; 40 failures and 10 abuse events per second
+    for (let k = 0; k < 100; k++) tel.scored('fairness', 0.1)
+    for (let k = 0; k < 25; k++) tel.scored('abuse', 1)
+    clock.advance(2500)
+    const s = tel.stats()
+    // the deciding generation is the oldest: 256 cells, not the 512 of the youngest
+    const pF = fairnessFalseThrottleRate({ levels: 3, cellsPerLevel: 256 }, { ...fair, eventsPerSecond: 40 })
+    const pA = abuseFalseBlockRate({ levels: 4, cellsPerLevel: 64 }, { ...abuse, eventsPerSecond: 10 }, 10)
+    t.ok(pF > 1e-3 && pA > 1e-6, `figures to read: ${pF}, ${pA}`)
+    t.equal(s.perPolicy.fairness!.predicts, 'false-throttle')
+    t.ok(
+      Math.abs(s.perPolicy.fairness!.predictedRate - pF) <= 1e-12 * pF,
+      `${s.perPolicy.fairness!.predictedRate} vs ${pF}`,
+    )
+    t.ok(Math.abs(s.perPolicy.abuse!.predictedRate - pA) <= 1e-12 * pA)
+    t.ok(Math.abs(s.falsePositiveRate - (1 - (1 - pA) * (1 - pF))) < 1e-15, `${s.falsePositiveRate}`)
+    t.same(s.perPolicy.fairness!.cellsPerLevel, [256, 512])
+    t.equal(s.perPolicy.fairness!.resizes, 3)
+    t.ok(Math.abs(s.perPolicy.fairness!.eventsPerSecond - 40) < 1e-9)
+    // with a debt meter the top level is the debt meter's, as before; perPolicy.limit says the same
+    const debt = { rate: 1, burst: 3, cost: 1, maxDebt: 30 }
+    tel.addSketch({ policy: 'limit', levels: 4, cellsPerLevel: 128, sizeBytes: () => 0, debt })
+    for (let i = 0; i < 250; i++) {
+      tel.request(`x${i}`)
+      tel.policy('limit', true)
+    }
+    const d = tel.stats()
+    const pL = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 128 }, { ...debt, requestsPerSecond: 100 })
+    t.ok(pL > 1e-4, `${pL}`)
+    t.ok(Math.abs(d.falsePositiveRate - pL) <= 1e-12 * pL, `${d.falsePositiveRate} vs ${pL}`)
+    t.equal(d.perPolicy.limit!.predictedRate, d.falsePositiveRate)
+    t.equal(d.perPolicy.limit!.predicts, 'false-reject')
+    t.equal(d.perPolicy.limit!.loadFactor, d.loadFactor)
+    t.ok(Math.abs(d.loadFactor - 100 / 128) < 1e-12, `ρ ${d.loadFactor}`)
+    t.equal(d.perPolicy.limit!.background, undefined)
+  },
+)
+
+/** Poisson background events through `event` at ν per second and probes of fresh keys, on a fake clock (spec/sizing.md §6.2). */
+function simulateLimiter(
+  l: Limiter,
+  clock: FakeClock,
+  ticker: FakeTicker,
+  o: { nu: number; probes: number; measureMs: number; warmMs: number; periodMs: number; seed: number },
+  event: (key: string) => void,
+  denied: (policy: string | undefined) => boolean,
+) {
+  const random = mulberry32(o.seed)
+  const endMs = o.warmMs + o.measureMs
+  const probePerMs = o.probes / o.measureMs
+  let nextEvent = -Math.log(1 - random()) / (o.nu / 1000)
+  let nextProbe = o.warmMs - Math.log(1 - random()) / probePerMs
+  let nextTickMs = o.periodMs
+  let keys = 0
+  let probes = 0
+  let hits = 0
+  for (;;) {
+    const at = Math.min(nextEvent, nextProbe)
+    if (at >= endMs) break
+    while (at >= nextTickMs) {
+      clock.set(nextTickMs)
+      ticker.tick()
+      nextTickMs += o.periodMs
+    }
+    clock.set(at)
+    if (nextEvent <= nextProbe) {
+      event(`e${keys++}`)
+      nextEvent += -Math.log(1 - random()) / (o.nu / 1000)
+    } else {
+      probes++
+      const d = l.decide(`p${keys++}`) as { admitted: boolean; policy?: string }
+      if (!d.admitted && denied(d.policy)) hits++
+      nextProbe += -Math.log(1 - random()) / probePerMs
+    }
+  }
+  return { probes, hits, measured: hits / Math.max(1, probes) }
+}
+
+t.test('a real Limiter: stats() predicts the false-block and false-throttle rates it measures', async (t) => {
+  // §6.2's points at M = 128: abuse L 2, a = 0.5, w 1, T 1 and fairness L 2, a = 1, w 0.1.
+  // 10,000 probes, about 240 and 600 hits: 1σ ≤ 7 %, far inside the 2× of §6
+  const M = 128
+  for (const p of [
+    { policy: 'abuse', a: 0.5, seed: 3 },
+    { policy: 'fairness', a: 1, seed: 4 },
+  ] as const) {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    // one bucket holds the whole run: the window's rate is the run's
+    const telemetry = new Telemetry({ clock, bucketMs: 2 ** 40, windowBuckets: 1 })
+    const rnd = mulberry32(p.seed + 100)
+    const base = { clock, ticker, telemetry, levels: 2, cellsPerLevel: M, hasher: murmur3(p.seed), random: rnd }
+    const l =
+      p.policy === 'abuse'
+        ? new Limiter({ ...base, abuse: { weights: { 500: 1 }, threshold: 1, halfLifeMs: 10_000 } })
+        : new Limiter({ ...base, fairness: { failureDelta: 0.1, lambdaPerSecond: 0.1 } })
+    const lambda = p.policy === 'abuse' ? Math.LN2 / 10 : 0.1
+    const periodMs = p.policy === 'abuse' ? l.abuse!.periodMs : l.fairness!.periodMs
+    const nu = p.a * M * lambda
+    const r = simulateLimiter(
+      l,
+      clock,
+      ticker,
+      { nu, probes: 10_000, measureMs: (200 / lambda) * 1000, warmMs: 2 * periodMs, periodMs, seed: p.seed },
+      (key) =>
+        void l.record(key, p.policy === 'abuse' ? { failed: false, abuseDelta: 1 } : { failed: true, abuseDelta: 0 }),
+      (policy) => policy === p.policy,
+    )
+    const s = telemetry.stats()
+    const m = s.perPolicy[p.policy]!
+    // the measured load is the offered one, to Poisson noise (tens of thousands of events: < 2 %)
+    t.ok(Math.abs(m.eventsPerSecond / nu - 1) < 0.02, `${p.policy}: ν measured ${m.eventsPerSecond}, offered ${nu}`)
+    const shape = { levels: 2, cellsPerLevel: M }
+    const at = (ev: number) =>
+      p.policy === 'abuse'
+        ? abuseFalseBlockRate(shape, { eventsPerSecond: ev, weight: 1, lambdaPerSecond: lambda, maxScore: 4 }, 1)
+        : fairnessFalseThrottleRate(shape, { eventsPerSecond: ev, weight: 0.1, lambdaPerSecond: lambda, maxScore: 1 })
+    t.ok(Math.abs(m.predictedRate - at(m.eventsPerSecond)) <= 1e-12, 'the model at the measured load')
+    t.ok(r.hits >= 100, `enough hits (${r.hits})`)
+    t.ok(
+      agrees({ predicted: m.predictedRate, measured: r.measured }),
+      `${p.policy}: measured ${r.measured} (${r.hits} of ${r.probes}), stats() predicts ${m.predictedRate}`,
+    )
+    t.equal(s.falsePositiveRate, m.predictedRate)
+    const text = await prometheusText(s)
+    const predicts = p.policy === 'abuse' ? 'false-block' : 'false-throttle'
+    t.match(text, new RegExp(`grudge_policy_false_positive_rate\\{policy="${p.policy}",predicts="${predicts}"\\} `))
+    await l.close()
+  }
+})
+
+t.test('a refusal that escalates counts as an abuse event of the refusal weight', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const telemetry = new Telemetry({ clock, bucketMs: 1000 })
+  const l = new Limiter({
+    clock,
+    ticker,
+    telemetry,
+    levels: 2,
+    cellsPerLevel: 64,
+    limit: { rate: 1, burst: 1 },
+    abuse: { weights: { 401: 1 }, refusalWeight: 3, threshold: 100 },
+  })
+  // one admitted, three refused: 3 × 3 score; one response of weight 1, one forgiving
+  for (let i = 0; i < 4; i++) l.decide('hammer')
+  void l.record('hammer', { failed: false, abuseDelta: 1 })
+  void l.record('hammer', { failed: false, abuseDelta: -0.1 })
+  clock.advance(2000)
+  const m = telemetry.stats().perPolicy.abuse!
+  // w = 3 (the heaviest positive weight): (9 + 1) / 3 events over 2 s
+  t.ok(Math.abs(m.eventsPerSecond - 10 / 3 / 2) < 1e-12, `ν ${m.eventsPerSecond}`)
+  await l.close()
 })

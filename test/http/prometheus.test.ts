@@ -1,0 +1,79 @@
+import t from 'tap'
+import { prometheusText } from '../../src/http/prometheus.js'
+import { Telemetry } from '../../src/limit/telemetry.js'
+import { abuseFalseBlockRate, fairnessFalseThrottleRate, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import { FakeClock } from '../../src/testing/index.js'
+
+/** The value of one sample of the text exposition, by metric name and exact label set (NaN when absent). */
+function sample(text: string, name: string, labels: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{${labels}} `))
+  return line === undefined ? NaN : Number(line.slice(line.lastIndexOf(' ') + 1))
+}
+
+t.test('per-policy figures with a policy label: rate, load, background, bytes, levels, shapes', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000 })
+  const debt = { rate: 1, burst: 3, cost: 1, maxDebt: 30 }
+  const abuse = { weight: 1, lambdaPerSecond: Math.LN2 / 10, maxScore: 20 }
+  const fair = { weight: 0.1, lambdaPerSecond: 0.1, maxScore: 1 }
+  tel.addSketch({ policy: 'limit', levels: 4, cellsPerLevel: 128, generations: 2, sizeBytes: () => 111, debt })
+  tel.addSketch({
+    policy: 'abuse',
+    levels: 2,
+    cellsPerLevel: 1024,
+    sizeBytes: () => 222,
+    shape: () => ({ generationCellsPerLevel: [1024, 2048], resizes: 1 }),
+    score: { load: (sps) => ({ ...abuse, eventsPerSecond: sps / abuse.weight }), threshold: 2 },
+  })
+  tel.addSketch({
+    policy: 'fairness',
+    levels: 3,
+    cellsPerLevel: 256,
+    generations: 2,
+    sizeBytes: () => 333,
+    score: { load: (sps) => ({ ...fair, eventsPerSecond: sps / fair.weight }) },
+  })
+  // 2 s: 100 admitted requests/s, 30 abuse events/s, 20 failures/s
+  for (let i = 0; i < 200; i++) {
+    tel.request(`k${i}`)
+    tel.policy('limit', true)
+  }
+  for (let i = 0; i < 60; i++) tel.scored('abuse', 1)
+  for (let i = 0; i < 40; i++) tel.scored('fairness', 0.1)
+  clock.advance(2000)
+  const text = await prometheusText(tel.stats())
+  const near = (got: number, want: number, what: string) =>
+    t.ok(Math.abs(got - want) <= 1e-9 * Math.max(1e-300, Math.abs(want)), `${what}: ${got} vs ${want}`)
+  const pL = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 128 }, { ...debt, requestsPerSecond: 100 })
+  const pA = abuseFalseBlockRate({ levels: 2, cellsPerLevel: 1024 }, { ...abuse, eventsPerSecond: 30 }, 2)
+  const pF = fairnessFalseThrottleRate({ levels: 3, cellsPerLevel: 256 }, { ...fair, eventsPerSecond: 20 })
+  t.ok(pL > 1e-4 && pA > 1e-6 && pF > 1e-4, `every rate has a figure: ${pL}, ${pA}, ${pF}`)
+  const rate = 'grudge_policy_false_positive_rate'
+  near(sample(text, rate, 'policy="limit",predicts="false-reject"'), pL, 'limit')
+  near(sample(text, rate, 'policy="abuse",predicts="false-block"'), pA, 'abuse')
+  near(sample(text, rate, 'policy="fairness",predicts="false-throttle"'), pF, 'fairness')
+  near(sample(text, 'grudge_policy_load_factor', 'policy="limit"'), 100 / 128, 'ρ')
+  near(sample(text, 'grudge_policy_load_factor', 'policy="abuse"'), 30 / (1024 * abuse.lambdaPerSecond), 'a')
+  near(sample(text, 'grudge_policy_events_per_second', 'policy="fairness"'), 20, 'ν')
+  near(sample(text, 'grudge_policy_background_score', 'policy="fairness"'), (20 * 0.1) / (256 * 0.1), 'background')
+  t.ok(
+    Number.isNaN(sample(text, 'grudge_policy_background_score', 'policy="limit"')),
+    'no background for the debt meter',
+  )
+  t.equal(sample(text, 'grudge_policy_memory_bytes', 'policy="abuse"'), 222)
+  t.equal(sample(text, 'grudge_policy_levels', 'policy="fairness"'), 3)
+  t.equal(sample(text, 'grudge_generation_cells_per_level', 'policy="abuse",generation="1"'), 2048)
+  t.equal(sample(text, 'grudge_generation_cells_per_level', 'policy="limit",generation="1"'), 128, 'a fixed shape too')
+  t.equal(sample(text, 'grudge_resizes', 'policy="abuse"'), 1)
+  t.equal(sample(text, 'grudge_resizes', 'policy="fairness"'), 0)
+  // the top-level figures keep the debt meter's meaning
+  near(Number(/^grudge_false_positive_rate (\S+)$/m.exec(text)?.[1]), pL, 'top level')
+})
+
+t.test('no policy model: no per-policy metrics', async (t) => {
+  const tel = new Telemetry({ clock: new FakeClock(0) })
+  const text = await prometheusText(tel.stats())
+  t.notMatch(text, /grudge_policy_false_positive_rate/)
+  t.notMatch(text, /grudge_generation_cells_per_level/)
+  t.match(text, /grudge_false_positive_rate 0/)
+})
