@@ -2,8 +2,10 @@
 // (usec_per_call of evalsha, and the commands the script issues per call), for the exact
 // script before the blocked layout (examples/bench/legacy-exact-script.ts, the level-major
 // layout: 2 generations × L levels × GETRANGE/SETRANGE), the blocked layout's script in its
-// looped form (per-call helpers, tables and loops) and the store's current, unrolled one,
-// in alternating rounds on the same Redis in the same run.
+// looped form (per-call helpers, tables and loops), its unrolled form before issue #15 item 3
+// (examples/bench/previous-exact-script.ts: the record read on every call, whole blocks) and
+// the store's current one, in alternating rounds on the same Redis in the same run, with
+// @fastify/rate-limit's Redis script (INCR, PEXPIRE or PTTL) on the same client for scale.
 //
 // It starts a private redis-server on a free port (so no other client's EVALSHA is counted);
 // GRUDGE_BENCH_REDIS_URL=redis://… uses that Redis instead (its commandstats are reset!).
@@ -21,6 +23,9 @@ import { keyBytes, keyLength, keyView } from '../../src/hash/key-bytes.js'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { loopedExactScript, scriptSha } from '../../src/cluster/scripts.js'
 import { legacyExactScript } from './legacy-exact-script.js'
+import { previousExactScript } from './previous-exact-script.js'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
 
 const quick = process.argv.includes('--quick')
 const ROUNDS = quick ? 5 : 7
@@ -152,10 +157,41 @@ async function main() {
   internals.script = loopedExactScript(fleetShape(spec, parseRedisOptions({ redis, seed: SEED })).scriptConstants)
   internals.sha = scriptSha(internals.script)
   await looped.ready()
+  // the unrolled script before issue #15 item 3, on the store's own calls: a client that drops
+  // the caller's floor (ARGV[10]) and turns each generation's first-cell byte offset back into
+  // its block id (block = floor(offset / (L·W·16)), the offset within the block being < W·16)
+  const prevRedis = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1 })
+  const blockBytes = shape.levels * shape.blockCells * 16
+  const prevEval = prevRedis.evalsha.bind(prevRedis)
+  ;(prevRedis as unknown as { evalsha: unknown }).evalsha = (sha: string, n: number, ...rest: (string | number)[]) => {
+    const args = rest.slice(n)
+    const gens = args.slice(10).map((a) => {
+      const text = String(a)
+      return text === '' ? '' : text.slice(0, shape.levels) + Math.floor(Number(text.slice(shape.levels)) / blockBytes)
+    })
+    return prevEval(sha, n, ...rest.slice(0, n), ...args.slice(0, 9), ...gens)
+  }
+  const previous = redisStore({ redis: prevRedis, seed: SEED, prefix: `${prefix}:prev`, timeoutMs: 2000 })(spec)
+  const prevInternals = previous as unknown as { script: string; sha: string }
+  prevInternals.script = previousExactScript(shape.scriptConstants)
+  prevInternals.sha = scriptSha(prevInternals.script)
+  await previous.ready()
+  // @fastify/rate-limit's Redis store script, read from its source, on the bench's client
+  const frlSource = readFileSync(
+    createRequire(import.meta.url).resolve('@fastify/rate-limit/store/RedisStore.js'),
+    'utf8',
+  )
+  const frlScript = /const lua = `([\s\S]*?)`/.exec(frlSource)?.[1] ?? ''
+  const frlSha = String(await redis.script('LOAD', frlScript))
   const rows: Array<[string, (key: string) => Promise<unknown>]> = [
     ['exact, level-major (before blocks)', legacyDecide],
     ['exact, blocked, looped script', async (key) => looped.tryConsume(key, 1, 1e9)],
-    ['exact, blocked, unrolled script (now)', async (key) => store.tryConsume(key, 1, 1e9)],
+    ['exact, unrolled, before #15 item 3', async (key) => previous.tryConsume(key, 1, 1e9)],
+    ['exact, unrolled script (now)', async (key) => store.tryConsume(key, 1, 1e9)],
+    [
+      '@fastify/rate-limit script',
+      async (key) => redis.evalsha(frlSha, 1, `${prefix}:frl:${key}`, 3_600_000, 1e9, 'false', 'false'),
+    ],
   ]
   const results = rows.map(() => [] as Array<{ usecPerCall: number; cpuUsecPerCall: number; commandsPerCall: number }>)
   for (const [, decide] of rows) for (let i = 0; i < 200; i++) await decide(`k${i % KEYS}`) // warm-up
@@ -192,12 +228,21 @@ async function main() {
   )
   const us = (j: number) => median(results[j].map((r) => r.usecPerCall))
   const cpu = (j: number) => median(results[j].map((r) => r.cpuUsecPerCall))
-  console.log(`blocked layout, unrolled: ${(us(0) / us(2)).toFixed(2)}× less Redis time per decision than level-major`)
+  console.log(`blocked layout, unrolled: ${(us(0) / us(3)).toFixed(2)}× less Redis time per decision than level-major`)
   console.log(
-    `unrolled vs looped script: ${(us(1) / us(2)).toFixed(2)}× less command time, ${(cpu(1) / cpu(2)).toFixed(2)}× less Redis CPU`,
+    `unrolled vs looped script: ${(us(1) / us(3)).toFixed(2)}× less command time, ${(cpu(1) / cpu(3)).toFixed(2)}× less Redis CPU`,
+  )
+  // per round, so that a busy machine's drift between rounds cancels out
+  const ratios = results[3].map((r, i) => r.cpuUsecPerCall / results[2][i].cpuUsecPerCall)
+  console.log(
+    `now vs before #15 item 3: Redis CPU ×${median(ratios).toFixed(3)} per decision (median of per-round ratios; ` +
+      `${Math.min(...ratios).toFixed(3)}–${Math.max(...ratios).toFixed(3)}); ` +
+      `@fastify/rate-limit's script ${cpu(4).toFixed(2)} µs, ${(cpu(3) / cpu(4)).toFixed(2)}× of it`,
   )
   await store.close()
   await looped.close()
+  await previous.close()
+  prevRedis.disconnect()
   for (const p of [`${prefix}:*`]) {
     let cursor = '0'
     do {

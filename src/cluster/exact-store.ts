@@ -38,6 +38,16 @@ const OP_CHECK = 3
 /** An offset o in a block travels as the letter of code 97 + o (the exact script's `string.byte(…) − 97`). */
 const OFFSET_LETTERS = Array.from({ length: 16 }, (_, o) => String.fromCharCode(97 + o))
 
+/**
+ * The longest a caller's calls skip the fingerprint record, in ms of its clock (1000): a call
+ * at least this long after the last one that read it reads it again (spec/cluster.md, "The
+ * record check"). So a record changed under a running instance — another fleet's fingerprint
+ * or period, after a FLUSHALL or an expiry — is refused (`ERR_GRUDGE_CLUSTER_FINGERPRINT`) or
+ * adopted at its first call RECORD_CHECK_MS or more after its last check; the calls between
+ * read it only when their generation is newer than any reply named to this caller.
+ */
+export const RECORD_CHECK_MS = 1000
+
 /** The startup check is off the request path: it may also wait for the first connection (at least 2 s). */
 export const READY_TIMEOUT_MS = (timeoutMs: number): number => Math.max(timeoutMs, 2000)
 
@@ -119,6 +129,8 @@ export class RedisExactStore implements ScoreStore {
   private round: Promise<void> | undefined
   /** Server time in ms (estimate) of the next fire-and-forget cost report. */
   private nextReportMs = -Infinity
+  /** Per slot (each has its own record): local clock ms of the last call sent that reads the fingerprint record (see {@link RECORD_CHECK_MS}). */
+  private readonly recordCheckedMs: Float64Array
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -161,6 +173,7 @@ export class RedisExactStore implements ScoreStore {
     this.local = o.clock ?? systemClock
     this.perSlot = shared.isCluster && this.shape.slots > 1
     this.slotDownUntil = new Float64Array(this.shape.slots).fill(-Infinity)
+    this.recordCheckedMs = new Float64Array(this.shape.slots).fill(-Infinity)
     shared.acquire()
     // start connecting now so the first request does not pay for it
     shared.get().catch(() => {})
@@ -512,7 +525,11 @@ export class RedisExactStore implements ScoreStore {
       const raw = await evalScript(client, this.script, this.sha, keys, args, false)
       const r = decode(raw)
       if (!explicit) this.offsetMs = r.nowMs - this.local.now()
-      if (r.status === -1) throw fingerprintError(this.shape, (raw as unknown[])[1])
+      if (r.status === -1) {
+        // every call reads the record again until it is this fleet's: each one is refused
+        this.recordCheckedMs.fill(-Infinity)
+        throw fingerprintError(this.shape, (raw as unknown[])[1])
+      }
       if (attempt > 2) throw replyError('redis exact script (generation window)', raw)
       if (r.status === -3) {
         this.adopt(Number(String((raw as unknown[])[1])))
@@ -686,6 +703,24 @@ export class RedisExactStore implements ScoreStore {
     }
   }
 
+  /**
+   * ARGV[10] of a call to `slot`: empty (the script reads and checks the slot's fingerprint
+   * record) for a check, before any reply named a generation, and once RECORD_CHECK_MS have
+   * passed on the local clock since the last call to that slot that did (or the clock stepped
+   * back); else the newest generation id a reply named, below which the script never goes (the
+   * record's role between checks; every slot has the same generation ids).
+   */
+  private floorArg(op: number, slot: number): string {
+    const now = this.local.now()
+    const s = slot < 0 ? 0 : slot
+    const last = this.recordCheckedMs[s]
+    if (op === OP_CHECK || this.newest === -Infinity || now - last >= RECORD_CHECK_MS || now < last) {
+      this.recordCheckedMs[s] = now
+      return ''
+    }
+    return String(this.newest)
+  }
+
   /** KEYS of a call to `slot` for generations gb..gb+K−1: its fingerprint key, then one key per generation (cached per slot for the last gb). */
   private keysFor(slot: number, gb: number, K: number): readonly string[] {
     let c = this.keysCache[slot]
@@ -714,7 +749,7 @@ export class RedisExactStore implements ScoreStore {
     const L = s.levels
     const period = this.schedule.periodMs
     const K = N + 1
-    // per generation one argument: the L offsets as letters, then the block id (decimal); an
+    // per generation one argument: the L offsets as letters, then the first cell's byte offset (decimal); an
     // all-string command is written to the socket in one piece (a Buffer argument would split it)
     const args: (string | number)[] = [
       explicit ? String(estimateMs) : '',
@@ -726,6 +761,7 @@ export class RedisExactStore implements ScoreStore {
       delta,
       limit,
       gb,
+      this.floorArg(op, slotGiven),
     ]
     const sized = this.sizing !== undefined
     if (op === OP_CHECK) {
@@ -747,7 +783,8 @@ export class RedisExactStore implements ScoreStore {
       blockedIndexes(h.hashHi, h.hashLo, L, g.blockCells, g.blocks, idx)
       let a = ''
       for (let i = 1; i <= L; i++) a += OFFSET_LETTERS[idx[i]]
-      args.push(a + idx[0])
+      // then the byte offset of the key's first cell (block idx[0], level 0) in the string
+      args.push(a + (idx[0] * L * g.blockCells + idx[1]) * 16)
     }
     if (sized) {
       for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blockCells)

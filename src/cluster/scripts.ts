@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto'
 /**
  * The Lua scripts grudge runs inside Redis (normative in `spec/cluster.md`). Both share a
  * prologue: argument parsing, the clock (Redis `TIME`, or an explicit time for tests and
- * replays), the fingerprint and schedule check and the cell codec — one cell is 16 bytes,
+ * replays), the fingerprint and schedule check (exact mode: on the caller's checks and new
+ * generations only, {@link exactHeader}) and the cell codec — one cell is 16 bytes,
  * the score then the last-touched time in ms, both little-endian float64. Sync mode keeps the
  * Sketch's level-major layout (cell at byte offset (level·M + index)·16 of its generation's
  * string); exact mode the blocked layout: a key's L cells of a generation lie in one block of
@@ -71,6 +72,62 @@ end
 -- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
 local G = math.floor(now / period) + N - 1
 if seenG and seenG > G then G = seenG end
+`
+
+/**
+ * The exact scripts' prologue: as {@link header}, except that the fingerprint record is read
+ * only when it must be (spec/cluster.md, "The record check"): ARGV[10] is the caller's floor,
+ * the newest generation id a reply named to it, or empty. Empty (the caller's first call, one
+ * at least every `RECORD_CHECK_MS` of its clock (exact-store.ts), and ready()): the record is
+ * read and checked as in sync mode. A floor f: G is never below f, and the record is read only
+ * when G > f (a generation the caller has not seen: once per period and caller); otherwise the
+ * script trusts the caller's last check and skips the GET and its parsing (about 1.2 µs of
+ * Redis CPU per decision, measured).
+ */
+const exactHeader = (c: ScriptConstants) => `
+local fp = ${c[0]}
+local N = ${c[1]}
+local L = ${c[2]}
+local M = ${c[3]}
+local agg = ${c[4]}
+local decay = ${c[5]}
+local W = ${c[6]}
+local B = ${c[7]}
+local period = tonumber(ARGV[2])
+local rate = tonumber(ARGV[3])
+local lo = tonumber(ARGV[4])
+local hi = tonumber(ARGV[5])
+local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[1])
+end
+-- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
+-- (by the fleet, in the record, or by this caller, its floor)
+local G = math.floor(now / period) + N - 1
+local stored = true
+local seenG = tonumber(ARGV[10])
+if seenG and seenG > G then G = seenG end
+if not seenG or G > seenG then
+  local raw = redis.call('GET', KEYS[1])
+  stored = false
+  seenG = nil
+  if raw then
+    local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
+    if sfp ~= fp then
+      return {-1, raw, string.format('%.17g', now), '0'}
+    end
+    if tonumber(sp) ~= period then
+      -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
+      return {-3, sp, string.format('%.17g', now), '0'}
+    end
+    stored = true
+    seenG = tonumber(sg) or -1
+    if seenG > G then G = seenG end
+  end
+end
 `
 
 /** The sync script's helpers (the exact script inlines its own: see {@link exactScript}). */
@@ -141,13 +198,16 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 decay rate per ms, 4 lo, 5 hi (this
  * instance's policy figures), 6 op (0 tryConsume, 1 add, 2 read, 3 check), 7 delta, 8 limit,
- * 9 gb, then per generation j in 0..K−1 one argument (10 + j): the key's L offsets in its
- * block (`blockedIndexes`) as L characters, offset o as the character of code 97 + o (`a`…`p`;
- * W ≤ 16), followed by the block b in decimal, so the script parses no list.
+ * 9 gb, 10 the caller's floor (the newest generation id a reply named to it; empty: read and
+ * check the fingerprint record, see {@link exactHeader}), then per generation j in 0..K−1 one
+ * argument (11 + j): the key's L offsets o_i in its block b (`blockedIndexes`) as L
+ * characters, offset o as the character of code 97 + o (`a`…`p`; W ≤ 16), followed by the
+ * byte offset of its first cell in the generation's string, (b·L·W + o_0)·16, in decimal (text
+ * the script passes on to GETRANGE and SETRANGE as is), so the script parses no list.
  *
- * Per generation touched: one GETRANGE of the key's block (L·W·16 bytes) and, when a cell
- * changed, one SETRANGE of the span from its first to its last cell (the other keys' cells in
- * between written back as read: the script is atomic).
+ * Per generation touched: one GETRANGE and, when a cell changed, one SETRANGE of the span from
+ * the key's first cell in its block to its last (the other keys' cells in between written back
+ * as read: the script is atomic; the looped form reads the whole block of L·W·16 bytes).
  *
  * Reply: integers only, `{status, scoreLo, scoreHi, nowMs, G}` — the score's float64 as its
  * two little-endian 32-bit words (signed), the server time truncated to whole ms (the caller
@@ -159,21 +219,20 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * recorded: `{-3, period, now, '0'}`) keep their text fields.
  *
  * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes") takes after the K
- * index arguments each generation's W_j (10 + K + j) then its B_j (10 + 2K + j), in decimal,
- * so K = (#ARGV − 9) / 3: generation gb + j's slot string is B_j blocks of L·W_j·16 bytes
+ * index arguments each generation's W_j (11 + K + j) then its B_j (11 + 2K + j), in decimal,
+ * so K = (#ARGV − 10) / 3: generation gb + j's slot string is B_j blocks of L·W_j·16 bytes
  * (its recorded M_k, `blockShape(ceil(M_k / S))`), read, written and created at that size;
- * the compiled W and B (the largest shape's) are not used. The fixed-shape scripts are
- * generated as before (same text, same SHA).
+ * the compiled W and B (the largest shape's) are not used.
  */
 /** The sized looped script's block(): generation j's W, B and block bytes BB, shadowing the compiled ones. */
-const SIZED_BLOCK = `  local W = tonumber(ARGV[10 + K + j])
-  local B = tonumber(ARGV[10 + 2 * K + j])
+const SIZED_BLOCK = `  local W = tonumber(ARGV[11 + K + j])
+  local B = tonumber(ARGV[11 + 2 * K + j])
   local BB = L * W * 16
 `
 
 /** The sized unrolled script's read of generation `j`'s W, B and block bytes BB (locals of the block's scope). */
-const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[10 + K + ${j}])
-local B = tonumber(ARGV[10 + 2 * K + ${j}])
+const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[11 + K + ${j}])
+local B = tonumber(ARGV[11 + 2 * K + ${j}])
 local BB = ${L * 16} * W
 `
 
@@ -184,12 +243,13 @@ local BB = ${L * 16} * W
  * @internal
  */
 export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
-  prologue(c) +
+  exactHeader(c) +
+  helpers +
   `
 local op = tonumber(ARGV[6])
 local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 9) / 3' : '#ARGV - 9'}
+local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
 if op == 3 then
   touchFp()
   return {1, 0, 0, now, G}
@@ -201,8 +261,10 @@ end
 ${sized ? '' : 'local BB = L * W * 16\n'}-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
 -- offset and the byte offset in the block of each level's cell (increasing with the level)
 local function block(key, j, k)
-  local a = ARGV[10 + j]
-${sized ? SIZED_BLOCK : ''}  local base = tonumber(string.sub(a, L + 1)) * BB
+  local a = ARGV[11 + j]
+${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
+  for i = 1, L do O[i] = ((i - 1) * W + O[i] - 97) * 16 end
+  local base = tonumber(string.sub(a, L + 1)) - O[1]
   local raw = redis.call('GETRANGE', key, base, base + BB - 1)
   if #raw < BB then
     -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
@@ -213,8 +275,6 @@ ${sized ? SIZED_BLOCK : ''}  local base = tonumber(string.sub(a, L + 1)) * BB
     redis.call('PEXPIRE', KEYS[1], ttl(G))
     raw = string.rep('\0', BB)
   end
-  local O = {string.byte(a, 1, L)}
-  for i = 1, L do O[i] = ((i - 1) * W + O[i] - 97) * 16 end
   return raw, base, O
 end
 -- one SETRANGE from the key's first cell to its last, the cells between as read
@@ -361,14 +421,26 @@ end`
             .join('\n')}`
         : `acc = (0 + ${list((i) => `s${i}`, ' + ')}) / L`
   const clampCell = (i: number) => `if s${i} < lo then s${i} = lo elseif s${i} > hi then s${i} = hi end`
-  // read generation k's block for window index j into the locals o_i (byte offsets in the
-  // block), s_i and t_i; a missing generation is created at its full size first
-  // (sized: the generation's W and B are arguments, its block bytes BB = L·W·16 a local)
+  // read generation k's span for window index j: the bytes from the key's first cell to its
+  // last (not the whole block: fewer bytes copied through the reply), into the locals s_i,
+  // t_i, with o_i the 1-based position of cell i in the span (cell 1 at 1); ats, the span's
+  // byte offset in the string, arrives as decimal text and is passed as such to GETRANGE and
+  // SETRANGE (Redis formats every Lua number argument with %.17g); a missing generation is
+  // created at its full size first (sized: the generation's W and B are arguments, its block
+  // bytes BB a local)
   const bb = sized ? 'BB' : String(BB)
-  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[10 + ${j}]
-${sized ? sizedBlock(j, L) : ''}local base = tonumber(string.sub(a, ${L + 1})) * ${bb}
-local blk = redis.call('GETRANGE', ${key}, base, base + ${sized ? 'BB - 1' : BB - 1})
-if #blk < ${bb} then
+  const step = (i: number) => (sized ? `${i - 1} * W` : String((i - 1) * W))
+  const last = L === 1 ? '1' : `o${L}` // the last cell's position in the span
+  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[11 + ${j}]
+${sized ? sizedBlock(j, L) : ''}local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
+${levels
+  .slice(1)
+  .map((i) => `o${i} = (o${i} - o1 + ${step(i)}) * 16 + 1`)
+  .join('\n')}
+local ats = string.sub(a, ${L + 1})
+local at = tonumber(ats)
+local blk = redis.call('GETRANGE', ${key}, ats, at + ${last} + 14)
+if #blk < ${last} + 15 then
   -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
   -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
   redis.call('SETRANGE', ${key}, B * ${bb} - 1, '\\0')
@@ -376,37 +448,41 @@ if #blk < ${bb} then
   if ms < 1 then ms = 1 end
   redis.call('PEXPIRE', ${key}, ms)
   touch = true
-  blk = string.rep('\\0', ${bb})
+  blk = string.rep('\\0', ${last} + 15)
 end
-local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
-${list((i) => (sized ? `o${i} = (o${i} - 97 + ${i - 1} * W) * 16` : `o${i} = o${i} * 16 + ${((i - 1) * W - 97) * 16}`), '\n')}
 local ${list((i) => `s${i}, t${i}`)}
-${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, o${i} + 1)`, '\n')}`
+${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, ${i === 1 ? '1' : `o${i}`})`, '\n')}`
   // the span from the key's first cell to its last, the other keys' cells between as read
   const span = () =>
     levels
-      .map((i) => (i === 1 ? '' : `string.sub(blk, o${i - 1} + 17, o${i}) .. `) + `struct.pack('<d<d', s${i}, t${i})`)
+      .map(
+        (i) =>
+          (i === 1 ? '' : `string.sub(blk, ${i === 2 ? '17' : `o${i - 1} + 16`}, o${i} - 1) .. `) +
+          `struct.pack('<d<d', s${i}, t${i})`,
+      )
       .join(' .. ')
+  // a reply (inlined at each return: a local function would be a closure created per call):
+  // the fingerprint record written when touched, the score as its float64's two int32 words
+  const finish = (status: string, x: string) => `if touch then
+  local ms = math.ceil((G + 2) * period - now)
+  if ms < 1 then ms = 1 end
+  redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
+end
+local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', ${x}))
+return {${status}, lo32, hi32, now, G}`
   return (
-    header(c) +
+    exactHeader(c) +
     `
 local op = tonumber(ARGV[6])
 local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 9) / 3' : '#ARGV - 9'}
+local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
 -- the fingerprint record lives as long as the newest generation: written when absent or when
 -- G moved forward (once per period), its expiry pushed when a generation is created
 local touch = not stored or G > seenG
-local function finish(status, x)
-  if touch then
-    local ms = math.ceil((G + 2) * period - now)
-    if ms < 1 then ms = 1 end
-    redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
-  end
-  local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', x))
-  return {status, lo32, hi32, now, G}
+if op == 3 then
+${finish('1', '0')}
 end
-if op == 3 then return finish(1, 0) end
 local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
   return {-2, 0, 0, now, G}
@@ -421,13 +497,15 @@ ${list((i) => decayCell(i, '\n  changed = true'), '\n')}
 ${aggregate()}
 if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
-  if changed then redis.call('SETRANGE', okey, base + o1, ${span()}) end
-  if op == 2 then return finish(1, acc) end
-  return finish(0, acc)
+  if changed then redis.call('SETRANGE', okey, ats, ${span()}) end
+  if op == 2 then
+${finish('1', 'acc')}
+  end
+${finish('0', 'acc')}
 end
 ${list((i) => `s${i} = s${i} + delta\n${clampCell(i)}`, '\n')}
 ${aggregate()}
-redis.call('SETRANGE', okey, base + o1, ${span()})
+redis.call('SETRANGE', okey, ats, ${span()})
 end
 -- the younger generations: decayed, plus delta, clamped; with linear decay the carry-forward
 -- (spec/rotator.md): a younger generation never reads a key lower than the oldest did after
@@ -442,9 +520,9 @@ s${i} = s${i} + delta
 ${decay === 2 ? `if delta >= 0 and s${i} < acc then s${i} = acc end\n` : ''}${clampCell(i)}`,
   '\n',
 )}
-redis.call('SETRANGE', key, base + o1, ${span()})
+redis.call('SETRANGE', key, ats, ${span()})
 end
-return finish(1, acc)
+${finish('1', 'acc')}
 `
   )
 }

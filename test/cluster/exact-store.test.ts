@@ -11,7 +11,7 @@ import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore } from '../../src/index.js'
 import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
-import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import { RECORD_CHECK_MS, type RedisExactStore } from '../../src/cluster/exact-store.js'
 import { UNROLLED_MAX_LEVELS, exactScript } from '../../src/cluster/scripts.js'
 import type { Rotator } from '../../src/sketch/rotator.js'
 import { fleetShape } from '../../src/cluster/connection.js'
@@ -157,6 +157,11 @@ const configs: Array<{ name: string; sketch: SketchOptions; exp?: boolean }> = [
     // more levels than UNROLLED_MAX_LEVELS: the looped form of the exact script
     name: 'debt meter: mean, linear 4/s, [0, 20], 17 levels × 16 cells (the looped script), murmur3',
     sketch: { levels: 17, cellsPerLevel: 16, decay: linear(4), lo: 0, hi: 20, aggregator: 'mean', hasher: murmur3() },
+  },
+  {
+    // one level: the span the script reads and writes is that one cell
+    name: 'debt meter: max, linear 6/s, [0, 20], 1 level × 32 cells, murmur3',
+    sketch: { levels: 1, cellsPerLevel: 32, decay: linear(6), lo: 0, hi: 20, aggregator: 'max', hasher: murmur3() },
   },
   {
     name: 'counter: mean, no decay, [-5, 1e9], murmur3',
@@ -402,6 +407,119 @@ t.test('exact mode: a local clock far from server time costs one retry, never a 
     admin.evalsha = orig
     await store.close()
     await dropPrefix(admin, prefix)
+  })
+})
+
+// issue #15 item 3: the exact script reads the fingerprint record only on a check (ready(), a
+// caller's first call, one call at least every RECORD_CHECK_MS of its clock) or for a generation
+// newer than any reply named to the caller; a record changed under a running instance is refused
+// (or its period adopted) within that bound, not at once
+t.test('exact mode: a changed fingerprint record is refused within RECORD_CHECK_MS', async (t) => {
+  const opts = await needRedis(t)
+  const periodMs = 10_000
+  const spec = {
+    name: 'rec',
+    sketch: { levels: 2, cellsPerLevel: 16, decay: none(), lo: 0, hi: 20 },
+    generations: 3,
+    periodMs,
+  }
+  /** A running instance A, then its record replaced by another seed's (B started after the record was lost). */
+  const setup = async (t: Test, name: string, startMs: number) => {
+    const admin = client()
+    const prefix = uniquePrefix(name)
+    const clock = new FakeClock(startMs)
+    const a = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })(spec)
+    await a.ready()
+    t.same(await a.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    await admin.del(`${prefix}:{rec}:fp`)
+    const b = redisStore({ redis: admin, seed: 'ffffffffffffffffffffffffffffffff', slots: 1, prefix, clock })(spec)
+    await b.ready()
+    t.teardown(async () => {
+      await a.close()
+      await b.close()
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    return { admin, prefix, clock, a }
+  }
+  t.test('within the period: refused at the first call RECORD_CHECK_MS after the last check', opts, async (t) => {
+    const { clock, a } = await setup(t, 'exact-rec', 1_000_100)
+    clock.advance(RECORD_CHECK_MS - 1)
+    t.same(
+      await a.tryConsume('k', 1, 10),
+      { admitted: true, score: 2 },
+      'inside the bound the call trusts the last check (no record read)',
+    )
+    clock.advance(1)
+    await t.rejects(
+      async () => a.tryConsume('k', 1, 10),
+      { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+      'at the bound: refused',
+    )
+    await t.rejects(async () => a.read('k'), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, 'and every call after')
+  })
+  t.test('a generation newer than the caller has seen reads the record at once', opts, async (t) => {
+    // 400 ms before a period boundary: the next call, 600 ms later (inside the bound), is in a new generation
+    const { clock, a } = await setup(t, 'exact-rec-gen', 1_009_600)
+    clock.advance(600)
+    await t.rejects(async () => a.tryConsume('k', 1, 10), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' })
+  })
+  t.test('each slot has its own record and its own bound', opts, async (t) => {
+    const admin = client()
+    const prefix = uniquePrefix('exact-rec-slots')
+    const clock = new FakeClock(1_000_100)
+    const a = redisStore({ redis: admin, seed: SECRET, slots: 2, prefix, clock, timeoutMs: 2000 })(
+      spec,
+    ) as RedisExactStore
+    t.teardown(async () => {
+      await a.close()
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    const slotOf = (k: string) => (a as unknown as { slotOf(k: string): number }).slotOf(k)
+    const keys = Array.from({ length: 64 }, (_, i) => `u${i}`)
+    const k0 = keys.find((k) => slotOf(k) === 0)!
+    const k1 = keys.find((k) => slotOf(k) === 1)!
+    await a.ready()
+    t.same(await a.tryConsume(k1, 1, 10), { admitted: true, score: 1 })
+    // slot 1's record replaced by another fleet's; slot 0's calls go on checking their own
+    const fp1 = a.shape.fpKeys[1]
+    const [, period, g] = String(await admin.get(fp1)).split(':')
+    await admin.set(fp1, `ffffffffffffffff:${period}:${g}`, 'KEEPTTL')
+    clock.advance(600)
+    t.same(await a.tryConsume(k0, 1, 10), { admitted: true, score: 1 })
+    clock.advance(RECORD_CHECK_MS - 600)
+    t.same(await a.tryConsume(k0, 1, 10), { admitted: true, score: 2 }, "slot 0's check finds its own record")
+    await t.rejects(
+      async () => a.tryConsume(k1, 1, 10),
+      { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+      "slot 1 is checked RECORD_CHECK_MS after its own last check, whatever slot 0's calls did",
+    )
+  })
+  t.test('another period recorded is adopted within the bound', opts, async (t) => {
+    const admin = client()
+    const prefix = uniquePrefix('exact-rec-period')
+    const clock = new FakeClock(1_000_100)
+    const factory = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000 })
+    const events: string[] = []
+    factory.onEvent((e) => events.push(e.type))
+    const a = factory(spec)
+    t.teardown(async () => {
+      await a.close()
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    await a.ready()
+    t.same(await a.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+    const fpKey = `${prefix}:{rec}:fp`
+    const [fp, , g] = String(await admin.get(fpKey)).split(':')
+    await admin.set(fpKey, `${fp}:20000:${g}`, 'KEEPTTL')
+    clock.advance(RECORD_CHECK_MS - 1)
+    await a.tryConsume('k', 1, 10)
+    t.notOk(events.includes('schedule'), 'inside the bound: still this policy’s period')
+    clock.advance(1)
+    await a.tryConsume('k', 1, 10)
+    t.ok(events.includes('schedule'), 'at the bound: the recorded 20000 ms period is adopted')
   })
 })
 
