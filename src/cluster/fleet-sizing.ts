@@ -1,7 +1,7 @@
 import { GrudgeError } from '../errors.js'
 import type { Decay } from '../sketch/shape.js'
 import {
-  sizeFromLoad,
+  sizeNextWithHysteresis,
   type GenerationLoad,
   type LoadMeter,
   type ResolvedSizing,
@@ -210,8 +210,9 @@ export async function runShapeRound(
  * An instance's proposal for the next generation of a self-sized fleet policy: its sizer on
  * the youngest generation's load as its own meter measured it (distinct keys), with the
  * fleet's admitted cost rate `fleetCost / elapsedMs` (the fleet counter as last read plus
- * what this instance has not reported yet), resolved to a power of two within the budget
- * (`sizeFromLoad`, the Rotator's rule). A decision that cannot be honoured is told to
+ * what this instance has not reported yet), resolved to a power of two within the budget,
+ * growing at once and shrinking only with the margin (`sizeNextWithHysteresis`, the Rotator's
+ * rule; the busiest check window is this instance's meter's). A decision that cannot be honoured is told to
  * `onSizingLimit` the first time for each kind (`reported` remembers). The one rule of the
  * sync and the exact store.
  * @param youngest the youngest generation's cells per level and decay
@@ -239,7 +240,7 @@ export function proposeCells(
   })
   const ms = Math.max(1, elapsedMs)
   const load: GenerationLoad = { ...life, costPerSecond: (fleetCost * 1000) / ms, periodMs: ms }
-  const { cells, limit, wanted } = sizeFromLoad(sizing, load)
+  const { cells, limit, wanted } = sizeNextWithHysteresis(sizing, load, meter.peakWindowCostPerSecond())
   if (limit !== undefined && !reported[limit]) {
     reported[limit] = true
     const event: SizingLimitEvent = {

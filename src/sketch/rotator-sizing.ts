@@ -308,6 +308,58 @@ export function sizeFromLoad(
 }
 
 /**
+ * The shrink margin of a rotation (spec/rotator.md §1 "Self-sizing", _Hysteresis_): a
+ * generation is appended smaller than the youngest only with the size the sizer asks for at
+ * this many times the load, the larger of the youngest's life rate and its busiest check
+ * window (distinct keys scaled alike). A factor of 2 is one power of two of headroom: the
+ * load a size was shrunk for may double before the smaller size misses the target.
+ * @internal
+ */
+export const SHRINK_LOAD_MARGIN = 2
+
+/**
+ * The size of the generation appended at a rotation, with hysteresis: the one rule for the
+ * Rotator and the Redis fleet's proposals ({@link sizeFromLoad} at `load`, then for a
+ * shrink the margin of {@link SHRINK_LOAD_MARGIN}).
+ *
+ * - a grow (the sizer asks for more than `load.currentCellsPerLevel`, or the budget caps
+ *   it) is taken at once: a delayed grow refuses innocent clients;
+ * - a shrink goes to the larger of the sizer's answer at `load` and its answer at
+ *   `SHRINK_LOAD_MARGIN × max(load.costPerSecond, peakWindowCostPerSecond)` (and as many
+ *   times the distinct keys), never above the current size: the smaller size must meet the
+ *   target at twice the load, and must not be one that the life's busiest check window
+ *   would have grown again (the flapping of spec/rotator.md: a 1-s window of one client's
+ *   burst grew the youngest early, the rotation on the hour's mean shrank it back, every
+ *   generation). An invalid answer at the margin keeps the current size.
+ *
+ * A load that falls for good is shrunk for at the first rotation whose youngest lived
+ * wholly at the lower load (at most two rotations after the fall).
+ * @param sizing the resolved sizing
+ * @param load the youngest generation's load over its life (`reason: 'rotation'`)
+ * @param peakWindowCostPerSecond the highest admitted cost per second of a check window in
+ *   that life ({@link LoadMeter.peakWindowCostPerSecond}), ≥ 0
+ * @returns as {@link sizeFromLoad}: the cells, what could not be honoured, the raw answer at `load`
+ * @internal
+ */
+export function sizeNextWithHysteresis(
+  sizing: Pick<ResolvedSizing, 'sizeNextGeneration' | 'minCellsPerLevel' | 'maxCellsPerLevel'>,
+  load: GenerationLoad,
+  peakWindowCostPerSecond: number,
+): { cells: number; limit?: SizingLimitEvent['kind']; wanted: unknown } {
+  const at = sizeFromLoad(sizing, load)
+  const current = load.currentCellsPerLevel
+  if (at.limit !== undefined || at.cells >= current) return at
+  const heavier: GenerationLoad = {
+    ...load,
+    costPerSecond: SHRINK_LOAD_MARGIN * Math.max(load.costPerSecond, peakWindowCostPerSecond),
+    distinctKeys: SHRINK_LOAD_MARGIN * load.distinctKeys,
+  }
+  const margin = sizeFromLoad(sizing, heavier)
+  const cells = margin.limit === 'invalid' ? current : Math.min(current, Math.max(at.cells, margin.cells))
+  return { cells, wanted: at.wanted }
+}
+
+/**
  * The initial cells per level of a self-sized Rotator: `sketch.cellsPerLevel` when given
  * (a power of two in [min, max]), else the maximum, so the first period is never
  * undersized (the first rotation shrinks it to what the load needs).
@@ -339,6 +391,8 @@ export class LoadMeter {
   private readonly life = new Uint8Array(1 << METER_PRECISION)
   /** [0] cost of the window, [1] cost of the generation before the window (a typed array: no boxing on the hot path). */
   private readonly cost = new Float64Array(2)
+  /** The highest admitted cost per second of a closed check window since the last {@link reset} that did not keep it. */
+  private peak = 0
   /** Clock time in ms at which the youngest generation began to be measured. */
   lifeStartMs: number
   /** Clock time in ms at which the current window began. */
@@ -389,6 +443,8 @@ export class LoadMeter {
 
   /** End the check window at `nowMs`: fold it into the generation's life, start a new one. */
   closeWindow(nowMs: number): void {
+    const ms = nowMs - this.windowStartMs
+    if (ms > 0) this.peak = Math.max(this.peak, (this.cost[0] * 1000) / ms)
     this.foldWindow()
     this.window.fill(0)
     this.cost[1] += this.cost[0]
@@ -403,8 +459,21 @@ export class LoadMeter {
     for (let i = 0; i < a.length; i++) if (b[i] > a[i]) a[i] = b[i]
   }
 
-  /** A new youngest generation at `nowMs`: forget everything. */
-  reset(nowMs: number): void {
+  /**
+   * The highest admitted cost per second of a check window closed since the last reset that
+   * did not keep it: the busiest window of the youngest generation's life, across early
+   * grows (what {@link sizeNextWithHysteresis} shrinks against). 0 before any window closed.
+   */
+  peakWindowCostPerSecond(): number {
+    return this.peak
+  }
+
+  /**
+   * A new youngest generation at `nowMs`: forget everything, and the busiest window unless
+   * `keepPeak` (a generation started early replaces the youngest within the same life).
+   */
+  reset(nowMs: number, keepPeak = false): void {
+    if (!keepPeak) this.peak = 0
     this.window.fill(0)
     this.life.fill(0)
     this.cost[0] = 0

@@ -20,6 +20,7 @@ import {
   LoadMeter,
   checkSizing,
   sizeFromLoad,
+  sizeNextWithHysteresis,
   METER_BYTES,
   initialCellsPerLevel,
   type GenerationLoad,
@@ -325,7 +326,7 @@ export class Rotator {
     const youngest = this.gens[this.generations - 1].cellsPerLevel
     const meter = this.meter
     if (meter === null) return youngest
-    const cells = this.decideCells(meter.lifeLoad(nowMs, this.loadBase('rotation')))
+    const cells = this.decideCells(meter.lifeLoad(nowMs, this.loadBase('rotation')), meter.peakWindowCostPerSecond())
     meter.reset(nowMs)
     if (cells !== youngest) this.resizeCount++
     return cells
@@ -350,9 +351,13 @@ export class Rotator {
    * an answer above the maximum, or an invalid one (kept: the youngest's size), is counted
    * and queued for onSizingLimit.
    */
-  private decideCells(load: GenerationLoad): number {
+  private decideCells(load: GenerationLoad, peakWindowCostPerSecond?: number): number {
     const s = this.sizing!
-    const { cells, limit, wanted } = sizeFromLoad(s, load)
+    // a rotation shrinks only with the margin (hysteresis); a check only ever grows
+    const { cells, limit, wanted } =
+      peakWindowCostPerSecond === undefined
+        ? sizeFromLoad(s, load)
+        : sizeNextWithHysteresis(s, load, peakWindowCostPerSecond)
     if (limit !== undefined) this.limit(limit, wanted, cells, load)
     return cells
   }
@@ -430,7 +435,7 @@ export class Rotator {
     this.gens[y] = this.freshGeneration(index, cells)
     this.createdAtMs[y] = nowMs
     this.earlyIndex = index
-    this.meter!.reset(nowMs)
+    this.meter!.reset(nowMs, true)
     this.resizeCount++
   }
 

@@ -51,6 +51,32 @@ const MAX_STEPS = 1 << 22
  * (machine under load) for a saturated limit with burst 1e9, so the cap is kept small.
  */
 const MAX_GRID = 1 << 18
+/**
+ * Grid points walked by the tail integrations since the last reset (head points, steps and
+ * rescaled ring entries), for the step-budget tests: the bound of spec/sizing.md §2.5 _Cost_
+ * is asserted on it, not on a timer.
+ * @internal
+ */
+export const modelSteps = { count: 0 }
+/**
+ * Above this score load a = ν/(Mλ) the shot noise is integrated as Y = Z / u^a (§3), whose
+ * equation has no instantaneous term: a fixed 64 points per jump at any a. At or below it
+ * the direct walk needs at most 2a ≤ 64 points per jump, so it is kept (answers unchanged).
+ */
+const SCORE_DIRECT_MAX_LOAD = 32
+/** Points per jump of the Y walk. */
+const SCORE_Y_POINTS = 64
+/** The Y walk hands over to the direct one where a/u ≤ this: h·a/u ≤ 1/4 there, finer than the direct walk's 1/2 at u = 1. */
+const SCORE_Y_SWITCH = 16
+/** Y is never rescaled (it stays above e^(−1/e·u) ≫ 2^−1022 while a/u > 16); kept as a name for ln Z = a ln u + ln Y. */
+const yScale = 0
+/**
+ * Below this tail a debt cell's integration is not walked: its answer is rounding noise
+ * (about steps × 2^-53 of the mass, ≤ 3e-11 at MAX_GRID; 2.57e-12 read at ρ = 1e-9) and the
+ * walk runs to the ceiling. Lundberg's bound e^(−Rx) (proven, any x ≥ 0) is returned instead.
+ */
+const DEBT_TAIL_FLOOR = 1e-12
+
 /** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
 const LN_RESCALE = 460
 const RESCALE = Math.exp(-LN_RESCALE)
@@ -106,6 +132,7 @@ function crossingTails(
   }
   const bOf = (i: number, z: number): number => (i <= stopIdx ? z : zStop + beta * (z - zStop))
   let z = 0
+  modelSteps.count += last + 1
   for (let i = 0; i <= n; i++) {
     z = head(i * h)
     if (i === stopIdx) zStop = z
@@ -130,6 +157,7 @@ function crossingTails(
     if (i === stopIdx) zStop = z
     ring[i % (n + 1)] = bOf(i, z)
     if (z > 1 / RESCALE) {
+      modelSteps.count += n + 1
       for (let k = 0; k <= n; k++) ring[k] *= RESCALE
       scale += LN_RESCALE
       z *= RESCALE
@@ -151,6 +179,27 @@ function crossingTails(
 }
 
 /**
+ * Lundberg's bound on the tail of one debt cell at load ρ < 1: P(content > x) ≤ e^(−R·x), x in
+ * jumps, R > 0 the adjustment coefficient, ρ(e^R − 1) = R (Lundberg 1926; Asmussen & Albrecher,
+ * "Ruin Probabilities", 2010, Thm IV.5.2: the M/G/1 workload is the Cramér–Lundberg ruin
+ * probability). It holds for the finite dam (its tail is the open queue's truncated: smaller) and
+ * for any feedback β ≤ 1 (fewer admitted arrivals lower the content pathwise). R by 64 bisection
+ * steps on [0, R̄], R̄ = 2 ln(2/ρ) + 2 (where ρ(e^R − 1) > R already): a fixed number of steps.
+ */
+function lundbergBound(rho: number, xOverCost: number): number {
+  let lo = 0
+  let hi = 2 * Math.log(2 / rho) + 2
+  for (let k = 0; k < 64; k++) {
+    const mid = (lo + hi) / 2
+    // ρ(e^R − 1) − R is convex, < 0 on (0, R), > 0 beyond
+    if (rho * Math.expm1(mid) < mid) lo = mid
+    else hi = mid
+  }
+  // the lower end: an R no larger than the root keeps the bound an upper bound
+  return Math.exp(-lo * xOverCost)
+}
+
+/**
  * P(content > x) of one debt-meter cell: linear drain at `rate`, Poisson arrivals of jumps
  * `cost` at load ρ = (cost per second into the cell) / rate while the content is at most x,
  * β·ρ above it, clamped at `maxDebt`.
@@ -163,6 +212,10 @@ function crossingTails(
 export function debtCellTail(rho: number, xOverCost: number, maxDebtOverCost: number, beta = 1): number {
   if (rho === 0) return 0
   if (xOverCost >= maxDebtOverCost) return 0
+  if (rho < 1) {
+    const bound = lundbergBound(rho, xOverCost)
+    if (bound <= DEBT_TAIL_FLOOR) return bound
+  }
   const x = xOverCost
   const zx = Math.exp(rho * Math.min(1, x))
   // on [0, 1) nothing can arrive from below 0: Z' = ρ·B(Z), closed form on both sides of x
@@ -177,6 +230,7 @@ export function debtCellTail(rho: number, xOverCost: number, maxDebtOverCost: nu
  */
 function scoreCellTails(a: number, xsOverWeight: readonly number[], hiOverWeight: number): number[] {
   if (a === 0) return xsOverWeight.map(() => 0)
+  if (a > SCORE_DIRECT_MAX_LOAD) return scoreCellTailsY(a, xsOverWeight, hiOverWeight)
   // Z(u) = u^a on [0, 1] (below one jump the content is one decayed arrival or less)
   return crossingTails(
     (u) => Math.pow(u, a),
@@ -185,6 +239,100 @@ function scoreCellTails(a: number, xsOverWeight: readonly number[], hiOverWeight
     xsOverWeight,
     a,
   )
+}
+
+/**
+ * {@link scoreCellTails} for a heavy load a (> SCORE_DIRECT_MAX_LOAD): the same level-crossing
+ * equation for Y(u) = Z(u) / u^a. From Z' = (a/u)(Z(u) − Z(u − 1)):
+ *
+ *   Y'(u) = −(a/u) · (1 − 1/u)^a · Y(u − 1),   Y = 1 on [0, 1]
+ *
+ * a pure delay equation (no instantaneous term, so no step limit h·a/u < 2: the direct walk
+ * needed 2a points per jump, 17–114 ms at a ≥ 10^4), whose coefficient is at most a/(a+1)·e^−1
+ * and whose relative decrement per step stays O(h) (Y(u−1)/Y(u) · (1 − 1/u)^a = Z(u−1)/Z(u)).
+ * Explicit trapezoid (both delayed values are on the grid), 64 points per jump, Y rescaled
+ * upwards as it falls; ln Z = a ln u + ln Y. Same stopping rules and MAX_GRID cap as the direct
+ * walk. At a ≫ hi/w, Y stays 1 and the tail is 1 − (x/hi)^a: the background alone is over the
+ * threshold.
+ */
+function scoreCellTailsY(a: number, queries: readonly number[], top: number): number[] {
+  const n = SCORE_Y_POINTS
+  const h = 1 / n
+  const clamped = top * n > MAX_GRID
+  if (clamped) {
+    top = MAX_GRID / n
+    queries = queries.map((x) => Math.min(x, top))
+  }
+  const last = Math.max(n, Math.round(top * n))
+  // a query above one jump is read at a walked point (index > n)
+  const qIdx = queries.map((x) => Math.min(last, Math.max(n + 1, Math.round(x * n))))
+  const lnZq: number[] = queries.map(() => NaN)
+  let q = 0
+  // below one jump Z = u^a exactly (u = 0: Z = 0, a tail of 1)
+  while (q < queries.length && queries[q] <= 1) {
+    lnZq[q] = a * Math.log(queries[q])
+    q++
+  }
+  // the ring holds Y while u < a / SCORE_Y_SWITCH, then Z · e^(−ref)
+  const ring = new Float64Array(n + 1).fill(1)
+  modelSteps.count += last + 1
+  // c(u) = (a/u)(1 − 1/u)^a, in logs (0 at u = 1)
+  const coef = (u: number): number => (u <= 1 ? 0 : Math.exp(Math.log(a / u) + a * Math.log1p(-1 / u)))
+  let scale = 0
+  let y = 1
+  // ln Z at the walk's end; as in the direct walk, Z(1) when the ceiling is below one jump
+  let lnZ = 0
+  let lastGrowth = 0
+  let cPrev = 0
+  let direct = false
+  for (let i = n + 1; i <= last; i++) {
+    const u = i * h
+    const lnZPrev = lnZ
+    if (!direct && a / u <= SCORE_Y_SWITCH) {
+      // Z over the last jump from Y, relative to ln Z at the previous point
+      direct = true
+      scale = lnZPrev
+      for (let k = i - 1 - n; k <= i - 1; k++) {
+        const uk = k * h
+        const lnZk = uk <= 0 ? -Infinity : a * Math.log(uk) + Math.log(ring[k % (n + 1)]) + (k > n ? yScale : 0)
+        ring[k % (n + 1)] = Math.exp(lnZk - scale)
+      }
+      y = 1
+    }
+    if (direct) {
+      // the direct implicit trapezoid of crossingTails, h · a/u ≤ 2^-2
+      const g0 = a / (u - h)
+      const g1 = a / u
+      const dPrev = g0 * (ring[(i - 1) % (n + 1)] - ring[(i - 1 - n) % (n + 1)])
+      y = (ring[(i - 1) % (n + 1)] + (h / 2) * dPrev - (h / 2) * g1 * ring[(i - n) % (n + 1)]) / (1 - (h / 2) * g1)
+      ring[i % (n + 1)] = y
+      if (y > 1 / RESCALE) {
+        modelSteps.count += n + 1
+        for (let k = 0; k <= n; k++) ring[k] *= RESCALE
+        y *= RESCALE
+        scale += LN_RESCALE
+      }
+      lnZ = Math.log(y) + scale
+    } else {
+      const c = coef(u)
+      const yPrev = y
+      // Y(u_{i−1} − 1) and Y(u_i − 1): ring slots of i − 1 − n and i − n
+      y = yPrev - (h / 2) * (cPrev * ring[(i - 1 - n) % (n + 1)] + c * ring[(i - n) % (n + 1)])
+      cPrev = c
+      if (!(y > 0)) y = yPrev * Math.exp(-h * c * (ring[(i - n) % (n + 1)] / yPrev))
+      ring[i % (n + 1)] = y
+      // Y falls by at most e^(−h/e) a step (module comment) and a/u > 16 here: never near underflow
+      lnZ = a * Math.log(u) + Math.log(y) + yScale
+    }
+    lastGrowth = lnZ - lnZPrev
+    while (q < qIdx.length && qIdx[q] === i) lnZq[q++] = lnZ
+    if (q === qIdx.length) {
+      if (lnZ - lnZq[qIdx.length - 1] > 40) return queries.map(() => 1)
+      if (lastGrowth <= 1e-19) break
+    }
+  }
+  if (clamped && !(lastGrowth <= 1e-12)) return queries.map(() => 1)
+  return lnZq.map((lz) => Math.min(1, Math.max(0, -Math.expm1(lz - lnZ))))
 }
 
 /** The size of one sketch generation: L levels of M cells. */

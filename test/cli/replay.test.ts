@@ -211,7 +211,8 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
   // 400 fresh keys a second for 25 s (one request each), then 2 a second: the debt meter's
   // period is 20 s (maxDebt 10 × burst 2 / rate 1). Its first generations hold the default
   // budget's largest shape, 8 MiB of cells / (4 levels × 16 B × 2) = 65,536 cells per level; at
-  // the first rotation the sizer asks for ρ ≤ 0.05 (spec/sizing.md §2.6): 400 / 0.05 = 8,000 → 8,192
+  // the first rotation the sizer asks for ρ ≤ 0.05 (spec/sizing.md §2.6) at twice the load, the
+  // shrink margin (spec/rotator.md "Hysteresis"): 2 × 400 / 0.05 = 16,000 → 16,384
   const lines: string[] = []
   for (let sec = 0; sec < 25; sec++)
     for (let k = 0; k < 400; k++) lines.push(clf(`10.${sec}.${k >> 8}.${k & 255}`, sec))
@@ -222,7 +223,7 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
   const sizes = rep.sketch.sizes.rate!
   t.same(sizes[0].cellsPerLevel, [65_536, 65_536])
   const first = sizes[1]
-  t.same(first.cellsPerLevel, [65_536, 8192], `at ${(first.atMs - T0) / 1000} s`)
+  t.same(first.cellsPerLevel, [65_536, 16_384], `at ${(first.atMs - T0) / 1000} s`)
   t.ok(Math.abs(first.loadPerSecond - 400) < 4, `${first.loadPerSecond} admitted/s`)
   t.equal(first.loadFactor, first.loadPerSecond / 65_536, 'ρ of the deciding generation')
   // the light load afterwards: the youngest shrinks to the floor of 64 cells
@@ -234,9 +235,9 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
     /sketch memory +\S+ \S+ at the end; each policy self-sized within 8\.0 MiB \(4 levels × 64–65,536 cells/,
   )
   t.match(text, /\n {2}rate {4}2026-01-05 10:00:00Z {2}65,536 65,536 /)
-  t.match(text, /\n {2}rate {4}\S+ \S+ {2}65,536 8,192 /)
+  t.match(text, /\n {2}rate {4}\S+ \S+ {2}65,536 16,384 /)
   const html = renderHtml(rep, 'x.log')
-  t.match(html, /<table class="sizes">[\s\S]*<td>rate<\/td><td>[^<]+<\/td><td>1<\/td><td>65,536 8,192<\/td>/)
+  t.match(html, /<table class="sizes">[\s\S]*<td>rate<\/td><td>[^<]+<\/td><td>1<\/td><td>65,536 16,384<\/td>/)
   // a budget given on the command line, and one too small for 16 cells per level
   t.equal(run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 1 << 20 }).sketch.cellsPerLevel, 4096)
   t.throws(() => run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 4096 }), {

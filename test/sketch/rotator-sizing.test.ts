@@ -230,9 +230,12 @@ t.test('mixed shapes keep the one-sided error: the estimate is never below the e
   for (const generations of [2, 3]) {
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()
+    // the answer is drawn once per tick, so the shrink margin's second call (a rotation asks the
+    // sizer again at twice the load, spec/rotator.md "Hysteresis") sees the same answer
+    let answer = 16
     const r = sized(
       {
-        sizeNextGeneration: () => (rand() < 0.5 ? 16 : 1024),
+        sizeNextGeneration: () => answer,
         minCellsPerLevel: 16,
         maxCellsPerLevel: 1024,
         checkEveryMs: 500,
@@ -249,7 +252,10 @@ t.test('mixed shapes keep the one-sided error: the estimate is never below the e
     let mixed = 0
     for (let now = 0; now < 120_000; now += 50) {
       clock.set(now)
-      if (now % 500 === 0) ticker.tick()
+      if (now % 500 === 0) {
+        answer = rand() < 0.5 ? 16 : 1024
+        ticker.tick()
+      }
       const cells = r.generationCellsPerLevel
       if (cells.some((c) => c !== cells[0])) mixed++
       const k = keys[Math.floor(rand() * keys.length)]
@@ -452,8 +458,11 @@ t.test('shrink when the load falls: the next generations are sized down at rotat
   const { deciding } = loadJump(r, clock, ticker, 2000, 200, 30_500, 70_000)
   t.equal(deciding[25], 65_536, 'at 2,000/s the budget')
   // N = 2: the generation deciding at t was created at the rotation before the last one
-  t.equal(deciding[55], 8192, 'created at 40 s from what 30–40 s measured: 0.5 s at 2,000/s, 9.5 s at 200/s (290/s)')
-  t.equal(deciding[65], 4096, 'created at 50 s from 200/s: 4,096 cells per level')
+  // a shrink takes the sizer's answer at twice the larger of the life's rate and its busiest
+  // check window (spec/rotator.md "Hysteresis"): 30–40 s averaged 290/s, but its window
+  // 30–31 s held 0.5 s at 2,000/s (1,100/s): 2 × 1,100 / 0.05 = 44,000 → the budget, kept
+  t.equal(deciding[55], 65_536, 'created at 40 s: the busiest window of 30–40 s, doubled, needs the budget')
+  t.equal(deciding[65], 8192, 'created at 50 s from 200/s throughout: 2 × 200 / 0.05 = 8,000 → 8,192')
   t.ok(r.sizeBytes() < 2 * 4 * 65_536 * 16, `memory fell to ${r.sizeBytes()} B`)
   r.close()
 })
@@ -593,4 +602,106 @@ t.test('frames carry every generation shape: a mixed rotator round-trips, sizes 
   resized.rotate()
   t.same(resized.generationCellsPerLevel, [32, 128, 16], 'with a sizer the restored rotator sizes again')
   for (const x of [r, back, resized]) x.close()
+})
+
+/**
+ * A steady light load with one client's burst in one check window per period: the shape of
+ * the access log's flapping (grudge replay of /work/shared/data/access.log at 0.03 req/s: a
+ * 1-s window of one client's page load grew the youngest early, the rotation on the hour's mean
+ * shrank it back, every generation). Here: 1 fresh key a second, and 10 requests of one key in
+ * second 3 of every period (sizer ρ ≤ 0.05: the window asks for 10 / 0.05 = 200 → 256 cells,
+ * the life's mean of 1.9/s for 38 → the minimum, 64). Returns the sizes after each rotation.
+ */
+function burstyPeriods(
+  r: Rotator,
+  clock: FakeClock,
+  ticker: FakeTicker,
+  periods: number,
+  startMs: number,
+  burst: boolean,
+): { youngest: number[]; resizes: number[] } {
+  const youngest: number[] = []
+  const resizes: number[] = []
+  let key = 0
+  for (let now = startMs; now < startMs + periods * PERIOD; now += 100) {
+    clock.set(now)
+    if (now % 1000 === 0) {
+      const before = r.rotations
+      ticker.tick()
+      if (r.rotations !== before) {
+        youngest.push(r.generationCellsPerLevel[r.generations - 1])
+        resizes.push(r.resizes)
+      }
+    }
+    if (now % 1000 === 0) r.tryUpdate(`light-${now}-${key++}`, 1, HI)
+    if (burst && now % PERIOD === 3000) for (let i = 0; i < 10; i++) r.tryUpdate('page-load', 1, HI)
+  }
+  return { youngest, resizes }
+}
+
+t.test(
+  'hysteresis: a steady load whose check windows grew the youngest early keeps one size across rotations',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const r = sized(
+      { sizeNextGeneration: byLoadFactor(0.05), minCellsPerLevel: 64, maxCellsPerLevel: 65_536, checkEveryMs: 1000 },
+      clock,
+      ticker,
+    )
+    const { youngest, resizes } = burstyPeriods(r, clock, ticker, 14, 0, true)
+    // the first rotations shrink from the budget; from the third on nothing moves at twice the
+    // busiest window, 2 × 11/s / 0.05 = 440 → 512: before the margin, every rotation appended 64
+    // cells and every period's burst grew them to 256 again (a resize per rotation and check)
+    const steady = youngest.slice(2)
+    t.ok(steady.length >= 10, `${steady.length} rotations at the steady load`)
+    t.same(new Set(steady), new Set([512]), `youngest after each rotation: ${youngest.join(' ')}`)
+    t.same(r.generationCellsPerLevel, [512, 512])
+    t.equal(resizes.at(-1), resizes[2], `no resize over ${steady.length} generations (resizes ${resizes.join(' ')})`)
+    // a real drop (no bursts, the same light keys: 1/s) shrinks within two rotations: the first
+    // appends after a life that still held a burst, the second after a life wholly at the new load
+    const after = burstyPeriods(r, clock, ticker, 3, 14 * PERIOD, false)
+    t.equal(after.youngest[1], 64, `after the drop: ${after.youngest.join(' ')} (2 × 1.1/s / 0.05 = 44 → 64)`)
+    // a jump grows at once: 100 fresh keys/s, the next check starts a generation of the sizer's
+    // size (100 / 0.05 = 2,000 → 2,048), the grow is never delayed by the margin
+    let key = 0
+    const jumpAt = 17 * PERIOD + 500
+    for (let now = jumpAt; now <= jumpAt + 1500; now += 10) {
+      clock.set(now)
+      if (now % 1000 === 0) ticker.tick()
+      r.tryUpdate(`jump-${key++}`, 1, HI)
+    }
+    t.equal(r.generationCellsPerLevel[1], 2048, 'grown early at the first check after the jump')
+    r.close()
+  },
+)
+
+t.test('sizeNextWithHysteresis: grow at once, shrink with the margin, an invalid margin keeps the size', async (t) => {
+  const { sizeNextWithHysteresis, SHRINK_LOAD_MARGIN } = await import('../../src/sketch/rotator-sizing.js')
+  t.equal(SHRINK_LOAD_MARGIN, 2)
+  const sizing = { sizeNextGeneration: byLoadFactor(0.05), minCellsPerLevel: 64, maxCellsPerLevel: 65_536 }
+  const load = (costPerSecond: number, currentCellsPerLevel: number): GenerationLoad => ({
+    distinctKeys: 100,
+    costPerSecond,
+    periodMs: PERIOD,
+    currentCellsPerLevel,
+    levels: 4,
+    generations: 2,
+    decay: linear(RATE),
+    reason: 'rotation',
+  })
+  // grow: 100/s needs 2,000 → 2,048, taken at once whatever the peak
+  t.equal(sizeNextWithHysteresis(sizing, load(100, 256), 0).cells, 2048)
+  // shrink from 4,096: 100/s alone fits 2,048, but twice it needs 4,096: kept
+  t.equal(sizeNextWithHysteresis(sizing, load(100, 4096), 0).cells, 4096)
+  // at 50/s twice the load fits 2,048: shrunk one step (not to 1,024, what 50/s alone asks)
+  t.equal(sizeNextWithHysteresis(sizing, load(50, 4096), 0).cells, 2048)
+  // a busy check window (150/s) holds the size: 2 × 150 / 0.05 = 6,000 → 8,192, capped at 4,096
+  t.equal(sizeNextWithHysteresis(sizing, load(50, 4096), 150).cells, 4096)
+  t.equal(sizeNextWithHysteresis(sizing, load(50, 4096), 0).wanted, 1000, 'the raw answer at the load')
+  // a sizer that answers nonsense at the doubled load keeps the current size, unreported
+  const odd = { ...sizing, sizeNextGeneration: (l: GenerationLoad) => (l.costPerSecond > 60 ? NaN : 64) }
+  t.same(sizeNextWithHysteresis(odd, load(50, 4096), 0), { cells: 4096, wanted: 64 })
+  // a load-blind sizer shrinks at once (its answer at twice the load is the same)
+  t.equal(sizeNextWithHysteresis({ ...sizing, sizeNextGeneration: () => 64 }, load(1e6, 4096), 0).cells, 64)
 })
