@@ -345,7 +345,7 @@ export class Limiter {
   refillDebtOnly(into: DecisionFigures, debt: number, retryAfterMs: number, tier: string | undefined): DecisionFigures {
     const meter = this.meterOf(tier)!
     if (retryAfterMs === 0)
-      fillAdmit(into, debt, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), meter.resetMsOf(debt))
+      this.admit(debt, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), meter.resetMsOf(debt), into)
     else this.deny('limit', debt, retryAfterMs, undefined, undefined, debt, meter, tier, meter.remainingOf(debt), into)
     into.debtOnly = true
     return into
@@ -526,6 +526,12 @@ export class Limiter {
     if (isPromise(p)) p.catch((err: unknown) => this.onStoreFailure?.(err))
   }
 
+  /**
+   * The figures of an admission (without a quota, `remaining` and `resetMs` are none). Without
+   * `refill` it is a new decision: counted in the telemetry and written to the reused
+   * `this.figures`; with `refill` it refills the figures of a decision already counted
+   * ({@link refillDebtOnly}), as {@link deny} does.
+   */
   private admit(
     score: number,
     abuse: number | undefined,
@@ -535,9 +541,21 @@ export class Limiter {
     tier: string | undefined,
     remaining: number,
     resetMs = NaN,
+    refill?: DecisionFigures,
   ): DecisionFigures {
-    this.telemetry.outcome(true)
-    return fillAdmit(this.figures, score, abuse, fairness, limit, meter, tier, remaining, resetMs)
+    if (refill === undefined) this.telemetry.outcome(true)
+    const into = refill ?? this.figures
+    into.admitted = true
+    into.policy = undefined
+    into.limit = meter !== undefined ? meter.burst : NaN
+    into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
+    into.resetMs = meter !== undefined ? resetMs : NaN
+    into.retryAfterMs = 0
+    into.score = score
+    fillScores(into, abuse, fairness, limit)
+    into.tier = tier
+    into.debtOnly = false
+    return into
   }
 
   /**
@@ -680,29 +698,4 @@ function fillScores(
     (abuse !== undefined ? READ_ABUSE : 0) |
     (fairness !== undefined ? READ_FAIRNESS : 0) |
     (limit !== undefined ? READ_LIMIT : 0)
-}
-
-/** The figures of an admission (without a quota, `remaining` and `resetMs` are none). */
-function fillAdmit(
-  into: DecisionFigures,
-  score: number,
-  abuse: number | undefined,
-  fairness: number | undefined,
-  limit: number | undefined,
-  meter: DebtMeter | undefined,
-  tier: string | undefined,
-  remaining: number,
-  resetMs: number,
-): DecisionFigures {
-  into.admitted = true
-  into.policy = undefined
-  into.limit = meter !== undefined ? meter.burst : NaN
-  into.remaining = meter !== undefined ? nonNegativeInt(remaining) : NaN
-  into.resetMs = meter !== undefined ? resetMs : NaN
-  into.retryAfterMs = 0
-  into.score = score
-  fillScores(into, abuse, fairness, limit)
-  into.tier = tier
-  into.debtOnly = false
-  return into
 }
