@@ -5,6 +5,7 @@
 import t from 'tap'
 import { suggestShape } from '../../src/cli/suggest.js'
 import { Limiter } from '../../src/limit/limiter.js'
+import { SHRINK_LOAD_MARGIN } from '../../src/sketch/rotator-sizing.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const MiB = 1024 * 1024
@@ -52,7 +53,11 @@ t.test('every suggestion under a budget is the shape a Limiter builds from it', 
 // policy asks its sizer (the debt meter also caps ρ at 0.05 for its heavy hitters) and clamps
 // the answer to its budget: the suggestion and the Limiter disagreed. Both now call the
 // policy's own sizer. A Limiter is driven for one period at a steady load on a fake clock;
-// the generation it appends at the rotation must have the cells suggest names.
+// the generation it appends at the rotation must have the cells suggest names. The first
+// generation is the budget's largest, so that rotation is a shrink, which the Rotator's
+// hysteresis (spec/rotator.md) takes only to what the sizer names at SHRINK_LOAD_MARGIN × the
+// load (the events are evenly spaced, so the busiest check window is the mean): suggest is
+// asked at that load for the settled size, and at the load itself for the sizer's own answer.
 function settled(
   options: Omit<ConstructorParameters<typeof Limiter>[0], 'clock' | 'ticker'>,
   perSecond: number,
@@ -98,7 +103,15 @@ t.test('with a load: the cells a self-sized policy settles at are the ones sugge
     memoryBytes: memory,
     levels: 4,
   })
-  t.same(limit.cells, [limit.first, sLimit.cellsPerLevel], `limit: ${limit.cells.join(', ')}`)
+  const sLimitSettled = suggestShape({
+    requestsPerSecond: 80 * SHRINK_LOAD_MARGIN,
+    rate: 1,
+    burst: 10,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  t.same(limit.cells, [limit.first, sLimitSettled.cellsPerLevel], `limit: ${limit.cells.join(', ')}`)
   t.equal(sLimit.maxCellsPerLevel, limit.first, 'the first generation is the budget’s largest')
   t.ok(sLimit.cellsPerLevel < limit.first && sLimit.cellsPerLevel > 64, 'the load resized it (neither end)')
   // ρ ≤ 0.05 for heavy hitters (spec/sizing.md §2.6): 80 requests/s at rate 1 need M ≥ 1,600
@@ -120,7 +133,17 @@ t.test('with a load: the cells a self-sized policy settles at are the ones sugge
     memoryBytes: memory,
     levels: 4,
   })
-  t.same(abuse.cells, [abuse.first, sAbuse.cellsPerLevel], `abuse: ${abuse.cells.join(', ')}`)
+  const sAbuseSettled = suggestShape({
+    policy: 'abuse',
+    eventsPerSecond: 20 * SHRINK_LOAD_MARGIN,
+    weight: 2,
+    threshold: 4,
+    halfLifeMs: 10_000,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  t.same(abuse.cells, [abuse.first, sAbuseSettled.cellsPerLevel], `abuse: ${abuse.cells.join(', ')}`)
   t.ok(sAbuse.cellsPerLevel < abuse.first && sAbuse.cellsPerLevel > 64, 'the load resized it (neither end)')
 
   const fairness = settled(
@@ -137,6 +160,21 @@ t.test('with a load: the cells a self-sized policy settles at are the ones sugge
     memoryBytes: memory,
     levels: 4,
   })
-  t.same(fairness.cells, [fairness.first, sFair.cellsPerLevel], `fairness: ${fairness.cells.join(', ')}`)
+  const sFairSettled = suggestShape({
+    policy: 'fairness',
+    eventsPerSecond: 1.5 * SHRINK_LOAD_MARGIN,
+    failureDelta: 0.2,
+    targetFalsePositive: 1e-5,
+    memoryBytes: memory,
+    levels: 4,
+  })
+  // the margin is twice the larger of the mean and the busiest check window's rate; at 1.5
+  // events/s one check window can hold more than its mean share (events do not divide evenly
+  // into windows), so the settled size is at least suggest's at twice the mean, and a shrink
+  t.equal(fairness.cells[0], fairness.first)
+  t.ok(
+    fairness.cells[1] >= sFairSettled.cellsPerLevel && fairness.cells[1] < fairness.first,
+    `fairness: ${fairness.cells.join(', ')} (suggest at the margin load: ${sFairSettled.cellsPerLevel})`,
+  )
   t.ok(sFair.cellsPerLevel < fairness.first && sFair.cellsPerLevel > 64, 'the load resized it (neither end)')
 })
