@@ -30,11 +30,8 @@ import { createHash } from 'node:crypto'
  */
 export type ScriptConstants = readonly string[]
 
-/**
- * What every cell script starts with: the placement constants, this instance's figures, the
- * clock, the fingerprint and schedule check, and the generation ids (G, the newest seen).
- */
-const header = (c: ScriptConstants) => `
+/** The compiled constants, the policy figures and the clock (Redis `TIME`, or ARGV[1]): the start of both the sync and the exact script. */
+const opening = (c: ScriptConstants) => `
 local fp = ${c[0]}
 local N = ${c[1]}
 local L = ${c[2]}
@@ -54,7 +51,13 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
-local raw = redis.call('GET', KEYS[1])
+`
+
+/**
+ * What every cell script starts with: the placement constants, this instance's figures, the
+ * clock, the fingerprint and schedule check, and the generation ids (G, the newest seen).
+ */
+const header = (c: ScriptConstants) => `${opening(c)}local raw = redis.call('GET', KEYS[1])
 local stored = false
 local seenG = nil
 if raw then
@@ -84,27 +87,9 @@ if seenG and seenG > G then G = seenG end
  * script trusts the caller's last check and skips the GET and its parsing (about 1.2 µs of
  * Redis CPU per decision, measured).
  */
-const exactHeader = (c: ScriptConstants) => `
-local fp = ${c[0]}
-local N = ${c[1]}
-local L = ${c[2]}
-local M = ${c[3]}
-local agg = ${c[4]}
-local decay = ${c[5]}
-local W = ${c[6]}
-local B = ${c[7]}
-local period = tonumber(ARGV[2])
-local rate = tonumber(ARGV[3])
-local lo = tonumber(ARGV[4])
-local hi = tonumber(ARGV[5])
-local now
-if ARGV[1] == '' then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-else
-  now = tonumber(ARGV[1])
-end
--- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
+const exactHeader = (
+  c: ScriptConstants,
+) => `${opening(c)}-- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
 -- (by the fleet, in the record, or by this caller, its floor)
 local G = math.floor(now / period) + N - 1
 local stored = true
