@@ -4,9 +4,10 @@
 // (one client key, 1 request per second). Each server runs in its own process on
 // 127.0.0.1; autocannon runs here. Prints req/s, p99 latency and the ratio to the bare
 // framework (with a no-op hook/middleware as the floor of any limiter), then RSS and heap
-// after 10^6 distinct keys for each limiter. Bounded: ROUNDS (default 3) × 14 runs of
-// 1 s warm-up + BENCH_HTTP_SECONDS (default 3) + process start, about 4 minutes, plus three
-// memory runs.
+// after 10^6 distinct keys for each limiter. Bounded: ROUNDS (default 5) × 14 runs of
+// 1 s warm-up + BENCH_HTTP_SECONDS (default 3) + process start, about 6 minutes at the
+// default 5 rounds, plus three memory runs. The spread column is the lowest and highest of
+// each round's ratio to that same round's bare run.
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
@@ -53,7 +54,7 @@ const env = { ...process.env, GRUDGE_DIST: dist }
 const DURATION_S = Number(process.env.BENCH_HTTP_SECONDS ?? 3)
 // round-robin rounds, median per configuration: a shared machine drifts, and every
 // configuration then sees the same drift
-const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_HTTP_ROUNDS ?? 5)
 const CONNECTIONS = 10
 
 interface Row {
@@ -64,6 +65,8 @@ interface Row {
   p99: number
   non2xx: number
   total: number
+  // lowest and highest of this configuration's per-round ratio to the same round's bare run
+  spread?: [number, number]
 }
 
 async function run(framework: string, variant: string, phase: string): Promise<Row> {
@@ -112,6 +115,12 @@ for (let round = 0; round < ROUNDS; round++) {
     samples.set(k, [...(samples.get(k) ?? []), r])
   }
 }
+// each round's ratio to the bare run of the same round (rounds are round-robin, so the pair
+// saw the same machine), as [lowest, highest]
+function ratioSpread(rs: Row[], bare: Row[]): [number, number] {
+  const ratios = rs.map((r, i) => r.rps / bare[i].rps)
+  return [Math.min(...ratios), Math.max(...ratios)]
+}
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const rows: Row[] = configs.map(([framework, variant, phase]) => {
   const rs = samples.get(`${framework}/${variant}/${phase}`)!
@@ -123,6 +132,7 @@ const rows: Row[] = configs.map(([framework, variant, phase]) => {
     p99: median(rs.map((r) => r.p99)),
     non2xx: rs.reduce((a, r) => a + r.non2xx, 0),
     total: rs.reduce((a, r) => a + r.total, 0),
+    spread: ratioSpread(rs, samples.get(`${framework}/bare/open`)!),
   }
 })
 
@@ -139,13 +149,13 @@ const name = (r: Row) =>
 console.log(
   `\nautocannon, ${CONNECTIONS} connections, ${DURATION_S} s per run, median of ${ROUNDS} round-robin rounds, loopback, node ${process.version}, load average ${os.loadavg()[0].toFixed(1)}`,
 )
-console.log('| server | phase | req/s | p99 ms | rejected | ratio to bare |')
-console.log('|---|---|---:|---:|---:|---:|')
+console.log('| server | phase | req/s | p99 ms | rejected | ratio to bare | spread over rounds |')
+console.log('|---|---|---:|---:|---:|---:|---:|')
 for (const r of rows) {
   const bare = rows.find((b) => b.framework === r.framework && b.variant === 'bare')!
   const rejected = r.total > 0 ? `${((r.non2xx / r.total) * 100).toFixed(1)}%` : '-'
   console.log(
-    `| ${name(r)} | ${r.variant === 'bare' || r.variant === 'noop' ? '-' : r.phase === 'open' ? 'nothing rejected' : 'mostly rejected'} | ${r.rps.toFixed(0)} | ${r.p99} | ${rejected} | ${(r.rps / bare.rps).toFixed(2)} |`,
+    `| ${name(r)} | ${r.variant === 'bare' || r.variant === 'noop' ? '-' : r.phase === 'open' ? 'nothing rejected' : 'mostly rejected'} | ${r.rps.toFixed(0)} | ${r.p99} | ${rejected} | ${(r.rps / bare.rps).toFixed(2)} | ${r.spread![0].toFixed(2)}–${r.spread![1].toFixed(2)} |`,
   )
 }
 
