@@ -166,8 +166,18 @@ export class AbuseScore {
   check(key: string): AbuseVerdict | Promise<AbuseVerdict> {
     return settle(this.store.read(key), (score) => {
       if (!(score >= this.threshold)) return { admitted: true, score, retryAfterMs: 0 }
-      return { admitted: false, score, retryAfterMs: this.halfLifeMs * Math.log2(score / this.threshold) }
+      return { admitted: false, score, retryAfterMs: this.retryAfterMsFor(score) }
     })
+  }
+
+  /**
+   * Ms until a blocked score decays to the threshold: halfLife · log2(score / threshold)
+   * (exponential decay, spec/http.md §2.3). 0 at exactly the threshold, where the HTTP layer
+   * still sends its minimum Retry-After of 1 s.
+   * @param score a score ≥ threshold
+   */
+  retryAfterMsFor(score: number): number {
+    return this.halfLifeMs * Math.log2(score / this.threshold)
   }
 
   /** Add a delta (finite; 0 does nothing). @returns the score after */

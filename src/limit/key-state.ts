@@ -100,7 +100,7 @@ export async function peekKey(limiter: Limiter, key: string, tier: string | unde
   if (abuse !== undefined) {
     const score = await read(abuse.store, key, 'peek')
     const blocked = score >= abuse.threshold
-    state.abuse = { score, blocked, retryAfterMs: blocked ? abuse.halfLifeMs * Math.log2(score / abuse.threshold) : 0 }
+    state.abuse = { score, blocked, retryAfterMs: blocked ? abuse.retryAfterMsFor(score) : 0 }
   }
   return state
 }

@@ -124,8 +124,9 @@ export function buildTiers(
  */
 export function unknownTier(names: readonly string[], received: unknown): never {
   const shown = typeof received === 'string' ? JSON.stringify(received.slice(0, 40)) : typeof received
-  throw new GrudgeError(
-    'ERR_GRUDGE_TIER_UNKNOWN',
-    `limit.tier: expected one of ${names.map((n) => JSON.stringify(n)).join(', ')}, received ${shown}`,
-  )
+  const expected =
+    names.length === 0
+      ? 'no tier (this policy has no tiers)'
+      : `one of ${names.map((n) => JSON.stringify(n)).join(', ')}`
+  throw new GrudgeError('ERR_GRUDGE_TIER_UNKNOWN', `limit.tier: expected ${expected}, received ${shown}`)
 }

@@ -61,6 +61,13 @@ t.test('core: a tiered limit needs a tier; a constant cost above a burst is refu
   t.equal((await l.decide('k', 1, 'free')).tier, 'free')
   t.equal(l.tiers?.size, 2)
   await l.close()
+  // an untiered policy asked for a tier says it has none (it printed "expected one of , received")
+  const plain = new Limiter({ clock: new FakeClock(0), ticker: new FakeTicker(), limit: { rate: 1, burst: 2 } })
+  t.throws(() => plain.decide('k', 1, 'gold'), {
+    code: 'ERR_GRUDGE_TIER_UNKNOWN',
+    message: 'limit.tier: expected no tier (this policy has no tiers), received "gold"',
+  })
+  await plain.close()
   t.throws(() => new Limiter({ ticker: new FakeTicker(), limit: { tiers: { a: { rate: 1, burst: 2 } }, cost: 3 } }), {
     code: 'ERR_GRUDGE_OPTION_INVALID',
     message: /limit\.cost/,
