@@ -77,6 +77,26 @@ const yScale = 0
  */
 const DEBT_TAIL_FLOOR = 1e-12
 
+/**
+ * Above this load factor a debt cell is not walked (the direct walk needs 2ρ points per jump,
+ * and e^(ρu) of its head overflows past ρ ≈ 709: NaN at ρ = 10^7). Its tail is the heavy-load
+ * limit instead, 1 − P(content > x) = ν/ρ (a fluid argument, spec/sizing.md §2.5 _Heavy load_),
+ * ν read by one walk at this load: within 3 % of ν's limit there (the walk's own answers at
+ * ρ = 64…700 converge to it), and every answer is one walk of at most 64 points per jump.
+ */
+const DEBT_HEAVY_LOAD = 32
+
+/**
+ * The heavy-load limit of a debt cell's tail: the one home of the rule of spec/sizing.md §2.5
+ * _Heavy load_. Past saturation a cell is below the margin x only from a return to it until the
+ * next arrival, 1/ρ jump times, so 1 − P(content > x) = ν/ρ with ν the returns per jump time:
+ * `tailAtHeavy` is the tail at ρ = DEBT_HEAVY_LOAD, and ν is read there.
+ * @returns 1 − (1 − tailAtHeavy) · DEBT_HEAVY_LOAD / ρ, in [tailAtHeavy, 1] for ρ ≥ DEBT_HEAVY_LOAD
+ */
+function heavyLoadTail(rho: number, tailAtHeavy: number): number {
+  return 1 - ((1 - tailAtHeavy) * DEBT_HEAVY_LOAD) / rho
+}
+
 /** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
 const LN_RESCALE = 460
 const RESCALE = Math.exp(-LN_RESCALE)
@@ -144,7 +164,7 @@ function crossingTails(
   let lastGrowth = 0
   for (let i = n; i < last;) {
     i++
-    const zPrev = z
+    let zPrev = z
     const bPrev = ring[(i - 1) % (n + 1)]
     const dPrev = g((i - 1) * h) * (bPrev - ring[(i - 1 - n) % (n + 1)])
     const gi = g(i * h)
@@ -162,6 +182,10 @@ function crossingTails(
       scale += LN_RESCALE
       z *= RESCALE
       zStop *= RESCALE
+      // on the same scale as z: unscaled, z − zPrev read as a fall, the convergence test below
+      // stopped the walk at its first rescale past the last query (a tail read against Z at that
+      // point, not at the ceiling: 0.40 for 0.99999 at ρ 500, x 1, top 2; issue 14)
+      zPrev *= RESCALE
     }
     record(i, z)
     lastGrowth = (z - zPrev) / z
@@ -212,6 +236,13 @@ function lundbergBound(rho: number, xOverCost: number): number {
 export function debtCellTail(rho: number, xOverCost: number, maxDebtOverCost: number, beta = 1): number {
   if (rho === 0) return 0
   if (xOverCost >= maxDebtOverCost) return 0
+  if (rho > DEBT_HEAVY_LOAD) {
+    // the heavy-load limit (§2.5 _Heavy load_): the time below the margin is 1/ρ per return to
+    // it, so 1 − P(content > x) = ν(κ)/ρ, ν the returns per jump time at the feeding κ = βρ
+    // above the margin: read at ρ = DEBT_HEAVY_LOAD with the same κ (β' ≤ 1), one bounded walk
+    const atK = debtCellTail(DEBT_HEAVY_LOAD, xOverCost, maxDebtOverCost, Math.min(1, (beta * rho) / DEBT_HEAVY_LOAD))
+    return heavyLoadTail(rho, atK)
+  }
   if (rho < 1) {
     const bound = lundbergBound(rho, xOverCost)
     if (bound <= DEBT_TAIL_FLOOR) return bound
@@ -478,8 +509,25 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
   const L = shape.levels
   if (rho === 0) return Math.pow(hot, L)
+  const rate = debtRateAt(rho, L, f, hot)
+  // past the carry-forward's domain a Rotator's rate is the stationary one, which is below the
+  // carry's at the hand-over (0.50 against 0.66 at ρ 2, L 6, burst 10): more load must never
+  // read as fewer refusals, so the rate there is held until the stationary one passes it
+  if (f.generations > 0 && rho > CARRY_MAX_LOAD_FACTOR)
+    return Math.max(rate, debtRateAt(CARRY_MAX_LOAD_FACTOR, L, f, hot))
+  return rate
+}
+
+/** {@link debtRate} at the load factor ρ > 0 (the hot share `hot` given). */
+function debtRateAt(rho: number, L: number, f: DebtFigures, hot: number): number {
   const x = (f.burst - f.cost) / f.cost
   const top = f.maxDebt / f.cost
+  // a level refuses if the key's cell there is a hot key's, or its background is over the margin
+  const level = (p: number): number => 1 - (1 - hot) * (1 - p)
+  // heavy load (§2.5 _Heavy load_): the background tail's fixed point at DEBT_HEAVY_LOAD, its
+  // complement scaled as 1/ρ (past the carry-forward's domain: the stationary model)
+  if (rho > DEBT_HEAVY_LOAD)
+    return Math.pow(level(heavyLoadTail(rho, backgroundTail(DEBT_HEAVY_LOAD, L, x, top, hot))), L)
   // one stationary cell's open tail (no feedback): the carry-forward gate and the lower end
   // of the feedback's bisection both read it (one integration, not two: it is most of a
   // sizer's cost at light loads, where the walk runs to the ceiling)
@@ -494,18 +542,26 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
     open >= CARRY_MIN_TAIL
   )
     return carryRate(rho, L, x, top, f, hot)
-  // a level refuses if the key's cell there is a hot key's, or its background is over the margin
+  return Math.pow(level(backgroundTail(rho, L, x, top, hot, open)), L)
+}
+
+/**
+ * P(a background cell > x) of the stationary model with feedback (§2.3) at ρ ≤ DEBT_HEAVY_LOAD:
+ * the fixed point of p = tail(β(p)), β = 1 − q^(L−1), q = 1 − (1 − hot)(1 − p). `open` is the
+ * tail without feedback (β = 1), computed when not given.
+ */
+function backgroundTail(rho: number, L: number, x: number, top: number, hot: number, open?: number): number {
   const level = (p: number): number => 1 - (1 - hot) * (1 - p)
   // feedback (§2.3): above the margin a cell is fed only by requests that another level
   // admits, β = 1 − q^(L−1); the tail p is the fixed point of p = tail(β(p)), found by
   // bisection (the right side falls as p grows)
   const tailAt = (p: number): number => debtCellTail(rho, x, top, L === 1 ? 0 : 1 - Math.pow(level(p), L - 1))
-  let p = open
+  let p = open ?? debtCellTail(rho, x, top, 1)
   // the tail at the least feeding (β at p = open) is the fixed point's lower end: when it is
   // already `open` (one level, or a tail clamped to 1 by the grid cap) no bisection is needed
-  if (Math.pow(level(open), L - 1) > 1e-4 && tailAt(open) < open) {
+  if (Math.pow(level(p), L - 1) > 1e-4 && tailAt(p) < p) {
     let lo = 0
-    let hi = open
+    let hi = p
     for (let k = 0; k < 40 && hi - lo > 1e-4 * hi; k++) {
       const mid = (lo + hi) / 2
       if (tailAt(mid) > mid) lo = mid
@@ -513,7 +569,7 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
     }
     p = (lo + hi) / 2
   }
-  return Math.pow(level(p), L)
+  return p
 }
 
 /**
