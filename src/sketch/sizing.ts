@@ -159,7 +159,9 @@ function crossingTails(
     ring[i] = bOf(i, z)
     record(i, z)
   }
-  let lnZTop = Math.log(z) + scale
+  // a ceiling below one jump (a score's weight above its maxScore) ends the walk in the head:
+  // the mass is Z(top), not Z(1) (which read P(S ≤ hi) = (hi/w)^a < 1, the rest above the ceiling)
+  let lnZTop = top < 1 ? Math.log(head(top)) : Math.log(z) + scale
   // relative growth of Z in the last step taken (0 when no step was taken)
   let lastGrowth = 0
   for (let i = n; i < last;) {
@@ -295,8 +297,11 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
     queries = queries.map((x) => Math.min(x, top))
   }
   const last = Math.max(n, Math.round(top * n))
-  // a query above one jump is read at a walked point (index > n)
-  const qIdx = queries.map((x) => Math.min(last, Math.max(n + 1, Math.round(x * n))))
+  // a query above one jump is read between the walked points around it (indices i − 1, i > n),
+  // ln Y = ln Z − a ln u interpolated linearly: Y is smooth where Z = u^a·Y is steep, and at a
+  // heavy load the tail 1 − (x/hi)^a falls within hi/a of the ceiling, far inside one grid step
+  // (a query rounded to the grid read 0 or 1 there: the false-throttle rate stalled at 0.996)
+  const qIdx = queries.map((x) => Math.min(last, Math.max(n + 1, Math.ceil(x * n))))
   const lnZq: number[] = queries.map(() => NaN)
   let q = 0
   // below one jump Z = u^a exactly (u = 0: Z = 0, a tail of 1)
@@ -311,8 +316,9 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
   const coef = (u: number): number => (u <= 1 ? 0 : Math.exp(Math.log(a / u) + a * Math.log1p(-1 / u)))
   let scale = 0
   let y = 1
-  // ln Z at the walk's end; as in the direct walk, Z(1) when the ceiling is below one jump
-  let lnZ = 0
+  // ln Z at the walk's end: Z(1) = 1 where the walk starts, Z(top) = top^a when the ceiling is
+  // below one jump (the walk has no step then)
+  let lnZ = top < 1 ? a * Math.log(top) : 0
   let lastGrowth = 0
   let cPrev = 0
   let direct = false
@@ -356,7 +362,11 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
       lnZ = a * Math.log(u) + Math.log(y) + yScale
     }
     lastGrowth = lnZ - lnZPrev
-    while (q < qIdx.length && qIdx[q] === i) lnZq[q++] = lnZ
+    while (q < qIdx.length && qIdx[q] === i) {
+      const xq = Math.min(u, Math.max(u - h, queries[q]))
+      const lnYPrev = lnZPrev - a * Math.log(u - h)
+      lnZq[q++] = a * Math.log(xq) + lnYPrev + ((xq - (u - h)) / h) * (lnZ - a * Math.log(u) - lnYPrev)
+    }
     if (q === qIdx.length) {
       if (lnZ - lnZq[qIdx.length - 1] > 40) return queries.map(() => 1)
       if (lastGrowth <= 1e-19) break
@@ -677,16 +687,21 @@ export function abuseFalseBlockRate(shape: SketchSize, load: ScoreLoad, threshol
   return blockRate(shape, f, threshold)
 }
 
-/** Points of the integral of the fairness throttle over s in [0, hi]. */
-const THROTTLE_POINTS = 256
+/** Intervals of the integral of the fairness throttle over s in [0, min(1, hi)], half of them in each half. */
+const THROTTLE_POINTS = 512
 
 function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
   const top = Math.min(1, f.maxScore)
-  // points crowd towards 0 (s = top · (k/K)^4), where the tail falls as 1 − c·s^a, steep for small a
+  // points crowd towards 0, where the tail falls as 1 − c·s^a, steep for small a, and towards
+  // the ceiling, where it falls as 1 − (s/hi)^a, steep for large a (within hi/a of it): s = top ·
+  // (2k/K)^4 / 2 in the lower half, mirrored in the upper (a last interval of top/256 capped
+  // the rate at 1 − 0.0155/2 = 0.99223 for any a ≳ 10^3, where it tends to 1)
+  const half = THROTTLE_POINTS / 2
   const ss: number[] = []
-  for (let k = 0; k <= THROTTLE_POINTS; k++) ss.push(top * Math.pow(k / THROTTLE_POINTS, 4))
+  for (let k = 0; k <= half; k++) ss.push((top * Math.pow(k / half, 4)) / 2)
+  for (let k = half - 1; k >= 0; k--) ss.push(top - (top * Math.pow(k / half, 4)) / 2)
   const tails = scoreCellTails(
     a,
     ss.map((v) => v / f.weight),

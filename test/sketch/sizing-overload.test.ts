@@ -1,6 +1,11 @@
 import t from 'tap'
 import { agrees, simulate } from '../../scripts/sizing-sim.js'
-import { modelSteps, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import {
+  abuseFalseBlockRate,
+  fairnessFalseThrottleRate,
+  modelSteps,
+  sketchFalsePositiveRate,
+} from '../../src/sketch/sizing.js'
 
 // The debt model under an overload (spec/sizing.md §2.5 _Heavy load_, issue 14): finite, in
 // [0, 1], bounded in work at any load factor, non-decreasing in ρ, inside the bounds that rate
@@ -121,4 +126,52 @@ t.test('overloaded points agree with a real Sketch and DebtMeter, and so does th
       )
     }
   }
+})
+
+// The scores under a heavy load (spec/sizing.md §4). A cell whose every event takes it to the
+// ceiling (weight ≥ maxScore, or a·w ≫ 1 so that it never falls a whole weight below it) is
+// hi·e^(−λt), t the time since the last event (a renewal argument): P(S > s) = 1 − (s/hi)^a,
+// and over L independent levels ∫₀¹ (1 − s^a)^L ds = Π_{j ≤ L} ja / (ja + 1) (a Beta integral).
+const renewalThrottle = (L: number, a: number): number => {
+  let r = 1
+  for (let j = 1; j <= L; j++) r *= (j * a) / (j * a + 1)
+  return r
+}
+const fairness = (a: number, w: number) => ({ eventsPerSecond: a, weight: w, lambdaPerSecond: 1, maxScore: 1 })
+
+t.test('the false-throttle rate tends to 1 under a heavy load (it stalled at 0.99223)', async (t) => {
+  for (const L of [1, 2, 3, 4, 6]) {
+    for (const a of [0.01, 0.5, 3, 10, 32, 33, 100, 1e3, 1e4, 1e6, 1e9]) {
+      // failureDelta = 1: every failure sets the score to 1, exactly the renewal case
+      const got = fairnessFalseThrottleRate({ levels: L, cellsPerLevel: 1 }, fairness(a, 1))
+      const want = renewalThrottle(L, a)
+      if (!(Math.abs(got - want) <= 1e-5)) t.fail(`w 1 L ${L} a ${a}: ${got} vs ${want}`)
+      // and where the fall from the ceiling is the figure left: its share to 2 % up to a = 10^6
+      if (a >= 100 && a <= 1e6 && !(Math.abs((1 - got) / (1 - want) - 1) <= 0.02))
+        t.fail(`w 1 L ${L} a ${a}: 1 − rate ${1 - got} vs ${1 - want}`)
+      // a smaller weight: the same limit once a·ln(1/(1 − w)) ≥ 50 (a fall of w is then e^-50 rare)
+      for (const w of [0.5, 0.1]) {
+        if (a * Math.log(1 / (1 - w)) < 50 || a > 1e6) continue
+        const g = fairnessFalseThrottleRate({ levels: L, cellsPerLevel: 1 }, fairness(a, w))
+        if (!(Math.abs((1 - g) / (1 - want) - 1) <= 0.02)) t.fail(`w ${w} L ${L} a ${a}: 1 − rate ${1 - g} vs ${1 - want}`)
+      }
+    }
+  }
+  t.pass('5 levels × 11 loads at the renewal limit')
+})
+
+t.test("a weight above maxScore: the mass is the ceiling's, P(S ≥ T) = 1 − (T/hi)^a", async (t) => {
+  // before, the ceiling below one jump was normalized at Z(1): P(S ≥ T) = 1 − (T/w)^a
+  for (const a of [0.5, 4, 20, 100]) {
+    for (const L of [1, 3]) {
+      const got = abuseFalseBlockRate(
+        { levels: L, cellsPerLevel: 1 },
+        { eventsPerSecond: a, weight: 5, lambdaPerSecond: 1, maxScore: 4 },
+        2,
+      )
+      const want = Math.pow(1 - Math.pow(2 / 4, a), L)
+      if (!(Math.abs(got - want) <= 1e-12)) t.fail(`a ${a} L ${L}: ${got} vs ${want}`)
+    }
+  }
+  t.pass('8 loads')
 })
