@@ -68,7 +68,9 @@ t.test('more load never lowers the predicted false-reject rate', async (t) => {
           for (const rho of RHOS) {
             const p = rate(L, rho, burst, maxDebt, generations)
             if (!(p >= prev))
-              t.fail(`L ${L} burst ${burst} maxDebt ${maxDebt} N ${generations}: ρ ${prevRho} → ${prev}, ρ ${rho} → ${p}`)
+              t.fail(
+                `L ${L} burst ${burst} maxDebt ${maxDebt} N ${generations}: ρ ${prevRho} → ${prev}, ρ ${rho} → ${p}`,
+              )
             prev = p
             prevRho = rho
           }
@@ -153,7 +155,8 @@ t.test('the false-throttle rate tends to 1 under a heavy load (it stalled at 0.9
       for (const w of [0.5, 0.1]) {
         if (a * Math.log(1 / (1 - w)) < 50 || a > 1e6) continue
         const g = fairnessFalseThrottleRate({ levels: L, cellsPerLevel: 1 }, fairness(a, w))
-        if (!(Math.abs((1 - g) / (1 - want) - 1) <= 0.02)) t.fail(`w ${w} L ${L} a ${a}: 1 − rate ${1 - g} vs ${1 - want}`)
+        if (!(Math.abs((1 - g) / (1 - want) - 1) <= 0.02))
+          t.fail(`w ${w} L ${L} a ${a}: 1 − rate ${1 - g} vs ${1 - want}`)
       }
     }
   }
