@@ -229,7 +229,8 @@ function lundbergBound(rho: number, xOverCost: number): number {
  * P(content > x) of one debt-meter cell: linear drain at `rate`, Poisson arrivals of jumps
  * `cost` at load ρ = (cost per second into the cell) / rate while the content is at most x,
  * β·ρ above it, clamped at `maxDebt`.
- * @param rho ρ ≥ 0 (any value: the ceiling keeps the content finite)
+ * @param rho ρ ≥ 0 (any value: the ceiling keeps the content finite; above DEBT_HEAVY_LOAD the
+ * heavy-load limit, one walk at ρ = 32)
  * @param xOverCost the margin x / cost ≥ 0
  * @param maxDebtOverCost hi / cost ≥ x / cost
  * @param beta the share of arrivals still admitted above x, in (0, 1]; default 1
@@ -594,6 +595,8 @@ function backgroundTail(rho: number, L: number, x: number, top: number, hot: num
  * the hot-key formula `(1 − (1 − 1/M)^H)^L`. With `load.generations` (every debt meter: a
  * Rotator) the cells are those of a Rotator with carry-forward, walked through the rotation
  * cycle (§2.5; a few ms at most, whatever the figures, and the last 32 answers are kept).
+ * Non-decreasing in the load; above ρ = 32 the heavy-load limit 1 − p ∝ 1/ρ (§2.5 _Heavy load_),
+ * → 1, in the work of ρ = 32 (finite at any finite load).
  * @param shape `{ levels, cellsPerLevel }`, integers ≥ 1
  * @param load see {@link DebtMeterLoad}
  * @returns a probability in [0, 1], per request
