@@ -1,4 +1,4 @@
-// `npx tsx scripts/score-sizing-sim.ts [--quick]`: the score models of spec/sizing.md §3 (abuse
+// `npx tsx scripts/score-sizing-sim.ts [--quick] [--heavy]`: the score models of spec/sizing.md §3 (abuse
 // false-block) and §4 (fairness false-throttle) against the real policies, an AbuseScore and a
 // FeedbackScore (each an in-process Rotator of Sketches, exponential decay, Min aggregator), on
 // a fake clock. Background events of fresh keys arrive as a Poisson process at
@@ -150,7 +150,42 @@ export const SCORE_SWEEP: readonly Omit<ScorePoint, 'probes' | 'seed' | 'cellsPe
   { policy: 'fairness', levels: 5, eventsPerCell: 0.5, weight: 0.1 },
 ]
 
+/**
+ * Fairness under a heavy load (spec/sizing.md §6.2, "Heavy load"): a = 100 to 10^4, where the
+ * false-throttle rate tends to 1 (the model's quadrature capped it at 0.99223). Run at M = 16
+ * (the events per point grow as a·M); the admitted share 1 − rate is printed beside the rate.
+ */
+export const HEAVY_SCORE_SWEEP: readonly Omit<ScorePoint, 'probes' | 'seed' | 'cellsPerLevel'>[] = [
+  { policy: 'fairness', levels: 2, eventsPerCell: 100, weight: 0.1 },
+  { policy: 'fairness', levels: 3, eventsPerCell: 1000, weight: 0.1 },
+  { policy: 'fairness', levels: 4, eventsPerCell: 1000, weight: 1 },
+  { policy: 'fairness', levels: 2, eventsPerCell: 10000, weight: 0.5 },
+]
+
+function heavy(): void {
+  const cellsPerLevel = 16
+  const probes = 100_000
+  const lines = [
+    '| policy | L | M | a = ν/(Mλ) | w | probes | hits | measured | predicted | agree | 1 − rate measured / predicted |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+  ]
+  let agree = 0
+  let seed = 101
+  for (const s of HEAVY_SCORE_SWEEP) {
+    const r = simulateScore({ ...s, cellsPerLevel, probes, seed: seed++ })
+    if (agrees(r)) agree++
+    lines.push(
+      `| ${r.policy} | ${r.levels} | ${r.cellsPerLevel} | ${r.eventsPerCell} | ${r.weight} | ${r.probes} | ${r.hits} | ${r.measured.toPrecision(5)} | ${r.predicted.toPrecision(5)} | ${agrees(r) ? 'yes' : 'NO'} | ${(1 - r.measured).toExponential(2)} / ${(1 - r.predicted).toExponential(2)} |`,
+    )
+    console.log(lines[lines.length - 1])
+  }
+  console.log('\n' + lines.join('\n'))
+  console.log(`\nM = ${cellsPerLevel}, ${probes} probes per point: ${agree} of ${HEAVY_SCORE_SWEEP.length} agree.`)
+}
+
 function main(): void {
+  // --heavy: the heavy-load fairness points (M = 16)
+  if (process.argv.includes('--heavy')) return heavy()
   const quick = process.argv.includes('--quick')
   const cellsPerLevel = quick ? 128 : 1024
   const probes = quick ? 20_000 : 200_000

@@ -1,4 +1,4 @@
-// `npx tsx scripts/sizing-sim.ts [--quick] [--cells M] [--only K]`: the debt-meter capacity model of
+// `npx tsx scripts/sizing-sim.ts [--quick] [--cells M] [--only K] [--overload]`: the debt-meter capacity model of
 // spec/sizing.md §2 against the real DebtMeter (an in-process Rotator of Sketches) on a fake
 // clock, and against one Sketch that never rotates (the stationary model's object). Fresh
 // keys arrive as a Poisson process, each sending one request of `cost`; after a warm-up of two
@@ -25,8 +25,10 @@ export interface SimPoint {
   levels: number
   /** M. */
   cellsPerLevel: number
-  /** The debt meter's burst (rate 1/s, cost 1, maxDebt 10 × burst). */
+  /** The debt meter's burst (rate 1/s, cost 1). */
   burst: number
+  /** The debt ceiling, ≥ burst; default 10 × burst (the debt meter's default). */
+  maxDebt?: number
   /** Measured span in s after the warm-up. */
   measureS: number
   /** PRNG seed. */
@@ -69,13 +71,14 @@ export function simSketch(
 export function simulate(p: SimPoint): SimResult {
   const rate = 1
   const cost = 1
+  const maxDebt = p.maxDebt ?? 10 * p.burst
   const { clock, ticker, sketch } = simSketch(p.levels, p.cellsPerLevel, p.seed)
   let consume: (key: string, nowMs: number) => boolean
   let periodMs: number
   let close = (): void => {}
   let rotation: { generations: number; periodMs: number } | undefined
   if (p.engine === 'meter') {
-    const meter = new DebtMeter({ rate, burst: p.burst, cost }, sketch, 'limit:sim')
+    const meter = new DebtMeter({ rate, burst: p.burst, cost, maxDebt }, sketch, 'limit:sim')
     periodMs = meter.periodMs
     rotation = { generations: sketch.generations, periodMs }
     consume = (key) => (meter.consume(key) as { admitted: boolean }).admitted
@@ -86,12 +89,12 @@ export function simulate(p: SimPoint): SimResult {
       cellsPerLevel: p.cellsPerLevel,
       decay: linear(rate),
       lo: 0,
-      hi: 10 * p.burst,
+      hi: maxDebt,
       aggregator: 'min',
       seed: p.seed,
     })
     // no rotation: the warm-up is the Rotator's period, the time for the debts to settle
-    periodMs = ((10 * p.burst) / rate) * 1000
+    periodMs = (maxDebt / rate) * 1000
     consume = (key, nowMs) => s.tryUpdateAt(nowMs, key, cost, p.burst)
   }
   const random = mulberry32(p.seed)
@@ -125,7 +128,7 @@ export function simulate(p: SimPoint): SimResult {
   const rhoAdmitted = admittedCost / (p.measureS * p.cellsPerLevel * rate)
   const predicted = sketchFalsePositiveRate(
     { levels: p.levels, cellsPerLevel: p.cellsPerLevel },
-    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost, ...rotation },
+    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost, maxDebt, ...rotation },
   )
   return { ...p, rhoAdmitted, requests, refused, measured: refused / Math.max(1, requests), predicted }
 }
@@ -154,6 +157,55 @@ export const SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel
   { rho: 2, levels: 2, burst: 20 },
 ]
 
+/**
+ * Overloaded points (spec/sizing.md §6.1, "Overload"): ρ = 2 to 300, where a level cannot drain
+ * what it is fed and the model above ρ = 32 is the heavy-load limit of §2.5. Run at a small M
+ * (the requests per point grow as ρ·M) with `maxDebt` at the burst as well as the default.
+ */
+export const OVERLOAD_SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel' | 'engine'>[] = [
+  { rho: 2, levels: 4, burst: 2, maxDebt: 2 },
+  { rho: 5, levels: 2, burst: 1 },
+  { rho: 5, levels: 4, burst: 10 },
+  { rho: 32, levels: 3, burst: 2, maxDebt: 2 },
+  { rho: 32, levels: 6, burst: 10 },
+  { rho: 300, levels: 4, burst: 2, maxDebt: 2 },
+  { rho: 300, levels: 2, burst: 10 },
+  { rho: 300, levels: 1, burst: 5 },
+]
+
+/** 1 − rate, to 3 digits: under an overload the admitted share is the figure that moves. */
+function share(rate: number): string {
+  return (1 - rate).toExponential(2)
+}
+
+function overload(argv: readonly string[], flag: (name: string) => number | undefined): void {
+  const cellsPerLevel = flag('--cells') ?? 64
+  const measureS = argv.includes('--quick') ? 50 : 200
+  const only = flag('--only')
+  const sweep = only === undefined ? OVERLOAD_SWEEP : OVERLOAD_SWEEP.slice(only - 1, only)
+  const lines = [
+    '| ρ | L | M | burst | maxDebt | requests | refused (DebtMeter) | measured (DebtMeter) | predicted | agree | admitted share measured / predicted | measured (Sketch) | predicted (stationary) | agree | admitted share measured / predicted |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ]
+  let agreeMeter = 0
+  let agreeSketch = 0
+  let seed = 100 + (only ?? 1)
+  for (const s of sweep) {
+    const r = simulate({ ...s, cellsPerLevel, measureS, seed, engine: 'sketch' })
+    const m = simulate({ ...s, cellsPerLevel, measureS, seed: seed++, engine: 'meter' })
+    if (agrees(m)) agreeMeter++
+    if (agrees(r)) agreeSketch++
+    lines.push(
+      `| ${m.rho} | ${m.levels} | ${m.cellsPerLevel} | ${m.burst} | ${m.maxDebt ?? 10 * m.burst} | ${m.requests} | ${m.refused} | ${m.measured.toPrecision(4)} | ${m.predicted.toPrecision(4)} | ${agrees(m) ? 'yes' : 'NO'} | ${share(m.measured)} / ${share(m.predicted)} | ${r.measured.toPrecision(4)} | ${r.predicted.toPrecision(4)} | ${agrees(r) ? 'yes' : 'NO'} | ${share(r.measured)} / ${share(r.predicted)} |`,
+    )
+    console.log(lines[lines.length - 1])
+  }
+  console.log('\n' + lines.join('\n'))
+  console.log(
+    `\nM = ${cellsPerLevel}, ${measureS} s measured per point. DebtMeter: ${agreeMeter} of ${sweep.length} agree; Sketch: ${agreeSketch} of ${sweep.length}.`,
+  )
+}
+
 function main(): void {
   // --quick: M = 128, 400 s; --cells M: another M; --only K: the K-th point of the sweep alone (1-based)
   const argv = process.argv
@@ -162,6 +214,8 @@ function main(): void {
     const i = argv.indexOf(name)
     return i < 0 ? undefined : Number(argv[i + 1])
   }
+  // --overload: the overloaded sweep (M = 64, 200 s; --quick 50 s)
+  if (argv.includes('--overload')) return overload(argv, flag)
   const cellsPerLevel = flag('--cells') ?? (quick ? 128 : 1024)
   const measureS = quick ? 400 : 2000
   const only = flag('--only')

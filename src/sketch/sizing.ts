@@ -77,6 +77,26 @@ const yScale = 0
  */
 const DEBT_TAIL_FLOOR = 1e-12
 
+/**
+ * Above this load factor a debt cell is not walked (the direct walk needs 2ρ points per jump,
+ * and e^(ρu) of its head overflows past ρ ≈ 709: NaN at ρ = 10^7). Its tail is the heavy-load
+ * limit instead, 1 − P(content > x) = ν/ρ (a fluid argument, spec/sizing.md §2.5 _Heavy load_),
+ * ν read by one walk at this load: within 3 % of ν's limit there (the walk's own answers at
+ * ρ = 64…700 converge to it), and every answer is one walk of at most 64 points per jump.
+ */
+const DEBT_HEAVY_LOAD = 32
+
+/**
+ * The heavy-load limit of a debt cell's tail: the one home of the rule of spec/sizing.md §2.5
+ * _Heavy load_. Past saturation a cell is below the margin x only from a return to it until the
+ * next arrival, 1/ρ jump times, so 1 − P(content > x) = ν/ρ with ν the returns per jump time:
+ * `tailAtHeavy` is the tail at ρ = DEBT_HEAVY_LOAD, and ν is read there.
+ * @returns 1 − (1 − tailAtHeavy) · DEBT_HEAVY_LOAD / ρ, in [tailAtHeavy, 1] for ρ ≥ DEBT_HEAVY_LOAD
+ */
+function heavyLoadTail(rho: number, tailAtHeavy: number): number {
+  return 1 - ((1 - tailAtHeavy) * DEBT_HEAVY_LOAD) / rho
+}
+
 /** ln of the rescaling factor that keeps a growing Z (load ≥ 1) finite. */
 const LN_RESCALE = 460
 const RESCALE = Math.exp(-LN_RESCALE)
@@ -139,12 +159,14 @@ function crossingTails(
     ring[i] = bOf(i, z)
     record(i, z)
   }
-  let lnZTop = Math.log(z) + scale
+  // a ceiling below one jump (a score's weight above its maxScore) ends the walk in the head:
+  // the mass is Z(top), not Z(1) (which read P(S ≤ hi) = (hi/w)^a < 1, the rest above the ceiling)
+  let lnZTop = top < 1 ? Math.log(head(top)) : Math.log(z) + scale
   // relative growth of Z in the last step taken (0 when no step was taken)
   let lastGrowth = 0
   for (let i = n; i < last;) {
     i++
-    const zPrev = z
+    let zPrev = z
     const bPrev = ring[(i - 1) % (n + 1)]
     const dPrev = g((i - 1) * h) * (bPrev - ring[(i - 1 - n) % (n + 1)])
     const gi = g(i * h)
@@ -162,6 +184,10 @@ function crossingTails(
       scale += LN_RESCALE
       z *= RESCALE
       zStop *= RESCALE
+      // on the same scale as z: unscaled, z − zPrev read as a fall, the convergence test below
+      // stopped the walk at its first rescale past the last query (a tail read against Z at that
+      // point, not at the ceiling: 0.40 for 0.99999 at ρ 500, x 1, top 2; issue 14)
+      zPrev *= RESCALE
     }
     record(i, z)
     lastGrowth = (z - zPrev) / z
@@ -203,7 +229,8 @@ function lundbergBound(rho: number, xOverCost: number): number {
  * P(content > x) of one debt-meter cell: linear drain at `rate`, Poisson arrivals of jumps
  * `cost` at load ρ = (cost per second into the cell) / rate while the content is at most x,
  * β·ρ above it, clamped at `maxDebt`.
- * @param rho ρ ≥ 0 (any value: the ceiling keeps the content finite)
+ * @param rho ρ ≥ 0 (any value: the ceiling keeps the content finite; above DEBT_HEAVY_LOAD the
+ * heavy-load limit, one walk at ρ = 32)
  * @param xOverCost the margin x / cost ≥ 0
  * @param maxDebtOverCost hi / cost ≥ x / cost
  * @param beta the share of arrivals still admitted above x, in (0, 1]; default 1
@@ -212,6 +239,13 @@ function lundbergBound(rho: number, xOverCost: number): number {
 export function debtCellTail(rho: number, xOverCost: number, maxDebtOverCost: number, beta = 1): number {
   if (rho === 0) return 0
   if (xOverCost >= maxDebtOverCost) return 0
+  if (rho > DEBT_HEAVY_LOAD) {
+    // the heavy-load limit (§2.5 _Heavy load_): the time below the margin is 1/ρ per return to
+    // it, so 1 − P(content > x) = ν(κ)/ρ, ν the returns per jump time at the feeding κ = βρ
+    // above the margin: read at ρ = DEBT_HEAVY_LOAD with the same κ (β' ≤ 1), one bounded walk
+    const atK = debtCellTail(DEBT_HEAVY_LOAD, xOverCost, maxDebtOverCost, Math.min(1, (beta * rho) / DEBT_HEAVY_LOAD))
+    return heavyLoadTail(rho, atK)
+  }
   if (rho < 1) {
     const bound = lundbergBound(rho, xOverCost)
     if (bound <= DEBT_TAIL_FLOOR) return bound
@@ -264,8 +298,11 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
     queries = queries.map((x) => Math.min(x, top))
   }
   const last = Math.max(n, Math.round(top * n))
-  // a query above one jump is read at a walked point (index > n)
-  const qIdx = queries.map((x) => Math.min(last, Math.max(n + 1, Math.round(x * n))))
+  // a query above one jump is read between the walked points around it (indices i − 1, i > n),
+  // ln Y = ln Z − a ln u interpolated linearly: Y is smooth where Z = u^a·Y is steep, and at a
+  // heavy load the tail 1 − (x/hi)^a falls within hi/a of the ceiling, far inside one grid step
+  // (a query rounded to the grid read 0 or 1 there: the false-throttle rate stalled at 0.996)
+  const qIdx = queries.map((x) => Math.min(last, Math.max(n + 1, Math.ceil(x * n))))
   const lnZq: number[] = queries.map(() => NaN)
   let q = 0
   // below one jump Z = u^a exactly (u = 0: Z = 0, a tail of 1)
@@ -280,8 +317,9 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
   const coef = (u: number): number => (u <= 1 ? 0 : Math.exp(Math.log(a / u) + a * Math.log1p(-1 / u)))
   let scale = 0
   let y = 1
-  // ln Z at the walk's end; as in the direct walk, Z(1) when the ceiling is below one jump
-  let lnZ = 0
+  // ln Z at the walk's end: Z(1) = 1 where the walk starts, Z(top) = top^a when the ceiling is
+  // below one jump (the walk has no step then)
+  let lnZ = top < 1 ? a * Math.log(top) : 0
   let lastGrowth = 0
   let cPrev = 0
   let direct = false
@@ -325,7 +363,11 @@ function scoreCellTailsY(a: number, queries: readonly number[], top: number): nu
       lnZ = a * Math.log(u) + Math.log(y) + yScale
     }
     lastGrowth = lnZ - lnZPrev
-    while (q < qIdx.length && qIdx[q] === i) lnZq[q++] = lnZ
+    while (q < qIdx.length && qIdx[q] === i) {
+      const xq = Math.min(u, Math.max(u - h, queries[q]))
+      const lnYPrev = lnZPrev - a * Math.log(u - h)
+      lnZq[q++] = a * Math.log(xq) + lnYPrev + ((xq - (u - h)) / h) * (lnZ - a * Math.log(u) - lnYPrev)
+    }
     if (q === qIdx.length) {
       if (lnZ - lnZq[qIdx.length - 1] > 40) return queries.map(() => 1)
       if (lastGrowth <= 1e-19) break
@@ -478,8 +520,25 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
   const L = shape.levels
   if (rho === 0) return Math.pow(hot, L)
+  const rate = debtRateAt(rho, L, f, hot)
+  // past the carry-forward's domain a Rotator's rate is the stationary one, which is below the
+  // carry's at the hand-over (0.50 against 0.66 at ρ 2, L 6, burst 10): more load must never
+  // read as fewer refusals, so the rate there is held until the stationary one passes it
+  if (f.generations > 0 && rho > CARRY_MAX_LOAD_FACTOR)
+    return Math.max(rate, debtRateAt(CARRY_MAX_LOAD_FACTOR, L, f, hot))
+  return rate
+}
+
+/** {@link debtRate} at the load factor ρ > 0 (the hot share `hot` given). */
+function debtRateAt(rho: number, L: number, f: DebtFigures, hot: number): number {
   const x = (f.burst - f.cost) / f.cost
   const top = f.maxDebt / f.cost
+  // a level refuses if the key's cell there is a hot key's, or its background is over the margin
+  const level = (p: number): number => 1 - (1 - hot) * (1 - p)
+  // heavy load (§2.5 _Heavy load_): the background tail's fixed point at DEBT_HEAVY_LOAD, its
+  // complement scaled as 1/ρ (past the carry-forward's domain: the stationary model)
+  if (rho > DEBT_HEAVY_LOAD)
+    return Math.pow(level(heavyLoadTail(rho, backgroundTail(DEBT_HEAVY_LOAD, L, x, top, hot))), L)
   // one stationary cell's open tail (no feedback): the carry-forward gate and the lower end
   // of the feedback's bisection both read it (one integration, not two: it is most of a
   // sizer's cost at light loads, where the walk runs to the ceiling)
@@ -494,18 +553,26 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
     open >= CARRY_MIN_TAIL
   )
     return carryRate(rho, L, x, top, f, hot)
-  // a level refuses if the key's cell there is a hot key's, or its background is over the margin
+  return Math.pow(level(backgroundTail(rho, L, x, top, hot, open)), L)
+}
+
+/**
+ * P(a background cell > x) of the stationary model with feedback (§2.3) at ρ ≤ DEBT_HEAVY_LOAD:
+ * the fixed point of p = tail(β(p)), β = 1 − q^(L−1), q = 1 − (1 − hot)(1 − p). `open` is the
+ * tail without feedback (β = 1), computed when not given.
+ */
+function backgroundTail(rho: number, L: number, x: number, top: number, hot: number, open?: number): number {
   const level = (p: number): number => 1 - (1 - hot) * (1 - p)
   // feedback (§2.3): above the margin a cell is fed only by requests that another level
   // admits, β = 1 − q^(L−1); the tail p is the fixed point of p = tail(β(p)), found by
   // bisection (the right side falls as p grows)
   const tailAt = (p: number): number => debtCellTail(rho, x, top, L === 1 ? 0 : 1 - Math.pow(level(p), L - 1))
-  let p = open
+  let p = open ?? debtCellTail(rho, x, top, 1)
   // the tail at the least feeding (β at p = open) is the fixed point's lower end: when it is
   // already `open` (one level, or a tail clamped to 1 by the grid cap) no bisection is needed
-  if (Math.pow(level(open), L - 1) > 1e-4 && tailAt(open) < open) {
+  if (Math.pow(level(p), L - 1) > 1e-4 && tailAt(p) < p) {
     let lo = 0
-    let hi = open
+    let hi = p
     for (let k = 0; k < 40 && hi - lo > 1e-4 * hi; k++) {
       const mid = (lo + hi) / 2
       if (tailAt(mid) > mid) lo = mid
@@ -513,7 +580,7 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
     }
     p = (lo + hi) / 2
   }
-  return Math.pow(level(p), L)
+  return p
 }
 
 /**
@@ -528,6 +595,8 @@ function debtRate(shape: SketchSize, f: DebtFigures): number {
  * the hot-key formula `(1 − (1 − 1/M)^H)^L`. With `load.generations` (every debt meter: a
  * Rotator) the cells are those of a Rotator with carry-forward, walked through the rotation
  * cycle (§2.5; a few ms at most, whatever the figures, and the last 32 answers are kept).
+ * Non-decreasing in the load; above ρ = 32 the heavy-load limit 1 − p ∝ 1/ρ (§2.5 _Heavy load_),
+ * → 1, in the work of ρ = 32 (finite at any finite load).
  * @param shape `{ levels, cellsPerLevel }`, integers ≥ 1
  * @param load see {@link DebtMeterLoad}
  * @returns a probability in [0, 1], per request
@@ -621,16 +690,21 @@ export function abuseFalseBlockRate(shape: SketchSize, load: ScoreLoad, threshol
   return blockRate(shape, f, threshold)
 }
 
-/** Points of the integral of the fairness throttle over s in [0, hi]. */
-const THROTTLE_POINTS = 256
+/** Intervals of the integral of the fairness throttle over s in [0, min(1, hi)], half of them in each half. */
+const THROTTLE_POINTS = 512
 
 function throttleRate(shape: SketchSize, f: Required<ScoreLoad>): number {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const a = f.eventsPerSecond / (shape.cellsPerLevel * f.lambdaPerSecond)
   const top = Math.min(1, f.maxScore)
-  // points crowd towards 0 (s = top · (k/K)^4), where the tail falls as 1 − c·s^a, steep for small a
+  // points crowd towards 0, where the tail falls as 1 − c·s^a, steep for small a, and towards
+  // the ceiling, where it falls as 1 − (s/hi)^a, steep for large a (within hi/a of it): s = top ·
+  // (2k/K)^4 / 2 in the lower half, mirrored in the upper (a last interval of top/256 capped
+  // the rate at 1 − 0.0155/2 = 0.99223 for any a ≳ 10^3, where it tends to 1)
+  const half = THROTTLE_POINTS / 2
   const ss: number[] = []
-  for (let k = 0; k <= THROTTLE_POINTS; k++) ss.push(top * Math.pow(k / THROTTLE_POINTS, 4))
+  for (let k = 0; k <= half; k++) ss.push((top * Math.pow(k / half, 4)) / 2)
+  for (let k = half - 1; k >= 0; k--) ss.push(top - (top * Math.pow(k / half, 4)) / 2)
   const tails = scoreCellTails(
     a,
     ss.map((v) => v / f.weight),

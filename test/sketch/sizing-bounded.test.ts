@@ -222,11 +222,16 @@ t.test('score models: the same answers as the direct integration on a grid of lo
         const got = fairnessFalseThrottleRate({ levels: L, cellsPerLevel: 1 }, score(a, w, 1))
         const want = refThrottle(L, a, w)
         n++
-        if (!close(got, want)) t.fail(`throttle a ${a} w ${w} L ${L}: ${got} vs ${want}`)
+        // the reference's last interval, [(255/256)^4, 1], is 0.0155 wide: where the integrand
+        // falls to 0 inside it (within 1/a of the ceiling: a ≳ 64) its trapezoid lost up to half
+        // of it (the cap of 0.99223, spec/sizing.md §4); the new quadrature resolves that fall
+        if (!close(got, want) && !(got >= want && got - want <= (1 - (255 / 256) ** 4) / 2)) {
+          t.fail(`throttle a ${a} w ${w} L ${L}: ${got} vs ${want}`)
+        } else if (!close(got, want)) capped++
       }
     }
   }
-  t.pass(`${n} points agree (${capped} where the reference hit its grid cap: within its bound)`)
+  t.pass(`${n} points agree (${capped} where the reference hit its grid cap or its last interval: within its bound)`)
 })
 
 t.test("debt cell: the same tails as the walk, to 1e-3 or 1e-11; below 1e-12 Lundberg's bound", async (t) => {
