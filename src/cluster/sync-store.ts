@@ -48,11 +48,14 @@ class FleetSketch extends Sketch {
    * push carries the raise to the fleet and the pull that follows does not undo it.
    */
   updateWithFloorTracked(key: string | Uint8Array, delta: number, floor: number, gen: Generation): void {
-    this.estimate(key) // decays the key's cells to now (written back) and locates them
+    this.estimate(key) // locates the key's cells and reads them at now (a read stores nothing)
     const M = this.cellsPerLevel
     const idx = this.lastIdx
     const before = this.before
-    for (let i = 0; i < idx.length; i++) before[i] = this.cellScore(i * M + idx[i])
+    // decayed to now as the read saw them: the stored scores are older, and a gain measured
+    // from them would count the key's decay since its last write as given back (the pushes
+    // would then carry less than the key owes: over-admission, test/regressions/sync-store-carry-forward.ts)
+    for (let i = 0; i < idx.length; i++) before[i] = this.decayedLocated(i)
     this.updateWithFloor(key, delta, floor)
     for (let i = 0; i < idx.length; i++) {
       const p = i * M + idx[i]

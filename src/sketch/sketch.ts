@@ -50,8 +50,6 @@ const AGG_MEAN = AGGREGATOR_IDS.mean
 const DECAY_NONE = 0
 const DECAY_EXP = 1
 const DECAY_LIN = 2
-/** (2^-13)^2: a read writes a decay back once it is at least 2^-13 of the score (see aggregate). */
-const READ_WRITE_BACK_MIN_SQ = 2 ** -26
 
 // The slots of Sketch.hot, a Float64Array that carries doubles between the hot-path methods
 // without allocating. Why a typed array and not fields or arguments: see the docstring of
@@ -297,7 +295,7 @@ export class Sketch {
   }
 
   /**
-   * The key's aggregate score now (its cells are decayed to now and written back).
+   * The key's aggregate score now (its cells decayed to now; a read writes nothing back).
    * {@link Sketch.estimateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @returns the min / max / mean of the key's L decayed cell scores
@@ -379,7 +377,7 @@ export class Sketch {
    * Atomic conditional consume: decay the key's cells to now and, if and only if
    * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
    * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
-   * burst of `limit`. The decay to now is written back whether or not the delta is applied.
+   * burst of `limit`. A denial writes nothing.
    * {@link Sketch.tryUpdateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number
@@ -507,7 +505,7 @@ export class Sketch {
 
   /**
    * The store's conditional consume in one pass over the key's cells: decay them to now
-   * (written back), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
+   * (applied by the write, a denial writes nothing), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
    * `delta` to all L cells (clamped) and leave the aggregate after the write in
    * {@link Sketch.lastAggregate}. Unlike {@link Sketch.tryUpdate}, a denial never throws, and
    * the aggregate it decided on is returned.
@@ -581,7 +579,7 @@ export class Sketch {
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
       cells.push(this.idx[i])
-      scores.push(this.cells[CELL_STRIDE * (i * this.cellsPerLevel + this.idx[i]) + CELL_SCORE])
+      scores.push(this.decayedLocated(i)) // the read stored nothing: each level decayed as it saw it
     }
     return { value, scores, cells }
   }
@@ -743,10 +741,23 @@ export class Sketch {
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     const words = this.words
+    const kind = this.decayId
+    const rate = hot[SLOT_RATE]
     for (let i = 0; i < L; i++) {
       const p = pos[i]
-      if (now > words[p + 1]) words[p + 1] = now // the delta is added at now
       let s = cells[p]
+      const t = words[p + 1]
+      if (now > t) {
+        // aggregate() left the decay to this write (a read never writes back)
+        if (s !== 0) {
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - t)
+            s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
+          }
+        }
+        words[p + 1] = now // the delta is added at now
+      }
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
@@ -770,7 +781,7 @@ export class Sketch {
   /**
    * The mean of the located cells given their sum, within [lo, hi] as spec/sketch.md
    * promises. Cells near ±Number.MAX_VALUE can sum to ±Infinity although their mean is in
-   * [lo, hi]; then the cells (already decayed and written back) are summed again divided by
+   * [lo, hi]; then the stored cells are summed again divided by
    * L first, and that sum, whose L roundings can still overflow or pass the largest cell
    * (3 × fl(MAX_VALUE / 3) rounds to Infinity), is clamped to [smallest, largest] cell,
    * where the exact mean lies. A finite `sum / L` is clamped to [lo, hi]: with L cells at
@@ -797,7 +808,10 @@ export class Sketch {
     return acc > most ? most : acc < least ? least : acc
   }
 
-  /** Decay the located cells to `hot[SLOT_NOW]` (written back) and leave their aggregate in `hot[SLOT_AGGREGATE]`. */
+  /**
+   * Leave the aggregate of the located cells decayed to `hot[SLOT_NOW]` in `hot[SLOT_AGGREGATE]`,
+   * and the read's tick in `hot[SLOT_TICK]`. Writes no cell (a read never stores, spec/sketch.md §2).
+   */
   private aggregate(): void {
     const hot = this.hot
     let now = hot[SLOT_NOW] - hot[SLOT_EPOCH] // a tick, as in addAll
@@ -816,31 +830,19 @@ export class Sketch {
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0; i < L; i++) {
       const p = pos[i]
-      const old = cells[p]
-      let s = old
+      let s = cells[p]
       const t = words[p + 1]
-      if (now > t) {
-        if (s === 0) words[p + 1] = now
-        else {
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
-          else if (kind === DECAY_LIN) {
-            const step = rate * (now - t)
-            s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
-          }
-          // A read writes its decay back (rounded up to a Float32, cells.ts, and stamped)
-          // only once it is at least 2^-13 of the score: storing rounds up by up to an ulp
-          // (2^-23 of the score), which would cancel a smaller decay at every read, so a cell
-          // read every ms under a long half-life would never decay. Below that the cell keeps
-          // its score and time (the decay stays owed) and the read uses the float64 value.
-          // Each write-back so loses at most 2^-10 of the decay it stores (spec/sketch.md §2).
-          const gap = old - s
-          if (gap * gap > old * old * READ_WRITE_BACK_MIN_SQ) {
-            cells[p] = s
-            const f = cells[p]
-            if (f < s) words[p] += f < 0 ? -1 : 1 // the next Float32 up (from +0: the smallest subnormal)
-            s = cells[p]
-            words[p + 1] = now
-          }
+      if (now > t && s !== 0) {
+        // A read never writes its decay back: storing rounds up to a Float32 (cells.ts), so a
+        // written-back decay would carry up to an ulp more each time, and a client polling while
+        // refused would still be refused when its Retry-After runs out (test/plugins/
+        // fastify.test.ts, "admitted exactly when the debt has drained enough"). The cell keeps
+        // its score and time; the read uses the float64 decay of them, and the next write
+        // stores the decayed value (spec/sketch.md §2).
+        if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
+        else if (kind === DECAY_LIN) {
+          const step = rate * (now - t)
+          s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
         }
       }
       if (agg === AGG_MIN) {
@@ -1160,6 +1162,18 @@ export class Sketch {
    */
   protected cellTime(p: number): number {
     return this.epochOrZero() + this.words[CELL_STRIDE * p + 1]
+  }
+
+  /**
+   * The score of the last located key's cell in level `i` decayed (float64, nothing stored) to
+   * the tick of the last read ({@link Sketch.estimate} and the checks of the conditional
+   * writes): what that read saw in the level. For a subclass (a fleet sync's carried write).
+   * @param i a level in [0, levels)
+   * @internal
+   */
+  protected decayedLocated(i: number): number {
+    const q = this.pos[i]
+    return applyDecay(this.cells[q], this.decay, this.hot[SLOT_TICK] - this.words[q + 1])
   }
 
   /**

@@ -302,11 +302,12 @@ t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t
 
 /**
  * Redis holds float64 cells; the in-process Sketch holds 8-byte cells whose Float32 score is
- * rounded up at every write and whose decay is written back only once it reaches 2^-13 of the
- * score (spec/sketch.md §2). So the model's score is never below the store's, and above it by at
- * most 2^-10 of the score (one ulp, 2^-23, per write over a 600-step table, plus the held-back
- * decay) or 1e-9 absolute; exponential decay also runs on Redis's libm exp against V8's
- * Math.exp (equal to 12 significant digits). The admission outcome must be the same.
+ * rounded up at every write (spec/sketch.md §2); neither stores anything on a read or a denial.
+ * So the model's score is never below the store's, and above it by at most 2^-10 of the score
+ * (one Float32 ulp, 2^-23 of the score written, per write: 600 writes are 600 × 2^-23 ≈ 2^-13.8
+ * of the largest score written, which a linear drain may leave on a smaller one) or 1e-9
+ * absolute; exponential decay also runs on Redis's libm exp against V8's Math.exp (equal to 12
+ * significant digits). The admission outcome must be the same.
  */
 const SCORE_RELATIVE_TOLERANCE = 2 ** -10
 function closeAbove(store: number, model: number): boolean {

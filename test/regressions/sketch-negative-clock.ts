@@ -4,18 +4,17 @@
 // then did not decay at all until the clock passed 0. A never-touched cell (score 0,
 // time 0) now takes the time of its first touch whatever its sign. With 8-byte cells
 // (spec/sketch.md §2, §4) a fresh cell is at the epoch, which the first reading puts 2^31 ms
-// before itself whatever its sign, so it still takes the time of its first touch; a read that
-// decays it writes the decayed score back rounded up to a Float32, which is what it returns.
+// before itself whatever its sign, so it still takes the time of its first touch; a read
+// stores nothing and returns the float64 decay of the stored 10 (exact in a Float32).
 import t from 'tap'
 import { Sketch, exponential, linear, applyDecay } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
-import { f32Up } from '../sketch/fixtures/f32.js'
 
 for (const decay of [linear(1), exponential(0.1)]) {
   t.test(`${decay.kind}: scores decay from their first touch under negative clock readings`, async (t) => {
-    // 5 s of decay from 10, stored as the Float32 at or above it (linear: 5; exponential: 10·e^−0.5)
-    const want = f32Up(applyDecay(10, decay, 5000))
+    // 5 s of decay from 10 (linear: 5; exponential: 10·e^−0.5), computed by the read in float64
+    const want = applyDecay(10, decay, 5000)
     const ops: [string, (s: Sketch) => void][] = [
       ['update', (s) => s.update('k', 10)],
       ['updateAndEstimate', (s) => void s.updateAndEstimate('k', 10)],
