@@ -198,3 +198,22 @@ export class Float64Cells implements CellStore {
     return this.cells[CELL_STRIDE * p + CELL_SCORE] === 0 && this.cells[CELL_STRIDE * p + CELL_TIME] === 0
   }
 }
+
+/**
+ * The most the epoch moves can add to a cell's score within `spanMs` ms of clock
+ * (spec/sketch.md §2 "Clock range and the epoch"): a move decays a cell older than the new
+ * epoch to it and rounds it up by less than one Float32 ulp of that value (≤ 2^-23 of it, or
+ * 2^-149 below the normal range), and moves are at least 2^31 ms apart, so at most
+ * ⌊spanMs / 2^31⌋ + 1 of them fall in the span. The value is the cell's at the new epoch, up
+ * to 2^31 ms before the reading that moved it: under linear decay more than the score now
+ * (the caller bounds it, e.g. by hi). A promise of a time at which a score will have drained
+ * enough (a Retry-After) adds this, so no move in between breaks it.
+ * @param atEpoch a bound on |score| at any new epoch in the span (finite)
+ * @param spanMs the span of clock in ms (finite, ≥ 0)
+ * @returns the bound, in score units (≥ 0)
+ * @internal
+ */
+export function epochMoveRoundingMax(atEpoch: number, spanMs: number): number {
+  const ulp = Math.max(Math.abs(atEpoch) * 2 ** -23, 2 ** -149)
+  return (Math.floor(spanMs / EPOCH_HALF_RANGE) + 1) * ulp
+}
