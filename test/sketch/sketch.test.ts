@@ -623,3 +623,35 @@ t.test('an At form reads a NaN or infinite time as a broken clock reading: nothi
   }
   t.equal(s.estimateAt(3000, 'k'), 8, 'the cell kept its time: 2 s of decay at 3 s')
 })
+
+t.test('a read never stores: polling and refusals leave every cell as it was (spec/sketch.md §2)', async (t) => {
+  for (const decay of [linear(2), exponential(0.3)]) {
+    const clock = new FakeClock(1_000_000)
+    const s = new Probe({ levels: 4, cellsPerLevel: 64, decay, hi: 50, seed: 9, clock })
+    s.update('k', 5)
+    s.update('j', 1.3) // 1.3 is no Float32: stored rounded up, 1.2999999523 → 1.3000000715
+    const stored = s.cellBytes()
+    // a refused client polling every ms for 499 ms, rate 2/s burst 5 as in the adapters' tests
+    for (let ms = 1; ms < 500; ms++) {
+      clock.set(1_000_000 + ms)
+      s.estimate('k')
+      s.estimateDetailed('j')
+      t.notOk(s.tryUpdate('k', 5, 5), 'refused') // 5 − decay + 5 > 5
+      if (ms % 97 === 0) s.estimateAt(1_000_000 + ms - 50, 'k') // and a read behind it
+    }
+    t.ok(stored.equals(s.cellBytes()), `${decay.kind}: 1,502 reads and refusals (3 a ms for 499 ms, 5 behind) stored nothing`)
+    clock.set(1_000_500)
+    // each read is the decay of the stored 5 over the whole 500 ms, in float64
+    t.equal(s.estimate('k'), applyDecay(5, decay, 500), `${decay.kind}: the read at 500 ms is the float64 decay of 5`)
+  }
+  // linear 2/s: at 500 ms the debt is exactly 4, so a cost of 1 fits under 5 (no ulp left over)
+  const clock = new FakeClock(0)
+  const s = new Sketch({ levels: 4, cellsPerLevel: 64, decay: linear(2), hi: 50, seed: 9, clock })
+  for (let i = 0; i < 5; i++) t.ok(s.tryUpdate('k', 1, 5))
+  for (let ms = 0; ms < 500; ms++) {
+    clock.set(ms)
+    t.notOk(s.tryUpdate('k', 1, 5), `refused at ${ms} ms`)
+  }
+  clock.set(500)
+  t.ok(s.tryUpdate('k', 1, 5), 'admitted at 500 ms, when 5 − 2/s × 0.5 s + 1 = 5')
+})
