@@ -639,7 +639,10 @@ t.test('a read never stores: polling and refusals leave every cell as it was (sp
       t.notOk(s.tryUpdate('k', 5, 5), 'refused') // 5 − decay + 5 > 5
       if (ms % 97 === 0) s.estimateAt(1_000_000 + ms - 50, 'k') // and a read behind it
     }
-    t.ok(stored.equals(s.cellBytes()), `${decay.kind}: 1,502 reads and refusals (3 a ms for 499 ms, 5 behind) stored nothing`)
+    t.ok(
+      stored.equals(s.cellBytes()),
+      `${decay.kind}: 1,502 reads and refusals (3 a ms for 499 ms, 5 behind) stored nothing`,
+    )
     clock.set(1_000_500)
     // each read is the decay of the stored 5 over the whole 500 ms, in float64
     t.equal(s.estimate('k'), applyDecay(5, decay, 500), `${decay.kind}: the read at 500 ms is the float64 decay of 5`)
