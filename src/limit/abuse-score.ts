@@ -171,13 +171,16 @@ export class AbuseScore {
   }
 
   /**
-   * Ms until a blocked score decays to the threshold: halfLife · log2(score / threshold)
-   * (exponential decay, spec/http.md §2.3). 0 at exactly the threshold, where the HTTP layer
-   * still sends its minimum Retry-After of 1 s.
+   * Ms until a blocked score has decayed strictly below the threshold, in whole ms: the first
+   * ms after halfLife · log2(score / threshold) (exponential decay, spec/http.md §2.3). A key
+   * is blocked while its score is ≥ the threshold, so at exactly h·log2(s/T) it is still
+   * blocked (8 → 2 at a 10 s half-life is 20,000 ms, and the retry admitted is at 20,001).
+   * At least 1 ms, also for a score exactly at the threshold.
    * @param score a score ≥ threshold
    */
   retryAfterMsFor(score: number): number {
-    return this.halfLifeMs * Math.log2(score / this.threshold)
+    // the 1e-6 ms absorbs log2's rounding below an exact whole ms (20,000 read as 19,999.99…)
+    return Math.floor(this.halfLifeMs * Math.log2(score / this.threshold) + 1e-6) + 1
   }
 
   /** Add a delta (finite; 0 does nothing). @returns the score after */

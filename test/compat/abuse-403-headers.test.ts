@@ -26,7 +26,7 @@ t.test('403: Retry-After only; 404 of the not-found handler: the RateLimit field
   t.equal(
     blocked.headers['retry-after'],
     '1',
-    'score 10 at threshold 10: halfLife · log2(1) = 0, sent as the minimum 1 s',
+    'score 10 at threshold 10: blocked until 1 ms past halfLife · log2(1) = 0, sent as 1 s',
   )
   t.notOk('ratelimit' in blocked.headers, 'no quota figures on a 403')
   t.match(blocked.json(), { statusCode: 403, error: 'Forbidden' })

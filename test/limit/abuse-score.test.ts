@@ -36,12 +36,14 @@ t.test('blocked until decay brings it below the threshold: closed-form Retry-Aft
   const d = limiter.decide('k') as Decision
   t.equal(d.admitted, false)
   t.equal(d.policy, 'abuse', 'the abuse score denied (the adapters answer 403)')
-  // 8 → below 2 takes log2(4) = 2 half-lives = 20 s
-  t.equal(d.retryAfterMs, 20_000)
-  clock.advance(19_999)
-  t.equal((limiter.decide('k') as Decision).policy, 'abuse')
-  clock.advance(2)
-  t.ok((limiter.decide('k') as Decision).admitted)
+  // 8 → 2 takes log2(4) = 2 half-lives = 20 s; at 20 s the score is exactly 2, still ≥ the
+  // threshold, so the first ms strictly below it is 20,001, and a Decision's whole seconds say 21
+  t.equal((await limiter.peek('k')).abuse?.retryAfterMs, 20_001)
+  t.equal(d.retryAfterMs, 21_000)
+  clock.advance(20_000)
+  t.equal((limiter.decide('k') as Decision).policy, 'abuse', 'at exactly 2 half-lives the score is the threshold')
+  clock.advance(1)
+  t.ok((limiter.decide('k') as Decision).admitted, 'admitted 1 ms later')
 })
 
 t.test('an unknown option throws naming its path and the closest option; every option passes', async (t) => {
