@@ -30,7 +30,7 @@ replay options:
   --half-life D               half-life of the abuse score (default 10m)
   --memory B                  each policy's memory budget, as the adapters' memory option (default 8MB + 32KB): the
                               policies size themselves within it, and the report lists the sizes they chose over time
-  --levels L --cells M        sketch shape: L levels (1–16, default 4); --cells M (16–2^24) fixes M, 8 B a cell
+  --levels L --cells M        sketch shape: L levels (1–16, default 4); --cells M (16–2^24) fixes M, 16 B a cell
   --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)

@@ -1,5 +1,4 @@
 import type { LogFormat, ReplayConfig } from './replay-config.js'
-import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { formatDuration } from './units.js'
 
 /** A throttled key in the report. */
@@ -329,8 +328,8 @@ export function sizeRows(points: readonly GenerationSizes[]): { rows: Generation
 
 /**
  * The report's one-line account of the sketches' memory and shape: `8.0 MiB at the end; each
- * policy self-sized within 8.0 MiB (4 levels × 64–131,072 cells × 8 B × 2 generations)`, or
- * for a fixed shape `256.0 KiB (1 × 2 generations × 4 levels × 4,096 cells × 8 B)`.
+ * policy self-sized within 8.0 MiB (4 levels × 64–65,536 cells × 16 B × 2 generations)`, or
+ * for a fixed shape `512.0 KiB (1 × 2 generations × 4 levels × 4,096 cells × 16 B)`.
  * @param s the report's `sketch`
  * @param bytes formats bytes (`formatBytes`)
  * @param num formats a count
@@ -341,9 +340,9 @@ export function sketchMemoryText(
   num: (n: number) => string,
 ): string {
   if (!s.selfSized)
-    return `${bytes(s.sizeBytes)} (${s.policies.length} × ${s.generations} generations × ${s.levels} levels × ${num(s.cellsPerLevel)} cells × ${SKETCH_BYTES_PER_CELL} B)`
+    return `${bytes(s.sizeBytes)} (${s.policies.length} × ${s.generations} generations × ${s.levels} levels × ${num(s.cellsPerLevel)} cells × 16 B)`
   const all = [...(s.sizes.rate ?? []), ...(s.sizes.abuse ?? [])].flatMap((p) => p.cellsPerLevel)
   const lo = Math.min(s.cellsPerLevel, ...all)
   const range = lo === s.cellsPerLevel ? num(lo) : `${num(lo)}–${num(s.cellsPerLevel)}`
-  return `${bytes(s.sizeBytes)} at the end; each policy self-sized within ${bytes(s.memoryBytes ?? 0)} (${s.levels} levels × ${range} cells × ${SKETCH_BYTES_PER_CELL} B × ${s.generations} generations)`
+  return `${bytes(s.sizeBytes)} at the end; each policy self-sized within ${bytes(s.memoryBytes ?? 0)} (${s.levels} levels × ${range} cells × 16 B × ${s.generations} generations)`
 }

@@ -37,7 +37,7 @@ export interface Suggestion {
   maxCellsPerLevel?: number
   /** With a load and a budget: what the policy's sizer asks for at this load (more than `cellsPerLevel` when the budget holds less; the Limiter then logs it once). */
   sizerCellsPerLevel?: number
-  /** Bytes of one sketch: L × M × 8 (`SKETCH_BYTES_PER_CELL`). */
+  /** Bytes of one sketch: L × M × 16. */
   bytesPerSketch: number
   /** Bytes of a Rotator of `generations` sketches. */
   bytes: number
@@ -221,7 +221,7 @@ function policyModel(o: SuggestOptions, policy: SuggestPolicy, generations: numb
  *   reaches p wins.
  * - With a budget of `memoryBytes` (a policy's `memory`): for each L in 1..min(maxLevels, 16)
  *   the largest M a Limiter builds for `{ memory, levels: L }` (`sketchBudget`: the load meter,
- *   a default telemetry and L × M × 8 B × generations inside the budget) is the first
+ *   a default telemetry and L × M × 16 B × generations inside the budget) is the first
  *   generation's (`maxCellsPerLevel`); with a load, `cellsPerLevel` is what the later
  *   generations settle at (the sizer's answer clamped to [min(64, max), max]). The fewest
  *   levels that reach p win, else the L with the lowest rate (`meetsTarget` is then false).

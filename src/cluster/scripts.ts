@@ -190,8 +190,7 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * byte offset of its first cell in the generation's string, (b·L·W + o_0)·16, in decimal (text
  * the script passes on to GETRANGE and SETRANGE as is), so the script parses no list.
  *
- * Per generation touched: one GETRANGE and, when the call writes (an admitted `tryConsume`, an
- * `add`; a read or a denial stores nothing), one SETRANGE of the span from
+ * Per generation touched: one GETRANGE and, when a cell changed, one SETRANGE of the span from
  * the key's first cell in its block to its last (the other keys' cells in between written back
  * as read: the script is atomic; the looped form reads the whole block of L·W·16 bytes).
  *
@@ -286,6 +285,7 @@ local okey = KEYS[2 + oj]
 local raw, base, O = block(okey, oj, oldest)
 local S = {}
 local T = {}
+local changed = false
 local acc
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
@@ -293,6 +293,7 @@ for i = 1, L do
   local s, t = decayed(s0, t0)
   S[i] = s
   T[i] = t
+  if t ~= t0 or s ~= s0 then changed = true end
   if agg == 0 then
     if s < acc then acc = s end
   elseif agg == 1 then
@@ -303,8 +304,8 @@ for i = 1, L do
 end
 if agg == 2 then acc = acc / L end
 if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
-  -- a read or a denial stores nothing (as the Sketch, spec/sketch.md §2): the cells keep their
-  -- scores and times, and the next write decays them
+  -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
+  if changed then store(okey, raw, base, O, S, T) end
   touchFp()
   if op == 2 then return reply(1, acc) end
   return reply(0, acc)
@@ -474,12 +475,14 @@ end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
 local acc
+local changed = false
 do
 ${readBlock('okey', 'oj', 'oldest')}
-${list((i) => decayCell(i, ''), '\n')}
+${list((i) => decayCell(i, '\n  changed = true'), '\n')}
 ${aggregate()}
 if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
-  -- a read or a denial stores nothing (as the Sketch, spec/sketch.md §2)
+  -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
+  if changed then redis.call('SETRANGE', okey, ats, ${span()}) end
   if op == 2 then
 ${finish('1', 'acc')}
   end

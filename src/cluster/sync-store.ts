@@ -1,5 +1,6 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
+import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
@@ -48,18 +49,16 @@ class FleetSketch extends Sketch {
    * push carries the raise to the fleet and the pull that follows does not undo it.
    */
   updateWithFloorTracked(key: string | Uint8Array, delta: number, floor: number, gen: Generation): void {
-    this.estimate(key) // locates the key's cells and reads them at now (a read stores nothing)
+    this.estimate(key) // decays the key's cells to now (written back) and locates them
     const M = this.cellsPerLevel
     const idx = this.lastIdx
     const before = this.before
-    // decayed to now as the read saw them: the stored scores are older, and a gain measured
-    // from them would count the key's decay since its last write as given back (the pushes
-    // would then carry less than the key owes: over-admission, test/regressions/sync-store-carry-forward.ts)
-    for (let i = 0; i < idx.length; i++) before[i] = this.decayedLocated(i)
+    const cells = this.cells
+    for (let i = 0; i < idx.length; i++) before[i] = cells[CELL_STRIDE * (i * M + idx[i]) + CELL_SCORE]
     this.updateWithFloor(key, delta, floor)
     for (let i = 0; i < idx.length; i++) {
       const p = i * M + idx[i]
-      addPending(gen, p, this.cellScore(p) - before[i])
+      addPending(gen, p, cells[CELL_STRIDE * p + CELL_SCORE] - before[i])
     }
   }
 
@@ -82,7 +81,7 @@ class FleetSketch extends Sketch {
     const end = Math.min(M, first + slotCells)
     const inRaw = raw === undefined ? 0 : Math.floor(raw.length / 16)
     const dv = raw === undefined ? undefined : new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
-    const at = this.coldNow(localNowMs)
+    const cells = this.cells
     for (let i = 0; i < this.levels; i++) {
       for (let j = first; j < end; j++) {
         const p = i * M + j
@@ -91,15 +90,16 @@ class FleetSketch extends Sketch {
         if (q < inRaw)
           s = applyDecay(dv!.getFloat64(q * 16, true), this.decay, serverNowMs - dv!.getFloat64(q * 16 + 8, true))
         s += pending[p]
-        this.putCell(p, s < this.lo ? this.lo : s > this.hi ? this.hi : s, at)
+        cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+        cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
       }
     }
   }
 }
 
 /**
- * Bytes a sync store holds per cell of a live generation: the Sketch's 8 (a Float32 score
- * and a Uint32 time), the pending sum since the last push (Float64, 8), the dirty list entry
+ * Bytes a sync store holds per cell of a live generation: the Sketch's 16 (score and time,
+ * Float64 each), the pending sum since the last push (Float64, 8), the dirty list entry
  * (Uint32, 4) and the dirty mark (Uint8, 1). `examples/bench/sync-store-memory.ts` measures it.
  * @internal
  */
@@ -110,8 +110,8 @@ const MIN_BUDGET_CELLS = 16
 
 /**
  * A self-sized policy's sizing within the store's budget (`spec.memoryBytes`) at
- * {@link SYNC_BYTES_PER_CELL}: the largest shape the policy computed at 8 B per cell is
- * lowered to what the budget holds at 21, so the store never holds more than its budget.
+ * {@link SYNC_BYTES_PER_CELL}: the largest shape the policy computed at 16 B per cell is
+ * lowered to what the budget holds at 29, so the store never holds more than its budget.
  * @throws {GrudgeError} `ERR_GRUDGE_SIZING_BUDGET` when the budget holds fewer than 16 cells per level
  */
 function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {

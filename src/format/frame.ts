@@ -184,11 +184,7 @@ export function frameSeed(bytes: Uint8Array): Uint8Array {
 
 // true on every platform Node runs on today; the byte-by-byte paths keep the format
 // little-endian should that change
-/**
- * Whether this machine stores numbers little-endian, as frames do (then typed arrays copy as bytes).
- * @internal
- */
-export const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
 
 /**
  * Writes the little-endian fields of a family's params or payload in order, so a codec
@@ -225,17 +221,6 @@ export class FieldWriter {
   u32(v: number): void {
     this.dv.setUint32(this.at, v, true)
     this.at += 4
-  }
-
-  /** Write a float32 (`v` as `Math.fround` takes it: callers round it first when it matters). */
-  f32(v: number): void {
-    this.dv.setFloat32(this.at, v, true)
-    this.at += 4
-  }
-
-  /** Overwrite the u32 at byte `offset` (a field already written), leaving the next field's offset. */
-  u32At(offset: number, v: number): void {
-    this.dv.setUint32(offset, v, true)
   }
 
   /** Write a float64. */
@@ -317,14 +302,6 @@ export class FieldReader {
     return v
   }
 
-  /** Read a float32. */
-  f32(field: string): number {
-    this.need(4, field)
-    const v = this.dv.getFloat32(this.at, true)
-    this.at += 4
-    return v
-  }
-
   /** Read a float64. */
   f64(field: string): number {
     this.need(8, field)
@@ -349,14 +326,6 @@ export class FieldReader {
     this.need(n, field)
     for (let i = 0; i < n; i++) if (this.bytes[this.at + i] !== 0) invalidField(field, '0', 'non-zero bytes')
     this.at += n
-  }
-
-  /** The next `n` bytes as a view (no copy), for a block read field by field through its own DataView. */
-  view(n: number, field: string): DataView {
-    this.need(n, field)
-    const v = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.at, n)
-    this.at += n
-    return v
   }
 
   /** Read `n` float64 values into a new array. */

@@ -1,6 +1,5 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { EPOCH_HALF_RANGE, epochMoveRoundingMax } from '../sketch/cells.js'
 import { SELF_SIZED_CELL_RANGE, debtMeterCellsForLoad, type DebtMeterLoad } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
@@ -129,8 +128,6 @@ export class DebtMeter {
   readonly periodMs: number
   /** Ms to restore a full quota from empty: burst / rate · 1000. */
   readonly windowMs: number
-  /** Ms for the largest debt to drain: maxDebt / rate · 1000. */
-  private readonly drainMs: number
   /** Where the debts live. */
   readonly store: ScoreStore
   /** The Rotator of {@link DebtMeter.store} when that is the very store `localStore()` built (see {@link localRotatorOf}), else undefined. */
@@ -163,7 +160,6 @@ export class DebtMeter {
     this.name = c.name
     this.windowMs = c.windowMs
     this.periodMs = c.periodMs
-    this.drainMs = (c.maxDebt / c.rate) * 1000
     const generations = sketch.generations
     this.store = policyStore(sketch, storeName, this.periodMs, linear(this.rate), this.maxDebt, (load) =>
       debtMeterCellsFor(c, generations, load.levels, load.costPerSecond),
@@ -256,18 +252,7 @@ export class DebtMeter {
       v.resetMs = this.resetMsOf(debt)
       v.retryAfterMs = 0
     } else {
-      let wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
-      // A move of the sketch's epoch during the wait rounds a cell last written more than
-      // 2^31 ms before it up (spec/sketch.md §2): only possible when a debt can live that long
-      // (maxDebt / rate) with the wait and its rounding to whole seconds on top. The promise
-      // then covers the most those moves can add (the cell's value at the new epoch, 2^31 ms
-      // back, is at most the debt now plus 2^31 ms of drain, and at most maxDebt), so the
-      // retry it names is admitted.
-      const span = wait + 1000
-      if (this.drainMs + span > EPOCH_HALF_RANGE) {
-        const atEpoch = Math.min(this.maxDebt, debt + this.rate * (EPOCH_HALF_RANGE / 1000))
-        wait += (epochMoveRoundingMax(atEpoch, span) / this.rate) * 1000
-      }
+      const wait = (Math.max(0, debt + cost - this.burst) / this.rate) * 1000
       v.resetMs = wait
       v.retryAfterMs = wait
     }

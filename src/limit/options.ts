@@ -21,7 +21,7 @@ export interface PolicySketchOptions {
    * Memory budget of each policy's sketches, all generations together: bytes (a positive
    * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
-   * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 8 B × generations ≤ memory as its largest
+   * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 16 B × generations ≤ memory as its largest
    * shape: the 2 KiB is the load meter of the sizing and T the limiter's telemetry at its largest
    * (its HyperLogLog windows, (windowBuckets + 1) × 5 KiB: 30 KiB by default), both counted
    * inside the budget. In process, each new generation is then sized from the load measured
@@ -33,7 +33,7 @@ export interface PolicySketchOptions {
    * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA).
    * Given with both `levels` and `cellsPerLevel` their sketches and the telemetry must fit in it
    * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB + T +
-   * L × 16 cells × 8 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
+   * L × 16 cells × 16 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
    */
   memory?: number | string
   /** L, levels per sketch: integer in [1, 16]. Default 4. */
@@ -122,8 +122,8 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
 }
 
 /**
- * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 131,072 ×
- * 2 generations × 8 B; 4 × 65,536 while cells were 16 B), the 2 KiB load meter and the 30 KiB of a default Telemetry's
+ * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 65,536 ×
+ * 2 generations × 16 B), the 2 KiB load meter and the 30 KiB of a default Telemetry's
  * HyperLogLog windows, 8,421,376 bytes (spec/sizing.md §5 says why).
  */
 export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES + telemetryMaxBytes()
@@ -155,7 +155,7 @@ const MAX_CELLS = 1 << 24
 /**
  * The cells per level of a policy's sketch from its budget: the largest power of two M in
  * [16, 2^24] with 2 KiB (the load meter, {@link METER_BYTES}) + `reservedBytes` (a Limiter's
- * telemetry) + L × M × 8 B × generations ≤ memory ({@link budgetCellsPerLevel}); or the
+ * telemetry) + L × M × 16 B × generations ≤ memory ({@link budgetCellsPerLevel}); or the
  * `cellsPerLevel` given (a fixed shape, no meter), which must then fit a `memory` given beside
  * it with the reserved bytes. `grudge suggest --memory` calls this too.
  * @param reservedBytes bytes of the budget held for something else than the policy's store (≥ 0; default 0)

@@ -1,5 +1,5 @@
 import { GrudgeError } from '../errors.js'
-import type { CellStore, CellView } from './cells.js'
+import { CELL_SCORE, CELL_STRIDE, CELL_TIME, type CellView } from './cells.js'
 import { applyDecay } from './decay.js'
 import { incompatibility, type SketchShape } from './shape.js'
 import type { SparseCells } from './sketch-codec.js'
@@ -23,22 +23,24 @@ export function assertMergeable(what: string, a: SketchShape, b: SketchShape): v
 }
 
 /**
- * Decay cell `p` of `cells` to `now` in place, as the Sketch does lazily: a clock gone back
- * decays nothing and the time never moves back, except that a never-touched cell of a
- * float64 store (score 0, time 0) takes `now` whatever its sign. The decayed score is
- * stored rounded up (`cells.ts`).
- * @param now a time in ms within the store's range, or one behind every cell's time
- * @returns the cell's decayed score, as stored
+ * Decay cell `p` of interleaved `cells` (a Sketch's layout, `cells.ts`) to `now` in place,
+ * as the Sketch does lazily: a clock gone back decays nothing and the time never moves
+ * back, except that a never-touched cell (score 0, time 0) takes `now` whatever its sign.
+ * @returns the cell's decayed score
  * @internal
  */
-export function decayCellTo(shape: SketchShape, cells: CellStore, p: number, now: number): number {
-  const last = cells.time(p)
-  let s = cells.score(p)
+export function decayCellTo(shape: SketchShape, cells: Float64Array, p: number, now: number): number {
+  const q = CELL_STRIDE * p
+  const last = cells[q + CELL_TIME]
+  let s = cells[q + CELL_SCORE]
   if (now > last) {
-    if (s !== 0) s = cells.setScore(p, applyDecay(s, shape.decay, now - last))
-    cells.setTime(p, now)
-  } else if (s === 0 && now > -Infinity && cells.isFresh(p)) {
-    cells.setTime(p, now) // a never-touched cell under a clock reading ≤ 0 (see Sketch)
+    if (s !== 0) {
+      s = applyDecay(s, shape.decay, now - last)
+      cells[q + CELL_SCORE] = s
+    }
+    cells[q + CELL_TIME] = now
+  } else if (s === 0 && last === 0 && now > -Infinity) {
+    cells[q + CELL_TIME] = now // a never-touched cell under a clock reading ≤ 0 (see Sketch)
   }
   return s
 }
@@ -56,26 +58,26 @@ export function decayCellTo(shape: SketchShape, cells: CellStore, p: number, now
  * the part of `age` during which the destination cell would have been empty (after
  * `τ + |s| / rate`, τ and s the cell's last-touched time and score): exact when the cell
  * was not touched in between. The same amount is added to the `also` cells (a replica's
- * baseline), so the view − baseline difference is unchanged. See
+ * baseline, interleaved), so the view − baseline difference is unchanged. See
  * `spec/rotator.md` § 4.
  * @param src the source cells in either layout; `src.count` MUST equal the destination's
  * @internal
  */
 export function addCells(
   shape: SketchShape,
-  dst: CellStore,
+  dst: Float64Array,
   dstNow: number,
   src: CellView,
   srcNow: number,
   inTransit: boolean,
-  also?: CellStore,
+  also?: Float64Array,
 ): void {
   const linearRatePerMs = inTransit && shape.decay.kind === 'linear' ? shape.decay.ratePerSecond / 1000 : 0
-  const { scores, times, stride, count, epochMs } = src
+  const { scores, times, stride, count } = src
   for (let p = 0; p < count; p++) {
     const v = scores[p * stride]
     if (v === 0) continue
-    addCell(shape, dst, dstNow, p, v, srcNow - (epochMs + times[p * stride]), linearRatePerMs, also)
+    addCell(shape, dst, dstNow, p, v, srcNow - times[p * stride], linearRatePerMs, also)
   }
 }
 
@@ -87,12 +89,12 @@ export function addCells(
  */
 export function addSparseCells(
   shape: SketchShape,
-  dst: CellStore,
+  dst: Float64Array,
   dstNow: number,
   src: SparseCells,
   srcNow: number,
   inTransit: boolean,
-  also?: CellStore,
+  also?: Float64Array,
 ): void {
   const linearRatePerMs = inTransit && shape.decay.kind === 'linear' ? shape.decay.ratePerSecond / 1000 : 0
   const age = srcNow - src.at
@@ -104,23 +106,25 @@ export function addSparseCells(
 /** One cell of {@link addCells}: source value `v` (non-zero), taken `age` ms ago, into cell `p`. */
 function addCell(
   shape: SketchShape,
-  dst: CellStore,
+  dst: Float64Array,
   dstNow: number,
   p: number,
   v: number,
   age: number,
   linearRatePerMs: number,
-  also: CellStore | undefined,
+  also: Float64Array | undefined,
 ): void {
   const lo = shape.lo
   const hi = shape.hi
   const decay = shape.decay
+  const q = CELL_STRIDE * p
   if (age > 0) {
-    const before = dst.score(p)
+    const before = dst[q + CELL_SCORE]
     if (linearRatePerMs > 0 && (before === 0 || before > 0 === v > 0)) {
       const takenAt = dstNow - age
-      // a never-touched cell has been empty forever, whatever the clock's origin
-      const emptyFrom = before === 0 && dst.isFresh(p) ? -Infinity : dst.time(p) + Math.abs(before) / linearRatePerMs
+      const touched = dst[q + CELL_TIME]
+      // a never-touched cell (score 0, time 0) has been empty forever, whatever the clock's origin
+      const emptyFrom = before === 0 && touched === 0 ? -Infinity : touched + Math.abs(before) / linearRatePerMs
       const drainMs = dstNow - (takenAt > emptyFrom ? takenAt : emptyFrom)
       if (drainMs > 0) v = applyDecay(v, decay, drainMs)
     } else {
@@ -131,11 +135,11 @@ function addCell(
   let s = decayCellTo(shape, dst, p, dstNow) + v
   if (s < lo) s = lo
   else if (s > hi) s = hi
-  dst.setScore(p, s)
+  dst[q + CELL_SCORE] = s
   if (also !== undefined) {
     let b = decayCellTo(shape, also, p, dstNow) + v
     if (b < lo) b = lo
     else if (b > hi) b = hi
-    also.setScore(p, b)
+    also[q + CELL_SCORE] = b
   }
 }

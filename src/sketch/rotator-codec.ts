@@ -10,7 +10,6 @@ import {
   FLAG_SPARSE,
   SHAPE_PARAMS_BYTES,
   checkFlags,
-  denseBytes,
   readCells,
   readShape,
   readSparse,
@@ -20,22 +19,18 @@ import {
   writeCells,
   writeShape,
   writeSparse,
-  type CellLayout,
   type DecodedCells,
   type DecodedShape,
 } from './sketch-codec.js'
 
 // The rotator family (FAMILY.rotator): the sketch family's shape block, the rotator's own
-// fields, then per generation (oldest first) its seed, (version ≥ 2) its cells per level and
-// creation time, and a sketch cell block (version 3: layout 2, 8-byte cells). Byte table in `spec/format.md`.
+// fields, then per generation (oldest first) its seed, (version 2) its cells per level and
+// creation time, and a sketch cell block. Byte table in `spec/format.md`.
 
-/**
- * Highest version of the rotator family (FAMILY.rotator = 2) this release writes and reads
- * (2: a shape per generation; 3: 8-byte cells, cell layout 2; versions 1 and 2 still read).
- */
-export const ROTATOR_FORMAT_VERSION = 3
-/** Bytes before a generation's cell block: seed (16); version ≥ 2 adds cells per level u32, reserved u32, creation time f64. */
-const GEN_HEADER_BYTES = [0, 16, 32, 32] as const
+/** Highest version of the rotator family (FAMILY.rotator = 2) this release writes and reads (2: a shape per generation). */
+export const ROTATOR_FORMAT_VERSION = 2
+/** Bytes before a generation's cell block: seed (16); version 2 adds cells per level u32, reserved u32, creation time f64. */
+const GEN_HEADER_BYTES = [0, 16, 32] as const
 /**
  * Size in bytes of the rotator params (shape block + rotator fields).
  * @internal
@@ -101,7 +96,7 @@ export interface DecodedRotator {
 }
 
 /**
- * Encode a rotator-family frame (version 3). See `spec/format.md`.
+ * Encode a rotator-family frame (version 2). See `spec/format.md`.
  * @param shape the shape block; its cellsPerLevel MUST be the oldest generation's
  * @param masterSeed the rotator's master seed (flag bit 1) or undefined
  * @param keyHashMaster the master of the generations' shared key hash (flag bit 3: the
@@ -127,11 +122,11 @@ export function encodeRotator(
   pw.f64(fields.rotations)
   pw.f64(fields.lastRotationAtMs)
   const H = GEN_HEADER_BYTES[ROTATOR_FORMAT_VERSION]
-  const dense = gens.reduce((acc, g) => acc + H + denseBytes(g.cells.count, 2), 0)
+  const denseBytes = gens.reduce((acc, g) => acc + H + g.cells.count * 16, 0)
   const sparse = delta ? gens.map((g) => sparseInfo(g.cells)) : []
-  const sparseTotal = (): number => sparse.reduce((acc, x) => acc + H + sparseBytes(x!.count, 2), 0)
-  const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < dense
-  const payload = new Uint8Array(useSparse ? sparseTotal() : dense)
+  const sparseTotal = (): number => sparse.reduce((acc, x) => acc + H + sparseBytes(x!.count), 0)
+  const useSparse = delta && sparse.every((x) => x !== undefined) && sparseTotal() < denseBytes
+  const payload = new Uint8Array(useSparse ? sparseTotal() : denseBytes)
   const w = new FieldWriter(payload)
   for (let g = 0; g < gens.length; g++) {
     w.raw(gens[g].seed)
@@ -139,7 +134,7 @@ export function encodeRotator(
     w.u32(0)
     w.f64(gens[g].createdAtMs)
     if (useSparse) writeSparse(w, gens[g].cells, sparse[g].count, sparse[g].at)
-    else writeCells(w, gens[g].cells, shape.decay)
+    else writeCells(w, gens[g].cells)
   }
   const flags =
     (delta ? FLAG_DELTA : 0) |
@@ -203,8 +198,7 @@ export function decodeRotator(
       if (frame.seed[i] !== 0) invalidField('seed', '16 zero bytes (flag bit 1 clear: no master seed)', frame.seed[i])
   }
   const version = frame.version
-  const H = GEN_HEADER_BYTES[version as 1 | 2 | 3]
-  const layout: CellLayout = version >= 3 ? 2 : 1
+  const H = GEN_HEADER_BYTES[version as 1 | 2]
   if (version === 1 && !isSparse) {
     const per = 16 + shape.levels * shape.cellsPerLevel * 16
     if (frame.payload.length !== generations * per)
@@ -254,7 +248,7 @@ export function decodeRotator(
       if (reservedGen !== 0) invalidField(`generation ${g} reserved`, '0', reservedGen)
       if (!Number.isFinite(createdAtMs)) invalidField(`generation ${g} creation ms`, 'a finite number', createdAtMs)
       genShape = { ...shape, cellsPerLevel: cells }
-      if (!isSparse && r.remaining < denseBytes(cells * shape.levels, layout))
+      if (!isSparse && r.remaining < cells * shape.levels * 16)
         invalidField(
           'payload length',
           `room for generation ${g}'s ${shape.levels} × ${cells} cells at offset ${r.offset}`,
@@ -262,8 +256,8 @@ export function decodeRotator(
         )
     }
     const cells = isSparse
-      ? readSparse(r, genShape, time, `generation ${g}`, layout)
-      : readCells(r, genShape, isDelta, time, `generation ${g} cell`, layout)
+      ? readSparse(r, genShape, time, `generation ${g}`)
+      : readCells(r, genShape, isDelta, time, `generation ${g} cell`)
     const genHashed = shapeWithSeed(genShape, seed)
     gens.push({
       shape: keys === undefined ? genHashed : { ...genHashed, hasher: new GenerationHasher(keys, seed) },

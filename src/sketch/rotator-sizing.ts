@@ -67,9 +67,9 @@ export interface RotatorSizing {
   /** Largest cells per level of any generation: a power of two ≥ minCellsPerLevel. Give this or `maxBytes`, not both. */
   maxCellsPerLevel?: number
   /**
-   * The budget in bytes for the whole Rotator: every generation's cells (8 B each,
-   * `SKETCH_BYTES_PER_CELL`) plus the 2 KiB of the load meter. The maximum cells per level is
-   * the largest power of two M with 2048 + N × L × M × 8 ≤ maxBytes, so memory never exceeds it whatever the mix of shapes.
+   * The budget in bytes for the whole Rotator: every generation's cells (16 B each) plus the
+   * 2 KiB of the load meter. The maximum cells per level is the largest power of two M with
+   * 2048 + N × L × M × 16 ≤ maxBytes, so memory never exceeds it whatever the mix of shapes.
    * Give this or `maxCellsPerLevel`, not both.
    */
   maxBytes?: number
@@ -152,7 +152,7 @@ function floorPowerOfTwo(x: number): number {
 /**
  * The cells per level a memory budget holds: the largest power of two M ≤ `maxCells` with
  * `reservedBytes + generations × levels × M × bytesPerCell ≤ memoryBytes`, or 0 when not even
- * M = 1 fits. The one rule of every budget: the Limiter's `memory` (8 B per cell, the 2 KiB
+ * M = 1 fits. The one rule of every budget: the Limiter's `memory` (16 B per cell, the 2 KiB
  * load meter and the limiter's telemetry reserved), a Rotator's `sizing.maxBytes`, the Redis
  * sync store (which holds more per cell) and `grudge suggest --memory`.
  * @param memoryBytes the budget in bytes (finite, > 0)
@@ -224,11 +224,11 @@ export function checkSizing(
     const bytes = sizing.maxBytes
     if (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes <= 0)
       invalidOption('sizing.maxBytes', 'a finite number of bytes > 0', bytes)
-    const smallest = METER_BYTES + generations * levels * min * SKETCH_BYTES_PER_CELL
+    const smallest = METER_BYTES + generations * levels * min * 16
     if (bytes < smallest) {
       invalidOption(
         'sizing.maxBytes',
-        `at least ${smallest} bytes (2048 for the load meter + ${generations} generations × ${levels} levels × ${min} cells × ${SKETCH_BYTES_PER_CELL} B)`,
+        `at least ${smallest} bytes (2048 for the load meter + ${generations} generations × ${levels} levels × ${min} cells × 16 B)`,
         bytes,
       )
     }

@@ -678,7 +678,7 @@ export class Rotator {
   }
 
   /**
-   * The rotator as a binary frame (family 2, version 3: 8-byte cells; byte table in `spec/format.md`):
+   * The rotator as a binary frame (family 2, version 1; byte table in `spec/format.md`):
    * shape, master seed, period, rotation count, time of the last rotation, and every
    * generation's seed and cells, oldest first. Restore with {@link Rotator.deserialize}.
    * {@link Rotator.serializeAt} at the clock's time and `Date.now()`.
@@ -761,7 +761,7 @@ export class Rotator {
         d.masterSeed,
         d.gens.map((g) => {
           const sketch = new Sketch({ ...g.shape, clock: d.clock })
-          sketch.loadCellsFromFrame(g.cells.scores, g.cells.touched, g.cells.epochMs)
+          sketch.loadCellsFromFrame(g.cells.scores, g.cells.touched)
           return sketch
         }),
         rotations,

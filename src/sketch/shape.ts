@@ -1,13 +1,11 @@
 import type { Clock, Ticker } from '../clock.js'
 import { keyHashOf, type Hasher, type SeedLike } from '../hash/hasher.js'
 import { optionKeys } from '../options.js'
-import { CELL_BYTES } from './cells.js'
 import type { RotatorSizing } from './rotator-sizing.js'
 
 // The shape of a sketch, written once: what the Sketch, its deltas, its frames, merge and
 // the Redis store (src/cluster) all mean by "the same sketch". Nothing here imports the
-// other sketch files (but the leaf cells.ts, for the bytes of a cell), so they all import
-// it and none imports another for a type.
+// other sketch files, so they all import it and none imports another for a type.
 
 /**
  * Numeric ids of the decay kinds, stored in binary frames and in the Redis store's scripts.
@@ -61,8 +59,8 @@ export const MAX_LEVELS = 1 << 20
 export const MAX_CELLS_PER_LEVEL = 0x100000000
 /**
  * Upper bound of L × M, the cells of one sketch: 2^30. A sketch keeps its cells in one
- * buffer of 8 B a cell (src/sketch/cells.ts): 2^30 cells are 8 GiB (16 GiB while cells were
- * float64 pairs, which the bound was set for). The former bound, 2^31 − 1, asked for one of 32 GiB,
+ * Float64Array of 2·L·M doubles (score and time paired, src/sketch/cells.ts), 16 B a cell:
+ * 2^30 cells are one buffer of 16 GiB. The former bound, 2^31 − 1, asked for one of 32 GiB,
  * which V8 refused ("Array buffer allocation failed", an uncoded RangeError) on the 23 GiB
  * machine where 16 GiB were granted, and which no one-machine limiter can use.
  * @internal
@@ -267,12 +265,12 @@ export const ROTATOR_DESERIALIZE_KEYS = optionKeys<RotatorDeserializeOptions>({
 })
 
 /**
- * Bytes one cell of a Sketch holds: a Float32 score and a Uint32 last-touched time (the
- * 8-byte cell, {@link CELL_BYTES} in cells.ts). What `memory` budgets divide by; a test pins
- * it to `Sketch.sizeBytes()`.
+ * Bytes one cell of a Sketch holds: a Float64 score and a Float64 last-touched time (two
+ * Float64Arrays of L × M). What `memory` budgets divide by; a test pins it to
+ * `Sketch.sizeBytes()`.
  * @internal
  */
-export const SKETCH_BYTES_PER_CELL = CELL_BYTES
+export const SKETCH_BYTES_PER_CELL = 16
 
 /** The placement's name in an incompatibility message (spec/rotator.md §1 "Placement"). */
 function placementName(h: Hasher): string {

@@ -1,18 +1,10 @@
 import type { Clock } from '../clock.js'
 import { GrudgeError } from '../errors.js'
-import {
-  FAMILY,
-  FieldReader,
-  FieldWriter,
-  LITTLE_ENDIAN,
-  invalidField,
-  readFrame,
-  writeFrame,
-} from '../format/frame.js'
+import { FAMILY, FieldReader, FieldWriter, invalidField, readFrame, writeFrame } from '../format/frame.js'
 import { HASHER_IDS, hasherFromId, isHasherId } from '../hash/hasher.js'
 import { finiteNow, readerStamp, TimeMap, type WriterStamp } from './clock-stamp.js'
-import { CELL_BYTES, CELL_STRIDE, F32_MAX, MAX_TICK, roundUpF32, type CellView } from './cells.js'
-import { applyDecay, exponential, linear, none } from './decay.js'
+import type { CellView } from './cells.js'
+import { exponential, linear, none } from './decay.js'
 import {
   AGGREGATORS,
   AGGREGATOR_IDS,
@@ -28,26 +20,8 @@ import {
 // The sketch family (FAMILY.sketch) and the blocks the rotator family reuses: the 52-byte
 // shape block and the dense and sparse cell blocks. Byte tables in `spec/format.md`.
 
-/**
- * Highest version of the sketch family (FAMILY.sketch = 1) this release writes and reads
- * (2: 8-byte cells, the in-memory layout of `cells.ts`; version 1, float64 cells, still read).
- */
-export const SKETCH_FORMAT_VERSION = 2
-/**
- * A cell block's layout: 1, float64 scores then float64 times (16 B a cell: sketch version 1,
- * rotator versions 1–2); 2, the epoch then 8-byte cells, a Float32 score and a Uint32 tick
- * (sketch version 2, rotator version 3). Byte tables in `spec/format.md`.
- * @internal
- */
-export type CellLayout = 1 | 2
-
-/**
- * Bytes of a dense cell block of `n` cells: 16·n (layout 1) or 8 + 8·n (layout 2).
- * @internal
- */
-export function denseBytes(n: number, layout: CellLayout): number {
-  return layout === 1 ? 16 * n : 8 + CELL_BYTES * n
-}
+/** Highest version of the sketch family (FAMILY.sketch = 1) this release writes and reads. */
+export const SKETCH_FORMAT_VERSION = 1
 /**
  * Size in bytes of the shape params block shared by the sketch and rotator families.
  * @internal
@@ -94,12 +68,6 @@ export interface DecodedCells {
   readonly touched: Float64Array
   /** The entries of a sparse block, when the cells came from one. */
   readonly sparse?: SparseCells
-  /**
-   * A layout-2 block's epoch on the reader's clock (ms), when the writer's clock had reached
-   * it: loading the cells counts from it, so a frame written and read on one clock restores
-   * the cells' ticks and epoch as they were.
-   */
-  readonly epochMs?: number
 }
 
 /**
@@ -263,103 +231,49 @@ export function checkFlags(
 }
 
 /**
- * A score as a layout-2 cell holds it: clamped to ±{@link F32_MAX} (a delta of two cells can
- * reach 2·F32_MAX) and rounded up to a Float32 value, so what a reader adds is never below
- * what was taken (a negative delta keeps at most its magnitude). A tiny negative value may
- * round up to 0 (−0): then the cell is written as a zero cell.
+ * Write one dense cell block: scores then times, L·M float64 each (the frame keeps this
+ * block layout whatever the in-memory one: `cells.ts`).
  * @internal
  */
-export function cellScore(s: number): number {
-  return roundUpF32(s < -F32_MAX ? -F32_MAX : s > F32_MAX ? F32_MAX : s)
-}
-
-/**
- * Write one dense cell block in layout 2 (what this release writes): the epoch (f64 ms,
- * writer's clock, 0 when no cell is set), then per cell its score (f32) and tick (u32 ms
- * after the epoch); a zero cell is written as (0, 0). A Sketch's 8-byte cells are copied as
- * they are (one byte copy on a little-endian machine). Other cells (a delta's float64
- * arrays of absolute times) are rounded as a Sketch stores them: scores by
- * {@link cellScore}, times up to whole ms; the epoch is the oldest set cell's time, or
- * 2^32 − 1 ms before the newest when they span more, a cell older than that epoch being
- * decayed to it first (as a Sketch's rebase does).
- * @internal
- */
-export function writeCells(w: FieldWriter, cells: CellView, decay: Decay): void {
+export function writeCells(w: FieldWriter, cells: CellView): void {
   const { scores, times, stride, count } = cells
-  if (scores instanceof Float32Array && times instanceof Uint32Array && stride === CELL_STRIDE) {
-    w.f64(cells.epochMs)
-    const at = w.offset
-    if (LITTLE_ENDIAN) w.raw(new Uint8Array(scores.buffer, scores.byteOffset, count * CELL_BYTES))
-    else {
-      for (let p = 0; p < count; p++) {
-        w.f32(scores[p * stride])
-        w.u32(times[p * stride])
-      }
-    }
-    // a zero cell (or −0) is (0, 0) in a frame whatever its tick: frames of one state are one byte string
-    for (let p = 0; p < count; p++) {
-      if (scores[p * stride] !== 0) continue
-      w.u32At(at + CELL_BYTES * p, 0)
-      w.u32At(at + CELL_BYTES * p + 4, 0)
-    }
+  if (stride === 1) {
+    w.f64s(scores)
+    w.f64s(times)
     return
   }
-  let newest = -Infinity
-  let oldest = Infinity
-  for (let p = 0; p < count; p++) {
-    if (cellScore(scores[p * stride]) === 0) continue
-    const t = times[p * stride]
-    if (Math.ceil(t) > newest) newest = Math.ceil(t)
-    if (Math.ceil(t) < oldest) oldest = Math.ceil(t)
-  }
-  const epoch = newest === -Infinity ? 0 : Math.max(oldest, newest - MAX_TICK)
-  w.f64(epoch)
-  for (let p = 0; p < count; p++) {
-    let v = cellScore(scores[p * stride])
-    let tick = 0
-    if (v !== 0) {
-      const t = times[p * stride]
-      tick = Math.ceil(t) - epoch
-      if (tick < 0) {
-        v = cellScore(applyDecay(scores[p * stride], decay, epoch - t))
-        tick = 0
-      }
-    }
-    if (v === 0) tick = 0
-    w.f32(v === 0 ? 0 : v)
-    w.u32(tick)
-  }
+  for (let p = 0; p < count; p++) w.f64(scores[p * stride])
+  for (let p = 0; p < count; p++) w.f64(times[p * stride])
 }
 
 /**
- * Number of cells a sparse block lists (those non-zero as {@link cellScore} writes them) and
- * their common time, or undefined when the times differ (then only the dense block can hold them).
+ * Number of non-zero cells and their common time, or undefined when the times differ
+ * (then only the dense block can hold them).
  * @internal
  */
 export function sparseInfo(cells: CellView): { count: number; at: number } | undefined {
-  const { scores, times, stride, epochMs } = cells
+  const { scores, times, stride } = cells
   let count = 0
   let at = 0
   for (let p = 0; p < cells.count; p++) {
-    if (cellScore(scores[p * stride]) === 0) continue
-    if (count === 0) at = epochMs + times[p * stride]
-    else if (epochMs + times[p * stride] !== at) return undefined
+    if (scores[p * stride] === 0) continue
+    if (count === 0) at = times[p * stride]
+    else if (times[p * stride] !== at) return undefined
     count++
   }
   return { count, at }
 }
 
 /**
- * Bytes of a sparse cell block of `count` entries: 16 + 12·count (layout 1) or 16 + 8·count (layout 2).
+ * Bytes of a sparse cell block of `count` entries.
  * @internal
  */
-export function sparseBytes(count: number, layout: CellLayout): number {
-  return 16 + (layout === 1 ? 12 : 8) * count
+export function sparseBytes(count: number): number {
+  return 16 + 12 * count
 }
 
 /**
- * Write a sparse cell block in layout 2: K, reserved, time (f64 ms), then K × (index u32,
- * value f32 as {@link cellScore} rounds it).
+ * Write a sparse cell block: K, reserved, time, then K × (index u32, value f64).
  * @internal
  */
 export function writeSparse(w: FieldWriter, cells: CellView, count: number, at: number): void {
@@ -368,27 +282,21 @@ export function writeSparse(w: FieldWriter, cells: CellView, count: number, at: 
   w.u32(0)
   w.f64(at)
   for (let p = 0; p < cells.count; p++) {
-    const v = cellScore(scores[p * stride])
+    const v = scores[p * stride]
     if (v === 0) continue
     w.u32(p)
-    w.f32(v)
+    w.f64(v)
   }
 }
 
 /**
  * Read and check a sparse delta cell block, mapping its time like {@link readCells}.
- * Allocates 12 bytes per listed cell (either layout), never the L·M cells of the declared shape (see
+ * Allocates 12 bytes per listed cell, never the L·M cells of the declared shape (see
  * {@link DecodedCells}).
  * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` naming the first bad field
  * @internal
  */
-export function readSparse(
-  r: FieldReader,
-  shape: DecodedShape,
-  time: TimeMap,
-  what: string,
-  layout: CellLayout,
-): DecodedCells {
+export function readSparse(r: FieldReader, shape: DecodedShape, time: TimeMap, what: string): DecodedCells {
   const n = shape.levels * shape.cellsPerLevel
   const off = r.offset
   r.need(16, `${what} sparse header`)
@@ -398,14 +306,14 @@ export function readSparse(
   if (count > n) invalidField(`${what} sparse count`, `at most levels × cellsPerLevel (${n})`, count)
   if (reserved !== 0) invalidField(`${what} sparse reserved`, '0', reserved)
   if (!Number.isFinite(at)) invalidField(`${what} sparse time`, 'a finite number (ms)', at)
-  if (r.remaining < sparseBytes(count, layout) - 16)
+  if (r.remaining < sparseBytes(count) - 16)
     invalidField(
       'payload length',
-      `at least ${off + sparseBytes(count, layout)} (sparse block of ${count} cells)`,
+      `at least ${off + sparseBytes(count)} (sparse block of ${count} cells)`,
       off + 16 + r.remaining,
     )
   const bound = Math.min(shape.hi - shape.lo, Number.MAX_VALUE) // hi − lo may overflow: values stay finite
-  // count entries, not the n cells the shape declares: count ≤ remaining / (12 or 8) was just checked,
+  // count entries, not the n cells the shape declares: count ≤ remaining / 12 was just checked,
   // so what is allocated is bounded by the frame's length whatever levels × cellsPerLevel say
   const indexes = new Uint32Array(count)
   const values = new Float64Array(count)
@@ -413,7 +321,7 @@ export function readSparse(
   let prev = -1
   for (let k = 0; k < count; k++) {
     const p = r.u32(`${what} sparse index[${k}]`)
-    const v = layout === 1 ? r.f64(`${what} sparse value[${k}]`) : r.f32(`${what} sparse value[${k}]`)
+    const v = r.f64(`${what} sparse value[${k}]`)
     if (p <= prev || p >= n)
       invalidField(`${what} sparse index[${k}]`, `an index in (${prev}, ${n}) (strictly increasing)`, p)
     if (!(v >= -bound && v <= bound) || v === 0)
@@ -439,9 +347,7 @@ export function readCells(
   delta: boolean,
   time: TimeMap,
   what: string,
-  layout: CellLayout,
 ): DecodedCells {
-  if (layout === 2) return readCells8(r, shape, delta, time, what)
   const n = shape.levels * shape.cellsPerLevel
   const scores = r.f64s(n, `${what} scores`)
   const touched = r.f64s(n, `${what} times`)
@@ -459,34 +365,7 @@ export function readCells(
 }
 
 /**
- * {@link readCells} of a layout-2 block: the epoch (finite), then per cell a Float32 score
- * (checked as layout 1's) and a Uint32 tick, which MUST be 0 for a zero score. Times are
- * epoch + tick, mapped onto the reader's clock; the epoch comes back in `epochMs` when it
- * is not after the writer's now.
- */
-function readCells8(r: FieldReader, shape: DecodedShape, delta: boolean, time: TimeMap, what: string): DecodedCells {
-  const n = shape.levels * shape.cellsPerLevel
-  const epoch = r.f64(`${what} epoch`)
-  if (!Number.isFinite(epoch)) invalidField(`${what} epoch`, 'a finite number (ms)', epoch)
-  const dv = r.view(CELL_BYTES * n, `${what}s`)
-  const scores = new Float64Array(n)
-  const touched = new Float64Array(n)
-  const span = Math.min(shape.hi - shape.lo, Number.MAX_VALUE)
-  const lo = delta ? -span : shape.lo
-  const hi = delta ? span : shape.hi
-  for (let p = 0; p < n; p++) {
-    const s = dv.getFloat32(CELL_BYTES * p, true)
-    const tick = dv.getUint32(CELL_BYTES * p + 4, true)
-    if (!(s >= lo && s <= hi)) invalidField(`${what} score[${p}]`, `a number in [${lo}, ${hi}]`, s)
-    if (s === 0 && tick !== 0) invalidField(`${what} tick[${p}]`, "0 (the cell's score is 0)", tick)
-    scores[p] = s
-    touched[p] = s === 0 ? 0 : time.map(epoch + tick)
-  }
-  return { scores, touched, epochMs: epoch <= shape.writer.nowMs ? epoch + time.shift : undefined }
-}
-
-/**
- * Encode a sketch-family frame (FAMILY.sketch, version 2): shape params + cells in layout 2. See `spec/format.md`.
+ * Encode a sketch-family frame (FAMILY.sketch): shape params + cells. See `spec/format.md`.
  * A delta uses the sparse cell block (flag bit 2) when it is smaller than the dense one.
  * @param delta set flag bit 0 (a replica delta)
  * @internal
@@ -495,16 +374,16 @@ export function encodeSketch(shape: SketchShape, stamp: WriterStamp, cells: Cell
   const params = new Uint8Array(SHAPE_PARAMS_BYTES)
   writeShape(new FieldWriter(params), shape, stamp)
   const sparse = delta ? sparseInfo(cells) : undefined
-  const dense = denseBytes(cells.count, 2)
+  const denseBytes = cells.count * 16
   let payload: Uint8Array
   let flags = delta ? FLAG_DELTA : 0
-  if (sparse !== undefined && sparseBytes(sparse.count, 2) < dense) {
-    payload = new Uint8Array(sparseBytes(sparse.count, 2))
+  if (sparse !== undefined && sparseBytes(sparse.count) < denseBytes) {
+    payload = new Uint8Array(sparseBytes(sparse.count))
     writeSparse(new FieldWriter(payload), cells, sparse.count, sparse.at)
     flags |= FLAG_SPARSE
   } else {
-    payload = new Uint8Array(dense)
-    writeCells(new FieldWriter(payload), cells, shape.decay)
+    payload = new Uint8Array(denseBytes)
+    writeCells(new FieldWriter(payload), cells)
   }
   return writeFrame({
     family: FAMILY.sketch,
@@ -541,20 +420,15 @@ export function decodeSketch(
   const n = shape.levels * shape.cellsPerLevel
   const time = new TimeMap(shape.writer, finiteNow(clock, 'deserialize'), wall)
   const payload = new FieldReader(frame.payload)
-  const layout = frame.version as CellLayout // sketch version v has cell layout v
   let cells: DecodedCells
   if (isSparse) {
-    cells = readSparse(payload, shape, time, 'cell', layout)
+    cells = readSparse(payload, shape, time, 'cell')
     if (payload.remaining !== 0)
       invalidField('payload length', `${payload.offset} (the sparse block)`, frame.payload.length)
   } else {
-    if (frame.payload.length !== denseBytes(n, layout))
-      invalidField(
-        'payload length',
-        `${denseBytes(n, layout)} (${layout === 1 ? '16 × levels × cellsPerLevel' : '8 + 8 × levels × cellsPerLevel'})`,
-        frame.payload.length,
-      )
-    cells = readCells(payload, shape, isDelta, time, 'cell', layout)
+    if (frame.payload.length !== n * 16)
+      invalidField('payload length', `${n * 16} (16 × levels × cellsPerLevel)`, frame.payload.length)
+    cells = readCells(payload, shape, isDelta, time, 'cell')
   }
   return { delta: isDelta, cells, clock, shape: shapeWithSeed(shape, new Uint8Array(frame.seed)) }
 }

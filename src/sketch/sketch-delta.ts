@@ -3,7 +3,7 @@ import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { CELL_STRIDE, Float64Cells, splitView, type CellStore } from './cells.js'
+import { CELL_STRIDE, CELL_TIME, splitView } from './cells.js'
 import { addCells, addSparseCells, decayCellTo } from './merge.js'
 import {
   DESERIALIZE_OPTION_KEYS,
@@ -67,7 +67,7 @@ export class SketchDelta implements SketchShape {
   }
 
   /**
-   * A delta of decoded cells: a sparse block stays sparse (12 bytes in memory per non-zero cell), so
+   * A delta of decoded cells: a sparse block stays sparse (12 bytes per non-zero cell), so
    * reading a frame never allocates the L·M cells its header declares.
    * @internal
    */
@@ -112,8 +112,8 @@ export class SketchDelta implements SketchShape {
 
   /**
    * The delta as a sketch-family frame with flag bit 0 (delta) set; layout in
-   * `spec/format.md`. Size 100 + 8·L·M bytes dense, or 108 + 8·K bytes sparse (K non-zero
-   * cells, flag bit 2), whichever is smaller; values rounded up to Float32. Stamped with {@link SketchDelta.clock}'s time
+   * `spec/format.md`. Size 92 + 16·L·M bytes dense, or 108 + 12·K bytes sparse (K non-zero
+   * cells, flag bit 2), whichever is smaller. Stamped with {@link SketchDelta.clock}'s time
    * and `Date.now()`; {@link SketchDelta.serializeAt} takes both.
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity
    */
@@ -148,17 +148,15 @@ export class SketchDelta implements SketchShape {
 }
 
 /**
- * Baseline cells per sketch: what the sketch's view held at its last sync, as float64
- * pairs (score, time in ms) holding the Float32 values the sketch's own cells would
- * (`cells.ts`), so view and baseline round alike and an untouched cell's delta is exactly
- * 0. Absent = all zero.
+ * Baseline cells per sketch, interleaved like the sketch's own (`cells.ts`): what the
+ * sketch's view held at its last sync. Absent = all zero.
  */
-const baselines = new WeakMap<object, Float64Cells>()
+const baselines = new WeakMap<object, Float64Array>()
 
-function baselineOf(owner: SketchShape, cellCount: number): Float64Cells {
+function baselineOf(owner: object, cellCount: number): Float64Array {
   let b = baselines.get(owner)
   if (b === undefined) {
-    b = new Float64Cells(new Float64Array(CELL_STRIDE * cellCount), owner)
+    b = new Float64Array(CELL_STRIDE * cellCount)
     baselines.set(owner, b)
   }
   return b
@@ -167,12 +165,12 @@ function baselineOf(owner: SketchShape, cellCount: number): Float64Cells {
 /**
  * `view − baseline` per cell at now, then baseline := view. Allocates the delta (and the
  * baseline on first use); O(L·M).
- * @param cells the sketch's cells
- * @param now the time in ms the sketch's cells are decayed to (in their range, see `decayCellTo`)
+ * @param cells the sketch's interleaved cells
  * @internal
  */
-export function takeDeltaOf(owner: SketchShape & { clock: Clock }, cells: CellStore, now: number): SketchDelta {
-  const n = cells.count
+export function takeDeltaOf(owner: SketchShape & { clock: Clock }, cells: Float64Array): SketchDelta {
+  const n = cells.length / CELL_STRIDE
+  const now = finiteNow(owner.clock, 'takeDelta')
   const base = baselineOf(owner, n)
   const out = new Float64Array(n)
   const times = new Float64Array(n)
@@ -188,44 +186,21 @@ export function takeDeltaOf(owner: SketchShape & { clock: Clock }, cells: CellSt
       out[p] = d
       times[p] = now
     }
-    base.setScore(p, v)
-    base.setTime(p, cells.time(p))
+    const q = CELL_STRIDE * p
+    base[q] = v
+    base[q + CELL_TIME] = cells[q + CELL_TIME]
   }
   return new SketchDelta(owner, owner.clock, out, times)
 }
 
 /**
  * Add a delta into the view and into the baseline (so it is never shipped back).
- * @param cells the sketch's cells
- * @param now the time in ms the sketch's cells are decayed to (in their range, see `decayCellTo`)
- * @param delta a delta checked by {@link checkDeltaFor}
- * @param srcNow the delta clock's time in ms (whole ms, as the sketch reads its own)
- * @internal
- */
-export function applyDeltaOf(
-  owner: SketchShape & { clock: Clock },
-  cells: CellStore,
-  now: number,
-  delta: SketchDelta,
-  srcNow: number,
-): void {
-  // the shapes are equal, so the baseline is the receiver's own size and a sparse delta's
-  // indexes (each < its L·M) fit: nothing is sized by the delta
-  const base = baselineOf(owner, cells.count)
-  if (delta.sparse !== undefined) {
-    addSparseCells(owner, cells, now, delta.sparse, srcNow, true, base)
-  } else {
-    addCells(owner, cells, now, splitView(delta.scores, delta.touched), srcNow, true, base)
-  }
-}
-
-/**
- * Throw unless `delta` is a SketchDelta of `owner`'s shape and seed.
+ * @param cells the sketch's interleaved cells
  * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` naming what differs;
  * `ERR_GRUDGE_OPTION_INVALID` when `delta` is not a SketchDelta
  * @internal
  */
-export function checkDeltaFor(owner: SketchShape, delta: unknown): asserts delta is SketchDelta {
+export function applyDeltaOf(owner: SketchShape & { clock: Clock }, cells: Float64Array, delta: SketchDelta): void {
   if (!(delta instanceof SketchDelta)) {
     throw new GrudgeError(
       'ERR_GRUDGE_OPTION_INVALID',
@@ -239,17 +214,23 @@ export function checkDeltaFor(owner: SketchShape, delta: unknown): asserts delta
       `applyDelta: expected a delta of the same configuration and seed, received different ${diff}`,
     )
   }
+  const now = finiteNow(owner.clock, 'applyDelta')
+  const srcNow = finiteNow(delta.clock, "applyDelta (the delta's clock)")
+  // the shapes are equal, so the baseline is the receiver's own size and a sparse delta's
+  // indexes (each < its L·M) fit: nothing is sized by the delta
+  const base = baselineOf(owner, cells.length / CELL_STRIDE)
+  if (delta.sparse !== undefined) {
+    addSparseCells(owner, cells, now, delta.sparse, srcNow, true, base)
+  } else {
+    addCells(owner, cells, now, splitView(delta.scores, delta.touched), srcNow, true, base)
+  }
 }
 
 /**
  * baseline := view: everything the sketch holds now counts as already known to the fleet.
- * @param cells the sketch's cells
+ * @param cells the sketch's interleaved cells
  * @internal
  */
-export function markSyncedOf(owner: SketchShape, cells: CellStore): void {
-  const base = baselineOf(owner, cells.count)
-  for (let p = 0; p < cells.count; p++) {
-    base.setScore(p, cells.score(p))
-    base.setTime(p, cells.time(p))
-  }
+export function markSyncedOf(owner: object, cells: Float64Array): void {
+  baselineOf(owner, cells.length / CELL_STRIDE).set(cells)
 }

@@ -4,19 +4,8 @@ import { keyHashOf, resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import {
-  CELL_BYTES,
-  CELL_SCORE,
-  CELL_STRIDE,
-  EPOCH_HALF_RANGE,
-  MAX_TICK,
-  PackedCells,
-  cellBounds,
-  packedView,
-  roundUpF32,
-  type CellView,
-} from './cells.js'
-import { applyDecay, checkDecay } from './decay.js'
+import { CELL_SCORE, CELL_STRIDE, interleaveInto, interleavedView, type CellView } from './cells.js'
+import { checkDecay } from './decay.js'
 import { addCells, assertMergeable } from './merge.js'
 import {
   AGGREGATOR_IDS,
@@ -32,7 +21,7 @@ import {
   type SketchOptions,
 } from './shape.js'
 import { decodeSketch, encodeSketch } from './sketch-codec.js'
-import { SketchDelta, applyDeltaOf, checkDeltaFor, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
+import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
 
 /** The result of {@link Sketch.estimateDetailed}. */
 export interface SketchDetail {
@@ -57,9 +46,9 @@ const DECAY_LIN = 2
 // updateAndEstimate for doubles passed between calls V8 does not inline), the README
 // "Allocation" note under "Benchmarks", and test/sketch/alloc.test.ts, which fails on any
 // allocation in these paths.
-/** Lower clamp bound: `lo` as a cell holds it (`cellBounds` in cells.ts). */
+/** Lower clamp bound (a copy of `lo`). */
 const SLOT_LO = 0
-/** Upper clamp bound: `hi` as a cell holds it (`cellBounds` in cells.ts). */
+/** Upper clamp bound (a copy of `hi`). */
 const SLOT_HI = 1
 /** Decay rate per ms. */
 const SLOT_RATE = 2
@@ -77,18 +66,11 @@ const SLOT_NOW = 7
 const SLOT_DELTA = 8
 /** The aggregate computed by `aggregate()` (before any delta). */
 const SLOT_AGGREGATE = 9
-/** The epoch in ms: cell times count ticks (ms) from it. NaN until the first time is read. */
-const SLOT_EPOCH = 10
-/**
- * The operation's time as a tick after the epoch, left by `rebaseFor` for a time that was
- * out of range: 2^31 after a move of the epoch, or −1 for a time behind every cell.
- */
-const SLOT_TICK = 11
 
 /**
  * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
- * cells, each cell a score and a last-touched time (a Float32 and a Uint32 in one 8-byte
- * cell: one cache line per level, see `cells.ts`). A key maps to one cell
+ * cells, each cell a score and a last-touched time (two float64, side by side in one
+ * 16-byte pair: one cache line per level, see `cells.ts`). A key maps to one cell
  * per level by Kirsch–Mitzenmacher double hashing of one 64-bit hash; its score is the
  * aggregate (min, max or mean) of its L cells. Decay is lazy, per cell, applied when the
  * cell is touched; nothing runs in the background.
@@ -120,16 +102,11 @@ export class Sketch {
   readonly clock: Clock
 
   /**
-   * The cells' scores, level-major (`cells.ts`): cell p = i·M + j (level i, cell j) has its
-   * score at `2p`; `words`, a view of the same buffer, has its last-touched time at
-   * `2p + 1` in ticks (ms) after the epoch `hot[SLOT_EPOCH]`.
+   * The cells, level-major and interleaved (`cells.ts`): cell p = i·M + j (level i, cell j)
+   * has its score at `2p` and its last-touched time in ms at `2p + 1` (0 for a
+   * never-touched cell).
    */
-  protected readonly cells: Float32Array
-  /**
-   * The cells' buffer as 32-bit words: a cell's time at `2p + 1`, its score's bits at `2p`.
-   * @internal
-   */
-  protected readonly words: Uint32Array
+  protected readonly cells: Float64Array
   private readonly aggId: number
   private readonly decayId: number
   /** Decay rate per millisecond. */
@@ -159,12 +136,6 @@ export class Sketch {
    * frames were written with that placement (spec/hashing.md §4).
    */
   private readonly zeroStep: number
-  /**
-   * Whether a clock reading was NaN or ±Infinity before the first time was read (the epoch
-   * still NaN): an update may then have added to a cell without a time, which the first
-   * time stamps (see {@link Sketch.setFirstEpoch}).
-   */
-  private brokenBeforeEpoch = false
 
   /**
    * @param options see {@link SketchOptions}
@@ -211,15 +182,13 @@ export class Sketch {
     this.clock = clock
     this.zeroStep = keyHashOf(hasher) !== undefined && cells > 1 ? 1 : 0
     try {
-      const buffer = new ArrayBuffer(CELL_BYTES * levels * cells)
-      this.cells = new Float32Array(buffer)
-      this.words = new Uint32Array(buffer)
+      this.cells = new Float64Array(CELL_STRIDE * levels * cells)
     } catch (err) {
-      // the memory is not there (within MAX_CELLS, a machine may still refuse 8 GiB)
+      // the memory is not there (within MAX_CELLS, a machine may still refuse 16 GiB)
       if (!(err instanceof RangeError)) throw err
       invalidOption(
         'cellsPerLevel',
-        `a shape this process can allocate (levels × cellsPerLevel × ${CELL_BYTES} B = ${((levels * cells * CELL_BYTES) / 2 ** 30).toFixed(1)} GiB was refused: ${err.message})`,
+        `a shape this process can allocate (levels × cellsPerLevel × 16 B = ${((levels * cells * 16) / 2 ** 30).toFixed(1)} GiB was refused: ${err.message})`,
         cells,
       )
     }
@@ -228,22 +197,20 @@ export class Sketch {
     this.ratePerMs = decay.ratePerSecond / 1000
     this.idx = new Uint32Array(levels)
     this.pos = new Uint32Array(levels)
-    const hot = new Float64Array(SLOT_TICK + 1)
-    const bounds = cellBounds(lo, hi)
-    hot[SLOT_LO] = bounds.lo
-    hot[SLOT_HI] = bounds.hi
+    const hot = new Float64Array(SLOT_AGGREGATE + 1)
+    hot[SLOT_LO] = lo
+    hot[SLOT_HI] = hi
     hot[SLOT_RATE] = this.ratePerMs
     hot[SLOT_LAST] = NaN
     hot[SLOT_FLOOR] = -Infinity
     hot[SLOT_INV_M] = 1 / cells
     hot[SLOT_AGGREGATE] = NaN
-    hot[SLOT_EPOCH] = NaN
     this.hot = hot
   }
 
-  /** Memory held by the cells in bytes: L × M × 8 (a Float32 score and a Uint32 time per cell). */
+  /** Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell). */
   sizeBytes(): number {
-    return this.levels * this.cellsPerLevel * CELL_BYTES
+    return this.levels * this.cellsPerLevel * 16
   }
 
   // Time. Every method that reads the clock has an explicit-time twin `<verb>At(nowMs, …)`,
@@ -295,7 +262,7 @@ export class Sketch {
   }
 
   /**
-   * The key's aggregate score now (its cells decayed to now; a read writes nothing back).
+   * The key's aggregate score now (its cells are decayed to now and written back).
    * {@link Sketch.estimateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @returns the min / max / mean of the key's L decayed cell scores
@@ -377,7 +344,7 @@ export class Sketch {
    * Atomic conditional consume: decay the key's cells to now and, if and only if
    * `aggregate + delta ≤ limit` (inclusive), add `delta` to all L cells (clamped).
    * As a debt meter (linear decay, lo 0, Min): admit a request of cost `delta` under a
-   * burst of `limit`. A denial writes nothing.
+   * burst of `limit`. The decay to now is written back whether or not the delta is applied.
    * {@link Sketch.tryUpdateAt} at the clock's time.
    * @param key a string (UTF-8) or bytes
    * @param delta a finite number
@@ -505,7 +472,7 @@ export class Sketch {
 
   /**
    * The store's conditional consume in one pass over the key's cells: decay them to now
-   * (applied by the write, a denial writes nothing), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
+   * (written back), and if and only if `aggregate + delta ≤ limit` (a NaN never admits) add
    * `delta` to all L cells (clamped) and leave the aggregate after the write in
    * {@link Sketch.lastAggregate}. Unlike {@link Sketch.tryUpdate}, a denial never throws, and
    * the aggregate it decided on is returned.
@@ -579,7 +546,7 @@ export class Sketch {
     const cells: number[] = []
     for (let i = 0; i < this.levels; i++) {
       cells.push(this.idx[i])
-      scores.push(this.decayedLocated(i)) // the read stored nothing: each level decayed as it saw it
+      scores.push(this.cells[CELL_STRIDE * (i * this.cellsPerLevel + this.idx[i]) + CELL_SCORE])
     }
     return { value, scores, cells }
   }
@@ -624,52 +591,39 @@ export class Sketch {
 
   /** For each of the located cells: decay to `hot[SLOT_NOW]`, add `hot[SLOT_DELTA]`, clamp to [lo, hi]. */
   private addAll(): void {
-    const hot = this.hot
-    // The time as a tick after the epoch (cells.ts), computed in each cell loop, in as few
-    // bytecodes as it takes: a call of its own spends V8's inlining
-    // budget, and updateAndEstimate then boxes its result (test/sketch/alloc.test.ts). An
-    // integer in [0, 2^32) is a tick in range (now >>> 0 === now); anything else (a
-    // fractional ms, a time out of range, NaN before the first time) takes rebaseFor.
-    // Slots 10 and 11 are SLOT_EPOCH and SLOT_TICK written as numbers: each read of a
-    // module constant costs this function 6 bytecodes of hole check, and these 12 keep
-    // updateAndEstimate within V8's inlining budget (measured with --trace-turbo-inlining:
-    // 663 inlined bytecodes boxed its result, 651 did not; test/sketch/alloc.test.ts).
-    let now = hot[SLOT_NOW] - hot[10]
-    if (now >>> 0 !== now) {
-      this.rebaseFor()
-      now = hot[11]
-    }
-    const delta = hot[SLOT_DELTA]
+    const now = this.hot[SLOT_NOW]
+    const delta = this.hot[SLOT_DELTA]
     const cells = this.cells
-    const words = this.words
     const pos = this.pos
     const L = this.levels
+    const hot = this.hot
     const lo = hot[SLOT_LO]
     const hi = hot[SLOT_HI]
     const kind = this.decayId
-    const rate = hot[SLOT_RATE]
+    const rate = this.hot[SLOT_RATE]
     for (let i = 0; i < L; i++) {
       const p = pos[i]
       let s = cells[p]
-      const t = words[p + 1]
+      const t = cells[p + 1]
       if (now > t) {
         if (s !== 0) {
           // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - t)
-            s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
           }
         }
-        words[p + 1] = now
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        cells[p + 1] = now
       }
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      // stored rounded up to a Float32 (cells.ts): never below the computed score
       cells[p] = s
-      const f = cells[p]
-      if (f < s) words[p] += f < 0 ? -1 : 1 // the next Float32 up (from +0: the smallest subnormal)
     }
   }
 
@@ -681,14 +635,9 @@ export class Sketch {
    */
   private addAllWithFloor(): void {
     const hot = this.hot
-    let now = hot[SLOT_NOW] - hot[SLOT_EPOCH] // a tick, as in addAll
-    if (now >>> 0 !== now) {
-      this.rebaseFor()
-      now = hot[SLOT_TICK]
-    }
+    const now = hot[SLOT_NOW]
     const delta = hot[SLOT_DELTA]
     const cells = this.cells
-    const words = this.words
     const pos = this.pos
     const L = this.levels
     const lo = hot[SLOT_LO]
@@ -699,38 +648,37 @@ export class Sketch {
     for (let i = 0; i < L; i++) {
       const p = pos[i]
       let s = cells[p]
-      const t = words[p + 1]
+      const t = cells[p + 1]
       if (now > t) {
         if (s !== 0) {
           // decay inlined (the arithmetic of applyDecay in decay.ts): no call per level on the hot path
           if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
           else if (kind === DECAY_LIN) {
             const step = rate * (now - t)
-            s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
           }
         }
-        words[p + 1] = now
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        cells[p + 1] = now
       }
       s += delta
       if (s < fl) s = fl
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      // stored rounded up to a Float32 (cells.ts): never below the computed score
       cells[p] = s
-      const f = cells[p]
-      if (f < s) words[p] += f < 0 ? -1 : 1 // the next Float32 up (from +0: the smallest subnormal)
     }
   }
 
   /**
-   * For the located cells, already decayed to now (by `aggregate`, whose tick it stamps on a
-   * cell whose time that read kept): add `hot[SLOT_DELTA]`,
+   * For the located cells, already decayed to now (by `aggregate`): add `hot[SLOT_DELTA]`,
    * clamp to [lo, hi], and leave their aggregate in `hot[SLOT_LAST]` (read by
    * {@link Sketch.lastAggregate}). Kept apart from `addAll` so the plain update path stays
    * as small as before.
    */
   private addAllTracked(): void {
-    const now = this.hot[SLOT_TICK] // aggregate()'s tick: it may have left a cell's time as it was
     const delta = this.hot[SLOT_DELTA]
     const cells = this.cells
     const pos = this.pos
@@ -740,32 +688,13 @@ export class Sketch {
     const hi = hot[SLOT_HI]
     const agg = this.aggId
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
-    const words = this.words
-    const kind = this.decayId
-    const rate = hot[SLOT_RATE]
     for (let i = 0; i < L; i++) {
       const p = pos[i]
       let s = cells[p]
-      const t = words[p + 1]
-      if (now > t) {
-        // aggregate() left the decay to this write (a read never writes back)
-        if (s !== 0) {
-          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
-          else if (kind === DECAY_LIN) {
-            const step = rate * (now - t)
-            s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
-          }
-        }
-        words[p + 1] = now // the delta is added at now
-      }
       s += delta
       if (s < lo) s = lo
       else if (s > hi) s = hi
-      // stored rounded up to a Float32 (cells.ts); the aggregate is of what is stored
       cells[p] = s
-      const f = cells[p]
-      if (f < s) words[p] += f < 0 ? -1 : 1 // the next Float32 up (from +0: the smallest subnormal)
-      s = cells[p]
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
       } else if (agg === AGG_MAX) {
@@ -781,7 +710,7 @@ export class Sketch {
   /**
    * The mean of the located cells given their sum, within [lo, hi] as spec/sketch.md
    * promises. Cells near ±Number.MAX_VALUE can sum to ±Infinity although their mean is in
-   * [lo, hi]; then the stored cells are summed again divided by
+   * [lo, hi]; then the cells (already decayed and written back) are summed again divided by
    * L first, and that sum, whose L roundings can still overflow or pass the largest cell
    * (3 × fl(MAX_VALUE / 3) rounds to Infinity), is clamped to [smallest, largest] cell,
    * where the exact mean lies. A finite `sum / L` is clamped to [lo, hi]: with L cells at
@@ -808,42 +737,34 @@ export class Sketch {
     return acc > most ? most : acc < least ? least : acc
   }
 
-  /**
-   * Leave the aggregate of the located cells decayed to `hot[SLOT_NOW]` in `hot[SLOT_AGGREGATE]`,
-   * and the read's tick in `hot[SLOT_TICK]`. Writes no cell (a read never stores, spec/sketch.md §2).
-   */
+  /** Decay the located cells to `hot[SLOT_NOW]` (written back) and leave their aggregate in `hot[SLOT_AGGREGATE]`. */
   private aggregate(): void {
-    const hot = this.hot
-    let now = hot[SLOT_NOW] - hot[SLOT_EPOCH] // a tick, as in addAll
-    if (now >>> 0 !== now) {
-      this.rebaseFor()
-      now = hot[SLOT_TICK]
-    }
+    const now = this.hot[SLOT_NOW]
     const cells = this.cells
-    const words = this.words
     const pos = this.pos
     const L = this.levels
     const agg = this.aggId
     const kind = this.decayId
     const rate = this.hot[SLOT_RATE]
-    hot[SLOT_TICK] = now // for addAllTracked, which may follow
     let acc = agg === AGG_MIN ? Infinity : agg === AGG_MAX ? -Infinity : 0
     for (let i = 0; i < L; i++) {
       const p = pos[i]
       let s = cells[p]
-      const t = words[p + 1]
-      if (now > t && s !== 0) {
-        // A read never writes its decay back: storing rounds up to a Float32 (cells.ts), so a
-        // written-back decay would carry up to an ulp more each time, and a client polling while
-        // refused would still be refused when its Retry-After runs out (test/plugins/
-        // fastify.test.ts, "admitted exactly when the debt has drained enough"). The cell keeps
-        // its score and time; the read uses the float64 decay of them, and the next write
-        // stores the decayed value (spec/sketch.md §2).
-        if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
-        else if (kind === DECAY_LIN) {
-          const step = rate * (now - t)
-          s = s > step ? s - step : s < -step ? s + step : 0 // toward 0 by step, never across it
+      const t = cells[p + 1]
+      if (now > t) {
+        if (s !== 0) {
+          if (kind === DECAY_EXP) s *= Math.exp(-rate * (now - t))
+          else if (kind === DECAY_LIN) {
+            const step = rate * (now - t)
+            s = s > 0 ? (s > step ? s - step : 0) : -s > step ? s + step : 0
+          }
+          cells[p] = s
         }
+        cells[p + 1] = now
+      } else if (s === 0 && t === 0 && now > -Infinity) {
+        // a never-touched cell (time 0) under a clock reading ≤ 0: take the reading, or the
+        // score added now would not decay until the clock passes 0
+        cells[p + 1] = now
       }
       if (agg === AGG_MIN) {
         if (s < acc) acc = s
@@ -859,9 +780,9 @@ export class Sketch {
   // sketch-codec.ts, merge.ts and sketch-delta.ts, so the hot path above stays untouched.
 
   /**
-   * The sketch as a binary frame (family 1, version 2; byte table in `spec/format.md`):
-   * shape, seed, the writer's wall-clock and clock times, the epoch and every 8-byte cell
-   * as it is held. Size 40 + 52 + 8 + 8·L·M bytes (version 1 frames, 16·L·M, still load). Restore with {@link Sketch.deserialize}.
+   * The sketch as a binary frame (family 1, version 1; byte table in `spec/format.md`):
+   * shape, seed, the writer's wall-clock and clock times, and every cell. Size
+   * 40 + 52 + 16·L·M bytes. Restore with {@link Sketch.deserialize}.
    * {@link Sketch.serializeAt} at the clock's time and `Date.now()`.
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
@@ -878,7 +799,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
    */
   serializeAt(nowMs: number, wallMs: number): Uint8Array {
-    return encodeSketch(this, writerStamp(nowMs, wallMs), this.cellView(), false)
+    return encodeSketch(this, writerStamp(nowMs, wallMs), interleavedView(this.cells), false)
   }
 
   /**
@@ -899,7 +820,7 @@ export class Sketch {
     checkKnownOptions(options, DESERIALIZE_OPTION_KEYS)
     const d = decodeSketch(bytes, false, options)
     const sketch = new Sketch({ ...d.shape, clock: d.clock })
-    sketch.loadCells(d.cells.scores, d.cells.touched, d.cells.epochMs)
+    interleaveInto(sketch.cells, d.cells.scores, d.cells.touched)
     return sketch
   }
 
@@ -929,9 +850,8 @@ export class Sketch {
     }
     assertMergeable('sketch', this, other)
     const now = finiteNow(this.clock, 'merge')
-    const otherNow = timeOf(finiteNow(other.clock, "merge (the other sketch's clock)"))
-    const t = this.coldNow(now)
-    addCells(this, this.cellStore(), t, other.cellView(), otherNow, false)
+    const otherNow = finiteNow(other.clock, "merge (the other sketch's clock)")
+    addCells(this, this.cells, now, interleavedView(other.cells), otherNow, false)
   }
 
   /**
@@ -944,8 +864,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   takeDelta(): SketchDelta {
-    const t = this.coldNow(finiteNow(this.clock, 'takeDelta'))
-    return takeDeltaOf(this, this.cellStore(), t)
+    return takeDeltaOf(this, this.cells)
   }
 
   /**
@@ -961,11 +880,7 @@ export class Sketch {
       delta instanceof Uint8Array
         ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
         : delta
-    checkDeltaFor(this, d)
-    const now = finiteNow(this.clock, 'applyDelta')
-    const srcNow = timeOf(finiteNow(d.clock, "applyDelta (the delta's clock)"))
-    const t = this.coldNow(now) // before cellStore(): it may set or move the epoch
-    applyDeltaOf(this, this.cellStore(), t, d, srcNow)
+    applyDeltaOf(this, this.cells, d)
   }
 
   /**
@@ -973,7 +888,7 @@ export class Sketch {
    * the fleet (call after loading a fleet snapshot, so it is not shipped back).
    */
   markSynced(): void {
-    markSyncedOf(this, this.cellStore())
+    markSyncedOf(this, this.cells)
   }
 
   /**
@@ -981,16 +896,15 @@ export class Sketch {
    * @internal
    */
   cellsForFrame(): { seed: Uint8Array; cells: CellView } {
-    return { seed: this.hasher.seed, cells: this.cellView() }
+    return { seed: this.hasher.seed, cells: interleavedView(this.cells) }
   }
 
   /**
    * Copy cells decoded and checked by a frame reader into this sketch.
-   * @param epochMs the frame's epoch on this clock, when it gave one (`DecodedCells.epochMs`)
    * @internal
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` when the lengths differ from L × M
    */
-  loadCellsFromFrame(scores: Float64Array, touched: Float64Array, epochMs?: number): void {
+  loadCellsFromFrame(scores: Float64Array, touched: Float64Array): void {
     const n = this.levels * this.cellsPerLevel
     if (scores.length !== n || touched.length !== n) {
       throw new GrudgeError(
@@ -998,226 +912,24 @@ export class Sketch {
         `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`,
       )
     }
-    this.loadCells(scores, touched, epochMs)
-  }
-
-  // Time in ticks. A cell holds its time as a Uint32 count of ms after the sketch's epoch
-  // (hot[SLOT_EPOCH], NaN until the first time is read): spec/sketch.md §2 "Time".
-
-  /**
-   * For a cell loop whose time (`hot[SLOT_NOW]`, ms) is not a whole tick in the cells'
-   * range, leave its tick in `hot[SLOT_TICK]`: a time in range is floored to whole ms (a
-   * clock with fractional ms, such as the default one, takes this call on every operation:
-   * no allocation, a few ns). The first time read sets the epoch 2^31 ms before it (nothing
-   * to move: every cell is 0, or was added to under a broken reading, {@link Sketch.setFirstEpoch}). A time more than 2^32 − 1 ms after the epoch moves it to 2^31
-   * ms before that time (the time's tick is then 2^31). A time before the epoch, or NaN or
-   * ±Infinity, is behind every cell (−1): it decays nothing and stamps nothing, as time
-   * gone backwards does (spec/sketch.md §3, §4); the epoch never moves back, so every
-   * reading within 2^31 ms behind the latest move or first reading stays in range.
-   */
-  private rebaseFor(): void {
-    const hot = this.hot
-    const t = hot[SLOT_NOW]
-    hot[SLOT_TICK] = -1
-    const epoch = hot[SLOT_EPOCH]
-    if (!(t - t === 0)) {
-      if (epoch !== epoch) this.brokenBeforeEpoch = true
-      return
-    }
-    const n = timeOf(t)
-    const d = n - epoch
-    if (d >= 0 && d <= MAX_TICK) {
-      hot[SLOT_TICK] = d
-      return
-    }
-    const next = n - EPOCH_HALF_RANGE
-    if (epoch !== epoch) this.setFirstEpoch(next)
-    else if (n < epoch) return
-    else this.rebase(next)
-    hot[SLOT_TICK] = EPOCH_HALF_RANGE
-  }
-
-  /**
-   * Set the epoch at the first time read, 2^31 ms before it. Every cell is then at tick 0, a
-   * time in the past: right for a never-touched cell (score 0, nothing to decay), wrong for one
-   * an update added to under a NaN or ±Infinity reading before (no time has passed for it,
-   * spec/sketch.md §3: 2^31 ms of decay would wipe it). Those take the first time, tick 2^31:
-   * an O(L·M) pass, only after such a reading.
-   */
-  private setFirstEpoch(next: number): void {
-    this.hot[SLOT_EPOCH] = next
-    if (!this.brokenBeforeEpoch) return
-    this.brokenBeforeEpoch = false
-    const cells = this.cells
-    const words = this.words
-    for (let q = 0; q < cells.length; q += CELL_STRIDE) if (cells[q] !== 0) words[q + 1] = EPOCH_HALF_RANGE
-  }
-
-  /**
-   * Count every cell's time from epoch `next` (ms) instead: a cell older than `next` is
-   * decayed to it (the decay it is owed by then, rounded up as any stored score) and takes
-   * tick 0; the others keep their time (`next` is later than the old epoch, so they fit).
-   * O(L·M), about once every 2^31 ms (24.9 days) under a steady clock.
-   */
-  private rebase(next: number): void {
-    const hot = this.hot
-    const cells = this.cells
-    const words = this.words
-    const epoch = hot[SLOT_EPOCH]
-    for (let q = 0; q < cells.length; q += CELL_STRIDE) {
-      const t = epoch + words[q + 1]
-      if (t < next) {
-        const s = cells[q]
-        if (s !== 0) cells[q] = roundUpF32(applyDecay(s, this.decay, next - t))
-        words[q + 1] = 0
-      } else words[q + 1] = t - next
-    }
-    hot[SLOT_EPOCH] = next
-  }
-
-  /**
-   * The time in ms a cold path (merge, replica deltas, a fleet sync) decays and stamps cells
-   * at for the clock reading `nowMs` (finite): floored to whole ms like every operation's,
-   * with the epoch moved first if it is out of range. Behind every cell when the epoch could
-   * not reach it: then nothing is decayed or stamped.
-   * @internal
-   */
-  protected coldNow(nowMs: number): number {
-    const hot = this.hot
-    const n = timeOf(nowMs)
-    const d = n - hot[SLOT_EPOCH]
-    if (!(d >= 0 && d <= MAX_TICK)) {
-      hot[SLOT_NOW] = nowMs
-      this.rebaseFor()
-    }
-    return n
-  }
-
-  /** The epoch in ms, 0 before the first time is read (every cell is then 0 at tick 0). */
-  private epochOrZero(): number {
-    const e = this.hot[SLOT_EPOCH]
-    return e === e ? e : 0
-  }
-
-  /** The cells for a frame writer or another sketch's merge. No copy. */
-  private cellView(): CellView {
-    return packedView(this.cells, this.words, this.epochOrZero())
-  }
-
-  /**
-   * The cells for the cold paths that write them (merge, replica deltas).
-   * @internal
-   */
-  protected cellStore(): PackedCells {
-    return new PackedCells(this.cells, this.words, this.epochOrZero(), this)
-  }
-
-  /**
-   * Load cells given as float64 scores (in [lo, hi]) and times in ms on this sketch's clock
-   * (a decoded frame, or the cells of another layout): scores rounded up to Float32 and
-   * clamped to the cell bounds, times rounded up to whole ms. The epoch is the frame's
-   * `epochMs` (rounded up) when every set cell's time is within 2^32 − 1 ms at or after it
-   * (a frame of 8-byte cells restores its ticks), else 2^31 ms before the newest time; a cell
-   * older than the epoch is decayed to it. Zero cells are never-touched.
-   */
-  private loadCells(scores: Float64Array, touched: Float64Array, epochMs?: number): void {
-    const cells = this.cells
-    const words = this.words
-    const hot = this.hot
-    let newest = -Infinity
-    let oldest = Infinity
-    for (let p = 0; p < scores.length; p++) {
-      if (scores[p] === 0) continue
-      if (touched[p] > newest) newest = touched[p]
-      if (touched[p] < oldest) oldest = touched[p]
-    }
-    words.fill(0)
-    this.brokenBeforeEpoch = false
-    if (newest === -Infinity) {
-      hot[SLOT_EPOCH] = NaN
-      return
-    }
-    const hinted = epochMs === undefined ? NaN : Math.ceil(epochMs)
-    const epoch =
-      hinted <= Math.ceil(oldest) && Math.ceil(newest) - hinted <= MAX_TICK
-        ? hinted
-        : Math.ceil(newest) - EPOCH_HALF_RANGE
-    const lo = hot[SLOT_LO]
-    const hi = hot[SLOT_HI]
-    for (let p = 0; p < scores.length; p++) {
-      let s = scores[p]
-      if (s === 0) continue
-      const t = touched[p]
-      if (t < epoch) s = applyDecay(s, this.decay, epoch - t)
-      else words[CELL_STRIDE * p + 1] = Math.ceil(t) - epoch
-      cells[CELL_STRIDE * p] = roundUpF32(s < lo ? lo : s > hi ? hi : s)
-    }
-    hot[SLOT_EPOCH] = epoch
-  }
-
-  /**
-   * The last-touched time of cell p (level-major index i·M + j) in ms, for a subclass's
-   * cold paths and tests (the epoch plus the cell's tick; 0 before the first time is read).
-   * @internal
-   */
-  protected cellTime(p: number): number {
-    return this.epochOrZero() + this.words[CELL_STRIDE * p + 1]
-  }
-
-  /**
-   * The score of the last located key's cell in level `i` decayed (float64, nothing stored) to
-   * the tick of the last read ({@link Sketch.estimate} and the checks of the conditional
-   * writes): what that read saw in the level. For a subclass (a fleet sync's carried write).
-   * @param i a level in [0, levels)
-   * @internal
-   */
-  protected decayedLocated(i: number): number {
-    const q = this.pos[i]
-    return applyDecay(this.cells[q], this.decay, this.hot[SLOT_TICK] - this.words[q + 1])
-  }
-
-  /**
-   * The score of cell p (level-major index i·M + j), for a subclass's cold paths (a fleet sync).
-   * @internal
-   */
-  protected cellScore(p: number): number {
-    return this.cells[CELL_STRIDE * p + CELL_SCORE]
-  }
-
-  /**
-   * Overwrite cell p with score `s` (clamped to [lo, hi] as a cell holds it, rounded up) at
-   * time `atMs`, a value {@link Sketch.coldNow} returned (a time behind every cell stamps the
-   * epoch: later than the given time, so the score decays less, never more). For a
-   * subclass's cold paths (a fleet sync).
-   * @internal
-   */
-  protected putCell(p: number, s: number, atMs: number): void {
-    const lo = this.hot[SLOT_LO]
-    const hi = this.hot[SLOT_HI]
-    this.cells[CELL_STRIDE * p + CELL_SCORE] = roundUpF32(s < lo ? lo : s > hi ? hi : s)
-    const u = atMs - this.hot[SLOT_EPOCH]
-    this.words[CELL_STRIDE * p + 1] = u > 0 ? u : 0
+    interleaveInto(this.cells, scores, touched)
   }
 }
 
 /**
- * `t` in whole ms (truncated: floored for times after 1970, the Unix scale of the default
- * clock; a monotonic map, so no interval is decayed twice), or −Infinity when it is NaN or
- * ±Infinity: a time that compares below every last-touched time, so a broken clock decays
- * nothing and stamps nothing (a NaN or infinite stamp would freeze or poison the cell for
- * every key hashing to it). Cells count time in whole ms (spec/sketch.md §2 "Time"). The
- * one home of that rounding, with {@link readClock}'s copy (`t - (t % 1)`: fewer bytecodes
- * than Math.floor, for V8's inlining budget, see addAll).
+ * `t`, or −Infinity when it is NaN or ±Infinity: a time that compares below every
+ * last-touched time, so a broken clock decays nothing and stamps nothing (a NaN or
+ * infinite stamp would freeze or poison the cell for every key hashing to it).
  */
 function timeOf(t: number): number {
-  return t - t === 0 ? t - (t % 1) : -Infinity
+  return t - t === 0 ? t : -Infinity
 }
 
 /** The clock's time in ms as {@link timeOf} reads it, for the plain (clock-reading) forms. */
 function readClock(clock: Clock): number {
   // the default clock by a direct call: monomorphic whatever other clocks the process uses
   const t = clock === systemClock ? systemNowMs() : clock.now()
-  return t - t === 0 ? t - (t % 1) : -Infinity
+  return t - t === 0 ? t : -Infinity
 }
 
 /**

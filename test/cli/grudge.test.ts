@@ -113,12 +113,8 @@ t.test('suggest prints levels, cellsPerLevel and memory', async (t) => {
   t.ok(s.levels >= 1 && s.cellsPerLevel > 1 && s.falsePositiveRate <= 0.001)
   const m = grudge(['suggest', '--hot-keys', '1000', '--fp', '0.001', '--memory', '8MB'])
   t.equal(m.code, 0, m.stderr)
-  // what new Limiter({ memory: '8MB', levels: 2 }) builds: 2,048 + 30,720 + 2 × M × 8 B × 2 ≤ 8 MiB
-  // holds M ≤ 261,120, so 2 × 131,072 (2.0 MiB a sketch)
-  t.match(
-    m.stdout,
-    /levels\s+2\n\s+cellsPerLevel\s+131072\n\s+memory\s+2\.0 MiB per sketch, 4\.0 MiB for 2 generations/,
-  )
+  // what new Limiter({ memory: '8MB', levels: 2 }) builds: 2 × 65,536 (the meter and the telemetry inside the budget)
+  t.match(m.stdout, /levels\s+2\n\s+cellsPerLevel\s+65536\n\s+memory\s+2\.0 MiB per sketch, 4\.0 MiB for 2 generations/)
   t.match(m.stdout, /as options\s+\{ levels: 2, memory: 8388608 \}/)
   const tight = grudge(['suggest', '--hot-keys', '100000', '--fp', '1e-9', '--memory', '64KB'])
   t.equal(tight.code, 3, 'exit 3 when the budget cannot reach the target')

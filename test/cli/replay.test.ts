@@ -52,7 +52,7 @@ t.test('debt meter: step table worked by hand, sketch and reference agree', asyn
   ])
   t.same([rep.span.startMs, rep.span.endMs], [T0, T0 + 10_000])
   t.same(rep.timeline.bins, [{ startMs: T0, admitted: 7, rejected: 3, referenceRejected: 3 }])
-  t.equal(rep.sketch.sizeBytes, 2 * 4 * 4096 * 8, 'one policy × 2 generations × 4 × 4096 cells × 8 B')
+  t.equal(rep.sketch.sizeBytes, 2 * 4 * 4096 * 16, 'one policy × 2 generations × 4 × 4096 cells × 16 B')
 })
 
 t.test('disorder within maxDisorderMs is put back in order; older lines are late', async (t) => {
@@ -210,7 +210,7 @@ t.test('rotations are driven by log time; bursts that drain are never forgiven e
 t.test('self-sized by default: the sizes each policy chose over time, in the report', async (t) => {
   // 400 fresh keys a second for 25 s (one request each), then 2 a second: the debt meter's
   // period is 20 s (maxDebt 10 × burst 2 / rate 1). Its first generations hold the default
-  // budget's largest shape, 8 MiB of cells / (4 levels × 8 B × 2) = 131,072 cells per level; at
+  // budget's largest shape, 8 MiB of cells / (4 levels × 16 B × 2) = 65,536 cells per level; at
   // the first rotation the sizer asks for ρ ≤ 0.05 (spec/sizing.md §2.6) at twice the load, the
   // shrink margin (spec/rotator.md "Hysteresis"): 2 × 400 / 0.05 = 16,000 → 16,384
   const lines: string[] = []
@@ -219,28 +219,27 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
   for (let sec = 25; sec < 85; sec++) lines.push(clf(`10.9.9.${sec % 2}`, sec))
   const rep = run(lines, { ratePerSecond: 1, burst: 2 })
   t.equal(rep.sketch.selfSized, true)
-  t.equal(rep.sketch.cellsPerLevel, 131_072)
+  t.equal(rep.sketch.cellsPerLevel, 65_536)
   const sizes = rep.sketch.sizes.rate!
-  t.same(sizes[0].cellsPerLevel, [131_072, 131_072])
+  t.same(sizes[0].cellsPerLevel, [65_536, 65_536])
   const first = sizes[1]
-  t.same(first.cellsPerLevel, [131_072, 16_384], `at ${(first.atMs - T0) / 1000} s`)
+  t.same(first.cellsPerLevel, [65_536, 16_384], `at ${(first.atMs - T0) / 1000} s`)
   t.ok(Math.abs(first.loadPerSecond - 400) < 4, `${first.loadPerSecond} admitted/s`)
-  t.equal(first.loadFactor, first.loadPerSecond / 131_072, 'ρ of the deciding generation')
+  t.equal(first.loadFactor, first.loadPerSecond / 65_536, 'ρ of the deciding generation')
   // the light load afterwards: the youngest shrinks to the floor of 64 cells
   t.same(sizes.at(-1)!.cellsPerLevel.at(-1), 64)
-  t.ok(rep.sketch.sizeBytes < 2 * 4 * 131_072 * 8, `${rep.sketch.sizeBytes} B at the end`)
+  t.ok(rep.sketch.sizeBytes < 2 * 4 * 65_536 * 16, `${rep.sketch.sizeBytes} B at the end`)
   const text = formatReport(rep, 'x.log')
   t.match(
     text,
-    /sketch memory +\S+ \S+ at the end; each policy self-sized within 8\.0 MiB \(4 levels × 64–131,072 cells/,
+    /sketch memory +\S+ \S+ at the end; each policy self-sized within 8\.0 MiB \(4 levels × 64–65,536 cells/,
   )
-  t.match(text, /\n {2}rate {4}2026-01-05 10:00:00Z {2}131,072 131,072 /)
-  t.match(text, /\n {2}rate {4}\S+ \S+ {2}131,072 16,384 /)
+  t.match(text, /\n {2}rate {4}2026-01-05 10:00:00Z {2}65,536 65,536 /)
+  t.match(text, /\n {2}rate {4}\S+ \S+ {2}65,536 16,384 /)
   const html = renderHtml(rep, 'x.log')
-  t.match(html, /<table class="sizes">[\s\S]*<td>rate<\/td><td>[^<]+<\/td><td>1<\/td><td>131,072 16,384<\/td>/)
-  // a budget given on the command line, and one too small for 16 cells per level:
-  // (1 MiB − 2 KiB meter − 30 KiB telemetry) / (4 × 8 B × 2) = 15,872 → 8,192
-  t.equal(run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 1 << 20 }).sketch.cellsPerLevel, 8192)
+  t.match(html, /<table class="sizes">[\s\S]*<td>rate<\/td><td>[^<]+<\/td><td>1<\/td><td>65,536 16,384<\/td>/)
+  // a budget given on the command line, and one too small for 16 cells per level
+  t.equal(run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 1 << 20 }).sketch.cellsPerLevel, 4096)
   t.throws(() => run(lines.slice(0, 10), { ratePerSecond: 1, burst: 2, memoryBytes: 4096 }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
     message: /"memory"/,

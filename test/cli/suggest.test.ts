@@ -16,7 +16,7 @@ t.test('without a budget: the target is met, and one cell fewer per level misses
       sketchFalsePositiveRate({ levels: s.levels, cellsPerLevel: s.cellsPerLevel - 1 }, { hotKeys: H }) > p,
       'M is the fewest for these levels',
     )
-    t.equal(s.bytesPerSketch, s.levels * s.cellsPerLevel * 8) // 8 B a cell (spec/sketch.md §1)
+    t.equal(s.bytesPerSketch, s.levels * s.cellsPerLevel * 16)
     t.equal(s.bytes, 2 * s.bytesPerSketch)
   }
 })
@@ -149,7 +149,7 @@ t.test("abuse and fairness: the scores' own sizers, and the rates of spec/sizing
   const fairLoad = { eventsPerSecond: 5, weight: 0.1, lambdaPerSecond: 0.1, maxScore: 1 }
   const thr = (L: number, m: number): number => fairnessFalseThrottleRate({ levels: L, cellsPerLevel: m }, fairLoad)
   t.ok(f.meetsTarget && thr(f.levels, f.cellsPerLevel) <= 1e-4 && thr(f.levels, f.cellsPerLevel / 2) > 1e-4)
-  t.equal(f.bytes, f.levels * f.cellsPerLevel * 8 * 2)
+  t.equal(f.bytes, f.levels * f.cellsPerLevel * 16 * 2)
   // the fewest cells over L = 1..8: no other L reaches the target with fewer
   for (let L = 1; L <= 8; L++) {
     const g = suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4, levels: L })
@@ -170,23 +170,22 @@ t.test("the text names the policy's rate, the period, ρ and a budget too small 
     rate: 1,
     burst: 10,
     targetFalsePositive: 1e-5,
-    // (4 MiB − 2 KiB meter − 30 KiB telemetry) / (4 levels × 8 B × 2 generations) = 65,024 → 32,768
-    memoryBytes: 4 * 1048576,
+    memoryBytes: 8 * 1048576,
     levels: 4,
   }
   const text = formatSuggestion(suggestShape(o), o)
   t.match(
     text,
-    /^limit: 3000 requests\/s at rate 1\/s, burst 10, target false-reject rate 0\.00001, memory budget 4\.0 MiB\n/,
+    /^limit: 3000 requests\/s at rate 1\/s, burst 10, target false-reject rate 0\.00001, memory budget 8\.0 MiB\n/,
   )
   t.match(
     text,
-    /\n {2}levels +4\n {2}cellsPerLevel +32768\n {2}memory +1\.0 MiB per sketch, 2\.0 MiB for 2 generations\n/,
+    /\n {2}levels +4\n {2}cellsPerLevel +32768\n {2}memory +2\.0 MiB per sketch, 4\.0 MiB for 2 generations\n/,
   )
   t.match(text, /\n {2}period +1 min 40 s\n/)
   t.match(text, /the policy's sizer asks for 65536 cells per level at this load; the budget holds 32768/)
   t.match(text, /load factor +0\.0916 /)
-  t.match(text, /as options +\{ levels: 4, memory: 4194304 \}/)
+  t.match(text, /as options +\{ levels: 4, memory: 8388608 \}/)
   const ab = { policy: 'abuse' as const, eventsPerSecond: 20, targetFalsePositive: 1e-5 }
   const abText = formatSuggestion(suggestShape(ab), ab)
   t.match(abText, /^abuse: 20 scored events\/s, target false-block rate 0\.00001\n/)

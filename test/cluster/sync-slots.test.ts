@@ -18,7 +18,7 @@ const SEED = '2222222222222222bbbbbbbbbbbbbbbb'
 
 /** A Sketch whose cells the test reads (score of cell p at 2p). */
 class OpenSketch extends Sketch {
-  get raw(): Float32Array {
+  get raw(): Float64Array {
     return this.cells
   }
 }

@@ -210,25 +210,3 @@ function seeded(seed: number): StoreFactory {
   const local = localStore()
   return (spec) => local({ ...spec, sketch: { ...spec.sketch, seed } })
 }
-
-t.test('a Retry-After across a move of the sketch epoch is kept: the retry it names is admitted', async (t) => {
-  // A 30-day window: a debt outlives the cells' clock range (spec/sketch.md §2: ticks of 1 ms
-  // after an epoch, moved 2^31 ms behind a reading that passes the range). The first reading (0)
-  // puts the epoch at −2^31 ms, so the range ends at 2^31 − 1 ms; the key's cells are written at 0.
-  const rate = 1 / (30 * 86_400)
-  const { clock, consume } = meter({ rate, burst: 1 })
-  t.ok(consume('k').admitted)
-  const d = 2_147_483_000 // whole seconds, 648 ms before the range ends: the exact wait is whole seconds too
-  clock.set(d)
-  const denied = consume('k')
-  t.notOk(denied.admitted)
-  const exactMs = 30 * 86_400_000 - d // the debt 1 − rate·d drains at rate: 30 days − d
-  // the retry's reading passes the range: the epoch moves 2^31 ms behind it and rounds the key's
-  // cells (older than the new epoch) up by less than 2^-23 of their value there, at most the
-  // debt now plus 2^31 ms of drain; the promise covers ⌊(wait + 1 s) / 2^31 ms⌋ + 1 = 1 move
-  t.ok(denied.retryAfterMs >= exactMs, `${denied.retryAfterMs} ms ≥ the exact ${exactMs} ms`)
-  const boundMs = ((2 ** -23 * (denied.debt + (rate * 2 ** 31) / 1000)) / rate) * 1000
-  t.ok(denied.retryAfterMs <= exactMs + boundMs + 1e-6, `and at most ${boundMs.toFixed(3)} ms more`)
-  clock.set(d + Math.ceil(denied.retryAfterMs))
-  t.ok(consume('k').admitted, 'admitted at the time it was promised, after the move')
-})

@@ -6,7 +6,7 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const ticker = new FakeTicker()
 
-t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 8 B × generations ≤ budget', async (t) => {
+t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 16 B × generations ≤ budget', async (t) => {
   const d = resolveSketchOptions({ ticker })
   t.equal(
     DEFAULT_POLICY_MEMORY_BYTES,
@@ -15,38 +15,38 @@ t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 8
   )
   t.same(
     [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],
-    [4, 131072, DEFAULT_POLICY_MEMORY_BYTES, false],
-    'the default: 8 MiB / (4 × 8 B × 2) = 131,072',
+    [4, 65536, DEFAULT_POLICY_MEMORY_BYTES, false],
+    'the default',
   )
-  // (64 MiB − 2 KiB) / (4 × 8 × 2) = 1,048,544 → 2^19: the meter is inside the budget
-  t.equal(resolveSketchOptions({ ticker, memory: '64MB' }).cellsPerLevel, 1 << 19)
-  t.equal(resolveSketchOptions({ ticker, memory: 64 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 20)
-  // (1,000,000 − 2,048) / (4 × 8 × 2) = 15,593 → 8,192
-  t.equal(resolveSketchOptions({ ticker, memory: 1_000_000 }).cellsPerLevel, 8192)
-  // 3 generations, 2 levels: (1 MiB − 2 KiB) / (2 × 8 × 3) = 21,802.7 → 16,384
+  // (64 MiB − 2 KiB) / (4 × 16 × 2) = 524,272 → 2^18: the meter is inside the budget
+  t.equal(resolveSketchOptions({ ticker, memory: '64MB' }).cellsPerLevel, 1 << 18)
+  t.equal(resolveSketchOptions({ ticker, memory: 64 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 19)
+  // (1,000,000 − 2,048) / (4 × 16 × 2) = 7,796.5 → 4,096
+  t.equal(resolveSketchOptions({ ticker, memory: 1_000_000 }).cellsPerLevel, 4096)
+  // 3 generations, 2 levels: (1 MiB − 2 KiB) / (2 × 16 × 3) = 10,901.3 → 8,192
   const g = resolveSketchOptions({ ticker, memory: '1MB', levels: 2, generations: 3 })
-  t.same([g.levels, g.cellsPerLevel], [2, 16384])
+  t.same([g.levels, g.cellsPerLevel], [2, 8192])
   t.equal(resolveSketchOptions({ ticker, memory: '1GB', levels: 1 }).cellsPerLevel, 1 << 24, 'at most 2^24 cells')
-  t.ok(2048 + g.levels * g.cellsPerLevel * 8 * 3 <= 1024 * 1024, 'never above the budget')
+  t.ok(2048 + g.levels * g.cellsPerLevel * 16 * 3 <= 1024 * 1024, 'never above the budget')
 })
 
 t.test('an explicit cellsPerLevel keeps a fixed shape; with memory it must fit', async (t) => {
   const f = resolveSketchOptions({ ticker, levels: 2, cellsPerLevel: 1000 })
   t.same([f.levels, f.cellsPerLevel, f.memoryBytes, f.fixedShape], [2, 1000, undefined, true])
-  const ok = resolveSketchOptions({ ticker, memory: 4 * 1024 * 8 * 2, levels: 4, cellsPerLevel: 1024 })
+  const ok = resolveSketchOptions({ ticker, memory: 4 * 1024 * 16 * 2, levels: 4, cellsPerLevel: 1024 })
   t.same([ok.cellsPerLevel, ok.fixedShape], [1024, true], 'a shape that fits exactly')
-  t.throws(() => resolveSketchOptions({ ticker, memory: '32KB', levels: 4, cellsPerLevel: 1024 }), {
+  t.throws(() => resolveSketchOptions({ ticker, memory: '64KB', levels: 4, cellsPerLevel: 1024 }), {
     code: 'ERR_GRUDGE_SIZING_CONFLICT',
-    message: /"memory": expected ≥ 65536 bytes .*× 8 B.*received 32768/,
+    message: /"memory": expected ≥ 131072 bytes .*received 65536/,
   })
 })
 
 t.test('a budget below one generation of 16 cells per level is a coded error; bad sizes too', async (t) => {
-  // 2,048 B of meter + 4 levels × 16 cells × 8 B × 2 generations = 3,072 B
-  t.equal(resolveSketchOptions({ ticker, memory: 3072 }).cellsPerLevel, 16)
-  t.throws(() => resolveSketchOptions({ ticker, memory: 3071 }), {
+  // 2,048 B of meter + 4 levels × 16 cells × 16 B × 2 generations = 4,096 B
+  t.equal(resolveSketchOptions({ ticker, memory: 4096 }).cellsPerLevel, 16)
+  t.throws(() => resolveSketchOptions({ ticker, memory: 4095 }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
-    message: /expected ≥ 3072 bytes \(2048 for the load meter/,
+    message: /expected ≥ 4096 bytes \(2048 for the load meter/,
   })
   for (const bad of [-1, 0, NaN, '12XB', 'lots', {}])
     t.throws(() => resolveSketchOptions({ ticker, memory: bad as number }), { code: 'ERR_GRUDGE_OPTION_INVALID' })

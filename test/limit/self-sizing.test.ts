@@ -28,8 +28,7 @@ t.test('light traffic shrinks the generations below the budget; heavy traffic gr
   const ticker = new FakeTicker()
   const l = new Limiter({ clock, ticker, limit: { rate: 1, burst: 10 } })
   const budget = DEFAULT_POLICY_MEMORY_BYTES
-  // 8 MiB of cells / (4 levels × 8 B × 2 generations) = 131,072 cells per level
-  t.same(l.telemetry.stats().generations?.limit?.cellsPerLevel, [131072, 131072], 'starts at the budget')
+  t.same(l.telemetry.stats().generations?.limit?.cellsPerLevel, [65536, 65536], 'starts at the budget')
   // 200 fresh keys/s at rate 1: ρ ≤ 0.05 needs 4,000 cells, so 4,096
   drive(l, clock, ticker, 200, 400, 'a')
   const small = l.telemetry.stats().generations!.limit!
@@ -68,9 +67,8 @@ t.test('a budget that cannot meet the load is kept, and said once through warn w
   drive(l, clock, ticker, 500, 250, 'a')
   const notices = warned.filter((m) => /needs \d+ cells per level/.test(m))
   t.equal(notices.length, 1, 'once')
-  // (65,536 − 2,048 meter − 30,720 telemetry) / (4 levels × 8 B × 2 generations) = 512
-  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 512/)
-  t.equal(l.limit!.store.sizeBytes(), 2048 + 2 * 4 * 512 * 8, 'the meter and the largest shape that fits beside it')
+  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 256/)
+  t.equal(l.limit!.store.sizeBytes(), 2048 + 2 * 4 * 256 * 16, 'the meter and the largest shape that fits beside it')
   t.ok(l.limit!.store.sizeBytes() <= 65536, 'never above the budget')
   await l.close()
 })

