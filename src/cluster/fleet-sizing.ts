@@ -2,6 +2,7 @@ import { GrudgeError } from '../errors.js'
 import type { Decay } from '../sketch/shape.js'
 import {
   earlyGrowthCells,
+  initialCellsPerLevel,
   sizeFromLoad,
   sizeNextWithHysteresis,
   type GenerationLoad,
@@ -10,7 +11,9 @@ import {
   type SizingLimitEvent,
 } from '../sketch/rotator-sizing.js'
 import type { RedisLike } from './client.js'
-import { evalScript, fingerprintError, replyError, shaOf, type FleetShape } from './connection.js'
+import type { StoreSpec } from '../limit/store.js'
+import type { ParsedRedisOptions } from './options.js'
+import { evalScript, fingerprintError, fleetShape, replyError, shaOf, type FleetShape } from './connection.js'
 
 // The fleet's agreement on each generation's shape (spec/cluster.md, "Shapes"): the first
 // instance that opens (or, half a period ahead, proposes) a generation records its cells per
@@ -389,4 +392,35 @@ export function proposeEarlyCells(
   if (room < 1) cap = 0
   room = Math.min(wanted, cap)
   return room > youngest.cellsPerLevel ? room : 0
+}
+
+/**
+ * The fleet shape of a policy and the cells per level of the generations it opens before any is
+ * recorded, for the sync and the exact store alike: a fixed shape is its own (`fleetShape`);
+ * a self-sized policy's fingerprint is its largest shape's (`sizing.maxCellsPerLevel`) with
+ * `|sized`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
+ * (`initialCellsPerLevel`).
+ * @param sizing the policy's resolved sizing within the store's budget, or undefined for a fixed shape
+ * @throws {GrudgeError} as `fleetShape` (`ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`)
+ * and `initialCellsPerLevel`
+ * @internal
+ */
+export function policyFleetShape(
+  spec: StoreSpec,
+  o: ParsedRedisOptions,
+  sizing: ResolvedSizing | undefined,
+): { shape: FleetShape; initialCells: number } {
+  if (sizing === undefined) {
+    const shape = fleetShape(spec, o)
+    return { shape, initialCells: shape.cellsPerLevel }
+  }
+  const shape = fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: sizing.maxCellsPerLevel } }, o, true)
+  const given = spec.sketch?.cellsPerLevel
+  return {
+    shape,
+    initialCells: initialCellsPerLevel(
+      sizing,
+      given === undefined ? undefined : Math.min(given, sizing.maxCellsPerLevel),
+    ),
+  }
 }

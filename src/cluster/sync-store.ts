@@ -11,7 +11,6 @@ import {
   adoptSchedule,
   evalScript,
   fingerprintError,
-  fleetShape,
   replyError,
   shaOf,
   withTimeout,
@@ -24,6 +23,7 @@ import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
 import {
   TWIN_SUFFIX,
+  policyFleetShape,
   promotionAgeMs,
   proposeCells,
   proposeEarlyCells,
@@ -38,7 +38,6 @@ import {
   METER_BYTES,
   budgetCellsPerLevel,
   checkSizing,
-  initialCellsPerLevel,
   type ResolvedSizing,
 } from '../sketch/rotator-sizing.js'
 
@@ -252,19 +251,9 @@ export class RedisSyncStore implements ScoreStore {
           )
     if (this.sizing === undefined) checkFixedBudget(spec)
     // a self-sized policy's shape in the fingerprint is its largest (the budget's)
-    this.shape =
-      this.sizing === undefined
-        ? fleetShape(spec, o)
-        : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
-    this.initialCells =
-      this.sizing === undefined
-        ? this.shape.cellsPerLevel
-        : initialCellsPerLevel(
-            this.sizing,
-            spec.sketch?.cellsPerLevel === undefined
-              ? undefined
-              : Math.min(spec.sketch.cellsPerLevel, this.sizing.maxCellsPerLevel),
-          )
+    const { shape, initialCells } = policyFleetShape(spec, o, this.sizing)
+    this.shape = shape
+    this.initialCells = initialCells
     this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = syncScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)

@@ -123,7 +123,10 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
       }
     }
     t.equal(errors, 0, 'no call threw or rejected')
-    t.ok(twinSeenAt >= T_JUMP && twinSeenAt <= T_JUMP + 2 * SYNC_MS, `A started a twin ${twinSeenAt - T_JUMP} ms after the jump`)
+    t.ok(
+      twinSeenAt >= T_JUMP && twinSeenAt <= T_JUMP + 2 * SYNC_MS,
+      `A started a twin ${twinSeenAt - T_JUMP} ms after the jump`,
+    )
     t.ok(twinSeenAt < T0 + 20_000, 'before the period of the youngest (1002) ended')
     t.ok(adoptedByB - twinSeenAt <= SYNC_MS, `B adopted it at its next sync (${adoptedByB - twinSeenAt} ms later)`)
     const rec = await admin.get(`${prefix}:{e}:s1002+`)
@@ -141,7 +144,10 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
     t.ok(switchedA >= switchAt && switchedA < switchAt + SYNC_MS, `A decides on the twin from ${switchedA - T0} ms`)
     t.equal(switchedB, switchedA, 'B switches at the same instant')
     const bound = T_JUMP + 3 * SYNC_MS + A + 2 * LAG
-    t.ok(switchedA <= bound, `undersized until ${switchedA - T_JUMP} ms after the jump ≤ 3C + A + 2·lag = ${bound - T_JUMP} ms`)
+    t.ok(
+      switchedA <= bound,
+      `undersized until ${switchedA - T_JUMP} ms after the jump ≤ 3C + A + 2·lag = ${bound - T_JUMP} ms`,
+    )
     t.ok(switchedA < T0 + 30_000, 'sooner than the next generation (1003) would decide without early growth')
     // 1003 was proposed at 128 at half of 1002's youth, before the jump: it got a twin of its own
     // at its first check and decides on it by now; 1004 was sized at the jumped load
@@ -166,7 +172,10 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
     t.comment(
       `innocent refused: ${innocent.before[1]}/${innocent.before[0]} before the twin decides, ${innocent.after[1]}/${innocent.after[0]} after`,
     )
-    t.ok(a.sizeBytes() <= 2 * 4 * 4096 * 29 + 2048, `A holds ${a.sizeBytes()} B within the budget of N × the largest shape`)
+    t.ok(
+      a.sizeBytes() <= 2 * 4 * 4096 * 29 + 2048,
+      `A holds ${a.sizeBytes()} B within the budget of N × the largest shape`,
+    )
     await a.close()
     await b.close()
   })
