@@ -227,6 +227,8 @@ export class RedisSyncStore implements ScoreStore {
   private resizeCount = 0
   /** Whether onSizingLimit heard each kind already. */
   private readonly limitReported = { budget: false, invalid: false }
+  /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a sync). */
+  private lastEarlyCheckMs = -Infinity
   /** Twins started (recorded and adopted here). */
   earlyGrowths = 0
 
@@ -520,6 +522,7 @@ export class RedisSyncStore implements ScoreStore {
     // generation ids are by period: what was recorded or proposed under this policy's own is void
     this.shapes.clear()
     this.proposals.clear()
+    this.lastEarlyCheckMs = -Infinity
     this.meterGen = NaN
     this.rotate()
     if (this.schedule.message !== undefined) {
@@ -844,8 +847,9 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
-   * Early growth (spec/cluster.md "Early growth"): at a check, this instance's own meter over
-   * the window since the last check; on a load jump (the Rotator's rule, `proposeEarlyCells`)
+   * Early growth (spec/cluster.md "Early growth"): at a check (the first sync at least
+   * `sizing.checkEveryMs` after the last one), this instance's own meter over the window since
+   * the last sync; on a load jump (the Rotator's rule, `proposeEarlyCells`)
    * the early record to propose for the youngest generation — a twin of the sizer's size that
    * decides in its base's place from A + the adoption lag (syncMs + timeoutMs) after now — or ''.
    * None for a generation that has a twin (the record is set-if-absent: a repeated proposal
@@ -856,6 +860,9 @@ export class RedisSyncStore implements ScoreStore {
     const gens = this.gens
     const y = gens[gens.length - 1]
     if (y.provisional || y.twin !== undefined) return ''
+    // the sizer runs at most once per checkEveryMs, as in a Rotator: a sync is more frequent
+    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return ''
+    this.lastEarlyCheckMs = nowMs
     let live = 0
     for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
     const cells = proposeEarlyCells(

@@ -47,6 +47,7 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
         minCellsPerLevel: 16,
         maxCellsPerLevel: 4096,
         growAtLoadFactor: 0.5,
+        checkEveryMs: SYNC_MS, // a check at every sync: C = 200 ms
       },
     }
     const mk = (redis: typeof ca) =>
