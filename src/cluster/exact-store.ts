@@ -4,13 +4,7 @@ import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
-import {
-  LoadMeter,
-  METER_BYTES,
-  checkSizing,
-  initialCellsPerLevel,
-  type ResolvedSizing,
-} from '../sketch/rotator-sizing.js'
+import { LoadMeter, METER_BYTES, checkSizing, type ResolvedSizing } from '../sketch/rotator-sizing.js'
 import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
@@ -18,7 +12,6 @@ import {
   adoptSchedule,
   evalScript,
   fingerprintError,
-  fleetShape,
   replyError,
   shaOf,
   withTimeout,
@@ -29,7 +22,7 @@ import {
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
 import { BLOCK_CELLS, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
-import { proposeCells, runShapeRound, shapeRecord, type ShapeAsk } from './fleet-sizing.js'
+import { policyFleetShape, proposeCells, runShapeRound, shapeRecord, type ShapeAsk } from './fleet-sizing.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -150,19 +143,9 @@ export class RedisExactStore implements ScoreStore {
           )
     // a self-sized policy's shape in the fingerprint is its largest, the text gains |sized; its
     // cells live in Redis, so this process holds only the fallback: no budget to adjust here
-    this.shape =
-      this.sizing === undefined
-        ? fleetShape(spec, o)
-        : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
-    this.initialCells =
-      this.sizing === undefined
-        ? this.shape.cellsPerLevel
-        : initialCellsPerLevel(
-            this.sizing,
-            spec.sketch?.cellsPerLevel === undefined
-              ? undefined
-              : Math.min(spec.sketch.cellsPerLevel, this.sizing.maxCellsPerLevel),
-          )
+    const { shape, initialCells } = policyFleetShape(spec, o, this.sizing)
+    this.shape = shape
+    this.initialCells = initialCells
     this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = exactScript(this.shape.scriptConstants, this.sizing !== undefined)
     this.sha = shaOf(this.script)

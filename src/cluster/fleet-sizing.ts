@@ -1,6 +1,9 @@
 import { GrudgeError } from '../errors.js'
 import type { Decay } from '../sketch/shape.js'
 import {
+  earlyGrowthCells,
+  initialCellsPerLevel,
+  sizeFromLoad,
   sizeNextWithHysteresis,
   type GenerationLoad,
   type LoadMeter,
@@ -8,7 +11,9 @@ import {
   type SizingLimitEvent,
 } from '../sketch/rotator-sizing.js'
 import type { RedisLike } from './client.js'
-import { evalScript, fingerprintError, replyError, shaOf, type FleetShape } from './connection.js'
+import type { StoreSpec } from '../limit/store.js'
+import type { ParsedRedisOptions } from './options.js'
+import { evalScript, fingerprintError, fleetShape, replyError, shaOf, type FleetShape } from './connection.js'
 
 // The fleet's agreement on each generation's shape (spec/cluster.md, "Shapes"): the first
 // instance that opens (or, half a period ahead, proposes) a generation records its cells per
@@ -145,16 +150,76 @@ function describeRaw(raw: unknown): string {
   }
 }
 
-/** One generation asked of the shape script: its id and the record to propose, or '' to read only. @internal */
+/**
+ * The key of generation `id`'s early record (its _twin_: a larger generation of the same id
+ * started early on a load jump, spec/cluster.md "Early growth"): `P s<id>+`. @internal
+ */
+export function twinKey(shape: FleetShape, id: number): string {
+  return `${shape.keyPrefix}s${id}+`
+}
+
+/** The suffix of a twin's cells keys (`P g<id>+`, on every slot's prefix). @internal */
+export const TWIN_SUFFIX = '+'
+
+/**
+ * The early record of a generation: `<fingerprint>:<switchAtMs>:<cells per level>`, the time
+ * (server ms, an integer) from which the twin decides in place of its base, then its size. The
+ * shape script reads the size as the record's last number, so it creates the twin's slot-0
+ * cells at that size as for any record. @internal
+ */
+export function twinRecord(shape: FleetShape, switchAtMs: number, cellsPerLevel: number): string {
+  return `${shape.fingerprint}:${Math.ceil(switchAtMs)}:${cellsPerLevel}`
+}
+
+/** A twin as recorded: its cells per level and the server time from which it decides. @internal */
+export interface TwinShape {
+  readonly cellsPerLevel: number
+  readonly switchAtMs: number
+}
+
+/**
+ * Read an early record: '' or nothing is no twin; `<this fingerprint>:<switchAtMs>:<M>` with M
+ * a power of two ≤ the largest shape and switchAtMs a non-negative integer of at most 16 digits.
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE` naming the key and what it held
+ * @internal
+ */
+export function parseTwinRecord(shape: FleetShape, id: number, raw: unknown): TwinShape | undefined {
+  const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? Buffer.from(raw).toString('latin1') : ''
+  if (text === '') return undefined
+  const m = /^([0-9a-f]{16}):([0-9]{1,16}):([1-9][0-9]{0,9})$/.exec(text)
+  const cells = m === null ? NaN : Number(m[3])
+  if (
+    m === null ||
+    m[1] !== shape.fingerprint ||
+    !(cells <= shape.cellsPerLevel) ||
+    2 ** Math.round(Math.log2(cells)) !== cells
+  ) {
+    throw new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_SHAPE',
+      `${twinKey(shape, id)}: expected the early record "${shape.fingerprint}:<switch ms>:<M>" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${JSON.stringify(text.slice(0, 80))}`,
+    )
+  }
+  return { cellsPerLevel: cells, switchAtMs: Number(m[2]) }
+}
+
+/** One generation asked of the shape script: its id and the record to propose, or '' to read only; `twin`: its early record (`P s<id>+`, cells `P g<id>+`). @internal */
 export interface ShapeAsk {
   readonly id: number
   readonly want: string
+  readonly twin?: boolean
 }
 
 /** What a shape round answered: the fleet's recorded period (nothing changed), or the cost counter's total and the recorded M of each ask. @internal */
 export type ShapeAnswer =
   | { readonly periodMs: number }
-  | { readonly periodMs?: undefined; readonly costTotal: number; readonly cells: readonly number[] }
+  | {
+      readonly periodMs?: undefined
+      readonly costTotal: number
+      /** Per ask: the recorded M (a twin ask: 0, see `twins`). */
+      readonly cells: readonly number[]
+      /** Per ask: a twin ask's record (undefined: none recorded, or not a twin ask). */
+      readonly twins: readonly (TwinShape | undefined)[]
+    }
 
 /**
  * One round trip of {@link shapeScript} on slot 0 (spec/cluster.md "Shapes"), shared by the
@@ -187,7 +252,8 @@ export async function runShapeRound(
     String(costGen),
   ]
   for (const a of asks) {
-    keys.push(shapeKey(shape, a.id), shape.keyPrefix + 'g' + a.id)
+    if (a.twin === true) keys.push(twinKey(shape, a.id), shape.keyPrefix + 'g' + a.id + TWIN_SUFFIX)
+    else keys.push(shapeKey(shape, a.id), shape.keyPrefix + 'g' + a.id)
     args.push(String(a.id), a.want)
   }
   keys.push(costKey(shape, costGen), shape.fpKey)
@@ -202,8 +268,9 @@ export async function runShapeRound(
     return { periodMs: p }
   }
   if (raw.length !== 1 + asks.length) throw replyError('redis shape script', raw)
-  const cells = asks.map((a, j) => parseShapeRecord(shape, a.id, raw[1 + j]))
-  return { costTotal: Number(String(raw[0])), cells }
+  const cells = asks.map((a, j) => (a.twin === true ? 0 : parseShapeRecord(shape, a.id, raw[1 + j])))
+  const twins = asks.map((a, j) => (a.twin === true ? parseTwinRecord(shape, a.id, raw[1 + j]) : undefined))
+  return { costTotal: Number(String(raw[0])), cells, twins }
 }
 
 /**
@@ -257,4 +324,103 @@ export function proposeCells(
     }
   }
   return cells
+}
+
+/**
+ * The promotion age A of a fleet generation (spec/rotator.md §1, _Promotion-age guard_): with
+ * linear decay hi / rate × 1000 ms, the time in which any debt a fresh generation missed has
+ * drained; otherwise (N − 1) × periodMs, the age of a regular promotion. A twin decides only
+ * once it is this old plus the fleet's adoption lag.
+ * @internal
+ */
+export function promotionAgeMs(decay: Decay, hi: number, generations: number, periodMs: number): number {
+  return decay.kind === 'linear' ? (hi / decay.ratePerSecond) * 1000 : (generations - 1) * periodMs
+}
+
+/**
+ * An instance's early-growth decision for the youngest generation of a self-sized fleet
+ * policy (spec/cluster.md "Early growth"): the Rotator's rule (`earlyGrowthCells`) on this
+ * instance's own meter over the window since its last check, capped so that the live
+ * generations plus the twin hold no more than N × the largest shape (the budget: the twin
+ * and its base are both held until the base retires). A decision that cannot be honoured is
+ * told to `onSizingLimit` once per kind, as in {@link proposeCells}.
+ * @param youngestCells cells per level of the youngest generation (what the window measured)
+ * @param liveCells the sum of the cells per level of every generation this instance holds
+ * @param nowMs the time of the check (the meter's clock)
+ * @returns cells per level of the twin to propose (> youngestCells), or 0 for none
+ * @internal
+ */
+export function proposeEarlyCells(
+  sizing: ResolvedSizing,
+  meter: LoadMeter,
+  youngest: { readonly cellsPerLevel: number; readonly decay: Decay },
+  levels: number,
+  generations: number,
+  liveCells: number,
+  nowMs: number,
+  reported: { budget: boolean; invalid: boolean },
+): number {
+  const load = meter.windowLoad(nowMs, {
+    currentCellsPerLevel: youngest.cellsPerLevel,
+    levels,
+    generations,
+    decay: youngest.decay,
+    reason: 'check',
+  })
+  if (load === undefined) return 0
+  const wanted = earlyGrowthCells(sizing, load, (l) => {
+    const r = sizeFromLoad(sizing, l)
+    if (r.limit !== undefined && !reported[r.limit]) {
+      reported[r.limit] = true
+      try {
+        sizing.onSizingLimit?.({
+          kind: r.limit,
+          wanted: r.wanted,
+          usedCellsPerLevel: r.cells,
+          maxCellsPerLevel: sizing.maxCellsPerLevel,
+          load: l,
+        })
+      } catch {
+        // a logger's failure is not the store's
+      }
+    }
+    return r.cells
+  })
+  let room = generations * sizing.maxCellsPerLevel - liveCells
+  let cap = 1
+  while (cap * 2 <= room) cap *= 2
+  if (room < 1) cap = 0
+  room = Math.min(wanted, cap)
+  return room > youngest.cellsPerLevel ? room : 0
+}
+
+/**
+ * The fleet shape of a policy and the cells per level of the generations it opens before any is
+ * recorded, for the sync and the exact store alike: a fixed shape is its own (`fleetShape`);
+ * a self-sized policy's fingerprint is its largest shape's (`sizing.maxCellsPerLevel`) with
+ * `|sized`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
+ * (`initialCellsPerLevel`).
+ * @param sizing the policy's resolved sizing within the store's budget, or undefined for a fixed shape
+ * @throws {GrudgeError} as `fleetShape` (`ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`)
+ * and `initialCellsPerLevel`
+ * @internal
+ */
+export function policyFleetShape(
+  spec: StoreSpec,
+  o: ParsedRedisOptions,
+  sizing: ResolvedSizing | undefined,
+): { shape: FleetShape; initialCells: number } {
+  if (sizing === undefined) {
+    const shape = fleetShape(spec, o)
+    return { shape, initialCells: shape.cellsPerLevel }
+  }
+  const shape = fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: sizing.maxCellsPerLevel } }, o, true)
+  const given = spec.sketch?.cellsPerLevel
+  return {
+    shape,
+    initialCells: initialCellsPerLevel(
+      sizing,
+      given === undefined ? undefined : Math.min(given, sizing.maxCellsPerLevel),
+    ),
+  }
 }

@@ -11,7 +11,6 @@ import {
   adoptSchedule,
   evalScript,
   fingerprintError,
-  fleetShape,
   replyError,
   shaOf,
   withTimeout,
@@ -22,13 +21,23 @@ import {
 import { READY_TIMEOUT_MS, isCoded } from './exact-store.js'
 import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
-import { proposeCells, runShapeRound, shapeRecord, type ShapeAnswer } from './fleet-sizing.js'
+import {
+  TWIN_SUFFIX,
+  policyFleetShape,
+  promotionAgeMs,
+  proposeCells,
+  proposeEarlyCells,
+  runShapeRound,
+  shapeRecord,
+  twinRecord,
+  type ShapeAnswer,
+  type ShapeAsk,
+} from './fleet-sizing.js'
 import {
   LoadMeter,
   METER_BYTES,
   budgetCellsPerLevel,
   checkSizing,
-  initialCellsPerLevel,
   type ResolvedSizing,
 } from '../sketch/rotator-sizing.js'
 
@@ -154,6 +163,12 @@ interface Generation {
   /** Self-sized only: its shape is this instance's proposal, not yet the fleet's record (nothing of it is pushed before the record is read). */
   provisional: boolean
   sketch: FleetSketch
+  /** The suffix of its cells keys: '' for the generation's base, {@link TWIN_SUFFIX} for its twin (spec/cluster.md "Early growth"). */
+  suffix: string
+  /** A base whose twin is recorded: the twin, written beside it until it decides in the base's place (from `switchAtMs`). */
+  twin: Generation | undefined
+  /** Server ms from which the twin decides in place of this base (NaN: no twin). */
+  switchAtMs: number
   pending: Float64Array
   mark: Uint8Array
   dirty: Uint32Array
@@ -212,6 +227,10 @@ export class RedisSyncStore implements ScoreStore {
   private resizeCount = 0
   /** Whether onSizingLimit heard each kind already. */
   private readonly limitReported = { budget: false, invalid: false }
+  /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a sync). */
+  private lastEarlyCheckMs = -Infinity
+  /** Twins started (recorded and adopted here). */
+  earlyGrowths = 0
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -234,19 +253,9 @@ export class RedisSyncStore implements ScoreStore {
           )
     if (this.sizing === undefined) checkFixedBudget(spec)
     // a self-sized policy's shape in the fingerprint is its largest (the budget's)
-    this.shape =
-      this.sizing === undefined
-        ? fleetShape(spec, o)
-        : fleetShape({ ...spec, sketch: { ...spec.sketch, cellsPerLevel: this.sizing.maxCellsPerLevel } }, o, true)
-    this.initialCells =
-      this.sizing === undefined
-        ? this.shape.cellsPerLevel
-        : initialCellsPerLevel(
-            this.sizing,
-            spec.sketch?.cellsPerLevel === undefined
-              ? undefined
-              : Math.min(spec.sketch.cellsPerLevel, this.sizing.maxCellsPerLevel),
-          )
+    const { shape, initialCells } = policyFleetShape(spec, o, this.sizing)
+    this.shape = shape
+    this.initialCells = initialCells
     this.meter = this.sizing === undefined ? null : new LoadMeter(0)
     this.script = syncScript(this.shape.scriptConstants)
     this.sha = shaOf(this.script)
@@ -332,12 +341,11 @@ export class RedisSyncStore implements ScoreStore {
   private writeYounger(key: string, delta: number, oldestAfter: number): void {
     const gens = this.gens
     const carry = this.carry && delta >= 0
-    for (let g = 1; g < gens.length; g++) {
-      if (carry) gens[g].sketch.updateWithFloorTracked(key, delta, oldestAfter, gens[g])
-      else {
-        gens[g].sketch.update(key, delta)
-        record(gens[g], delta)
-      }
+    for (let g = 0; g < gens.length; g++) {
+      if (g > 0) writeOne(gens[g], key, delta, oldestAfter, carry)
+      // a twin (early growth) is written beside its base, with the same carried floor
+      const twin = gens[g].twin
+      if (twin !== undefined) writeOne(twin, key, delta, oldestAfter, carry)
     }
   }
 
@@ -368,7 +376,10 @@ export class RedisSyncStore implements ScoreStore {
   /** Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus the 2 KiB load meter when self-sized. */
   sizeBytes(): number {
     let bytes = this.meter === null ? 0 : METER_BYTES
-    for (const g of this.gens) bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
+    for (const g of this.gens) {
+      bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
+      if (g.twin !== undefined) bytes += this.shape.levels * g.twin.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
+    }
     return bytes
   }
 
@@ -382,8 +393,14 @@ export class RedisSyncStore implements ScoreStore {
    * this instance's proposal (tests of the fleet's agreement). Allocates.
    * @internal
    */
-  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean }[] {
-    return this.gens.map((g) => ({ id: g.id, cellsPerLevel: g.sketch.cellsPerLevel, provisional: g.provisional }))
+  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean; twin?: number; early?: boolean }[] {
+    return this.gens.map((g) => ({
+      id: g.id,
+      cellsPerLevel: g.sketch.cellsPerLevel,
+      provisional: g.provisional,
+      ...(g.twin === undefined ? {} : { twin: g.twin.sketch.cellsPerLevel }),
+      ...(g.suffix === '' ? {} : { early: true }),
+    }))
   }
 
   /**
@@ -451,9 +468,18 @@ export class RedisSyncStore implements ScoreStore {
   /** Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate. */
   private rotate(): void {
     const N = this.shape.generations
-    const G = Math.floor(this.serverNow() / this.schedule.periodMs) + N - 1
+    const now = this.serverNow()
+    const G = Math.floor(now / this.schedule.periodMs) + N - 1
     const gens = this.gens
-    if (gens.length === N && gens[N - 1].id === G) return
+    if (gens.length !== N || gens[N - 1].id !== G) this.rotateTo(G)
+    // a twin decides in its base's place once it is old enough (spec/cluster.md "Early growth")
+    if (now >= gens[0].switchAtMs) gens[0] = gens[0].twin!
+  }
+
+  /** Keep exactly the live generations G − N + 1..G (a clock estimate that moved back keeps the newer ones). */
+  private rotateTo(G: number): void {
+    const N = this.shape.generations
+    const gens = this.gens
     while (gens.length > 0 && gens[0].id < G - N + 1) gens.shift()
     if (gens.length === 0) {
       for (let id = G - N + 1; id <= G; id++) gens.push(this.freshGeneration(id))
@@ -496,6 +522,7 @@ export class RedisSyncStore implements ScoreStore {
     // generation ids are by period: what was recorded or proposed under this policy's own is void
     this.shapes.clear()
     this.proposals.clear()
+    this.lastEarlyCheckMs = -Infinity
     this.meterGen = NaN
     this.rotate()
     if (this.schedule.message !== undefined) {
@@ -506,19 +533,22 @@ export class RedisSyncStore implements ScoreStore {
   private freshGeneration(id: number): Generation {
     // self-sized: the fleet's record, else this instance's proposal, else the youngest's size
     const recorded = this.shapes.get(id)
-    const previous = this.gens.length > 0 ? this.gens[this.gens.length - 1].sketch.cellsPerLevel : this.initialCells
+    const previous = this.gens.length > 0 ? youngestCells(this.gens) : this.initialCells
     const cells =
       this.sizing === undefined ? this.shape.cellsPerLevel : (recorded ?? this.proposals.get(id) ?? previous)
     if (this.gens.length > 0 && cells !== previous) this.resizeCount++
     return this.generationOf(id, cells, this.sizing !== undefined && recorded === undefined)
   }
 
-  private generationOf(id: number, cells: number, provisional: boolean): Generation {
+  private generationOf(id: number, cells: number, provisional: boolean, suffix = ''): Generation {
     const n = this.shape.levels * cells
     return {
       id,
       provisional,
       sketch: new FleetSketch({ ...this.sketchConfig, cellsPerLevel: cells, hasher: this.hashers.get(id) }),
+      suffix,
+      twin: undefined,
+      switchAtMs: NaN,
       pending: new Float64Array(n),
       mark: new Uint8Array(n),
       dirty: new Uint32Array(n),
@@ -556,8 +586,13 @@ export class RedisSyncStore implements ScoreStore {
       const gen = gens.find((g) => g.id === gb + j)
       window.push(gen === undefined || gen.provisional ? undefined : gen)
     }
-    // one script per slot, each on its own hash tag (on a Cluster, on its own master), in parallel
+    // one script per slot, each on its own hash tag (on a Cluster, on its own master), in parallel;
+    // a twin still beside its base (early growth) syncs as a window of its own, on the same script
     const calls = Array.from({ length: S }, (_, slot) => this.slotCall(slot, gb, K, window))
+    for (const g of gens) {
+      const twin = g.twin
+      if (twin !== undefined) for (let slot = 0; slot < S; slot++) calls.push(this.slotCall(slot, g.id, 1, [twin]))
+    }
     const sentAt = this.local.now()
     const results = await Promise.allSettled(
       calls.map((c) =>
@@ -571,13 +606,19 @@ export class RedisSyncStore implements ScoreStore {
     )
     let failure: unknown = undefined
     let recordedPeriodMs: number | undefined
-    for (let slot = 0; slot < S; slot++) {
-      const r = results[slot]
+    for (let c = 0; c < calls.length; c++) {
+      const r = results[c]
+      const { slot, window: win } = calls[c]
       const raw = r.status === 'fulfilled' ? r.value.raw : undefined
-      if (r.status === 'rejected' || !Array.isArray(raw) || raw.length !== 3 + K || typeof raw[0] !== 'number') {
+      if (
+        r.status === 'rejected' ||
+        !Array.isArray(raw) ||
+        raw.length !== 3 + win.length ||
+        typeof raw[0] !== 'number'
+      ) {
         // nothing of this slot was merged (or it is unknown): its sums go with the next push
         // (if Redis did apply a timed-out push, those deltas count twice: conservative)
-        putBack(calls[slot].taken)
+        putBack(calls[c].taken)
         if (r.status === 'rejected') failure ??= r.reason
         else if (Array.isArray(raw) && raw[0] === -1)
           failure = this.fatal = fingerprintError(this.shape, String(raw[1]))
@@ -593,11 +634,11 @@ export class RedisSyncStore implements ScoreStore {
       if (this.o.clock === undefined) this.offsetMs = serverNowMs - localNow
       this.rotate()
       const N = this.shape.generations
-      for (let j = 0; j < K; j++) {
-        const id = gb + j
-        if (id < G - N + 1 || id > G) continue
-        const gen = this.gens.find((g) => g.id === id)
-        if (gen === undefined || gen.provisional) continue
+      for (let j = 0; j < win.length; j++) {
+        const gen = win[j]
+        if (gen === undefined || gen.provisional || gen.id < G - N + 1 || gen.id > G) continue
+        // still held here (not retired, or replaced by a record, while the sync was in flight)
+        if (!this.gens.some((g) => g === gen || g.twin === gen)) continue
         const v = raw[3 + j] as Uint8Array
         const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
         gen.sketch.loadSlot(v.length > 0 ? v : undefined, slot, slotCells, serverNowMs, localNow, gen.pending)
@@ -643,11 +684,17 @@ export class RedisSyncStore implements ScoreStore {
     gb: number,
     K: number,
     window: readonly (Generation | undefined)[],
-  ): { keys: string[]; args: (string | number | Buffer)[]; taken: Taken[] } {
+  ): {
+    slot: number
+    window: readonly (Generation | undefined)[]
+    keys: string[]
+    args: (string | number | Buffer)[]
+    taken: Taken[]
+  } {
     const S = this.shape.slots
     const prefix = this.shape.keyPrefixes[slot]
     const keys: string[] = [this.shape.fpKeys[slot]]
-    for (let j = 0; j < K; j++) keys.push(prefix + 'g' + (gb + j))
+    for (let j = 0; j < K; j++) keys.push(prefix + 'g' + (gb + j) + (window[j]?.suffix ?? ''))
     const args: (string | number | Buffer)[] = [
       this.o.clock !== undefined ? String(this.o.clock.now()) : '',
       String(this.schedule.periodMs),
@@ -704,7 +751,7 @@ export class RedisSyncStore implements ScoreStore {
     for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
-    return { keys, args, taken }
+    return { slot, window, keys, args, taken }
   }
 
   /**
@@ -724,12 +771,19 @@ export class RedisSyncStore implements ScoreStore {
     const G = gens[N - 1].id
     const now = this.serverNow()
     const meter = this.meter!
+    const early = this.earlyCheck(now)
     this.fleetCost[1] += meter.windowCost()
     meter.closeWindow(now)
     const elapsedMs = now - (G - N + 1) * period
-    const ask: { id: number; want: string }[] = []
+    const ask: ShapeAsk[] = []
     for (const g of gens)
       if (g.provisional) ask.push({ id: g.id, want: shapeRecord(this.shape, g.sketch.cellsPerLevel) })
+    // early growth: this instance's twin proposal for the youngest, else a read of every live
+    // generation's early record (the others' proposals are adopted at this check)
+    for (const g of gens) {
+      if (g.twin !== undefined || g.suffix !== '') continue
+      ask.push({ id: g.id, want: g.id === G && early !== '' ? early : '', twin: true })
+    }
     if (!this.shapes.has(G + 1) && elapsedMs >= period / 2) {
       let cells = this.proposals.get(G + 1)
       if (cells === undefined) this.proposals.set(G + 1, (cells = this.decide(now, elapsedMs)))
@@ -764,6 +818,16 @@ export class RedisSyncStore implements ScoreStore {
     }
     for (let j = 0; j < ask.length; j++) {
       const id = ask[j].id
+      if (ask[j].twin === true) {
+        const twin = answer.twins[j]
+        const base = this.gens.find((g) => g.id === id && g.suffix === '')
+        if (twin === undefined || base === undefined || base.twin !== undefined) continue
+        base.twin = this.generationOf(id, twin.cellsPerLevel, false, TWIN_SUFFIX)
+        base.switchAtMs = twin.switchAtMs
+        this.earlyGrowths++
+        if (twin.cellsPerLevel !== base.sketch.cellsPerLevel) this.resizeCount++
+        continue
+      }
       const cells = answer.cells[j]
       this.shapes.set(id, cells)
       const i = this.gens.findIndex((g) => g.id === id)
@@ -782,9 +846,50 @@ export class RedisSyncStore implements ScoreStore {
     return undefined
   }
 
+  /**
+   * Early growth (spec/cluster.md "Early growth"): at a check (the first sync at least
+   * `sizing.checkEveryMs` after the last one), this instance's own meter over the window since
+   * the last sync; on a load jump (the Rotator's rule, `proposeEarlyCells`)
+   * the early record to propose for the youngest generation — a twin of the sizer's size that
+   * decides in its base's place from A + the adoption lag (syncMs + timeoutMs) after now — or ''.
+   * None for a generation that has a twin (the record is set-if-absent: a repeated proposal
+   * after a failed round changes nothing), that is still provisional here, or that would
+   * retire before its twin could decide.
+   */
+  private earlyCheck(nowMs: number): string {
+    const gens = this.gens
+    const y = gens[gens.length - 1]
+    if (y.provisional || y.twin !== undefined) return ''
+    // the sizer runs at most once per checkEveryMs, as in a Rotator: a sync is more frequent
+    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return ''
+    this.lastEarlyCheckMs = nowMs
+    let live = 0
+    for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
+    const cells = proposeEarlyCells(
+      this.sizing!,
+      this.meter!,
+      y.sketch,
+      this.shape.levels,
+      this.shape.generations,
+      live,
+      nowMs,
+      this.limitReported,
+    )
+    if (cells === 0) return ''
+    const period = this.schedule.periodMs
+    const switchAtMs =
+      nowMs +
+      promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period) +
+      this.o.syncMs +
+      this.o.timeoutMs
+    if (switchAtMs >= (y.id + 1) * period) return ''
+    return twinRecord(this.shape, switchAtMs, cells)
+  }
+
   /** This instance's proposal for the next generation: its sizer on the youngest's load, the cost rate the fleet's. */
   private decide(nowMs: number, elapsedMs: number): number {
-    const youngest = this.gens[this.gens.length - 1].sketch
+    const y = this.gens[this.gens.length - 1]
+    const youngest = (y.twin ?? y).sketch
     return proposeCells(
       this.sizing!,
       this.meter!,
@@ -814,6 +919,21 @@ export class RedisSyncStore implements ScoreStore {
       message: `grudge: ${this.spec.name}: redis at ${this.shared.target}: sync failed (${describeConnectError(err)}); ${after} until Redis answers`,
     })
   }
+}
+
+/** The write of one younger generation (or twin): the carried floor, or the plain clamped addition. */
+function writeOne(gen: Generation, key: string, delta: number, floor: number, carry: boolean): void {
+  if (carry) gen.sketch.updateWithFloorTracked(key, delta, floor, gen)
+  else {
+    gen.sketch.update(key, delta)
+    record(gen, delta)
+  }
+}
+
+/** Cells per level of the youngest generation as it will decide: its twin's when it has one. */
+function youngestCells(gens: readonly Generation[]): number {
+  const y = gens[gens.length - 1]
+  return (y.twin ?? y).sketch.cellsPerLevel
 }
 
 /** Remember that the last located key's cells got `delta`. */

@@ -360,6 +360,34 @@ export function sizeNextWithHysteresis(
 }
 
 /**
+ * The early-growth rule of a check (spec/rotator.md §1 "Self-sizing", _Schedule_): the cells
+ * per level of a larger generation to start now for the last check window's `load`, or 0 for
+ * none. `growEarlyWhen(load)` when given, else ρ = costPerSecond / (currentCellsPerLevel ×
+ * decay rate) > `growAtLoadFactor` when given, else the sizer asking for at least twice the
+ * youngest's cells per level. The one rule for the Rotator and the Redis fleet (sync and exact
+ * stores), each passing its own `decide` (the sizer's answer made a size, with its own
+ * reporting of what could not be honoured).
+ * @param sizing the resolved sizing
+ * @param load the youngest generation's load over the last check window (`reason: 'check'`)
+ * @param decide the sizer's answer for `load` as cells per level (a power of two within the budget)
+ * @returns cells per level (> `load.currentCellsPerLevel` means grow), or 0
+ * @internal
+ */
+export function earlyGrowthCells(
+  sizing: Pick<ResolvedSizing, 'growEarlyWhen' | 'growAtLoadFactor'>,
+  load: GenerationLoad,
+  decide: (load: GenerationLoad) => number,
+): number {
+  if (sizing.growEarlyWhen !== undefined) return sizing.growEarlyWhen(load) ? decide(load) : 0
+  if (sizing.growAtLoadFactor !== undefined) {
+    const rho = load.costPerSecond / (load.currentCellsPerLevel * load.decay.ratePerSecond)
+    return rho > sizing.growAtLoadFactor ? decide(load) : 0
+  }
+  const cells = decide(load)
+  return cells >= 2 * load.currentCellsPerLevel ? cells : 0
+}
+
+/**
  * The initial cells per level of a self-sized Rotator: `sketch.cellsPerLevel` when given
  * (a power of two in [min, max]), else the maximum, so the first period is never
  * undersized (the first rotation shrinks it to what the load needs).

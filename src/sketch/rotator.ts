@@ -19,6 +19,7 @@ import { assertAmnesty } from './rotator-period.js'
 import {
   LoadMeter,
   checkSizing,
+  earlyGrowthCells,
   sizeFromLoad,
   sizeNextWithHysteresis,
   METER_BYTES,
@@ -412,16 +413,9 @@ export class Rotator {
     this.flushEvents()
   }
 
-  /** The cells per level of a generation to start early for `load`, or 0 for none. */
+  /** The cells per level of a generation to start early for `load`, or 0 for none (`earlyGrowthCells`, the fleet's rule too). */
   private earlyCells(load: GenerationLoad): number {
-    const s = this.sizing!
-    if (s.growEarlyWhen !== undefined) return s.growEarlyWhen(load) ? this.decideCells(load) : 0
-    if (s.growAtLoadFactor !== undefined) {
-      const rho = load.costPerSecond / (load.currentCellsPerLevel * load.decay.ratePerSecond)
-      return rho > s.growAtLoadFactor ? this.decideCells(load) : 0
-    }
-    const cells = this.decideCells(load)
-    return cells >= 2 * load.currentCellsPerLevel ? cells : 0
+    return earlyGrowthCells(this.sizing!, load, (l) => this.decideCells(l))
   }
 
   /**
