@@ -231,11 +231,10 @@ export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   exactHeader(c) +
   helpers +
   `
-local op = tonumber(ARGV[6])
-local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
-if op == 3 then
+local K = N + 1
+local D = 1 + (#ARGV - ${sized ? '10 - 3 * K' : '10 - K'}) / (3 + K)
+if tonumber(ARGV[6]) == 3 then
   touchFp()
   return {1, 0, 0, now, G}
 end
@@ -243,10 +242,13 @@ local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
   return {-2, 0, 0, now, G}
 end
+-- decision d's op, delta and limit at ARGV[oi], oi + 1, oi + 2, its K span arguments from ARGV[ai]
+local oi = 6
+local ai = 11
 ${sized ? '' : 'local BB = L * W * 16\n'}-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
 -- offset and the byte offset in the block of each level's cell (increasing with the level)
 local function block(key, j, k)
-  local a = ARGV[11 + j]
+  local a = ARGV[ai + j]
 ${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
   for i = 1, L do O[i] = ((i - 1) * W + O[i] - 97) * 16 end
   local base = tonumber(string.sub(a, L + 1)) - O[1]
@@ -276,12 +278,26 @@ local function store(key, raw, base, O, S, T)
   end
   redis.call('SETRANGE', key, base + O[1], table.concat(parts))
 end
-local function reply(status, x)
+-- the reply: per decision its status and its score's float64 as two int32 words, the first
+-- decision's in slots 1..3 (4 and 5 are now and G), each next one's in the next three
+local out = {0, 0, 0, now, G}
+local at = 1
+local function put(status, x)
   local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', x))
-  return {status, lo32, hi32, now, G}
+  out[at] = status
+  out[at + 1] = lo32
+  out[at + 2] = hi32
+  if at == 1 then at = 6 else at = at + 3 end
 end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
+for d = 1, D do
+if d > 1 then
+  oi = ${sized ? '11 + 3 * K' : '11 + K'} + (d - 2) * (3 + K)
+  ai = oi + 3
+end
+local op = tonumber(ARGV[oi])
+local delta = tonumber(ARGV[oi + 1])
 local raw, base, O = block(okey, oj, oldest)
 local S = {}
 local T = {}
@@ -303,13 +319,11 @@ for i = 1, L do
   end
 end
 if agg == 2 then acc = acc / L end
-if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
   if changed then store(okey, raw, base, O, S, T) end
-  touchFp()
-  if op == 2 then return reply(1, acc) end
-  return reply(0, acc)
-end
+  if op == 2 then put(1, acc) else put(0, acc) end
+else
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
   local s = clamp(S[i] + delta)
@@ -340,8 +354,11 @@ for k = oldest + 1, G do
   end
   store(key, yraw, ybase, YO, S, T)
 end
+put(1, acc)
+end
+end
 touchFp()
-return reply(1, acc)
+return out
 `
 
 /**
@@ -416,7 +433,7 @@ end`
   const bb = sized ? 'BB' : String(BB)
   const step = (i: number) => (sized ? `${i - 1} * W` : String((i - 1) * W))
   const last = L === 1 ? '1' : `o${L}` // the last cell's position in the span
-  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[11 + ${j}]
+  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[ai + ${j}]
 ${sized ? sizedBlock(j, L) : ''}local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
 ${levels
   .slice(1)
@@ -446,27 +463,31 @@ ${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, ${i === 1 ? '1' : `o${i
           `struct.pack('<d<d', s${i}, t${i})`,
       )
       .join(' .. ')
-  // a reply (inlined at each return: a local function would be a closure created per call):
-  // the fingerprint record written when touched, the score as its float64's two int32 words
-  const finish = (status: string, x: string) => `if touch then
+  // the fingerprint record written when touched (once per call, after every decision)
+  const touchRecord = `if touch then
   local ms = math.ceil((G + 2) * period - now)
   if ms < 1 then ms = 1 end
   redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
-end
-local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', ${x}))
-return {${status}, lo32, hi32, now, G}`
+end`
+  // a decision's outcome into the reply (inlined: a local function would be a closure created
+  // per call): its status and the score as its float64's two int32 words; the first decision's
+  // fill slots 1..3 (4 and 5 are now and G), each next one's the next three
+  const put = (status: string, x: string) => `local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', ${x}))
+out[ro] = ${status}
+out[ro + 1] = lo32
+out[ro + 2] = hi32`
   return (
     exactHeader(c) +
     `
-local op = tonumber(ARGV[6])
-local delta = tonumber(ARGV[7])
 local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
+local K = N + 1
+local D = 1 + (#ARGV - ${sized ? '10 - 3 * K' : '10 - K'}) / (3 + K)
 -- the fingerprint record lives as long as the newest generation: written when absent or when
 -- G moved forward (once per period), its expiry pushed when a generation is created
 local touch = not stored or G > seenG
-if op == 3 then
-${finish('1', '0')}
+if tonumber(ARGV[6]) == 3 then
+${touchRecord}
+return {1, 0, 0, now, G}
 end
 local oldest = G - N + 1
 if oldest < gb or G > gb + K - 1 then
@@ -474,19 +495,34 @@ if oldest < gb or G > gb + K - 1 then
 end
 local oj = oldest - gb
 local okey = KEYS[2 + oj]
+local out = {0, 0, 0, now, G}
+local ro = 1
+-- decision d's op, delta and limit at ARGV[oi], oi + 1, oi + 2, its K span arguments from ARGV[ai]
+local oi = 6
+local ai = 11
+for d = 1, D do
+if d > 1 then
+  oi = ${sized ? '11 + 3 * K' : '11 + K'} + (d - 2) * (3 + K)
+  ai = oi + 3
+end
+local op = tonumber(ARGV[oi])
+local delta = tonumber(ARGV[oi + 1])
+repeat
 local acc
 local changed = false
 do
 ${readBlock('okey', 'oj', 'oldest')}
 ${list((i) => decayCell(i, '\n  changed = true'), '\n')}
 ${aggregate()}
-if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
   if changed then redis.call('SETRANGE', okey, ats, ${span()}) end
   if op == 2 then
-${finish('1', 'acc')}
+${put('1', 'acc')}
+  else
+${put('0', 'acc')}
   end
-${finish('0', 'acc')}
+  break
 end
 ${list((i) => `s${i} = s${i} + delta\n${clampCell(i)}`, '\n')}
 ${aggregate()}
@@ -507,7 +543,12 @@ ${decay === 2 ? `if delta >= 0 and s${i} < acc then s${i} = acc end\n` : ''}${cl
 )}
 redis.call('SETRANGE', key, ats, ${span()})
 end
-${finish('1', 'acc')}
+${put('1', 'acc')}
+until true
+if ro == 1 then ro = 6 else ro = ro + 3 end
+end
+${touchRecord}
+return out
 `
   )
 }
