@@ -500,22 +500,27 @@ export class RedisExactStore implements ScoreStore {
     slot = -1,
   ): Promise<Reply> {
     if (op === OP_CHECK) {
-      const item = new Pending(op, key, delta, limit)
-      const b = new Batch(slot, this.o.clock !== undefined ? this.local.now() : NaN)
+      const s = slot < 0 ? 0 : slot
+      const item = new Pending(op, key, delta, limit, s)
+      const b = new Batch(-1, this.o.clock !== undefined ? this.local.now() : NaN)
       b.items.push(item)
+      b.slots.push(s)
       this.send(b, timeoutMs)
       return item.promise
     }
     const explicit = this.o.clock !== undefined
-    let b = this.batches[slot]
+    // one node holds every slot: one batch for all; on a Redis Cluster one per slot (its master)
+    const at = this.shared.isCluster ? slot : 0
+    let b = this.batches[at]
     // an explicit clock that moved since the batch opened: the request decides at its own time
     if (b === undefined || b.items.length >= MAX_BATCH || (explicit && b.nowMs !== this.local.now())) {
-      b = new Batch(slot, explicit ? this.local.now() : NaN)
-      this.batches[slot] = b
+      b = new Batch(at, explicit ? this.local.now() : NaN)
+      this.batches[at] = b
       this.send(b, timeoutMs)
     }
-    const item = new Pending(op, key, delta, limit)
+    const item = new Pending(op, key, delta, limit, slot)
     b.items.push(item)
+    if (!b.slots.includes(slot)) b.slots.push(slot)
     return item.promise
   }
 
@@ -523,7 +528,7 @@ export class RedisExactStore implements ScoreStore {
   private send(b: Batch, timeoutMs: number): void {
     const timer = setTimeout(() => b.fail(new RedisTimeout(timeoutMs)), timeoutMs)
     setImmediate(() => {
-      if (this.batches[b.slot] === b) this.batches[b.slot] = undefined
+      if (b.at >= 0 && this.batches[b.at] === b) this.batches[b.at] = undefined
       const c = this.shared.ready
       const task = c !== undefined ? this.exec(c, b) : this.shared.get().then((c) => this.exec(c, b))
       task.then(
@@ -771,18 +776,18 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /**
-   * KEYS and ARGV of one call (spec/cluster.md, "The exact script"): the fixed arguments and
-   * the first request's op, delta, limit and span arguments, then (self-sized) each
-   * generation's W and B, then each further request's op, delta, limit and span arguments.
+   * KEYS and ARGV of one call (spec/cluster.md, "The exact script"; {@link exactScript}): per
+   * slot of the batch its record and generation keys; the fixed arguments, the slots' floors,
+   * (self-sized) each generation's W and B, then per request its op and slot's group, delta,
+   * limit and span arguments (none for a check).
    */
   private request(b: Batch, estimateMs: number, explicit: boolean, gb: number) {
     const s = this.shape
     const N = s.generations
-    const L = s.levels
     const period = this.schedule.periodMs
     const K = N + 1
-    const slot = b.slot < 0 ? 0 : b.slot
-    const first = b.items[0]
+    const Q = b.slots.length
+    const check = b.items[0].op === OP_CHECK
     // per generation one argument: the L offsets as letters, then the first cell's byte offset (decimal); an
     // all-string command is written to the socket in one piece (a Buffer argument would split it)
     const args: (string | number)[] = [
@@ -791,29 +796,27 @@ export class RedisExactStore implements ScoreStore {
       s.ratePerMsArg,
       s.loArg,
       this.schedule.hiArg,
-      first.op,
-      first.delta,
-      first.limit,
       gb,
-      this.floorArg(first.op, b.slot),
+      Q,
     ]
-    const sized = this.sizing !== undefined
-    const keys = this.keysFor(slot, gb, K)
-    if (first.op === OP_CHECK) {
-      for (let j = 0; j < (sized ? 3 * K : K); j++) args.push('')
-      return { keys, args }
+    let keys = this.keysFor(b.slots[0], gb, K)
+    if (Q > 1) {
+      const all = [...keys]
+      for (let q = 1; q < Q; q++) for (const k of this.keysFor(b.slots[q], gb, K)) all.push(k)
+      keys = all
     }
+    for (let q = 0; q < Q; q++) args.push(this.floorArg(check ? OP_CHECK : OP_TRY, b.slots[q]))
+    const sized = this.sizing !== undefined
+    if (sized) {
+      for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blockCells)
+      for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blocks)
+    }
+    if (check) return { keys, args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
-    this.spans(first.key, gb, K, args)
-    if (sized) {
-      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blockCells)
-      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blocks)
-    }
-    for (let d = 1; d < b.items.length; d++) {
-      const it = b.items[d]
-      args.push(it.op, it.delta, it.limit)
+    for (const it of b.items) {
+      args.push(it.op + 4 * (Q === 1 ? 0 : b.slots.indexOf(it.slot)), it.delta, it.limit)
       this.spans(it.key, gb, K, args)
     }
     return { keys, args }
@@ -858,6 +861,8 @@ class Pending implements Reply {
     readonly key: string,
     readonly delta: number,
     readonly limit: number,
+    /** The key's slot (a check: the slot checked). */
+    readonly slot: number,
   ) {
     this.promise = new Promise<Reply>((resolve, reject) => {
       this.resolve = resolve
@@ -866,16 +871,19 @@ class Pending implements Reply {
   }
 }
 
-/** The requests of one EVALSHA to one slot (−1: the whole store, e.g. a check without a slot). */
+/** The requests of one EVALSHA: a check, or the requests of one turn (to one node, or one slot of a Redis Cluster). */
 class Batch {
   readonly items: Pending[] = []
+  /** The slots of its requests, in order of first appearance (group q of the script is slots[q]). */
+  readonly slots: number[] = []
   /** The newest live generation id the reply named. */
   newest = NaN
   /** The server time the reply named (whole ms). */
   serverMs = NaN
   private done = false
   constructor(
-    readonly slot: number,
+    /** Its place in the store's open batches (−1: a check, never joined). */
+    readonly at: number,
     /** An explicit clock's time when the batch opened (every request of it decides at that time), else the reply's server time. */
     public nowMs: number,
   ) {}
@@ -926,7 +934,7 @@ function decode(raw: unknown, b: Batch): number {
     b.serverMs = nowMs
     return status
   }
-  const D = status === -2 ? 1 : b.items.length
+  const D = status === -2 || b.items[0].op === OP_CHECK ? 1 : b.items.length
   if (raw.length !== 5 + 3 * (D - 1)) throw replyError('redis exact script', raw)
   const nowMs = raw[3] as number
   const newest = raw[4] as number
