@@ -944,12 +944,14 @@ function decode(raw: unknown, b: Batch): number {
   b.newest = newest
   for (let d = 0; d < D; d++) {
     const at = d === 0 ? 0 : 2 + 3 * d
-    const st = raw[at] as number
-    if (typeof st !== 'number' || typeof raw[at + 1] !== 'number' || typeof raw[at + 2] !== 'number') {
+    const st: unknown = raw[at]
+    const lo: unknown = raw[at + 1]
+    const hi: unknown = raw[at + 2]
+    if (typeof st !== 'number' || typeof lo !== 'number' || typeof hi !== 'number') {
       throw replyError('redis exact script', raw)
     }
-    scoreWords[0] = raw[at + 1]
-    scoreWords[1] = raw[at + 2]
+    scoreWords[0] = lo
+    scoreWords[1] = hi
     const it = b.items[d]
     it.status = st
     it.score = st < 0 ? NaN : scoreValue[0]

@@ -90,9 +90,7 @@ if seenG and seenG > G then G = seenG end
  * Redis CPU per slot, measured). `rec[q]`: true (trusted), false (to be written: absent, or
  * a generation of the slot created by this call) or the record's newest generation id.
  */
-const exactHeader = (
-  c: ScriptConstants,
-) => `${opening(c)}local gb = tonumber(ARGV[6])
+const exactHeader = (c: ScriptConstants) => `${opening(c)}local gb = tonumber(ARGV[6])
 local Q = tonumber(ARGV[7])
 local K = N + 1
 -- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen

@@ -384,7 +384,7 @@ t.test('exact mode: Redis memory is constant in the number of keys', async (t) =
  * issued at the turn's time. Every turn is one EVALSHA (the clock does not move within it),
  * holding the requests of every slot; more than MAX_BATCH requests take a second call.
  */
-t.test('exact mode: a turn\'s requests in one call, decided in order, the same as the Sketch', async (t) => {
+t.test("exact mode: a turn's requests in one call, decided in order, the same as the Sketch", async (t) => {
   const opts = await needRedis(t)
   t.test('batched step tables', opts, async (t) => {
     const admin = client()
@@ -470,8 +470,15 @@ t.test('exact mode: a turn\'s requests in one call, decided in order, the same a
       }
       admin.evalsha = orig
       t.equal(mismatches, 0, `${c.name}: ${ops} requests in ${turns} turns, 0 mismatches`)
-      t.equal(calls, expectedCalls, `one EVALSHA per turn (${calls} calls; a turn past ${MAX_BATCH} requests takes two)`)
-      t.ok(slotsSeen.size === S && multiSlotTurns > turns / 2, `turns spanned several slots (${multiSlotTurns} of ${turns})`)
+      t.equal(
+        calls,
+        expectedCalls,
+        `one EVALSHA per turn (${calls} calls; a turn past ${MAX_BATCH} requests takes two)`,
+      )
+      t.ok(
+        slotsSeen.size === S && multiSlotTurns > turns / 2,
+        `turns spanned several slots (${multiSlotTurns} of ${turns})`,
+      )
       await store.close()
       await dropPrefix(admin, prefix)
     }
