@@ -322,11 +322,11 @@ export class RedisExactStore implements ScoreStore {
   }
 
   private assertOpen(): void {
-    if (this.closed)
-      throw new GrudgeError(
-        'ERR_GRUDGE_CLUSTER_CLOSED',
-        'redis store: expected an open store, received one that was closed',
-      )
+    if (this.closed) throw this.closedError()
+  }
+
+  private closedError(): GrudgeError {
+    return new GrudgeError('ERR_GRUDGE_CLUSTER_CLOSED', 'redis store: expected an open store, received one that was closed')
   }
 
   /** The slot (0..S−1) of a request key: its sub-sketch, one Redis Cluster hash tag. */
@@ -530,6 +530,13 @@ export class RedisExactStore implements ScoreStore {
     setImmediate(() => {
       if (b.at >= 0 && this.batches[b.at] === b) this.batches[b.at] = undefined
       const c = this.shared.ready
+      if (c === undefined && this.closed) {
+        // closed meanwhile and the client released (e.g. after a failed ready() whose other
+        // checks were still due): asking for it would create one anew, never disconnected
+        clearTimeout(timer)
+        b.fail(this.closedError())
+        return
+      }
       const task = c !== undefined ? this.exec(c, b) : this.shared.get().then((c) => this.exec(c, b))
       task.then(
         () => {
