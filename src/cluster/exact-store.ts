@@ -90,7 +90,7 @@ export class RedisExactStore implements ScoreStore {
   private readonly genHashers: Hasher[] = []
   /** Per slot: the KEYS of the last window (gb) it was called with. */
   private readonly keysCache: { gb: number; keys: readonly string[] }[] = []
-  /** Per slot: the batch collecting this turn's requests, until it is sent (see {@link RedisExactStore.call}). */
+  /** The batches collecting this turn's requests until sent: [0] on one node, one per slot on a Redis Cluster (see {@link RedisExactStore.call}). */
   private readonly batches: (Batch | undefined)[] = []
   /** Picks a key's slot (the same for every generation). */
   private readonly slotHash: Hasher
