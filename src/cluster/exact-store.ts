@@ -326,7 +326,10 @@ export class RedisExactStore implements ScoreStore {
   }
 
   private closedError(): GrudgeError {
-    return new GrudgeError('ERR_GRUDGE_CLUSTER_CLOSED', 'redis store: expected an open store, received one that was closed')
+    return new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_CLOSED',
+      'redis store: expected an open store, received one that was closed',
+    )
   }
 
   /** The slot (0..S−1) of a request key: its sub-sketch, one Redis Cluster hash tag. */
