@@ -197,8 +197,8 @@ async function main() {
       return out
     }
   const prevClient = prevRedis as unknown as { evalsha: unknown; eval: unknown }
-  prevClient.evalsha = split(prevRedis.evalsha.bind(prevRedis) as never)
-  prevClient.eval = split(prevRedis.eval.bind(prevRedis) as never)
+  prevClient.evalsha = split(prevRedis.evalsha.bind(prevRedis))
+  prevClient.eval = split(prevRedis.eval.bind(prevRedis))
   const previous = redisStore({ redis: prevRedis, seed: SEED, prefix: `${prefix}:prev`, timeoutMs: 2000 })(spec)
   const prevInternals = previous as unknown as { script: string; sha: string }
   prevInternals.script = previousExactScript(shape.scriptConstants)
