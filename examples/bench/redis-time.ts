@@ -6,6 +6,8 @@
 // (examples/bench/previous-exact-script.ts: the record read on every call, whole blocks) and
 // the store's current one, in alternating rounds on the same Redis in the same run, with
 // @fastify/rate-limit's Redis script (INCR, PEXPIRE or PTTL) on the same client for scale.
+// Figures are per decision: the store sends the decisions of one event-loop turn in one call
+// (spec/cluster.md, "Batches"; calls/decision printed); the pre-#15 row gets one call each.
 //
 // It starts a private redis-server on a free port (so no other client's EVALSHA is counted);
 // GRUDGE_BENCH_REDIS_URL=redis://… uses that Redis instead (its commandstats are reset!).
@@ -157,20 +159,46 @@ async function main() {
   internals.script = loopedExactScript(fleetShape(spec, parseRedisOptions({ redis, seed: SEED })).scriptConstants)
   internals.sha = scriptSha(internals.script)
   await looped.ready()
-  // the unrolled script before issue #15 item 3, on the store's own calls: a client that drops
-  // the caller's floor (ARGV[10]) and turns each generation's first-cell byte offset back into
-  // its block id (block = floor(offset / (L·W·16)), the offset within the block being < W·16)
+  // the unrolled script before issue #15 item 3, on the store's own calls: a client that splits
+  // each batch (spec/cluster.md, "Batches") into one call per decision, drops the callers'
+  // floors and turns each generation's first-cell byte offset back into its block id (block =
+  // floor(offset / (L·W·16)), the offset within the block being < W·16), then joins the replies
   const prevRedis = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1 })
   const blockBytes = shape.levels * shape.blockCells * 16
-  const prevEval = prevRedis.evalsha.bind(prevRedis)
-  ;(prevRedis as unknown as { evalsha: unknown }).evalsha = (sha: string, n: number, ...rest: (string | number)[]) => {
-    const args = rest.slice(n)
-    const gens = args.slice(10).map((a) => {
-      const text = String(a)
-      return text === '' ? '' : text.slice(0, shape.levels) + Math.floor(Number(text.slice(shape.levels)) / blockBytes)
-    })
-    return prevEval(sha, n, ...rest.slice(0, n), ...args.slice(0, 9), ...gens)
-  }
+  // EVALSHA, and EVAL after NOSCRIPT (src/cluster/connection.ts evalScript), both split so
+  const split =
+    (run: (script: string, n: number, ...a: (string | number)[]) => Promise<unknown>) =>
+    async (script: string, n: number, ...rest: (string | number)[]) => {
+      const keys = rest.slice(0, n)
+      const args = rest.slice(n)
+      const K = shape.generations + 1
+      const Q = Number(args[6])
+      const fixed = args.slice(0, 5)
+      const gb = args[5]
+      const decisions = args.slice(7 + Q)
+      if (decisions.length === 0) {
+        return run(script, K + 1, ...keys.slice(0, K + 1), ...fixed, 3, 0, 0, gb, ...Array<string>(K).fill(''))
+      }
+      const replies = (await Promise.all(
+        Array.from({ length: decisions.length / (3 + K) }, (_, d) => {
+          const x = decisions.slice(d * (3 + K), (d + 1) * (3 + K))
+          const q = Math.floor(Number(x[0]) / 4)
+          const gens = x.slice(3).map((a) => {
+            const text = String(a)
+            return text.slice(0, shape.levels) + Math.floor(Number(text.slice(shape.levels)) / blockBytes)
+          })
+          const groupKeys = keys.slice(q * (K + 1), (q + 1) * (K + 1))
+          return run(script, K + 1, ...groupKeys, ...fixed, Number(x[0]) - 4 * q, x[1], x[2], gb, ...gens)
+        }),
+      )) as unknown[][]
+      const out = [...replies[0]]
+      if (out[0] !== 1 && out[0] !== 0) return out
+      for (const r of replies.slice(1)) out.push(r[0], r[1], r[2])
+      return out
+    }
+  const prevClient = prevRedis as unknown as { evalsha: unknown; eval: unknown }
+  prevClient.evalsha = split(prevRedis.evalsha.bind(prevRedis))
+  prevClient.eval = split(prevRedis.eval.bind(prevRedis))
   const previous = redisStore({ redis: prevRedis, seed: SEED, prefix: `${prefix}:prev`, timeoutMs: 2000 })(spec)
   const prevInternals = previous as unknown as { script: string; sha: string }
   prevInternals.script = previousExactScript(shape.scriptConstants)
@@ -193,7 +221,9 @@ async function main() {
       async (key) => redis.evalsha(frlSha, 1, `${prefix}:frl:${key}`, 3_600_000, 1e9, 'false', 'false'),
     ],
   ]
-  const results = rows.map(() => [] as Array<{ usecPerCall: number; cpuUsecPerCall: number; commandsPerCall: number }>)
+  const results = rows.map(
+    () => [] as Array<{ usecPerCall: number; cpuUsecPerCall: number; commandsPerCall: number; calls: number }>,
+  )
   for (const [, decide] of rows) for (let i = 0; i < 200; i++) await decide(`k${i % KEYS}`) // warm-up
   for (let round = 0; round < ROUNDS; round++) {
     for (const [j, [, decide]] of rows.entries()) {
@@ -205,7 +235,14 @@ async function main() {
           while (next < CALLS) await decide(`k${next++ % KEYS}`)
         }),
       )
-      results[j].push(perDecision(before, await commandstats(admin)))
+      // per decision: the store sends a turn's decisions in one call (spec/cluster.md, "Batches")
+      const p = perDecision(before, await commandstats(admin))
+      results[j].push({
+        usecPerCall: (p.usecPerCall * p.calls) / CALLS,
+        cpuUsecPerCall: (p.cpuUsecPerCall * Math.max(1, p.calls)) / CALLS,
+        commandsPerCall: (p.commandsPerCall * Math.max(1, p.calls)) / CALLS,
+        calls: p.calls / CALLS,
+      })
     }
   }
   console.log(
@@ -218,11 +255,12 @@ async function main() {
       const us = results[j].map((r) => r.usecPerCall)
       return {
         script: name,
-        'evalsha µs/call (median)': median(us).toFixed(2),
+        'evalsha µs/decision (median)': median(us).toFixed(2),
         spread: `${Math.min(...us).toFixed(2)}–${Math.max(...us).toFixed(2)}`,
         'Redis CPU µs/decision (median)': median(results[j].map((r) => r.cpuUsecPerCall)).toFixed(2),
         'CPU spread': `${Math.min(...results[j].map((r) => r.cpuUsecPerCall)).toFixed(2)}–${Math.max(...results[j].map((r) => r.cpuUsecPerCall)).toFixed(2)}`,
-        'commands/call': median(results[j].map((r) => r.commandsPerCall)).toFixed(1),
+        'commands/decision': median(results[j].map((r) => r.commandsPerCall)).toFixed(1),
+        'calls/decision': median(results[j].map((r) => r.calls)).toFixed(2),
       }
     }),
   )

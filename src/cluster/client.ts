@@ -40,6 +40,12 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
    * costs as much as a small script here (spec/cluster.md, "Redis work per decision").
    */
   enableAutoPipelining: true,
+  /**
+   * Except EVALSHA, written at once: exact mode already sends a turn's decisions in one call
+   * (spec/cluster.md, "Batches") from the turn's check phase, and ioredis would hold it for
+   * another turn (its pipeline waits for the next `setImmediate`) and wrap it once more.
+   */
+  autoPipeliningIgnoredCommands: ['evalsha'],
 })
 
 /**
@@ -119,7 +125,12 @@ export async function connectCluster(
     return { host: x.hostname, port: Number(x.port || 6379) }
   })
   // the Cluster has its own retry and pipelining options (below)
-  const { retryStrategy, enableAutoPipelining: _pipelining, ...redisOptions } = OWNED_CLIENT_OPTIONS
+  const {
+    retryStrategy,
+    enableAutoPipelining: _pipelining,
+    autoPipeliningIgnoredCommands: _ignored,
+    ...redisOptions
+  } = OWNED_CLIENT_OPTIONS
   const cluster = new Cluster(nodes, {
     enableOfflineQueue: false,
     // not on a Cluster: a command batched with one for an unserved hash slot waited or failed

@@ -9,6 +9,7 @@ import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
+  RedisTimeout,
   adoptSchedule,
   evalScript,
   fingerprintError,
@@ -82,6 +83,8 @@ export class RedisExactStore implements ScoreStore {
   private readonly genHashers: Hasher[] = []
   /** Per slot: the KEYS of the last window (gb) it was called with. */
   private readonly keysCache: { gb: number; keys: readonly string[] }[] = []
+  /** The batches collecting this turn's requests until sent: [0] on one node, one per slot on a Redis Cluster (see {@link RedisExactStore.call}). */
+  private readonly batches: (Batch | undefined)[] = []
   /** Picks a key's slot (the same for every generation). */
   private readonly slotHash: Hasher
   /** Server time minus local time in ms, from the last reply. */
@@ -302,11 +305,14 @@ export class RedisExactStore implements ScoreStore {
   }
 
   private assertOpen(): void {
-    if (this.closed)
-      throw new GrudgeError(
-        'ERR_GRUDGE_CLUSTER_CLOSED',
-        'redis store: expected an open store, received one that was closed',
-      )
+    if (this.closed) throw this.closedError()
+  }
+
+  private closedError(): GrudgeError {
+    return new GrudgeError(
+      'ERR_GRUDGE_CLUSTER_CLOSED',
+      'redis store: expected an open store, received one that was closed',
+    )
   }
 
   /** The slot (0..S−1) of a request key: its sub-sketch, one Redis Cluster hash tag. */
@@ -464,7 +470,13 @@ export class RedisExactStore implements ScoreStore {
     return out
   }
 
-  /** One operation: one EVALSHA (another only after NOSCRIPT, a clock far off or a new schedule), within timeoutMs. */
+  /**
+   * One operation, within timeoutMs. A check runs alone; a request joins the batch collecting
+   * for its slot: the requests a process issues in one event-loop turn (those of the I/O events
+   * it handles in one poll) leave in one EVALSHA at the turn's check phase (`setImmediate`),
+   * decided one after the other inside one script (spec/cluster.md, "Batches"), at most
+   * {@link MAX_BATCH} per call. The batch's timer starts with its first request.
+   */
   private call(
     op: number,
     key: string,
@@ -473,58 +485,99 @@ export class RedisExactStore implements ScoreStore {
     timeoutMs = this.o.timeoutMs,
     slot = -1,
   ): Promise<Reply> {
-    const c = this.shared.ready
-    const task =
-      c !== undefined
-        ? this.exec(c, op, key, delta, limit, slot)
-        : this.shared.get().then((c) => this.exec(c, op, key, delta, limit, slot))
-    return withTimeout(task, timeoutMs)
+    if (op === OP_CHECK) {
+      const s = slot < 0 ? 0 : slot
+      const item = new Pending(op, key, delta, limit, s)
+      const b = new Batch(-1, this.o.clock !== undefined ? this.local.now() : NaN)
+      b.items.push(item)
+      b.slots.push(s)
+      this.send(b, timeoutMs)
+      return item.promise
+    }
+    const explicit = this.o.clock !== undefined
+    // one node holds every slot: one batch for all; on a Redis Cluster one per slot (its master)
+    const at = this.shared.isCluster ? slot : 0
+    let b = this.batches[at]
+    // an explicit clock that moved since the batch opened: the request decides at its own time
+    if (b === undefined || b.items.length >= MAX_BATCH || (explicit && b.nowMs !== this.local.now())) {
+      b = new Batch(at, explicit ? this.local.now() : NaN)
+      this.batches[at] = b
+      this.send(b, timeoutMs)
+    }
+    const item = new Pending(op, key, delta, limit, slot)
+    b.items.push(item)
+    if (!b.slots.includes(slot)) b.slots.push(slot)
+    return item.promise
   }
 
-  private async exec(
-    client: RedisLike,
-    op: number,
-    key: string,
-    delta: number,
-    limit: number,
-    slot: number,
-  ): Promise<Reply> {
+  /** Start `b`'s timer now and its EVALSHA at this turn's check phase (its requests join it until then). */
+  private send(b: Batch, timeoutMs: number): void {
+    const timer = setTimeout(() => b.fail(new RedisTimeout(timeoutMs)), timeoutMs)
+    setImmediate(() => {
+      if (b.at >= 0 && this.batches[b.at] === b) this.batches[b.at] = undefined
+      const c = this.shared.ready
+      if (c === undefined && this.closed) {
+        // closed meanwhile and the client released (e.g. after a failed ready() whose other
+        // checks were still due): asking for it would create one anew, never disconnected
+        clearTimeout(timer)
+        b.fail(this.closedError())
+        return
+      }
+      const task = c !== undefined ? this.exec(c, b) : this.shared.get().then((c) => this.exec(c, b))
+      task.then(
+        () => {
+          clearTimeout(timer)
+          b.settle()
+        },
+        (err: unknown) => {
+          clearTimeout(timer)
+          b.fail(err)
+        },
+      )
+    })
+  }
+
+  /** Run batch `b` (its replies left in its items), repeating after a schedule adopted or a window missed. */
+  private async exec(client: RedisLike, b: Batch): Promise<void> {
     const explicit = this.o.clock !== undefined
-    const estimate = this.estimateNow()
+    const estimate = explicit ? b.nowMs : this.estimateNow()
+    const check = b.items[0].op === OP_CHECK
     let gb = NaN
     for (let attempt = 0; ; attempt++) {
       let start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
       // self-sized: a generation of the window without a known shape waits for one shape round
       // (shared by the calls waiting), then the call; checked again after it, as a period
       // adopted or a newer generation seen meanwhile moves the window
-      for (let round = 0; this.sizing !== undefined && op !== OP_CHECK && !this.knows(start); round++) {
+      for (let round = 0; this.sizing !== undefined && !check && !this.knows(start); round++) {
         if (round > 3) throw replyError('redis shape script (generation window)', start)
         const before = this.schedule
         await this.shapeRound(client, start, this.o.timeoutMs)
         if (this.schedule !== before) gb = NaN
         start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
       }
-      const { keys, args } = this.request(op, key, delta, limit, estimate, explicit, start, slot)
+      const { keys, args } = this.request(b, estimate, explicit, start)
       const raw = await evalScript(client, this.script, this.sha, keys, args, false)
-      const r = decode(raw)
-      if (!explicit) this.offsetMs = r.nowMs - this.local.now()
-      if (r.status === -1) {
+      const status = decode(raw, b)
+      if (!explicit) this.offsetMs = b.serverMs - this.local.now()
+      if (status === -1) {
         // every call reads the record again until it is this fleet's: each one is refused
         this.recordCheckedMs.fill(-Infinity)
         throw fingerprintError(this.shape, (raw as unknown[])[1])
       }
       if (attempt > 2) throw replyError('redis exact script (generation window)', raw)
-      if (r.status === -3) {
+      if (status === -3) {
         this.adopt(Number(String((raw as unknown[])[1])))
         gb = NaN
         continue
       }
-      if (r.newest > this.newest) this.newest = r.newest
-      if (r.status !== -2) {
-        if (this.meter !== null && op !== OP_CHECK) this.measure(r, op, key, delta)
-        return r
+      if (b.newest > this.newest) this.newest = b.newest
+      if (status !== -2) {
+        if (this.meter !== null && !check) {
+          for (const it of b.items) this.measure(b.newest, it.status, it.op, it.key, it.delta)
+        }
+        return
       }
-      gb = r.newest - this.shape.generations
+      gb = b.newest - this.shape.generations
     }
   }
 
@@ -662,9 +715,8 @@ export class RedisExactStore implements ScoreStore {
    * counts the key under G's hasher and what it added (an admitted cost, an add's delta), and a
    * fire-and-forget cost report leaves every `checkEveryMs`.
    */
-  private measure(r: Reply, op: number, key: string, delta: number): void {
+  private measure(G: number, status: number, op: number, key: string, delta: number): void {
     const meter = this.meter!
-    const G = r.newest
     if (Number.isNaN(this.meterGen) || G > this.meterGen) {
       this.meterGen = G
       meter.reset(this.estimateNow())
@@ -674,7 +726,7 @@ export class RedisExactStore implements ScoreStore {
       for (const id of this.shapes.keys()) if (id < floor) this.shapes.delete(id)
       for (const id of this.proposals.keys()) if (id < floor) this.proposals.delete(id)
     }
-    if (G === this.meterGen && (op === OP_ADD || (op === OP_TRY && r.status === 1))) {
+    if (G === this.meterGen && (op === OP_ADD || (op === OP_TRY && status === 1))) {
       const h = this.hashers.get(G)
       keyBytes(key)
       h.hashInto(keyView, keyLength)
@@ -716,22 +768,19 @@ export class RedisExactStore implements ScoreStore {
     return c.keys
   }
 
-  /** KEYS and ARGV of one call: fixed args, time, op, and the key's cells in each candidate generation. */
-  private request(
-    op: number,
-    key: string,
-    delta: number,
-    limit: number,
-    estimateMs: number,
-    explicit: boolean,
-    gb: number,
-    slotGiven: number,
-  ) {
+  /**
+   * KEYS and ARGV of one call (spec/cluster.md, "The exact script"; {@link exactScript}): per
+   * slot of the batch its record and generation keys; the fixed arguments, the slots' floors,
+   * (self-sized) each generation's W and B, then per request its op and slot's group, delta,
+   * limit and span arguments (none for a check).
+   */
+  private request(b: Batch, estimateMs: number, explicit: boolean, gb: number) {
     const s = this.shape
     const N = s.generations
-    const L = s.levels
     const period = this.schedule.periodMs
     const K = N + 1
+    const Q = b.slots.length
+    const check = b.items[0].op === OP_CHECK
     // per generation one argument: the L offsets as letters, then the first cell's byte offset (decimal); an
     // all-string command is written to the socket in one piece (a Buffer argument would split it)
     const args: (string | number)[] = [
@@ -740,24 +789,40 @@ export class RedisExactStore implements ScoreStore {
       s.ratePerMsArg,
       s.loArg,
       this.schedule.hiArg,
-      op,
-      delta,
-      limit,
       gb,
-      this.floorArg(op, slotGiven),
+      Q,
     ]
-    const sized = this.sizing !== undefined
-    if (op === OP_CHECK) {
-      for (let j = 0; j < (sized ? 3 * K : K); j++) args.push('')
-      return { keys: this.keysFor(slotGiven < 0 ? 0 : slotGiven, gb, K), args }
+    let keys = this.keysFor(b.slots[0], gb, K)
+    if (Q > 1) {
+      const all = [...keys]
+      for (let q = 1; q < Q; q++) for (const k of this.keysFor(b.slots[q], gb, K)) all.push(k)
+      keys = all
     }
+    for (let q = 0; q < Q; q++) args.push(this.floorArg(check ? OP_CHECK : OP_TRY, b.slots[q]))
+    const sized = this.sizing !== undefined
+    if (sized) {
+      for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blockCells)
+      for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blocks)
+    }
+    if (check) return { keys, args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
     const hs = this.genHashers
     for (let j = 0; j < K; j++) hs[j] = this.hashers.get(gb + j)
-    // the slot was picked by the caller (slotOf), before the failure check
-    keyBytes(key)
-    const keys = this.keysFor(slotGiven, gb, K)
+    for (const it of b.items) {
+      args.push(it.op + 4 * (Q === 1 ? 0 : b.slots.indexOf(it.slot)), it.delta, it.limit)
+      this.spans(it.key, gb, K, args)
+    }
+    return { keys, args }
+  }
+
+  /** The key's span argument in each generation gb..gb+K−1 (the hashers in genHashers), pushed onto args. */
+  private spans(key: string, gb: number, K: number, args: (string | number)[]): void {
+    const s = this.shape
+    const L = s.levels
+    const sized = this.sizing !== undefined
+    const hs = this.genHashers
     const idx = this.idx
+    keyBytes(key)
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
@@ -769,11 +834,63 @@ export class RedisExactStore implements ScoreStore {
       // then the byte offset of the key's first cell (block idx[0], level 0) in the string
       args.push(a + (idx[0] * L * g.blockCells + idx[1]) * 16)
     }
-    if (sized) {
-      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blockCells)
-      for (let j = 0; j < K; j++) args.push(this.shapes.get(gb + j)!.blocks)
-    }
-    return { keys, args }
+  }
+}
+
+/** The most requests one EVALSHA decides (a batch that fills up is sent and the next request opens another). */
+export const MAX_BATCH = 32
+
+/** One request of a batch: its operands, then its outcome. */
+class Pending implements Reply {
+  status = NaN
+  score = NaN
+  nowMs = NaN
+  newest = NaN
+  resolve!: (r: Reply) => void
+  reject!: (err: unknown) => void
+  readonly promise: Promise<Reply>
+  constructor(
+    readonly op: number,
+    readonly key: string,
+    readonly delta: number,
+    readonly limit: number,
+    /** The key's slot (a check: the slot checked). */
+    readonly slot: number,
+  ) {
+    this.promise = new Promise<Reply>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+    })
+  }
+}
+
+/** The requests of one EVALSHA: a check, or the requests of one turn (to one node, or one slot of a Redis Cluster). */
+class Batch {
+  readonly items: Pending[] = []
+  /** The slots of its requests, in order of first appearance (group q of the script is slots[q]). */
+  readonly slots: number[] = []
+  /** The newest live generation id the reply named. */
+  newest = NaN
+  /** The server time the reply named (whole ms). */
+  serverMs = NaN
+  private done = false
+  constructor(
+    /** Its place in the store's open batches (−1: a check, never joined). */
+    readonly at: number,
+    /** An explicit clock's time when the batch opened (every request of it decides at that time), else the reply's server time. */
+    public nowMs: number,
+  ) {}
+  /** Each request resolves with its outcome (once). */
+  settle(): void {
+    if (this.done) return
+    this.done = true
+    for (const it of this.items) it.resolve(it)
+  }
+  /** Each request rejects with `err` (once: a timeout and a late reply do not both answer). */
+  fail(err: unknown): void {
+    if (this.done) return
+    this.done = true
+    for (const it of this.items) it.reject(err)
   }
 }
 
@@ -793,22 +910,47 @@ export function isCoded(err: unknown): boolean {
 const scoreWords = new Int32Array(2)
 const scoreValue = new Float64Array(scoreWords.buffer)
 
-function decode(raw: unknown): Reply {
+/**
+ * Read the exact script's reply into batch `b`: each request's status and score (the first
+ * request's in slots 0..2, each next one's in the next three after now and G), the batch's
+ * newest G and server time. Returns the first status
+ * (−1, −2, −3: the call's, with no request decided).
+ * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_REPLY` for a reply of another shape
+ */
+function decode(raw: unknown, b: Batch): number {
   if (!Array.isArray(raw) || typeof raw[0] !== 'number') throw replyError('redis exact script', raw)
   const status = raw[0]
   if (status === -1 || status === -3) {
     // the prologue's replies: the stored record or period as text, then now
     const nowMs = Number(raw[2])
     if (raw.length !== 4 || !Number.isFinite(nowMs)) throw replyError('redis exact script', raw)
-    return { status, score: NaN, nowMs, newest: NaN }
+    b.serverMs = nowMs
+    return status
   }
-  if (raw.length !== 5 || typeof raw[1] !== 'number' || typeof raw[2] !== 'number') {
-    throw replyError('redis exact script', raw)
-  }
-  scoreWords[0] = raw[1]
-  scoreWords[1] = raw[2]
+  const D = status === -2 || b.items[0].op === OP_CHECK ? 1 : b.items.length
+  if (raw.length !== 5 + 3 * (D - 1)) throw replyError('redis exact script', raw)
   const nowMs = raw[3] as number
   const newest = raw[4] as number
-  if (!Number.isFinite(nowMs) || !Number.isFinite(newest)) throw replyError('redis exact script', raw)
-  return { status, score: status < 0 ? NaN : scoreValue[0], nowMs, newest }
+  if (typeof nowMs !== 'number' || !Number.isFinite(nowMs) || typeof newest !== 'number' || !Number.isFinite(newest)) {
+    throw replyError('redis exact script', raw)
+  }
+  b.newest = newest
+  for (let d = 0; d < D; d++) {
+    const at = d === 0 ? 0 : 2 + 3 * d
+    const st: unknown = raw[at]
+    const lo: unknown = raw[at + 1]
+    const hi: unknown = raw[at + 2]
+    if (typeof st !== 'number' || typeof lo !== 'number' || typeof hi !== 'number') {
+      throw replyError('redis exact script', raw)
+    }
+    scoreWords[0] = lo
+    scoreWords[1] = hi
+    const it = b.items[d]
+    it.status = st
+    it.score = st < 0 ? NaN : scoreValue[0]
+    it.nowMs = nowMs
+    it.newest = newest
+  }
+  b.serverMs = nowMs
+  return status
 }

@@ -78,42 +78,66 @@ if seenG and seenG > G then G = seenG end
 `
 
 /**
- * The exact scripts' prologue: as {@link header}, except that the fingerprint record is read
- * only when it must be (spec/cluster.md, "The record check"): ARGV[10] is the caller's floor,
- * the newest generation id a reply named to it, or empty. Empty (the caller's first call, one
- * at least every `RECORD_CHECK_MS` of its clock (exact-store.ts), and ready()): the record is
- * read and checked as in sync mode. A floor f: G is never below f, and the record is read only
- * when G > f (a generation the caller has not seen: once per period and caller); otherwise the
+ * The exact scripts' prologue (spec/cluster.md, "The exact script" and "The record check"):
+ * the opening, then the generation ids and the fingerprint records of the call's Q slots
+ * (groups of KEYS: group q's record at KEYS[1 + q·(K + 1)], its generation keys after it). A
+ * group's floor (ARGV[8 + q]) is the caller's, the newest generation id a reply named to it, or
+ * empty. G is the newest of the time's, the floors and the records read. A group's record is
+ * read when its floor is empty (the caller's first call to that slot, one at least every
+ * `RECORD_CHECK_MS` of its clock (exact-store.ts), and ready()) or below G (a generation the
+ * caller has not seen: once per period and caller), and checked as in sync mode; otherwise the
  * script trusts the caller's last check and skips the GET and its parsing (about 1.2 µs of
- * Redis CPU per decision, measured).
+ * Redis CPU per slot, measured). `rec[q]`: true (trusted), false (to be written: absent, or
+ * a generation of the slot created by this call) or the record's newest generation id.
  */
-const exactHeader = (
-  c: ScriptConstants,
-) => `${opening(c)}-- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
--- (by the fleet, in the record, or by this caller, its floor)
+const exactHeader = (c: ScriptConstants) => `${opening(c)}local gb = tonumber(ARGV[6])
+local Q = tonumber(ARGV[7])
+local K = N + 1
+-- generation ids: the newest is G, the oldest live one G − N + 1; never older than already seen
+-- (by the fleet, in a record, or by this caller, its floor)
 local G = math.floor(now / period) + N - 1
-local stored = true
-local seenG = tonumber(ARGV[10])
-if seenG and seenG > G then G = seenG end
-if not seenG or G > seenG then
-  local raw = redis.call('GET', KEYS[1])
-  stored = false
-  seenG = nil
-  if raw then
-    local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
-    if sfp ~= fp then
-      return {-1, raw, string.format('%.17g', now), '0'}
+local rec = {}
+for q = 1, Q do
+  local f = tonumber(ARGV[7 + q])
+  if f and f > G then G = f end
+  rec[q] = f or false
+end
+for q = 1, Q do
+  local f = rec[q]
+  if f == false or G > f then
+    local raw = redis.call('GET', KEYS[1 + (q - 1) * (K + 1)])
+    rec[q] = false
+    if raw then
+      local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
+      if sfp ~= fp then
+        return {-1, raw, string.format('%.17g', now), '0'}
+      end
+      if tonumber(sp) ~= period then
+        -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
+        return {-3, sp, string.format('%.17g', now), '0'}
+      end
+      local g = tonumber(sg) or -1
+      rec[q] = g
+      if g > G then G = g end
     end
-    if tonumber(sp) ~= period then
-      -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
-      return {-3, sp, string.format('%.17g', now), '0'}
-    end
-    stored = true
-    seenG = tonumber(sg) or -1
-    if seenG > G then G = seenG end
+  else
+    rec[q] = true
   end
 end
 `
+
+/**
+ * The exact scripts' epilogue: each group's record written when it must be (absent, behind G
+ * after a read, or a generation created), living as long as the newest generation.
+ */
+const exactRecords = `for q = 1, Q do
+  local r = rec[q]
+  if r == false or (r ~= true and G > r) then
+    local ms = math.ceil((G + 2) * period - now)
+    if ms < 1 then ms = 1 end
+    redis.call('SET', KEYS[1 + (q - 1) * (K + 1)], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
+  end
+end`
 
 /** The sync script's helpers (the exact script inlines its own: see {@link exactScript}). */
 const helpers = `
@@ -178,47 +202,77 @@ end
 const prologue = (c: ScriptConstants) => header(c) + helpers
 
 /**
- * Exact mode: one decision per call, on the blocked layout.
+ * Exact mode: D ≥ 0 decisions per call (a batch: the requests one process issued in one
+ * event-loop turn), decided one after the other, on the blocked layout, over Q ≥ 1 slots.
  *
- * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
+ * KEYS: per group (slot) q in 0..Q−1, K + 1 keys: [1 + q·(K+1)] the slot's fingerprint key,
+ * then the keys of its generations gb..gb+K−1, K = N + 1.
  * ARGV: 1 now in ms (empty: Redis `TIME`), 2 periodMs, 3 decay rate per ms, 4 lo, 5 hi (this
- * instance's policy figures), 6 op (0 tryConsume, 1 add, 2 read, 3 check), 7 delta, 8 limit,
- * 9 gb, 10 the caller's floor (the newest generation id a reply named to it; empty: read and
- * check the fingerprint record, see {@link exactHeader}), then per generation j in 0..K−1 one
- * argument (11 + j): the key's L offsets o_i in its block b (`blockedIndexes`) as L
- * characters, offset o as the character of code 97 + o (`a`…`p`; W ≤ 16), followed by the
- * byte offset of its first cell in the generation's string, (b·L·W + o_0)·16, in decimal (text
- * the script passes on to GETRANGE and SETRANGE as is), so the script parses no list.
+ * instance's policy figures), 6 gb, 7 Q, 8..7+Q each group's floor (the newest generation id a
+ * reply named to the caller; empty: read and check the slot's fingerprint record, see
+ * {@link exactHeader}); sized, each generation's W_j then its B_j (below); then per decision
+ * 3 + K arguments: op + 4·q (op 0 tryConsume, 1 add, 2 read; q its group), delta, limit, then
+ * per generation j in 0..K−1 one argument: the key's L offsets o_i in its block b
+ * (`blockedIndexes`) as L characters, offset o as the character of code 97 + o (`a`…`p`;
+ * W ≤ 16), followed by the byte offset of its first cell in the generation's string,
+ * (b·L·W + o_0)·16, in decimal (text the script passes on to GETRANGE and SETRANGE as is), so
+ * the script parses no list. D = 0 is a check: the records read, checked and written only.
  *
- * Per generation touched: one GETRANGE and, when a cell changed, one SETRANGE of the span from
- * the key's first cell in its block to its last (the other keys' cells in between written back
- * as read: the script is atomic; the looped form reads the whole block of L·W·16 bytes).
+ * Per decision and generation touched: one GETRANGE and, when a cell changed, one SETRANGE of
+ * the span from the key's first cell in its block to its last (the other keys' cells in
+ * between written back as read: the script is atomic; the looped form reads the whole block of
+ * L·W·16 bytes). A decision sees the cells as the decisions before it in the call left them:
+ * the same as the same requests one after the other at the call's time.
  *
- * Reply: integers only, `{status, scoreLo, scoreHi, nowMs, G}` — the score's float64 as its
- * two little-endian 32-bit words (signed), the server time truncated to whole ms (the caller
- * only estimates generation ids from it), the newest live generation id: no number is
+ * Reply: integers only, `{status, scoreLo, scoreHi, nowMs, G}` for the first decision (a check:
+ * status 1, score 0), then `status, scoreLo, scoreHi` for each next one — the score's float64
+ * as its two little-endian 32-bit words (signed), the server time truncated to whole ms (the
+ * caller only estimates generation ids from it), the newest live generation id: no number is
  * formatted as text (`%.17g` cost about 1 µs each inside Redis, spec/cluster.md "Redis work
- * per decision"). Status 1 admitted / applied / read, 0 denied, −2 the live generations
- * G−N+1..G are not all among gb..gb+K−1 (the caller repeats with gb = G − N). The prologue's
- * −1 (fingerprint mismatch: `{-1, stored record, now, '0'}`) and −3 (another period is
- * recorded: `{-3, period, now, '0'}`) keep their text fields.
+ * per decision"). Status 1 admitted / applied / read, 0 denied; for the whole call, −2 the live
+ * generations G−N+1..G are not all among gb..gb+K−1 (`{-2, 0, 0, now, G}`: the caller repeats
+ * with gb = G − N). The prologue's −1 (a fingerprint mismatch in any group: `{-1, stored
+ * record, now, '0'}`) and −3 (another period is recorded: `{-3, period, now, '0'}`) keep their
+ * text fields; nothing is decided then.
  *
- * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes") takes after the K
- * index arguments each generation's W_j (11 + K + j) then its B_j (11 + 2K + j), in decimal,
- * so K = (#ARGV − 10) / 3: generation gb + j's slot string is B_j blocks of L·W_j·16 bytes
- * (its recorded M_k, `blockShape(ceil(M_k / S))`), read, written and created at that size;
- * the compiled W and B (the largest shape's) are not used.
+ * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes") takes after the
+ * floors each generation's W_j (8 + Q + j) then its B_j (8 + Q + K + j), in decimal:
+ * generation gb + j's slot strings are B_j blocks of L·W_j·16 bytes (its recorded M_k,
+ * `blockShape(ceil(M_k / S))`), read, written and created at that size; the compiled W and B
+ * (the largest shape's) are not used.
  */
 /** The sized looped script's block(): generation j's W, B and block bytes BB, shadowing the compiled ones. */
-const SIZED_BLOCK = `  local W = tonumber(ARGV[11 + K + j])
-  local B = tonumber(ARGV[11 + 2 * K + j])
+const SIZED_BLOCK = `  local W = tonumber(ARGV[8 + Q + j])
+  local B = tonumber(ARGV[8 + Q + K + j])
   local BB = L * W * 16
 `
 
 /** The sized unrolled script's read of generation `j`'s W, B and block bytes BB (locals of the block's scope). */
-const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[11 + K + ${j}])
-local B = tonumber(ARGV[11 + 2 * K + ${j}])
+const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[8 + Q + ${j}])
+local B = tonumber(ARGV[8 + Q + K + ${j}])
 local BB = ${L * 16} * W
+`
+
+/** The decision loop's start, shared by both forms: decision d's op, group (its KEYS from kb + 1), delta, limit, span arguments from ARGV[ai]. */
+const decisionLoop = (sized: boolean) => `local p0 = 8 + Q${sized ? ' + 2 * K' : ''}
+local D = (#ARGV - p0 + 1) / (3 + K)
+local oldest = G - N + 1
+if D > 0 and (oldest < gb or G > gb + K - 1) then
+  return {-2, 0, 0, now, G}
+end
+local oj = oldest - gb
+-- the reply: the first decision's status and score words in slots 1..3 (4 and 5 are now and
+-- G), each next one's in the next three
+local out = {1, 0, 0, now, G}
+local ro = 1
+for d = 1, D do
+local oi = p0 + (d - 1) * (3 + K)
+local ai = oi + 3
+local x = tonumber(ARGV[oi])
+local gq = math.floor(x / 4)
+local op = x - 4 * gq
+local kb = gq * (K + 1) + 1
+local delta = tonumber(ARGV[oi + 1])
 `
 
 /**
@@ -230,23 +284,12 @@ local BB = ${L * 16} * W
 export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   exactHeader(c) +
   helpers +
-  `
-local op = tonumber(ARGV[6])
-local delta = tonumber(ARGV[7])
-local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
-if op == 3 then
-  touchFp()
-  return {1, 0, 0, now, G}
-end
-local oldest = G - N + 1
-if oldest < gb or G > gb + K - 1 then
-  return {-2, 0, 0, now, G}
-end
-${sized ? '' : 'local BB = L * W * 16\n'}-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
--- offset and the byte offset in the block of each level's cell (increasing with the level)
-local function block(key, j, k)
-  local a = ARGV[11 + j]
+  `${sized ? '' : 'local BB = L * W * 16\n'}local ai = 0
+-- the key's block in generation k (key name) for window index j: its bytes, the block's byte
+-- offset and the byte offset in the block of each level's cell (increasing with the level);
+-- a new generation marks its group's record to be written (q: 1-based)
+local function block(key, j, k, q)
+  local a = ARGV[ai + j]
 ${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
   for i = 1, L do O[i] = ((i - 1) * W + O[i] - 97) * 16 end
   local base = tonumber(string.sub(a, L + 1)) - O[1]
@@ -256,8 +299,7 @@ ${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
     -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
     redis.call('SETRANGE', key, B * BB - 1, '\0')
     redis.call('PEXPIRE', key, ttl(k))
-    touchFp()
-    redis.call('PEXPIRE', KEYS[1], ttl(G))
+    rec[q] = false
     raw = string.rep('\0', BB)
   end
   return raw, base, O
@@ -276,13 +318,15 @@ local function store(key, raw, base, O, S, T)
   end
   redis.call('SETRANGE', key, base + O[1], table.concat(parts))
 end
-local function reply(status, x)
-  local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', x))
-  return {status, lo32, hi32, now, G}
+${decisionLoop(sized).replace('local ai = oi + 3', 'ai = oi + 3')}local function put(status, v)
+  local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', v))
+  out[ro] = status
+  out[ro + 1] = lo32
+  out[ro + 2] = hi32
+  if ro == 1 then ro = 6 else ro = ro + 3 end
 end
-local oj = oldest - gb
-local okey = KEYS[2 + oj]
-local raw, base, O = block(okey, oj, oldest)
+local okey = KEYS[kb + 1 + oj]
+local raw, base, O = block(okey, oj, oldest, gq + 1)
 local S = {}
 local T = {}
 local changed = false
@@ -303,13 +347,11 @@ for i = 1, L do
   end
 end
 if agg == 2 then acc = acc / L end
-if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
   if changed then store(okey, raw, base, O, S, T) end
-  touchFp()
-  if op == 2 then return reply(1, acc) end
-  return reply(0, acc)
-end
+  if op == 2 then put(1, acc) else put(0, acc) end
+else
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
 for i = 1, L do
   local s = clamp(S[i] + delta)
@@ -326,8 +368,8 @@ store(okey, raw, base, O, S, T)
 if agg == 2 then acc = acc / L end
 for k = oldest + 1, G do
   local j = k - gb
-  local key = KEYS[2 + j]
-  local yraw, ybase, YO = block(key, j, k)
+  local key = KEYS[kb + 1 + j]
+  local yraw, ybase, YO = block(key, j, k, gq + 1)
   for i = 1, L do
     local s, t = decayed(struct.unpack('<d<d', yraw, YO[i] + 1))
     local v = s + delta
@@ -340,8 +382,11 @@ for k = oldest + 1, G do
   end
   store(key, yraw, ybase, YO, S, T)
 end
-touchFp()
-return reply(1, acc)
+put(1, acc)
+end
+end
+${exactRecords}
+return out
 `
 
 /**
@@ -416,7 +461,7 @@ end`
   const bb = sized ? 'BB' : String(BB)
   const step = (i: number) => (sized ? `${i - 1} * W` : String((i - 1) * W))
   const last = L === 1 ? '1' : `o${L}` // the last cell's position in the span
-  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[11 + ${j}]
+  const readBlock = (key: string, j: string, k: string) => `local a = ARGV[ai + ${j}]
 ${sized ? sizedBlock(j, L) : ''}local ${list((i) => `o${i}`)} = string.byte(a, 1, ${L})
 ${levels
   .slice(1)
@@ -432,7 +477,7 @@ if #blk < ${last} + 15 then
   local ms = math.ceil((${k} + 2) * period - now)
   if ms < 1 then ms = 1 end
   redis.call('PEXPIRE', ${key}, ms)
-  touch = true
+  rec[gq + 1] = false
   blk = string.rep('\\0', ${last} + 15)
 end
 local ${list((i) => `s${i}, t${i}`)}
@@ -446,47 +491,32 @@ ${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, ${i === 1 ? '1' : `o${i
           `struct.pack('<d<d', s${i}, t${i})`,
       )
       .join(' .. ')
-  // a reply (inlined at each return: a local function would be a closure created per call):
-  // the fingerprint record written when touched, the score as its float64's two int32 words
-  const finish = (status: string, x: string) => `if touch then
-  local ms = math.ceil((G + 2) * period - now)
-  if ms < 1 then ms = 1 end
-  redis.call('SET', KEYS[1], fp .. ':' .. ARGV[2] .. ':' .. string.format('%d', G), 'PX', ms)
-end
-local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', ${x}))
-return {${status}, lo32, hi32, now, G}`
+  // a decision's outcome into the reply (inlined: a local function would be a closure created
+  // per call): its status and the score as its float64's two int32 words
+  const put = (status: string, x: string) => `local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', ${x}))
+out[ro] = ${status}
+out[ro + 1] = lo32
+out[ro + 2] = hi32`
   return (
     exactHeader(c) +
-    `
-local op = tonumber(ARGV[6])
-local delta = tonumber(ARGV[7])
-local gb = tonumber(ARGV[9])
-local K = ${sized ? '(#ARGV - 10) / 3' : '#ARGV - 10'}
--- the fingerprint record lives as long as the newest generation: written when absent or when
--- G moved forward (once per period), its expiry pushed when a generation is created
-local touch = not stored or G > seenG
-if op == 3 then
-${finish('1', '0')}
-end
-local oldest = G - N + 1
-if oldest < gb or G > gb + K - 1 then
-  return {-2, 0, 0, now, G}
-end
-local oj = oldest - gb
-local okey = KEYS[2 + oj]
+    decisionLoop(sized) +
+    `local okey = KEYS[kb + 1 + oj]
+repeat
 local acc
 local changed = false
 do
 ${readBlock('okey', 'oj', 'oldest')}
 ${list((i) => decayCell(i, '\n  changed = true'), '\n')}
 ${aggregate()}
-if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[8])) then
+if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
   if changed then redis.call('SETRANGE', okey, ats, ${span()}) end
   if op == 2 then
-${finish('1', 'acc')}
+${put('1', 'acc')}
+  else
+${put('0', 'acc')}
   end
-${finish('0', 'acc')}
+  break
 end
 ${list((i) => `s${i} = s${i} + delta\n${clampCell(i)}`, '\n')}
 ${aggregate()}
@@ -497,7 +527,7 @@ end
 -- this write, so a key held at its limit gets no burst back when the oldest retires
 for k = oldest + 1, G do
 local j = k - gb
-local key = KEYS[2 + j]
+local key = KEYS[kb + 1 + j]
 ${readBlock('key', 'j', 'k')}
 ${list(
   (i) => `${decayCell(i, '')}
@@ -507,7 +537,12 @@ ${decay === 2 ? `if delta >= 0 and s${i} < acc then s${i} = acc end\n` : ''}${cl
 )}
 redis.call('SETRANGE', key, ats, ${span()})
 end
-${finish('1', 'acc')}
+${put('1', 'acc')}
+until true
+if ro == 1 then ro = 6 else ro = ro + 3 end
+end
+${exactRecords}
+return out
 `
   )
 }

@@ -10,8 +10,8 @@ import type { SketchOptions } from '../../src/sketch/shape.js'
 import { exponential, linear, none } from '../../src/sketch/decay.js'
 import { murmur3, sipHash } from '../../src/hash/hasher.js'
 import { redisStore } from '../../src/index.js'
-import { blockShape, blockedIndexes, generationHasher } from '../../src/cluster/fleet-hash.js'
-import { RECORD_CHECK_MS, type RedisExactStore } from '../../src/cluster/exact-store.js'
+import { blockShape, blockedIndexes, generationHasher, slotHasher } from '../../src/cluster/fleet-hash.js'
+import { MAX_BATCH, RECORD_CHECK_MS, type RedisExactStore } from '../../src/cluster/exact-store.js'
 import { UNROLLED_MAX_LEVELS, exactScript } from '../../src/cluster/scripts.js'
 import type { Rotator } from '../../src/sketch/rotator.js'
 import { SHRINK_LOAD_MARGIN } from '../../src/sketch/rotator-sizing.js'
@@ -374,6 +374,114 @@ t.test('exact mode: Redis memory is constant in the number of keys', async (t) =
     )
     await store.close()
     await dropPrefix(admin, prefix)
+  })
+})
+
+/**
+ * Batches (spec/cluster.md, "Batches"): turns of 1..12 requests issued together (not awaited one
+ * by one) on S = 3 slots, against one model per slot (slot s a Sketch of ceil(M/S) cells per
+ * level, the key's slot by the store's slot hash), each applied in the order the requests were
+ * issued at the turn's time. Every turn is one EVALSHA (the clock does not move within it),
+ * holding the requests of every slot; more than MAX_BATCH requests take a second call.
+ */
+t.test("exact mode: a turn's requests in one call, decided in order, the same as the Sketch", async (t) => {
+  const opts = await needRedis(t)
+  t.test('batched step tables', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const S = 3
+    for (const ci of [0, 1, 3, 5]) {
+      const c = configs[ci]
+      const prefix = uniquePrefix(`exact-batch${ci}`)
+      const clock = new FakeClock(1_000_000)
+      const periodMs = 10_000
+      const N = 3
+      const store = redisStore({ redis: admin, seed: SECRET, slots: S, prefix, clock, timeoutMs: 2000 })({
+        name: 'policy',
+        sketch: c.sketch,
+        generations: N,
+        periodMs,
+      }) as RedisExactStore
+      const M = c.sketch.cellsPerLevel ?? 1024
+      const models = Array.from(
+        { length: S },
+        () => new Model({ ...c.sketch, cellsPerLevel: Math.ceil(M / S) }, N, periodMs, clock),
+      )
+      const sh = slotHasher(c.sketch.hasher!, SECRET_BYTES)
+      const slotOf = (key: string) => {
+        sh.hashKey(key)
+        return (sh.hashLo >>> 0) % S
+      }
+      let calls = 0
+      const orig = admin.evalsha.bind(admin)
+      admin.evalsha = ((...a: Parameters<typeof orig>) => {
+        calls++
+        return orig(...a)
+      }) as typeof admin.evalsha
+      const next = rng(0x51ed + ci)
+      const keys = ['alice', 'bob', 'carol', 'dave', 'erin', '', '🙂', 'frank', 'grace', 'heidi']
+      let mismatches = 0
+      let ops = 0
+      let turns = 0
+      let expectedCalls = 0
+      const slotsSeen = new Set<number>()
+      let multiSlotTurns = 0
+      while (ops < STEPS) {
+        clock.advance(next() < 0.05 ? -Math.floor(next() * 500) : Math.floor(next() * 400))
+        // mostly small turns, sometimes one past MAX_BATCH
+        const n = next() < 0.05 ? MAX_BATCH + 3 : 1 + Math.floor(next() * 12)
+        const pending: Promise<unknown>[] = []
+        const wants: unknown[] = []
+        const turnSlots = new Set<number>()
+        for (let i = 0; i < n; i++) {
+          const key = keys[Math.floor(next() * keys.length)]
+          const model = models[slotOf(key)]
+          turnSlots.add(slotOf(key))
+          slotsSeen.add(slotOf(key))
+          const op = next()
+          if (op < 0.6) {
+            const cost = 1 + Math.floor(next() * 4)
+            const limit = c.sketch.lo === 0 ? 10 : Math.floor(next() * 12) - 2
+            pending.push(store.tryConsume(key, cost, limit))
+            wants.push(model.tryConsume(key, cost, limit))
+          } else if (op < 0.85) {
+            const delta = Math.round((next() * 6 - 2) * 100) / 100
+            pending.push(store.add(key, delta))
+            wants.push(model.add(key, delta))
+          } else {
+            pending.push(store.read(key))
+            wants.push(model.read(key))
+          }
+        }
+        if (turnSlots.size > 1) multiSlotTurns++
+        const gots = await Promise.all(pending)
+        for (let i = 0; i < n; i++) {
+          const same = c.exp
+            ? JSON.stringify(round(gots[i])) === JSON.stringify(round(wants[i]))
+            : JSON.stringify(gots[i]) === JSON.stringify(wants[i])
+          if (!same) {
+            mismatches++
+            if (mismatches <= 3) t.same(gots[i], wants[i], `${c.name}: turn ${turns} request ${i} of ${n}`)
+          }
+        }
+        ops += n
+        turns++
+        expectedCalls += Math.ceil(n / MAX_BATCH)
+      }
+      admin.evalsha = orig
+      t.equal(mismatches, 0, `${c.name}: ${ops} requests in ${turns} turns, 0 mismatches`)
+      t.equal(
+        calls,
+        expectedCalls,
+        `one EVALSHA per turn (${calls} calls; a turn past ${MAX_BATCH} requests takes two)`,
+      )
+      t.ok(
+        slotsSeen.size === S && multiSlotTurns > turns / 2,
+        `turns spanned several slots (${multiSlotTurns} of ${turns})`,
+      )
+      await store.close()
+      await dropPrefix(admin, prefix)
+    }
   })
 })
 
