@@ -163,7 +163,12 @@ export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
   if (d !== null && (d !== undefined || DECISIONS.has(req))) return d as GrudgeRequestState
   const first = firstOf(req)
   if (first === undefined) return null
-  const state = keptDecisionOf(req, first.limiter, (req as Keyed)[kDebtHigh], (req as Keyed)[kDebtLow]) as GrudgeRequestState
+  const state = keptDecisionOf(
+    req,
+    first.limiter,
+    (req as Keyed)[kDebtHigh],
+    (req as Keyed)[kDebtLow],
+  ) as GrudgeRequestState
   state.key = (req as Keyed)[kKey]
   state.bloom = first.bloomOf
   DECISIONS.set(req, state)
