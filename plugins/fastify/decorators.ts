@@ -9,6 +9,9 @@ import { parseLimiterOptions } from '../../src/http/options.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import {
   asOnRequest,
+  kDebtHigh,
+  kDebtLow,
+  kFirst,
   kKey,
   kManual,
   kOwner,
@@ -30,7 +33,7 @@ import { invalidOption } from '../../src/errors.js'
 /**
  * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
  * decided; built when read, see {@link requestGrudge}): an accessor on the request
- * prototype, and one slot of the request class (the key of the figures kept).
+ * prototype, and four slots of the request class (the kept figures: key, first limiter, debt).
  */
 export function decorate(
   fastify: FastifyInstance,
@@ -89,7 +92,10 @@ export function decorate(
         setRequestGrudge(this, value)
       },
     } as never)
-  // declared on the request class, so that setting it per request keeps one object shape
+  // declared on the request class, so that setting them per request keeps one object shape
   // (a property added per request would fork Fastify's Request objects into two shapes)
   if (!fastify.hasRequestDecorator(kKey)) fastify.decorateRequest(kKey as never, '' as never)
+  if (!fastify.hasRequestDecorator(kFirst)) fastify.decorateRequest(kFirst as never, null as never)
+  if (!fastify.hasRequestDecorator(kDebtHigh)) fastify.decorateRequest(kDebtHigh as never, 0 as never)
+  if (!fastify.hasRequestDecorator(kDebtLow)) fastify.decorateRequest(kDebtLow as never, 0 as never)
 }

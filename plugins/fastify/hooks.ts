@@ -29,7 +29,7 @@ import { denialStatus } from '../../src/http/status.js'
 import { fieldSource, writeRateLimitFields, type FieldSource } from '../../src/http/headers.js'
 import { FieldStack, type FieldWriter } from '../../src/http/field-stack.js'
 import { tierFieldSources } from '../../src/http/tier-fields.js'
-import { keepFigures, keptDecision } from '../../src/http/request-figures.js'
+import { debtHighBits, debtLowBits, keepable, keepTier, keptDecisionOf } from '../../src/http/request-figures.js'
 import type { KeyOps } from '../../src/http/key-ops.js'
 import type { AdapterConfig } from '../../src/http/options.js'
 import type { BloomRegistryLike } from '../../src/http/bloom-registry.js'
@@ -114,22 +114,37 @@ interface StackState {
 }
 
 /*
- * What grudge keeps of a request, in WeakMaps keyed by it rather than in slots of Fastify's
- * request class: a slot declared there (decorateRequest) is 8 B more in every request
- * object, decided by grudge or not, and eight of them were ~64 B per request; an entry in
- * a WeakMap whose value is already allocated costs none. The values never refer to the
- * request, so a request is collected as soon as it is unreachable. The one slot left is
- * the request key's (a fresh string: see kKey).
+ * What grudge keeps of a request. The single-policy path (one limiter decides, the debt
+ * meter alone admits) keeps four slots declared on Fastify's request class (decorateRequest:
+ * 8 B each in every request object, 32 B): the request key, the hook context of the first
+ * limiter that decided, and the two 32-bit halves of the kept debt (small integers: no box).
+ * They were WeakMap entries, which cost no bytes of the request but ~0.2 µs of CPU per fresh
+ * request each (an identity hash, an ephemeron-table insert, the scavenger's ephemeron pass;
+ * measured through Fastify: 3 sets per request, ~40 % of grudge's own profile). The rarer
+ * states (a Decision built or set, a stack of limiters, pending outcomes, a tier) stay in
+ * WeakMaps keyed by the request, whose values never refer to the request. A young string as
+ * a WeakMap value would outlive its request by a scavenge (src/http/request-figures.ts:
+ * +4 scavenges per 80 000 requests), which is why the key always had a slot.
  */
-/**
- * The request key of the kept figures: a slot declared on Fastify's request class (8 B in
- * every request object), not a WeakMap value, which V8's scavenger would keep one scavenge
- * longer than the request (src/http/request-figures.ts: +4 scavenges per 80 000 requests).
- */
+/** The request key of the kept figures (a slot of Fastify's request class, default ''). */
 export const kKey = Symbol('grudge.key')
-type Keyed = FastifyRequest & { [kKey]: string }
-/** The hook context of the first grudge limiter that decided the request. */
-const FIRST = new WeakMap<FastifyRequest, HookContext>()
+/** The hook context of the first grudge limiter that decided the request (a slot, default null). */
+export const kFirst = Symbol('grudge.first')
+/** The high 32 bits of the kept debt's IEEE 754 bits (a slot, default 0). */
+export const kDebtHigh = Symbol('grudge.debtHigh')
+/** The low 32 bits of the kept debt's IEEE 754 bits (a slot, default 0). */
+export const kDebtLow = Symbol('grudge.debtLow')
+type Keyed = FastifyRequest & {
+  [kKey]: string
+  [kFirst]: HookContext | null | undefined
+  [kDebtHigh]: number
+  [kDebtLow]: number
+}
+/** The hook context of the first limiter that decided the request, or undefined. */
+function firstOf(req: FastifyRequest): HookContext | undefined {
+  // undefined as well as null: a request of a scope built before the slots were declared has none
+  return (req as Keyed)[kFirst] ?? undefined
+}
 /** The limiters and merged fields of a request decided by more than one limiter. */
 const STACKS = new WeakMap<FastifyRequest, StackState>()
 /** The request's pending outcomes (limiters that record outcomes only). */
@@ -146,9 +161,14 @@ const DECISIONS = new WeakMap<FastifyRequest, unknown>()
 export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
   const d = DECISIONS.get(req)
   if (d !== null && (d !== undefined || DECISIONS.has(req))) return d as GrudgeRequestState
-  const first = FIRST.get(req)
+  const first = firstOf(req)
   if (first === undefined) return null
-  const state = keptDecision(req, first.limiter) as GrudgeRequestState
+  const state = keptDecisionOf(
+    req,
+    first.limiter,
+    (req as Keyed)[kDebtHigh],
+    (req as Keyed)[kDebtLow],
+  ) as GrudgeRequestState
   state.key = (req as Keyed)[kKey]
   state.bloom = first.bloomOf
   DECISIONS.set(req, state)
@@ -194,7 +214,7 @@ const NO_RECORD = Object.freeze({
 
 /** Whether a limiter has already decided this request (a hook of the same limiter placed twice charges once). */
 function decidedBy(req: FastifyRequest, limiter: Limiter): boolean {
-  const first = FIRST.get(req)
+  const first = firstOf(req)
   if (first === undefined) return false
   if (first.limiter === limiter) return true
   const st = STACKS.get(req)
@@ -212,11 +232,15 @@ function fieldsOf(ctx: HookContext, tier: string | undefined): FieldSource {
  * written as they are; a later limiter's Decision is built at once and its fields merged.
  */
 function decided(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, key: string, f: DecisionFigures): void {
-  const first = FIRST.get(req)
+  const first = firstOf(req)
   if (first === undefined) {
-    FIRST.set(req, ctx)
-    if (keepFigures(req, f)) {
-      ;(req as Keyed)[kKey] = key
+    const slots = req as Keyed
+    slots[kFirst] = ctx
+    if (keepable(f)) {
+      slots[kKey] = key
+      slots[kDebtHigh] = debtHighBits(f.debt)
+      slots[kDebtLow] = debtLowBits(f.debt)
+      if (f.tier !== undefined) keepTier(req, f.tier)
       DECISIONS.delete(req)
     } else DECISIONS.set(req, requestState(ctx, decisionOf(f), key))
     writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, f.tier), f)

@@ -219,6 +219,26 @@ function checkKey(v: unknown): string {
   return invalidOption('key', 'a key function returning a string or a finite number', v)
 }
 
+/** The last `ip` key part built, by its address and subnet ({@link ipKey}). */
+let lastAddress: string | undefined
+let lastSubnet = 0
+let lastIpKey = ''
+
+/**
+ * The `ip` key part of an address: `ip:` + {@link normalizeIp}, a pure function of the address
+ * and the subnet, so the last one built is kept and returned for the same pair: a client's run
+ * of requests (a keep-alive connection, a burst) builds its key once, with no regular
+ * expression and no new string per request; any other pair builds it as before.
+ */
+function ipKey(address: string, ipv6Subnet: number): string {
+  if (address === lastAddress && ipv6Subnet === lastSubnet) return lastIpKey
+  const key = 'ip:' + normalizeIp(address, ipv6Subnet)
+  lastAddress = address
+  lastSubnet = ipv6Subnet
+  lastIpKey = key
+  return key
+}
+
 function onePart<Req>(
   rules: KeyRules<Req>,
   view: RequestView<Req>,
@@ -230,7 +250,7 @@ function onePart<Req>(
     if (isThenable(v)) return Promise.resolve(v).then((x) => 'fn:' + checkKey(x))
     return 'fn:' + checkKey(v)
   }
-  if (p === 'ip') return 'ip:' + normalizeIp(view.ip(req) ?? '', rules.ipv6Subnet)
+  if (p === 'ip') return ipKey(view.ip(req) ?? '', rules.ipv6Subnet)
   const kr: KeyRequest = {
     ip: view.ip(req) ?? '',
     method: view.method(req),

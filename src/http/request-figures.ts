@@ -40,6 +40,48 @@ const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0
 const LOW = 1 - HIGH
 
 /**
+ * Whether a decision's figures may be kept instead of its Decision: an admission by the debt
+ * meter alone (any other decision is a Decision at once).
+ * @param f the limiter's figures, read at once
+ * @internal
+ */
+export function keepable(f: DecisionFigures): boolean {
+  return f.debtOnly && f.admitted
+}
+
+/**
+ * The high 32 bits of a debt's IEEE 754 bits, as a signed 32-bit integer (a small integer in
+ * V8 on 64-bit builds without pointer compression, so a slot or map value holding it
+ * allocates nothing).
+ * @param debt the debt, finite, ≥ 0
+ * @internal
+ */
+export function debtHighBits(debt: number): number {
+  BITS[0] = debt
+  return HALVES[HIGH]
+}
+
+/**
+ * The low 32 bits of a debt's IEEE 754 bits, as a signed 32-bit integer (see {@link debtHighBits}).
+ * @param debt the debt, finite, ≥ 0
+ * @internal
+ */
+export function debtLowBits(debt: number): number {
+  BITS[0] = debt
+  return HALVES[LOW]
+}
+
+/**
+ * Keep the tier of kept figures (only a tiered limit's figures have one).
+ * @param req the request (only the key of the map)
+ * @param tier the tier charged
+ * @internal
+ */
+export function keepTier(req: object, tier: string): void {
+  TIERS.set(req, tier)
+}
+
+/**
  * Keep the figures of an admission by the debt meter alone for the request, and say so;
  * any other decision is not kept (the adapter builds its Decision at once). An adapter keeps
  * the figures of the first limiter that decides a request, once per request.
@@ -49,9 +91,8 @@ const LOW = 1 - HIGH
  * @internal
  */
 export function keepFigures(req: object, f: DecisionFigures): boolean {
-  if (!f.debtOnly || !f.admitted) return false
-  BITS[0] = f.debt
-  DEBT_HIGH.set(req, HALVES[HIGH])
+  if (!keepable(f)) return false
+  DEBT_HIGH.set(req, debtHighBits(f.debt))
   DEBT_LOW.set(req, HALVES[LOW])
   if (f.tier !== undefined) TIERS.set(req, f.tier)
   return true
@@ -60,14 +101,27 @@ export function keepFigures(req: object, f: DecisionFigures): boolean {
 const SCRATCH = new DecisionFigures()
 
 /**
- * The Decision of the figures kept by {@link keepFigures}: the limiter rebuilds the figures
- * the decision had from its debt and tier. The caller caches it as the request's Decision.
+ * The Decision of kept figures given as the debt's halves ({@link debtHighBits},
+ * {@link debtLowBits}): the limiter rebuilds the figures the decision had from its debt and
+ * the request's tier ({@link keepTier}). The caller caches it as the request's Decision.
+ * @param req the request (its kept tier)
+ * @param limiter the limiter that decided
+ * @param high the debt's high bits
+ * @param low the debt's low bits
+ * @internal
+ */
+export function keptDecisionOf(req: object, limiter: Limiter, high: number, low: number): Decision {
+  HALVES[HIGH] = high
+  HALVES[LOW] = low
+  return decisionOf(limiter.refillDebtOnly(SCRATCH, BITS[0], 0, TIERS.get(req)))
+}
+
+/**
+ * The Decision of the figures kept by {@link keepFigures} (see {@link keptDecisionOf}).
  * @param req the request
  * @param limiter the limiter that decided
  * @internal
  */
 export function keptDecision(req: object, limiter: Limiter): Decision {
-  HALVES[HIGH] = DEBT_HIGH.get(req) ?? 0
-  HALVES[LOW] = DEBT_LOW.get(req) ?? 0
-  return decisionOf(limiter.refillDebtOnly(SCRATCH, BITS[0], 0, TIERS.get(req)))
+  return keptDecisionOf(req, limiter, DEBT_HIGH.get(req) ?? 0, DEBT_LOW.get(req) ?? 0)
 }

@@ -249,6 +249,16 @@ export class Telemetry {
   private readonly refusedKeys: Window<HyperLogLog>
   /** The key of the request being decided. */
   private curKey = ''
+  /**
+   * The key last added to the distinct-key window, and the bucket it was added in: adding
+   * the same key again in the same bucket (the same window slot) leaves a HyperLogLog's
+   * registers as they are, so it is skipped (a client's run of requests hashes its key once).
+   */
+  private distinctKey: string | undefined = undefined
+  private distinctBucket: Bucket | undefined = undefined
+  /** The same for the refused-key window. */
+  private refusedKey: string | undefined = undefined
+  private refusedBucket: Bucket | undefined = undefined
   private warned = false
   private readonly notices = new Set<string>()
   /** The time of the last bucket lookup (ms). */
@@ -336,7 +346,12 @@ export class Telemetry {
     this.cur = b
     b.requests++
     this.curKey = key
-    this.distinct.addAt(this.nowMs, key)
+    // the buckets and the window's slots are both floor(t / bucketMs): one bucket, one slot
+    if (key !== this.distinctKey || b !== this.distinctBucket) {
+      this.distinct.addAt(this.nowMs, key)
+      this.distinctKey = key
+      this.distinctBucket = b
+    }
     // the health check merges the HLL slots (~0.25 ms): once per 65 536 requests, not per request
     if (++this.sinceCheck >= 65_536 || this.rolled) {
       this.rolled = false
@@ -347,11 +362,16 @@ export class Telemetry {
 
   /** Count a policy's verdict. */
   policy(policy: PolicyName, admitted: boolean): void {
-    const c = (this.cur ?? this.current()).counts[policy]
+    const b = this.cur ?? this.current()
+    const c = b.counts[policy]
     if (admitted) c.admitted++
     else {
       c.rejected++
-      if (policy === 'limit') this.refusedKeys.addAt(this.nowMs, this.curKey)
+      if (policy === 'limit' && (this.curKey !== this.refusedKey || b !== this.refusedBucket)) {
+        this.refusedKeys.addAt(this.nowMs, this.curKey)
+        this.refusedKey = this.curKey
+        this.refusedBucket = b
+      }
     }
   }
 

@@ -1,6 +1,15 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { normalizeIp, keyPart, joinKeyParts, checkIpv6Subnet, type KeyRequest } from '../../src/http/client-key.js'
+import {
+  normalizeIp,
+  keyPart,
+  joinKeyParts,
+  checkIpv6Subnet,
+  deriveKey,
+  type KeyRequest,
+  type KeyRules,
+  type RequestView,
+} from '../../src/http/client-key.js'
 
 t.test('normalizeIp: ports, IPv4-mapped IPv6, IPv6 /64 grouping, zones, junk', async (t) => {
   const rows: [string, number, string][] = [
@@ -64,3 +73,34 @@ t.test('keyPart and joinKeyParts', async (t) => {
   t.throws(() => checkIpv6Subnet(0), { code: 'ERR_GRUDGE_OPTION_INVALID' })
   t.equal(checkIpv6Subnet(undefined), 64)
 })
+
+t.test(
+  "deriveKey's ip part: the same address again, another address, the same address at another subnet",
+  async (t) => {
+    const view: RequestView<{ ip: string }> = {
+      ip: (r) => r.ip,
+      method: () => 'GET',
+      route: () => undefined,
+      header: () => undefined,
+    }
+    const rules = (ipv6Subnet: number): KeyRules<{ ip: string }> => ({
+      keyParts: ['ip'],
+      tenantHeader: 'x-tenant-id',
+      ipv6Subnet,
+    })
+    const v6 = '2001:db8:1:2ff:3:4:5:6'
+    // expected keys: 'ip:' + the normalizeIp table above (56 → 2001:db8:1:200::/56, 64 → /64)
+    const rows: [string, number, string][] = [
+      [v6, 64, 'ip:2001:db8:1:2ff::/64'],
+      [v6, 64, 'ip:2001:db8:1:2ff::/64'],
+      [v6, 56, 'ip:2001:db8:1:200::/56'],
+      [v6, 56, 'ip:2001:db8:1:200::/56'],
+      [v6, 64, 'ip:2001:db8:1:2ff::/64'],
+      ['1.2.3.4:5678', 64, 'ip:1.2.3.4'],
+      ['1.2.3.5', 64, 'ip:1.2.3.5'],
+      ['1.2.3.4:5678', 64, 'ip:1.2.3.4'],
+      ['1.2.3.4:5678', 64, 'ip:1.2.3.4'],
+    ]
+    for (const [ip, subnet, want] of rows) t.equal(deriveKey(rules(subnet), view, { ip }), want, `${ip} at /${subnet}`)
+  },
+)

@@ -24,6 +24,25 @@ t.test('distinct keys by a Window of HyperLogLog within 3 %; the window forgets 
   t.equal(tel.distinctKeys(), 1, 'the HLL slots expired with the counters')
 })
 
+t.test('a run of one key is added to the windows once per bucket, and again in each new bucket', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000, windowBuckets: 1 })
+  for (const k of ['a', 'a', 'b', 'a', 'a']) {
+    tel.request(k)
+    tel.policy('limit', false)
+  }
+  t.equal(tel.distinctKeys(), 2, 'a, a, b, a, a: two distinct keys')
+  t.equal(tel.stats().hotKeys, 2, 'two distinct refused keys')
+  t.equal(tel.stats().requests, 5, 'every request counted')
+  // the next bucket is a new window slot (windowBuckets 1: the old one expires): the same key
+  // as the last request must be added there, or the window would count none
+  clock.advance(1000)
+  tel.request('a')
+  tel.policy('limit', false)
+  t.equal(tel.distinctKeys(), 1, 'the key is counted in the new bucket')
+  t.equal(tel.stats().hotKeys, 1, 'and as refused there')
+})
+
 t.test('one warning when the predicted false-reject rate passes the target, with a size that meets it', async (t) => {
   const clock = new FakeClock(0)
   const warnings: string[] = []

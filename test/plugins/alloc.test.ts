@@ -21,11 +21,14 @@ import { runAllocChild } from '../fixtures/gc-count.js'
 // - noise on the better round: 2 scavenges (SPREAD). The bare rounds agree within 2 through
 //   Fastify (within 1 in every run) and within 6 through Express (they differed by up to 5:
 //   Express allocates ~28 kB per request itself, and its first round runs higher);
-// - Fastify, 80 000 requests: 16 B per request + SPREAD, 4 scavenges. After: +1 to +4 per
+// - Fastify, 80 000 requests: 32 B per request + SPREAD, 5 scavenges. After: +1 to +4 per
 //   round, the better one +1 or +2 (allocation sampling: ~18 B per request more than bare:
 //   the request key's slot on Fastify's request class, 8 B, and the telemetry's
-//   time-driven buckets). Before: +6 to +9 in every round (eight request slots, 64 B, and
-//   ~16 B of closure contexts in the hooks, the charge step and the limiter): fails.
+//   time-driven buckets). Since the kept figures moved from three WeakMap entries into
+//   three more slots of the request class (32 B of slots in all: a WeakMap set cost ~0.2 µs
+//   of CPU per request, mostly the scavenger's ephemeron pass): +3 or +4 per round (~39 B
+//   per request). Before: +6 to +9 in every round (eight request slots, 64 B, and ~16 B of
+//   closure contexts in the hooks, the charge step and the limiter): fails.
 // - Express, 8 000 requests: 128 B per request + SPREAD, 3 scavenges: what grudge costs is
 //   within Express's own noise. After: −3 to +5 per round, the better one −3 to +2
 //   (sampled: ~9 B per request more than bare; no property is added to Express's request).
@@ -51,7 +54,7 @@ t.test(
     const SPREAD = 2
     // how far the bare rounds may drift apart before the run says nothing
     const bareSpreads: Record<string, number> = { fastify: 2, express: 6 }
-    const budgets: Record<string, number> = { fastify: 16, express: 128 }
+    const budgets: Record<string, number> = { fastify: 32, express: 128 }
     for (const framework of ['fastify', 'express']) {
       const rows = r.rows.filter((x) => x.framework === framework)
       t.same(
