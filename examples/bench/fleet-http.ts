@@ -2,6 +2,8 @@
 // behind one load generator (4 autocannon instances in this process, one per server), sharing
 // one limit per key through Redis: grudge exact mode, grudge sync mode, and @fastify/rate-limit's
 // Redis store (the baseline), each on a single Redis and on a 3-master Redis Cluster.
+// A last row runs the same 4 servers on grudge's in-process store (no Redis; each server limits
+// on its own): issue #15's baseline for sync mode, printed as sync ÷ in-process req/s per round.
 //
 // Per row: admitted requests against the exact limit (grudge: B + R·T per key, T the load
 // window; sync mode's bound of spec/cluster.md; @fastify/rate-limit: max per fixed window times
@@ -56,7 +58,7 @@ const SYNC_MS = 100
 const SEED = '5eed5eed5eed5eed5eed5eed5eed5eed'
 const SERVER = fileURLToPath(new URL('./fleet-server.ts', import.meta.url))
 
-type Kind = 'exact' | 'sync' | 'frl'
+type Kind = 'exact' | 'sync' | 'frl' | 'local'
 interface Row {
   kind: Kind
   where: 'redis' | 'cluster'
@@ -128,6 +130,7 @@ function limitOf(kind: Kind, windowMs: number): number {
   if (kind === 'frl') return KEYS * FRL_MAX * (Math.ceil(windowMs / FRL_WINDOW_MS) + 1)
   const single = BURST + (RATE * windowMs) / 1000
   if (kind === 'exact') return KEYS * single
+  if (kind === 'local') return SERVERS * KEYS * single // each server limits on its own
   return KEYS * (single + (SERVERS - 1) * (BURST + (RATE * (SYNC_MS + 50)) / 1000))
 }
 
@@ -141,6 +144,7 @@ async function main() {
   const rows: Row[] = []
   for (const where of ['redis', 'cluster'] as const)
     for (const kind of ['exact', 'sync', 'frl'] as const) rows.push({ kind, where })
+  rows.push({ kind: 'local', where: 'redis' }) // no Redis: the in-process baseline of sync mode
   const runs = rows.map(() => [] as Array<ReturnType<typeof summarize>>)
   function summarize(r: Awaited<ReturnType<typeof load>>, kind: Kind, cpuUs: number, evalUs: number) {
     return {
@@ -195,8 +199,13 @@ async function main() {
     rows.map((row, j) => {
       const x = runs[j]
       return {
-        limiter: row.kind === 'frl' ? '@fastify/rate-limit (Redis store)' : `grudge ${row.kind}`,
-        redis: row.where === 'redis' ? 'single' : 'cluster (3 masters)',
+        limiter:
+          row.kind === 'frl'
+            ? '@fastify/rate-limit (Redis store)'
+            : row.kind === 'local'
+              ? 'grudge in-process'
+              : `grudge ${row.kind}`,
+        redis: row.kind === 'local' ? 'none' : row.where === 'redis' ? 'single' : 'cluster (3 masters)',
         'req/s': Math.round(median(x.map((v) => v.rps))),
         'req/s spread': spread(x.map((v) => v.rps)),
         'vs @fastify/rate-limit': (median(x.map((v) => v.rps)) / frlRps(row.where)).toFixed(2) + '×',
@@ -213,8 +222,18 @@ async function main() {
       }
     }),
   )
+  // issue #15: sync mode within 5% of in-process grudge, per round (rows alternate, so each
+  // pair of runs saw the same machine)
+  const local = runs[rows.findIndex((r) => r.kind === 'local')]
+  for (const where of ['redis', 'cluster'] as const) {
+    const sync = runs[rows.findIndex((r) => r.kind === 'sync' && r.where === where)]
+    const ratios = sync.map((x, i) => x.rps / local[i].rps)
+    console.log(
+      `grudge sync (${where === 'redis' ? 'single Redis' : 'cluster'}) ÷ grudge in-process, req/s per round: median ${median(ratios).toFixed(2)}, spread ${spread(ratios, 2)}`,
+    )
+  }
   console.log(
-    'limit: grudge exact B + R·T per key; grudge sync its bound B + R·T + (n − 1)(B + R·(syncMs + 50 ms)); @fastify/rate-limit max × windows touched',
+    'limit: grudge exact B + R·T per key; grudge sync its bound B + R·T + (n − 1)(B + R·(syncMs + 50 ms)); @fastify/rate-limit max × windows touched; grudge in-process: each of the servers B + R·T per key',
   )
   single.disconnect()
   for (const m of masters) m.disconnect()
