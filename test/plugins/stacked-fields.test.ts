@@ -353,7 +353,9 @@ t.test('stacks with headers: false and with a policy that has no figures', async
   await hit(url + '/a?bad=1')
   const blocked = await hit(url + '/a')
   t.equal(blocked.status, 403)
-  t.equal(blocked.headers['retry-after'], '5', 'the abuse denial sets Retry-After')
+  // score 1 at threshold 0.5 halves to exactly 0.5 at 5,000 ms, still blocked (score ≥ threshold):
+  // the first ms below is 5,001, sent in whole seconds as 6
+  t.equal(blocked.headers['retry-after'], '6', 'the abuse denial sets Retry-After')
   t.equal(blocked.headers['ratelimit'], '"default";r=2;t=3', "the meter's member stays")
 })
 
