@@ -12,6 +12,7 @@ import {
   kDebtHigh,
   kDebtLow,
   kFirst,
+  kDecided,
   kKey,
   kManual,
   kOwner,
@@ -96,6 +97,7 @@ export function decorate(
   // (a property added per request would fork Fastify's Request objects into two shapes)
   if (!fastify.hasRequestDecorator(kKey)) fastify.decorateRequest(kKey as never, '' as never)
   if (!fastify.hasRequestDecorator(kFirst)) fastify.decorateRequest(kFirst as never, null as never)
+  if (!fastify.hasRequestDecorator(kDecided)) fastify.decorateRequest(kDecided as never, null as never)
   if (!fastify.hasRequestDecorator(kDebtHigh)) fastify.decorateRequest(kDebtHigh as never, 0 as never)
   if (!fastify.hasRequestDecorator(kDebtLow)) fastify.decorateRequest(kDebtLow as never, 0 as never)
 }
