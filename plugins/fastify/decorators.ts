@@ -34,7 +34,8 @@ import { invalidOption } from '../../src/errors.js'
 /**
  * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
  * decided; built when read, see {@link requestGrudge}): an accessor on the request
- * prototype, and four slots of the request class (the kept figures: key, first limiter, debt).
+ * prototype, and five slots of the request class (the kept figures: key, first limiter, debt;
+ * the first limiter's Decision when it is not kept as figures).
  */
 export function decorate(
   fastify: FastifyInstance,

@@ -116,12 +116,14 @@ interface StackState {
 /*
  * What grudge keeps of a request. The single-policy path (one limiter decides, the debt
  * meter alone admits) keeps four slots declared on Fastify's request class (decorateRequest:
- * 8 B each in every request object, 32 B): the request key, the hook context of the first
- * limiter that decided, and the two 32-bit halves of the kept debt (small integers: no box).
+ * 8 B each in every request object): the request key, the hook context of the first
+ * limiter that decided, and the two 32-bit halves of the kept debt (small integers: no box);
+ * a fifth holds the first limiter's Decision when it cannot be kept as figures (a denial,
+ * several policies), 40 B in all.
  * They were WeakMap entries, which cost no bytes of the request but ~0.2 µs of CPU per fresh
  * request each (an identity hash, an ephemeron-table insert, the scavenger's ephemeron pass;
  * measured through Fastify: 3 sets per request, ~40 % of grudge's own profile). The rarer
- * states (a Decision built or set, a stack of limiters, pending outcomes, a tier) stay in
+ * states (a Decision built from figures or set, a stack of limiters, pending outcomes, a tier) stay in
  * WeakMaps keyed by the request, whose values never refer to the request. A young string as
  * a WeakMap value would outlive its request by a scavenge (src/http/request-figures.ts:
  * +4 scavenges per 80 000 requests), which is why the key always had a slot.
