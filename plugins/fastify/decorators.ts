@@ -12,6 +12,7 @@ import {
   kDebtHigh,
   kDebtLow,
   kFirst,
+  kDecided,
   kKey,
   kManual,
   kOwner,
@@ -33,7 +34,8 @@ import { invalidOption } from '../../src/errors.js'
 /**
  * Decorate the instance with `fastify.grudge` and the request with `grudge` (null until
  * decided; built when read, see {@link requestGrudge}): an accessor on the request
- * prototype, and four slots of the request class (the kept figures: key, first limiter, debt).
+ * prototype, and five slots of the request class (the kept figures: key, first limiter, debt;
+ * the first limiter's Decision when it is not kept as figures).
  */
 export function decorate(
   fastify: FastifyInstance,
@@ -96,6 +98,7 @@ export function decorate(
   // (a property added per request would fork Fastify's Request objects into two shapes)
   if (!fastify.hasRequestDecorator(kKey)) fastify.decorateRequest(kKey as never, '' as never)
   if (!fastify.hasRequestDecorator(kFirst)) fastify.decorateRequest(kFirst as never, null as never)
+  if (!fastify.hasRequestDecorator(kDecided)) fastify.decorateRequest(kDecided as never, null as never)
   if (!fastify.hasRequestDecorator(kDebtHigh)) fastify.decorateRequest(kDebtHigh as never, 0 as never)
   if (!fastify.hasRequestDecorator(kDebtLow)) fastify.decorateRequest(kDebtLow as never, 0 as never)
 }

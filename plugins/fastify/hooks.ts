@@ -116,12 +116,14 @@ interface StackState {
 /*
  * What grudge keeps of a request. The single-policy path (one limiter decides, the debt
  * meter alone admits) keeps four slots declared on Fastify's request class (decorateRequest:
- * 8 B each in every request object, 32 B): the request key, the hook context of the first
- * limiter that decided, and the two 32-bit halves of the kept debt (small integers: no box).
+ * 8 B each in every request object): the request key, the hook context of the first
+ * limiter that decided, and the two 32-bit halves of the kept debt (small integers: no box);
+ * a fifth holds the first limiter's Decision when it cannot be kept as figures (a denial,
+ * several policies), 40 B in all.
  * They were WeakMap entries, which cost no bytes of the request but ~0.2 µs of CPU per fresh
  * request each (an identity hash, an ephemeron-table insert, the scavenger's ephemeron pass;
  * measured through Fastify: 3 sets per request, ~40 % of grudge's own profile). The rarer
- * states (a Decision built or set, a stack of limiters, pending outcomes, a tier) stay in
+ * states (a Decision built from figures or set, a stack of limiters, pending outcomes, a tier) stay in
  * WeakMaps keyed by the request, whose values never refer to the request. A young string as
  * a WeakMap value would outlive its request by a scavenge (src/http/request-figures.ts:
  * +4 scavenges per 80 000 requests), which is why the key always had a slot.
@@ -130,6 +132,13 @@ interface StackState {
 export const kKey = Symbol('grudge.key')
 /** The hook context of the first grudge limiter that decided the request (a slot, default null). */
 export const kFirst = Symbol('grudge.first')
+/**
+ * The Decision of the first limiter's decision when its figures cannot be kept (a denial,
+ * several policies): a slot, default null. A WeakMap entry here cost ~2 µs of CPU per
+ * refused request through Fastify (the ephemeron insert for a fresh request, a young value
+ * kept one scavenge longer; measured by server CPU per request, provisional).
+ */
+export const kDecided = Symbol('grudge.decided')
 /** The high 32 bits of the kept debt's IEEE 754 bits (a slot, default 0). */
 export const kDebtHigh = Symbol('grudge.debtHigh')
 /** The low 32 bits of the kept debt's IEEE 754 bits (a slot, default 0). */
@@ -137,6 +146,7 @@ export const kDebtLow = Symbol('grudge.debtLow')
 type Keyed = FastifyRequest & {
   [kKey]: string
   [kFirst]: HookContext | null | undefined
+  [kDecided]: GrudgeRequestState | null | undefined
   [kDebtHigh]: number
   [kDebtLow]: number
 }
@@ -163,6 +173,8 @@ export function requestGrudge(req: FastifyRequest): GrudgeRequestState | null {
   if (d !== null && (d !== undefined || DECISIONS.has(req))) return d as GrudgeRequestState
   const first = firstOf(req)
   if (first === undefined) return null
+  const decided = (req as Keyed)[kDecided]
+  if (decided !== null && decided !== undefined) return decided
   const state = keptDecisionOf(
     req,
     first.limiter,
@@ -231,20 +243,28 @@ function fieldsOf(ctx: HookContext, tier: string | undefined): FieldSource {
  * figures are kept in the request's slots when they can be (no allocation) and its fields
  * written as they are; a later limiter's Decision is built at once and its fields merged.
  */
-function decided(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, key: string, f: DecisionFigures): void {
+function decided(
+  ctx: HookContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  key: string,
+  f: DecisionFigures,
+): Decision | undefined {
   const first = firstOf(req)
   if (first === undefined) {
     const slots = req as Keyed
     slots[kFirst] = ctx
+    let d: GrudgeRequestState | undefined
     if (keepable(f)) {
       slots[kKey] = key
       slots[kDebtHigh] = debtHighBits(f.debt)
       slots[kDebtLow] = debtLowBits(f.debt)
       if (f.tier !== undefined) keepTier(req, f.tier)
-      DECISIONS.delete(req)
-    } else DECISIONS.set(req, requestState(ctx, decisionOf(f), key))
+    } else slots[kDecided] = d = requestState(ctx, decisionOf(f), key)
+    // a value set before this decision (request.grudge = x in an earlier hook) yields to it
+    DECISIONS.delete(req)
     writeRateLimitFields(reply, setReplyHeader, fieldsOf(ctx, f.tier), f)
-    return
+    return d
   }
   // the earlier limiters' Decision, before this one replaces it as request.grudge
   const prev = requestGrudge(req)!
@@ -265,6 +285,7 @@ function decided(ctx: HookContext, req: FastifyRequest, reply: FastifyReply, key
   st.limiters.push(ctx.limiter)
   st.fields.add(fieldsOf(ctx, d.tier), d)
   st.fields.write(st.writer)
+  return d
 }
 
 /** The error of an `errorResponseBuilder` that gave nothing to throw (`useErrorHandler`). */
@@ -360,7 +381,7 @@ function apply(
 ): void {
   // a limiter of a stack that answered while another was waiting on its store decides nothing more
   if (decidedBy(req, ctx.limiter)) return next()
-  decided(ctx, req, reply, key, f)
+  const decision = decided(ctx, req, reply, key, f)
   if (f.admitted) {
     if (ctx.limiter.recordsOutcomes) {
       const pending = STATES.get(req)
@@ -376,7 +397,7 @@ function apply(
     return next()
   }
   // a denial is never kept as figures: its Decision is request.grudge already
-  const d = DECISIONS.get(req) as Decision
+  const d = decision!
   try {
     const config = ctx.config
     config.onExceeded?.(req, key, d)
