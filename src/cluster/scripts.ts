@@ -57,18 +57,30 @@ end
  * What every cell script starts with: the placement constants, this instance's figures, the
  * clock, the fingerprint and schedule check, and the generation ids (G, the newest seen).
  */
+/**
+ * Lua: refuse a fingerprint record (`raw`, "fp:period:generation") of another fingerprint (-1)
+ * or another period (-3), leaving `sg` (the recorded generation) in scope; one home for the
+ * sync header and the exact script's per-slot check, `indent` before every line.
+ */
+const recordCheck = (indent: string) =>
+  [
+    `local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')`,
+    'if sfp ~= fp then',
+    `  return {-1, raw, string.format('%.17g', now), '0'}`,
+    'end',
+    'if tonumber(sp) ~= period then',
+    '  -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)',
+    `  return {-3, sp, string.format('%.17g', now), '0'}`,
+    'end',
+  ]
+    .map((line) => indent + line)
+    .join('\n')
+
 const header = (c: ScriptConstants) => `${opening(c)}local raw = redis.call('GET', KEYS[1])
 local stored = false
 local seenG = nil
 if raw then
-  local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
-  if sfp ~= fp then
-    return {-1, raw, string.format('%.17g', now), '0'}
-  end
-  if tonumber(sp) ~= period then
-    -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
-    return {-3, sp, string.format('%.17g', now), '0'}
-  end
+${recordCheck('  ')}
   stored = true
   seenG = tonumber(sg) or -1
 end
@@ -108,14 +120,7 @@ for q = 1, Q do
     local raw = redis.call('GET', KEYS[1 + (q - 1) * (K + 1)])
     rec[q] = false
     if raw then
-      local sfp, sp, sg = string.match(raw, '^(%x+):([^:]+):([^:]+)$')
-      if sfp ~= fp then
-        return {-1, raw, string.format('%.17g', now), '0'}
-      end
-      if tonumber(sp) ~= period then
-        -- another period is recorded: the caller adopts it and repeats (spec/cluster.md, Schedule)
-        return {-3, sp, string.format('%.17g', now), '0'}
-      end
+${recordCheck('      ')}
       local g = tonumber(sg) or -1
       rec[q] = g
       if g > G then G = g end
