@@ -308,22 +308,37 @@ export function proposeCells(
   const ms = Math.max(1, elapsedMs)
   const load: GenerationLoad = { ...life, costPerSecond: (fleetCost * 1000) / ms, periodMs: ms }
   const { cells, limit, wanted } = sizeNextWithHysteresis(sizing, load, meter.peakWindowCostPerSecond())
-  if (limit !== undefined && !reported[limit]) {
-    reported[limit] = true
-    const event: SizingLimitEvent = {
-      kind: limit,
-      wanted,
-      usedCellsPerLevel: cells,
-      maxCellsPerLevel: sizing.maxCellsPerLevel,
-      load,
-    }
-    try {
-      sizing.onSizingLimit?.(event)
-    } catch {
-      // a logger's failure is not the store's
-    }
-  }
+  reportSizingLimit(sizing, reported, limit, wanted, cells, load)
   return cells
+}
+
+/**
+ * Tell `sizing.onSizingLimit` once per kind (`reported` remembers which) that a proposal hit
+ * the budget or met an invalid load; a logger's throw is swallowed (it is not the store's
+ * failure). One home for {@link proposeCells} and {@link proposeEarlyCells}.
+ */
+function reportSizingLimit(
+  sizing: ResolvedSizing,
+  reported: { budget: boolean; invalid: boolean },
+  limit: SizingLimitEvent['kind'] | undefined,
+  wanted: SizingLimitEvent['wanted'],
+  cells: number,
+  load: GenerationLoad,
+): void {
+  if (limit === undefined || reported[limit]) return
+  reported[limit] = true
+  const event: SizingLimitEvent = {
+    kind: limit,
+    wanted,
+    usedCellsPerLevel: cells,
+    maxCellsPerLevel: sizing.maxCellsPerLevel,
+    load,
+  }
+  try {
+    sizing.onSizingLimit?.(event)
+  } catch {
+    // a logger's failure is not the store's
+  }
 }
 
 /**
@@ -370,20 +385,7 @@ export function proposeEarlyCells(
   if (load === undefined) return 0
   const wanted = earlyGrowthCells(sizing, load, (l) => {
     const r = sizeFromLoad(sizing, l)
-    if (r.limit !== undefined && !reported[r.limit]) {
-      reported[r.limit] = true
-      try {
-        sizing.onSizingLimit?.({
-          kind: r.limit,
-          wanted: r.wanted,
-          usedCellsPerLevel: r.cells,
-          maxCellsPerLevel: sizing.maxCellsPerLevel,
-          load: l,
-        })
-      } catch {
-        // a logger's failure is not the store's
-      }
-    }
+    reportSizingLimit(sizing, reported, r.limit, r.wanted, r.cells, l)
     return r.cells
   })
   let room = generations * sizing.maxCellsPerLevel - liveCells
