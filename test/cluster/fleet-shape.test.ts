@@ -129,9 +129,11 @@ t.test('two processes with different sizing views adopt one shape per generation
     const spanS = (Math.max(a.stopMs, b.stopMs) - Math.min(a.startMs, b.startMs)) / 1000
     const admitted = a.sharedAdmitted + b.sharedAdmitted
     t.ok(admitted <= 1 + 2 * spanS, `shared key: ${admitted} admitted in ${spanS} s (limit ${1 + 2 * spanS})`)
+    // which process takes each refilled unit is a race both run ~100 times a second, so one
+    // can win all 8 (a fresh-clone CI at 3 jobs saw 8 + 0): the fleet's total is what holds
     t.ok(
-      a.sharedAdmitted >= 1 && b.sharedAdmitted >= 1 && admitted >= spanS / 2,
-      `shared key: both admitted (${a.sharedAdmitted} + ${b.sharedAdmitted})`,
+      admitted >= spanS / 2,
+      `shared key: the fleet admitted ${admitted} (${a.sharedAdmitted} + ${b.sharedAdmitted}) ≥ half of 2/s × ${spanS} s`,
     )
     const keys = await admin.keys(`${prefix}:{shape}:s*`)
     t.ok(keys.length >= 1, `${keys.length} records still live`)
