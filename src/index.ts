@@ -41,7 +41,7 @@ export {
 export type { SketchSize, DebtMeterLoad, ScoreLoad, CellsForLoadOptions } from './sketch/sizing.js'
 export { suggestPeriodMs } from './sketch/rotator-period.js'
 export { Rotator } from './sketch/rotator.js'
-export type { RotatorSizing, GenerationLoad, SizingLimitEvent } from './sketch/rotator-sizing.js'
+export type { RotatorSizing, GenerationLoad, SizingLimitEvent, EarlyGeneration } from './sketch/rotator-sizing.js'
 export { SketchDelta } from './sketch/sketch-delta.js'
 export { RotatorDelta } from './sketch/rotator-delta.js'
 export { SKETCH_FORMAT_VERSION } from './sketch/sketch-codec.js'

@@ -4,7 +4,7 @@ import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
-import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
+import type { GenerationShapes, ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
@@ -38,6 +38,7 @@ import {
   METER_BYTES,
   budgetCellsPerLevel,
   checkSizing,
+  type EarlyGeneration,
   type ResolvedSizing,
 } from '../sketch/rotator-sizing.js'
 
@@ -169,6 +170,8 @@ interface Generation {
   twin: Generation | undefined
   /** Server ms from which the twin decides in place of this base (NaN: no twin). */
   switchAtMs: number
+  /** A twin that decides in its base's place: the server ms from which it does (NaN otherwise; telemetry). */
+  decidesFromMs: number
   pending: Float64Array
   mark: Uint8Array
   dirty: Uint32Array
@@ -383,9 +386,34 @@ export class RedisSyncStore implements ScoreStore {
     return bytes
   }
 
-  /** Cells per level of each live generation, oldest first, and the resizes (the fleet's recorded shapes when self-sized). */
-  generationShapes(): { generationCellsPerLevel: readonly number[]; resizes: number } {
-    return { generationCellsPerLevel: this.gens.map((g) => g.sketch.cellsPerLevel), resizes: this.resizeCount }
+  /**
+   * Cells per level of each live generation as it decides now, oldest first (a base until its
+   * twin decides, then the twin), the resizes (twins of another size included) and the early
+   * growths, and the live twins (spec/cluster.md "Early growth"): a pending one with its base's
+   * position and the fleet's switch time, a deciding one at position 0 since that time. As of
+   * the store's last call (a switch due since then shows at the next). Allocates.
+   */
+  generationShapes(): GenerationShapes {
+    const early: EarlyGeneration[] = []
+    this.gens.forEach((g, generation) => {
+      const cellsPerLevel = g.sketch.cellsPerLevel
+      if (g.suffix !== '')
+        early.push({ generation, cellsPerLevel, twin: true, decidesAtMs: g.decidesFromMs, deciding: true })
+      if (g.twin !== undefined)
+        early.push({
+          generation,
+          cellsPerLevel: g.twin.sketch.cellsPerLevel,
+          twin: true,
+          decidesAtMs: g.switchAtMs,
+          deciding: false,
+        })
+    })
+    return {
+      generationCellsPerLevel: this.gens.map((g) => g.sketch.cellsPerLevel),
+      resizes: this.resizeCount,
+      early,
+      earlyGrowths: this.earlyGrowths,
+    }
   }
 
   /**
@@ -473,7 +501,11 @@ export class RedisSyncStore implements ScoreStore {
     const gens = this.gens
     if (gens.length !== N || gens[N - 1].id !== G) this.rotateTo(G)
     // a twin decides in its base's place once it is old enough (spec/cluster.md "Early growth")
-    if (now >= gens[0].switchAtMs) gens[0] = gens[0].twin!
+    if (now >= gens[0].switchAtMs) {
+      const twin = gens[0].twin!
+      twin.decidesFromMs = gens[0].switchAtMs
+      gens[0] = twin
+    }
   }
 
   /** Keep exactly the live generations G − N + 1..G (a clock estimate that moved back keeps the newer ones). */
@@ -549,6 +581,7 @@ export class RedisSyncStore implements ScoreStore {
       suffix,
       twin: undefined,
       switchAtMs: NaN,
+      decidesFromMs: NaN,
       pending: new Float64Array(n),
       mark: new Uint8Array(n),
       dirty: new Uint32Array(n),

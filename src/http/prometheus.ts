@@ -1,4 +1,4 @@
-import type { LimiterStats } from '../limit/telemetry.js'
+import type { GenerationStats, LimiterStats } from '../limit/telemetry.js'
 import type * as PromClient from 'prom-client'
 
 /**
@@ -61,7 +61,11 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
       "Abuse and fairness: a cell's mean background score, events per second × weight / (cells per level × decay per second)",
       ['policy'],
     )
-    const bytes = g('policy_memory_bytes', "Memory of each policy's store in bytes (all generations)", ['policy'])
+    const bytes = g(
+      'policy_memory_bytes',
+      "Memory of each policy's store in bytes (all generations, a fleet's pending twin included)",
+      ['policy'],
+    )
     const levels = g('policy_levels', "Levels of each policy's sketch", ['policy'])
     for (const [policy, m] of models) {
       rate.set({ policy, predicts: m.predicts }, m.predictedRate)
@@ -72,7 +76,7 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
       levels.set({ policy }, m.levels)
     }
   }
-  const shapes = new Map<string, { cellsPerLevel: readonly number[]; resizes: number }>(Object.entries(stats.perPolicy))
+  const shapes = new Map<string, GenerationStats>(Object.entries(stats.perPolicy))
   for (const [policy, gen] of Object.entries(stats.generations ?? {})) shapes.set(policy, gen)
   if (shapes.size > 0) {
     const cells = g('generation_cells_per_level', 'Cells per level of each generation (0: the oldest, deciding)', [
@@ -80,9 +84,38 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
       'generation',
     ])
     const resizes = g('resizes', 'Generations created with another size than the one before', ['policy'])
+    const growths = g('early_growths', 'Generations started early on a load jump (also counted in resizes)', ['policy'])
+    // the live early generations (spec/rotator.md §1 "Self-sizing"): in process a replaced
+    // youngest (twin="false"), in a sync fleet a twin beside its base until it decides
+    const early = [...shapes].flatMap(([policy, gen]) => gen.early.map((e) => ({ policy, e })))
     for (const [policy, gen] of shapes) {
       gen.cellsPerLevel.forEach((m, i) => cells.set({ policy, generation: String(i) }, m))
       resizes.set({ policy }, gen.resizes)
+      growths.set({ policy }, gen.earlyGrowths)
+    }
+    if (early.length > 0) {
+      const labelNames = ['policy', 'generation', 'twin']
+      const earlyCells = g(
+        'generation_early_cells_per_level',
+        'Cells per level of a live generation started early (twin: a fleet twin beside its base until it decides)',
+        labelNames,
+      )
+      const earlyAt = g(
+        'generation_early_decides_at_seconds',
+        "When a generation started early decides (or began to), in seconds on the store's clock (a fleet's: server time)",
+        labelNames,
+      )
+      const earlyNow = g(
+        'generation_early_deciding',
+        'Whether a generation started early decides now (1) or not yet (0)',
+        labelNames,
+      )
+      for (const { policy, e } of early) {
+        const labels = { policy, generation: String(e.generation), twin: String(e.twin) }
+        earlyCells.set(labels, e.cellsPerLevel)
+        earlyAt.set(labels, e.decidesAtMs / 1000)
+        earlyNow.set(labels, e.deciding ? 1 : 0)
+      }
     }
   }
   return registry.metrics()

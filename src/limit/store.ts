@@ -1,5 +1,5 @@
 import type { SketchOptions } from '../sketch/shape.js'
-import type { RotatorSizing } from '../sketch/rotator-sizing.js'
+import type { EarlyGeneration, RotatorSizing } from '../sketch/rotator-sizing.js'
 import { Rotator } from '../sketch/rotator.js'
 import type { Clock, Ticker } from '../clock.js'
 
@@ -7,10 +7,18 @@ import type { Clock, Ticker } from '../clock.js'
 export interface GenerationShapes {
   /** Cells per level of each generation, oldest (deciding) first. */
   generationCellsPerLevel: readonly number[]
-  /** Generations created with another size than the one before (0 for a fixed shape). */
+  /** Generations created with another size than the one before (0 for a fixed shape); early growths included. */
   resizes: number
   /** Rotations completed so far, when the store counts them (the in-process Rotator does). */
   rotations?: number
+  /**
+   * The live generations started early on a load jump, oldest first: in process a replaced
+   * youngest, in a Redis sync fleet a twin beside its base (its cells, whether it decides yet,
+   * from when). Absent from stores that do not report them; empty when none is live.
+   */
+  early?: readonly EarlyGeneration[]
+  /** Early growths so far (started here or, in a fleet, adopted), when the store counts them. */
+  earlyGrowths?: number
 }
 
 /** The outcome of {@link ScoreStore.tryConsume}. */
@@ -147,6 +155,8 @@ export function localStore(): StoreFactory {
         generationCellsPerLevel: rotator.generationCellsPerLevel,
         resizes: rotator.resizes,
         rotations: rotator.rotations,
+        early: rotator.earlyGenerations(),
+        earlyGrowths: rotator.earlyGrowths,
       }),
       close: () => rotator.close(),
     }

@@ -12,6 +12,8 @@ import {
   type ScoreLoad,
 } from '../sketch/sizing.js'
 import type { PolicyName } from './decision.js'
+import type { GenerationShapes } from './store.js'
+import type { EarlyGeneration } from '../sketch/rotator-sizing.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Counts of one policy. */
@@ -65,8 +67,9 @@ export interface LimiterStats {
    */
   loadFactor: number
   /**
-   * Per policy whose store sizes itself (in process, sized by `memory`): the cells per level
-   * of each generation, oldest (the one that decides) first, and the resizes so far.
+   * Per policy whose store reports its shapes (in process, and a Redis sync store): the cells
+   * per level of each generation, oldest (the one that decides) first, the resizes and early
+   * growths so far, and the live generations started early ({@link GenerationStats}).
    */
   generations?: Partial<Record<PolicyName, GenerationStats>>
   /**
@@ -124,11 +127,19 @@ export interface PolicyModelStats {
   background?: number
   /** L, levels. */
   levels: number
-  /** M of each generation, oldest (the one that decides, and that the prediction is for) first. */
+  /** M of each generation as it decides now, oldest (the one that decides, and that the prediction is for) first; a fleet's pending twin is in `early`, not here. */
   cellsPerLevel: readonly number[]
-  /** Generations created with another size than the one before (0 for a fixed shape). */
+  /** Generations created with another size than the one before (0 for a fixed shape), early growths included. */
   resizes: number
-  /** Memory of the policy's store in bytes (all generations; its share of the telemetry not included). */
+  /** Generations started early on a load jump so far (in a fleet: twins started or adopted here); 0 for a fixed shape or a store that does not count them. */
+  earlyGrowths: number
+  /**
+   * The live generations started early ({@link EarlyGeneration}: position, cells per level,
+   * whether a fleet's twin, from when it decides, whether it does now); empty when none is live
+   * or the store does not report them.
+   */
+  early: readonly EarlyGeneration[]
+  /** Memory of the policy's store in bytes (all generations, a pending twin included; its share of the telemetry not included). */
   sizeBytes: number
 }
 
@@ -147,8 +158,8 @@ export interface SketchReport {
   sizeBytes: () => number
   /** The debt meter's figures (for `limit`): rate per second, burst, cost, maxDebt, and its Rotator's generations and period in ms (the carry-forward model, spec/sizing.md §2.5). */
   debt?: { rate: number; burst: number; cost: number; maxDebt: number; generations?: number; periodMs?: number }
-  /** The store's generation shapes (oldest, deciding, first) and resizes, when it has them. */
-  shape?: () => { generationCellsPerLevel: readonly number[]; resizes: number }
+  /** The store's generation shapes (oldest, deciding, first), resizes and early generations, when it has them. */
+  shape?: () => GenerationShapes
   /** Generations of a store without `shape` (a fixed shape: each one M); default 1. */
   generations?: number
   /**
@@ -161,10 +172,24 @@ export interface SketchReport {
 
 /** The generations of one self-sized policy, in {@link LimiterStats.generations}. */
 export interface GenerationStats {
-  /** Cells per level of each generation, oldest (the one that decides) first. */
+  /** Cells per level of each generation as it decides now, oldest (the one that decides) first. */
   cellsPerLevel: readonly number[]
-  /** Generations created with another size than the one before. */
+  /** Generations created with another size than the one before, early growths included. */
   resizes: number
+  /** Generations started early on a load jump so far (0 when the store does not count them). */
+  earlyGrowths: number
+  /** The live generations started early, as {@link PolicyModelStats.early}. */
+  early: readonly EarlyGeneration[]
+}
+
+/** A store's {@link GenerationShapes} as {@link GenerationStats} (counts a store does not keep read 0, early generations none). */
+function generationStats(g: GenerationShapes): GenerationStats {
+  return {
+    cellsPerLevel: g.generationCellsPerLevel,
+    resizes: g.resizes,
+    earlyGrowths: g.earlyGrowths ?? 0,
+    early: g.early ?? [],
+  }
 }
 
 /** Options of {@link Telemetry}. */
@@ -450,14 +475,18 @@ export class Telemetry {
       const g = sk.shape?.()
       if (g !== undefined) {
         generations ??= {}
-        generations[sk.policy] = { cellsPerLevel: g.generationCellsPerLevel, resizes: g.resizes }
+        generations[sk.policy] = generationStats(g)
       }
       // the first report of a policy is its figure (a tiered limit's first meter)
       if (perPolicy[sk.policy] !== undefined || (sk.debt === undefined && sk.score === undefined)) continue
       const cells = g?.generationCellsPerLevel ?? new Array<number>(sk.generations ?? 1).fill(sk.cellsPerLevel)
       // a self-sized store decides with its oldest generation: predict for that shape
       const shape = { levels: sk.levels, cellsPerLevel: cells[0] }
-      const common = { levels: sk.levels, cellsPerLevel: cells, resizes: g?.resizes ?? 0, sizeBytes: sk.sizeBytes() }
+      const common = {
+        levels: sk.levels,
+        ...(g === undefined ? { cellsPerLevel: cells, resizes: 0, earlyGrowths: 0, early: [] } : generationStats(g)),
+        sizeBytes: sk.sizeBytes(),
+      }
       if (sk.debt !== undefined) {
         const load = { ...sk.debt, requestsPerSecond: perSecond(policies.limit.admitted), hotKeys }
         const rate = sketchFalsePositiveRate(shape, load)

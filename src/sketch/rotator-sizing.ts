@@ -48,6 +48,36 @@ export interface SizingLimitEvent {
 }
 
 /**
+ * A generation started early on a load jump (spec/rotator.md §1 "Self-sizing"), as a store
+ * reports it beside its generations' shapes ({@link Rotator.earlyGenerations}, the Limiter's
+ * `stats()`): in process the youngest generation replaced by a larger one; in a Redis sync
+ * fleet a larger _twin_ written beside its generation (the base) and deciding in its place from
+ * the fleet's recorded switch time.
+ */
+export interface EarlyGeneration {
+  /** Position of the generation among the live ones, 0 the oldest (deciding), N − 1 the youngest. */
+  readonly generation: number
+  /** Cells per level of the generation started early (for a pending twin, not its base's). */
+  readonly cellsPerLevel: number
+  /**
+   * `false`: it replaced the youngest (in process): it is the generation at `generation`, and its
+   * cells are in the shapes and the bytes as any generation's. `true`: a fleet's twin, held
+   * beside its base until it decides: the shapes show the base while it does not decide yet,
+   * the twin once it does; the bytes count both while both are held.
+   */
+  readonly twin: boolean
+  /**
+   * Time in ms on the store's clock (the Rotator's or Limiter's clock in process, the fleet's
+   * server time in sync mode) from which it decides. Pending in process: the earliest time the
+   * schedule allows (its age reaches the promotion-age guard A and, with N > 2, the rotations
+   * before it are due), reached at the first check at or after it; once deciding, when it began.
+   */
+  readonly decidesAtMs: number
+  /** Whether it decides now (then `generation` is 0). */
+  readonly deciding: boolean
+}
+
+/**
  * The `sizing` option of a Rotator: each new generation is sized from the load measured
  * over the current youngest one, in powers of two between `minCellsPerLevel` and the
  * budget. Without it a Rotator keeps the shape of `sketch` (the fixed shape).

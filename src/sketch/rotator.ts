@@ -24,6 +24,7 @@ import {
   sizeNextWithHysteresis,
   METER_BYTES,
   initialCellsPerLevel,
+  type EarlyGeneration,
   type GenerationLoad,
   type ResolvedSizing,
   type SizingLimitEvent,
@@ -167,6 +168,9 @@ export class Rotator {
   private readonly minPromotionAgeMs: number
   /** Generation index of a generation started early (a load jump) and not yet promoted, or −1. */
   private earlyIndex = -1
+  /** Generation indexes of the live generations started early (for {@link Rotator.earlyGenerations}; pruned as they retire). */
+  private readonly earlyIndexes: number[] = []
+  private earlyGrowthCount = 0
   private resizeCount = 0
   private limitCount = 0
   private readonly limitReported = { budget: false, invalid: false }
@@ -431,6 +435,11 @@ export class Rotator {
     this.earlyIndex = index
     this.meter!.reset(nowMs, true)
     this.resizeCount++
+    this.earlyGrowthCount++
+    const live = this.earlyIndexes.filter((i) => i >= this.completed && i !== index)
+    live.push(index)
+    this.earlyIndexes.length = 0
+    this.earlyIndexes.push(...live)
   }
 
   // Time: as on Sketch, every clock-reading method has an At twin taking the time first.
@@ -640,6 +649,42 @@ export class Rotator {
   /** Generations created with another size than the youngest before them (at rotations or started early). 0 for a fixed shape. */
   get resizes(): number {
     return this.resizeCount
+  }
+
+  /** Generations started early on a load jump so far (each also counted in {@link Rotator.resizes}). 0 for a fixed shape. */
+  get earlyGrowths(): number {
+    return this.earlyGrowthCount
+  }
+
+  /**
+   * The live generations started early on a load jump, oldest first (spec/rotator.md §1
+   * "Self-sizing", _Schedule_): each replaced the youngest generation of its time by a larger
+   * one (`twin: false`), so its cells are those of `generationCellsPerLevel[generation]`. A
+   * deciding one (position 0) decides since the last rotation; a pending one from the earliest
+   * time the schedule allows, reached at the first check at or after it: the promotions before
+   * it walked from the last rotation, each when a period has passed since the one before (at
+   * once for the generation started early last, which need not wait for a period) and the
+   * generation it promotes is A old (the promotion-age guard). Empty for a fixed shape. Allocates.
+   */
+  earlyGenerations(): readonly EarlyGeneration[] {
+    const out: EarlyGeneration[] = []
+    for (const index of this.earlyIndexes) {
+      const k = index - this.completed
+      if (k < 0 || k >= this.generations) continue
+      let at = this.lastRotationAtMs
+      for (let j = 1; j <= k; j++) {
+        const dueAtMs = this.completed + j === this.earlyIndex ? at : at + this.periodMs
+        at = Math.max(dueAtMs, this.createdAtMs[j] + this.minPromotionAgeMs)
+      }
+      out.push({
+        generation: k,
+        cellsPerLevel: this.gens[k].cellsPerLevel,
+        twin: false,
+        decidesAtMs: at,
+        deciding: k === 0,
+      })
+    }
+    return out
   }
 
   /**

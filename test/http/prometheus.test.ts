@@ -3,6 +3,7 @@ import { prometheusText } from '../../src/http/prometheus.js'
 import { Telemetry } from '../../src/limit/telemetry.js'
 import { abuseFalseBlockRate, fairnessFalseThrottleRate, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 import { FakeClock } from '../../src/testing/index.js'
+import { parsePrometheusText } from '../fixtures/prometheus-text.js'
 
 /** The value of one sample of the text exposition, by metric name and exact label set (NaN when absent). */
 function sample(text: string, name: string, labels: string): number {
@@ -68,6 +69,79 @@ t.test('per-policy figures with a policy label: rate, load, background, bytes, l
   t.equal(sample(text, 'grudge_resizes', 'policy="fairness"'), 0)
   // the top-level figures keep the debt meter's meaning
   near(Number(/^grudge_false_positive_rate (\S+)$/m.exec(text)?.[1]), pL, 'top level')
+  // a valid exposition: metric and label names, one HELP and one TYPE per family, each label set once
+  const families = parsePrometheusText(text)
+  for (const [name, f] of families) t.ok(f.help !== undefined && f.type === 'gauge', `${name}: HELP and TYPE gauge`)
+  t.equal(families.get('grudge_early_growths')?.samples.length, 3, 'early growths per policy (0 when not counted)')
+  t.notOk(families.has('grudge_generation_early_cells_per_level'), 'no early-generation family without one')
+})
+
+t.test('early generations: one family each, a sample per live one, across policies', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000 })
+  const debt = { rate: 1, burst: 3, cost: 1, maxDebt: 30 }
+  const early = (generation: number, cellsPerLevel: number, twin: boolean, decidesAtMs: number, deciding: boolean) => ({
+    generation,
+    cellsPerLevel,
+    twin,
+    decidesAtMs,
+    deciding,
+  })
+  tel.addSketch({
+    policy: 'limit',
+    levels: 4,
+    cellsPerLevel: 128,
+    sizeBytes: () => 111,
+    debt,
+    shape: () => ({
+      generationCellsPerLevel: [1024, 128],
+      resizes: 3,
+      earlyGrowths: 2,
+      early: [early(0, 1024, true, 12_500, true), early(1, 2048, true, 31_250, false)],
+    }),
+  })
+  tel.addSketch({
+    policy: 'abuse',
+    levels: 2,
+    cellsPerLevel: 64,
+    sizeBytes: () => 222,
+    shape: () => ({
+      generationCellsPerLevel: [64, 256],
+      resizes: 1,
+      earlyGrowths: 1,
+      early: [early(1, 256, false, 9000, false)],
+    }),
+    score: { load: (sps) => ({ weight: 1, lambdaPerSecond: 0.1, maxScore: 20, eventsPerSecond: sps }), threshold: 2 },
+  })
+  const text = await prometheusText(tel.stats())
+  const families = parsePrometheusText(text) // throws on a second HELP/TYPE or a label set twice
+  const cells = families.get('grudge_generation_early_cells_per_level')!
+  t.equal(cells.type, 'gauge')
+  t.same(
+    cells.samples.map((s) => [s.labels, s.value]),
+    [
+      [{ policy: 'limit', generation: '0', twin: 'true' }, 1024],
+      [{ policy: 'limit', generation: '1', twin: 'true' }, 2048],
+      [{ policy: 'abuse', generation: '1', twin: 'false' }, 256],
+    ],
+  )
+  t.same(
+    families.get('grudge_generation_early_decides_at_seconds')!.samples.map((s) => s.value),
+    [12.5, 31.25, 9],
+    'in seconds',
+  )
+  t.same(
+    families.get('grudge_generation_early_deciding')!.samples.map((s) => s.value),
+    [1, 0, 0],
+  )
+  t.same(
+    families.get('grudge_early_growths')!.samples.map((s) => [s.labels.policy, s.value]),
+    [
+      ['limit', 2],
+      ['abuse', 1],
+    ],
+  )
+  t.equal(text.split('\n').filter((l) => l === '# TYPE grudge_generation_early_deciding gauge').length, 1)
 })
 
 t.test('no policy model: no per-policy metrics', async (t) => {
@@ -76,4 +150,5 @@ t.test('no policy model: no per-policy metrics', async (t) => {
   t.notMatch(text, /grudge_policy_false_positive_rate/)
   t.notMatch(text, /grudge_generation_cells_per_level/)
   t.match(text, /grudge_false_positive_rate 0/)
+  parsePrometheusText(text)
 })

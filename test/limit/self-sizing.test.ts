@@ -54,7 +54,12 @@ t.test('an explicit cellsPerLevel keeps a fixed shape: no resizes', async (t) =>
   const ticker = new FakeTicker()
   const l = new Limiter({ clock, ticker, levels: 4, cellsPerLevel: 4096, limit: { rate: 1, burst: 10 } })
   drive(l, clock, ticker, 5, 60, 'a')
-  t.same(l.telemetry.stats().generations?.limit, { cellsPerLevel: [4096, 4096], resizes: 0 })
+  t.same(l.telemetry.stats().generations?.limit, {
+    cellsPerLevel: [4096, 4096],
+    resizes: 0,
+    earlyGrowths: 0,
+    early: [],
+  })
   await l.close()
 })
 
