@@ -13,14 +13,16 @@
 import t, { type Test } from 'tap'
 import { once } from 'node:events'
 import { Redis } from 'ioredis'
+import Fastify, { type FastifyInstance } from 'fastify'
+import grudge from '../../plugins/fastify/index.js'
 import { redisStore, type RedisScoreStore } from '../../src/index.js'
-import { FakeClock } from '../../src/testing/index.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
 import { fleetShape } from '../../src/cluster/connection.js'
 import { parseRedisOptions } from '../../src/cluster/options.js'
 import { exactScript, scriptSha } from '../../src/cluster/scripts.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import { previousBuildStore, previousExactScript } from '../fixtures/previous-exact-build.js'
+import { previousBuild, previousBuildStore, previousExactScript } from '../fixtures/previous-exact-build.js'
 import { client as adminClient, dropPrefix, needRedis, uniquePrefix, REDIS_URL } from './redis-helper.js'
 
 const SEED = '7a6b5c4d3e2f10011f2e3d4c5b6a7988'
@@ -60,10 +62,11 @@ async function connected(shas?: Set<string>): Promise<Redis> {
   return r
 }
 
-/** The exact bucket's admissions per key for the test's requests (`perStep` per key and step). */
-function bucketAdmits(perStep: number): number {
+/** The exact bucket's admissions per key for the test's requests (`perStep` per key and step), cumulative after each step. */
+function bucketSeries(perStep: number): number[] {
   let debt = 0
   let admitted = 0
+  const out: number[] = []
   for (let step = 0; step < STEPS; step++) {
     if (step > 0) debt = Math.max(0, debt - (RATE / 1000) * STEP_MS)
     for (let r = 0; r < perStep; r++) {
@@ -72,8 +75,9 @@ function bucketAdmits(perStep: number): number {
         admitted++
       }
     }
+    out.push(admitted)
   }
-  return admitted
+  return out
 }
 
 t.test('the two scripts differ in text, SHA and arguments, not in placement', async (t) => {
@@ -136,12 +140,19 @@ for (const first of ['previous', 'current'] as const) {
         else shared.get(KEYS[i])![counts]++
       })
     }
+    const series = bucketSeries(2)
+    // steps after which a key's admissions so far (both builds) differed from the bucket's
+    const off: string[] = []
     for (let step = 0; step < STEPS; step++) {
       if (step > 0) clock.advance(STEP_MS)
       const order: ('previous' | 'current')[] = step % 2 === 0 ? ['previous', 'current'] : ['current', 'previous']
       for (const who of order) await turn(who === 'previous' ? previous : current, who)
       await turn(alone)
       await turn(alone)
+      for (const k of KEYS) {
+        const so = shared.get(k)!
+        if (so.previous + so.current !== series[step]) off.push(`${k}@${step}: ${so.previous + so.current}`)
+      }
     }
 
     // each build ran its own script, and only that one
@@ -154,7 +165,8 @@ for (const first of ['previous', 'current'] as const) {
     t.same([...bShas], [scriptSha(exactScript(shape.scriptConstants))], 'the current build sent the current script')
     t.equal(failures, 0, 'no request fell back to onStoreError')
     t.same(errors, [], 'no Redis error absorbed')
-    const exact = bucketAdmits(2)
+    t.same(off, [], 'throughout: after every step each key admitted as many as the exact bucket so far')
+    const exact = series[STEPS - 1]
     // by hand: admitted = final debt + drained; 159 steps drain 159/8 = 19.875 (the debt never
     // reaches 0 after the first burst) and the final debt lies in (3, 4], so 23 (final debt 3.125)
     t.equal(exact, 23, 'the exact bucket admits 23 of 320 per key over 20.48 s')
@@ -222,4 +234,60 @@ redisTest('a previous-build fleet of another placement refuses a current instanc
     await cur.close()
     await old.close()
   }
+})
+
+redisTest('through Fastify on Redis TIME: an old-build and a new-build app, one key, no 500', async (t) => {
+  const admin = adminClient()
+  const prefix = uniquePrefix('h2-previous-build-fastify')
+  const aShas = new Set<string>()
+  const bShas = new Set<string>()
+  const a = await connected(aShas)
+  const b = await connected(bShas)
+  const options = { seed: SEED, prefix, timeoutMs: 2000 }
+  const stores = { old: previousBuild({ ...options, redis: a }), neu: redisStore({ ...options, redis: b }) }
+  const apps: Partial<Record<'old' | 'neu', FastifyInstance>> = {}
+  for (const which of ['old', 'neu'] as const) {
+    const f = Fastify()
+    await f.register(grudge, {
+      ticker: new FakeTicker(),
+      store: stores[which],
+      limit: { rate: 1, burst: 10 },
+      cellsPerLevel: 1024,
+      key: (req) => String(req.headers['x-user']),
+      storeTimeoutMs: 10_000,
+    })
+    f.get('/', async () => 'ok')
+    await f.ready()
+    await stores[which].ready()
+    apps[which] = f
+  }
+  t.teardown(async () => {
+    await apps.old?.close()
+    await apps.neu?.close()
+    await dropPrefix(admin, prefix)
+    a.disconnect()
+    b.disconnect()
+    admin.disconnect()
+  })
+  const started = performance.now()
+  const statuses = { old: [] as number[], neu: [] as number[] }
+  for (let i = 0; i < 60; i++) {
+    const which = i % 2 === 0 ? 'old' : 'neu'
+    statuses[which].push((await apps[which]!.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode)
+  }
+  const elapsedS = (performance.now() - started) / 1000
+  const all = [...statuses.old, ...statuses.neu]
+  t.ok(aShas.size > 0 && bShas.size > 0 && [...aShas].every((sha) => !bShas.has(sha)), 'each app ran its own script')
+  t.ok(
+    all.every((s) => s === 200 || s === 429),
+    'every answer is a decision: no 500',
+  )
+  const admitted = all.filter((s) => s === 200).length
+  // the shared debt drains at 1/s: within elapsedS at most ceil(elapsedS) more fit
+  const slack = Math.ceil(elapsedS) + 1
+  t.ok(admitted >= 10 && admitted <= 10 + slack, `one shared burst: ${admitted} admitted, expected 10..${10 + slack}`)
+  t.ok(statuses.old.includes(200) && statuses.neu.includes(200), 'both builds admitted some')
+  t.equal(statuses.old.slice(-5).join(), '429,429,429,429,429', 'the old build refuses once the shared debt is spent')
+  t.equal(statuses.neu.slice(-5).join(), '429,429,429,429,429', 'and so does the new one')
+  t.equal((await apps.old!.inject({ url: '/', headers: { 'x-user': 'bob' } })).statusCode, 200, 'other keys untouched')
 })
