@@ -32,11 +32,15 @@ const PERIOD_MS = 4096 // the amnesty guard: (N − 1)·P ≥ hi / rate · 1000 
 const STEP_MS = 128
 const STEPS = 160 // 20.48 s: five periods, so both builds open generations and rewrite records
 const KEYS = ['alice', 'bob', 'carol', 'dave', 'erin', 'frank']
-const spec = (cellsPerLevel = 1024): StoreSpec => ({
+const spec = ({ sized = false, levels = 4 } = {}): StoreSpec => ({
   name: 'limit:rolling',
-  sketch: { levels: 4, cellsPerLevel, decay: linear(RATE), lo: 0, hi: BURST },
+  sketch: { levels, cellsPerLevel: 1024, decay: linear(RATE), lo: 0, hi: BURST },
   generations: 2,
   periodMs: PERIOD_MS,
+  // self-sized (the adapters' default): generations of 256 cells per level after the first
+  ...(sized
+    ? { sizing: { sizeNextGeneration: () => 256, minCellsPerLevel: 64, maxCellsPerLevel: 1024, checkEveryMs: 500 } }
+    : {}),
 })
 
 /** A test that needs Redis on 6379: skipped outside CI when it is missing (redis-helper). */
@@ -92,113 +96,120 @@ t.test('the two scripts differ in text, SHA and arguments, not in placement', as
   t.ok(prev.includes(`local fp = '${shape.fingerprint}'`) && cur.includes(`local fp = '${shape.fingerprint}'`))
 })
 
-for (const first of ['previous', 'current'] as const) {
-  redisTest(`previous and current build alternate on one prefix (${first} build starts first)`, async (t) => {
-    const admin = adminClient()
-    const prefix = uniquePrefix(`h2-previous-build-${first}`)
-    const alonePrefix = `${prefix}-alone`
-    const clock = new FakeClock(409_600_000 + 1024) // mid-period
-    const aShas = new Set<string>()
-    const bShas = new Set<string>()
-    const a = await connected(aShas)
-    const b = await connected(bShas)
-    const errors: unknown[] = []
-    const options = {
-      seed: SEED,
-      timeoutMs: 5000,
-      onStoreError: 'closed' as const,
-      clock,
-      onError: (e: unknown) => errors.push(e),
-    }
-    const previous = previousBuildStore({ ...options, redis: a, prefix }, spec())
-    const current = redisStore({ ...options, redis: b, prefix })(spec())
-    const alone = redisStore({ ...options, redis: b, prefix: alonePrefix })(spec())
-    t.teardown(async () => {
-      await Promise.all([previous.close(), current.close(), alone.close()])
-      await dropPrefix(admin, prefix)
-      await dropPrefix(admin, alonePrefix)
-      a.disconnect()
-      b.disconnect()
-      admin.disconnect()
-    })
-    const [one, two] = first === 'previous' ? [previous, current] : [current, previous]
-    await one.ready()
-    await two.ready()
-    await alone.ready()
-
-    const shared = new Map(KEYS.map((k) => [k, { previous: 0, current: 0 }]))
-    const single = new Map(KEYS.map((k) => [k, 0]))
-    let failures = 0
-    // one request per key by one build, then one by the other (the order alternating per step),
-    // each build's requests of a turn batched; the lone instance gets the same two per key
-    const turn = async (s: RedisScoreStore, counts?: 'previous' | 'current') => {
-      const results = await Promise.all(KEYS.map(async (k) => s.tryConsume(k, 1, BURST)))
-      results.forEach((r, i) => {
-        if (r.failure !== undefined) failures++
-        if (!r.admitted) return
-        if (counts === undefined) single.set(KEYS[i], single.get(KEYS[i])! + 1)
-        else shared.get(KEYS[i])![counts]++
-      })
-    }
-    const series = bucketSeries(2)
-    // steps after which a key's admissions so far (both builds) differed from the bucket's
-    const off: string[] = []
-    for (let step = 0; step < STEPS; step++) {
-      if (step > 0) clock.advance(STEP_MS)
-      const order: ('previous' | 'current')[] = step % 2 === 0 ? ['previous', 'current'] : ['current', 'previous']
-      for (const who of order) await turn(who === 'previous' ? previous : current, who)
-      await turn(alone)
-      await turn(alone)
-      for (const k of KEYS) {
-        const so = shared.get(k)!
-        if (so.previous + so.current !== series[step]) off.push(`${k}@${step}: ${so.previous + so.current}`)
+for (const [first, sized] of [
+  ['previous', false],
+  ['current', false],
+  ['previous', true],
+  ['current', true],
+] as const) {
+  const shapeName = sized ? 'self-sized' : 'fixed shape'
+  redisTest(
+    `previous and current build alternate on one prefix (${shapeName}, ${first} build starts first)`,
+    async (t) => {
+      const admin = adminClient()
+      const prefix = uniquePrefix(`h2-previous-build-${first}`)
+      const alonePrefix = `${prefix}-alone`
+      const clock = new FakeClock(409_600_000 + 1024) // mid-period
+      const aShas = new Set<string>()
+      const bShas = new Set<string>()
+      const a = await connected(aShas)
+      const b = await connected(bShas)
+      const errors: unknown[] = []
+      const options = {
+        seed: SEED,
+        timeoutMs: 5000,
+        onStoreError: 'closed' as const,
+        clock,
+        onError: (e: unknown) => errors.push(e),
       }
-    }
+      const previous = previousBuildStore({ ...options, redis: a, prefix }, spec({ sized }))
+      const current = redisStore({ ...options, redis: b, prefix })(spec({ sized }))
+      const alone = redisStore({ ...options, redis: b, prefix: alonePrefix })(spec({ sized }))
+      t.teardown(async () => {
+        await Promise.all([previous.close(), current.close(), alone.close()])
+        await dropPrefix(admin, prefix)
+        await dropPrefix(admin, alonePrefix)
+        a.disconnect()
+        b.disconnect()
+        admin.disconnect()
+      })
+      const [one, two] = first === 'previous' ? [previous, current] : [current, previous]
+      await one.ready()
+      await two.ready()
+      await alone.ready()
 
-    // each build ran its own script, and only that one
-    const shape = fleetShape(spec(), parseRedisOptions({ redis: b, seed: SEED }))
-    t.same(
-      [...aShas],
-      [scriptSha(previousExactScript(shape.scriptConstants))],
-      'the previous build sent the previous script',
-    )
-    t.same([...bShas], [scriptSha(exactScript(shape.scriptConstants))], 'the current build sent the current script')
-    t.equal(failures, 0, 'no request fell back to onStoreError')
-    t.same(errors, [], 'no Redis error absorbed')
-    t.same(off, [], 'throughout: after every step each key admitted as many as the exact bucket so far')
-    const exact = series[STEPS - 1]
-    // by hand: admitted = final debt + drained; 159 steps drain 159/8 = 19.875 (the debt never
-    // reaches 0 after the first burst) and the final debt lies in (3, 4], so 23 (final debt 3.125)
-    t.equal(exact, 23, 'the exact bucket admits 23 of 320 per key over 20.48 s')
-    for (const k of KEYS) {
-      const s = shared.get(k)!
-      const total = s.previous + s.current
-      t.ok(total <= Math.floor(BURST + (RATE * (STEPS - 1) * STEP_MS) / 1000), `${k}: within burst + drain`)
-      t.equal(total, exact, `${k}: the two builds together admit what the exact bucket does`)
-      t.equal(total, single.get(k), `${k}: and what one current instance alone admits`)
-      t.ok(s.previous > 0 && s.current > 0, `${k}: both builds decided admissions (${s.previous} + ${s.current})`)
-    }
-    // both builds can still be refused: a placement change under this prefix fails loudly
-    for (const build of ['previous', 'current'] as const) {
-      const c = await connected()
-      const other =
-        build === 'previous'
-          ? previousBuildStore({ ...options, redis: c, prefix }, spec(2048))
-          : redisStore({ ...options, redis: c, prefix })(spec(2048))
-      await t.rejects(
-        other.ready(),
-        { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
-        `${build} build, 2048 cells: refused at ready()`,
-      )
-      await t.rejects(
-        async () => other.tryConsume('alice', 1, BURST),
-        { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
-        `${build} build, 2048 cells: its requests too`,
-      )
-      await other.close()
-      c.disconnect()
-    }
-  })
+      const shared = new Map(KEYS.map((k) => [k, { previous: 0, current: 0 }]))
+      const single = new Map(KEYS.map((k) => [k, 0]))
+      let failures = 0
+      // one request per key by one build, then one by the other (the previous build first
+      // on every third step: a key is admitted about every 8th step, so either build gets some),
+      // each build's requests of a turn batched; the lone instance gets the same two per key
+      const turn = async (s: RedisScoreStore, counts?: 'previous' | 'current') => {
+        const results = await Promise.all(KEYS.map(async (k) => s.tryConsume(k, 1, BURST)))
+        results.forEach((r, i) => {
+          if (r.failure !== undefined) failures++
+          if (!r.admitted) return
+          if (counts === undefined) single.set(KEYS[i], single.get(KEYS[i])! + 1)
+          else shared.get(KEYS[i])![counts]++
+        })
+      }
+      const series = bucketSeries(2)
+      // steps after which a key's admissions so far (both builds) differed from the bucket's
+      const off: string[] = []
+      for (let step = 0; step < STEPS; step++) {
+        if (step > 0) clock.advance(STEP_MS)
+        const order: ('previous' | 'current')[] = step % 3 === 0 ? ['previous', 'current'] : ['current', 'previous']
+        for (const who of order) await turn(who === 'previous' ? previous : current, who)
+        await turn(alone)
+        await turn(alone)
+        for (const k of KEYS) {
+          const so = shared.get(k)!
+          if (so.previous + so.current !== series[step]) off.push(`${k}@${step}: ${so.previous + so.current}`)
+        }
+      }
+
+      // each build ran its own script, and only that one
+      const sha = (s: RedisScoreStore) => (s as unknown as { sha: string }).sha
+      t.not(sha(previous), sha(current))
+      t.ok(aShas.has(sha(previous)) && !aShas.has(sha(current)), 'the previous build sent the previous script only')
+      t.ok(bShas.has(sha(current)) && !bShas.has(sha(previous)), 'the current build sent the current script only')
+      t.equal(failures, 0, 'no request fell back to onStoreError')
+      t.same(errors, [], 'no Redis error absorbed')
+      t.same(off, [], 'throughout: after every step each key admitted as many as the exact bucket so far')
+      const exact = series[STEPS - 1]
+      // by hand: admitted = final debt + drained; 159 steps drain 159/8 = 19.875 (the debt never
+      // reaches 0 after the first burst) and the final debt lies in (3, 4], so 23 (final debt 3.125)
+      t.equal(exact, 23, 'the exact bucket admits 23 of 320 per key over 20.48 s')
+      for (const k of KEYS) {
+        const s = shared.get(k)!
+        const total = s.previous + s.current
+        t.ok(total <= Math.floor(BURST + (RATE * (STEPS - 1) * STEP_MS) / 1000), `${k}: within burst + drain`)
+        t.equal(total, exact, `${k}: the two builds together admit what the exact bucket does`)
+        t.equal(total, single.get(k), `${k}: and what one current instance alone admits`)
+        t.ok(s.previous > 0 && s.current > 0, `${k}: both builds decided admissions (${s.previous} + ${s.current})`)
+      }
+      // both builds can still be refused: a placement change under this prefix fails loudly
+      for (const build of ['previous', 'current'] as const) {
+        const c = await connected()
+        const other =
+          build === 'previous'
+            ? previousBuildStore({ ...options, redis: c, prefix }, spec({ sized, levels: 3 }))
+            : redisStore({ ...options, redis: c, prefix })(spec({ sized, levels: 3 }))
+        await t.rejects(
+          other.ready(),
+          { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+          `${build} build, 3 levels: refused at ready()`,
+        )
+        await t.rejects(
+          async () => other.tryConsume('alice', 1, BURST),
+          { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' },
+          `${build} build, 3 levels: its requests too`,
+        )
+        await other.close()
+        c.disconnect()
+      }
+    },
+  )
 }
 
 redisTest('a previous-build fleet of another placement refuses a current instance at ready()', async (t) => {
@@ -216,11 +227,11 @@ redisTest('a previous-build fleet of another placement refuses a current instanc
   })
   for (const [p, seed] of [
     ['seed', '00000000000000000000000000000001'],
-    ['cells', SEED],
+    ['levels', SEED],
   ] as const) {
     const old = previousBuildStore(
       { ...options, seed, redis: a, prefix: `${prefix}:${p}` },
-      spec(p === 'cells' ? 512 : 1024),
+      spec({ levels: p === 'levels' ? 3 : 4 }),
     )
     await old.ready()
     t.equal((await old.tryConsume('alice', 1, BURST)).admitted, true, `${p}: the previous-build fleet runs`)
@@ -236,58 +247,66 @@ redisTest('a previous-build fleet of another placement refuses a current instanc
   }
 })
 
-redisTest('through Fastify on Redis TIME: an old-build and a new-build app, one key, no 500', async (t) => {
-  const admin = adminClient()
-  const prefix = uniquePrefix('h2-previous-build-fastify')
-  const aShas = new Set<string>()
-  const bShas = new Set<string>()
-  const a = await connected(aShas)
-  const b = await connected(bShas)
-  const options = { seed: SEED, prefix, timeoutMs: 2000 }
-  const stores = { old: previousBuild({ ...options, redis: a }), neu: redisStore({ ...options, redis: b }) }
-  const apps: Partial<Record<'old' | 'neu', FastifyInstance>> = {}
-  for (const which of ['old', 'neu'] as const) {
-    const f = Fastify()
-    await f.register(grudge, {
-      ticker: new FakeTicker(),
-      store: stores[which],
-      limit: { rate: 1, burst: 10 },
-      cellsPerLevel: 1024,
-      key: (req) => String(req.headers['x-user']),
-      storeTimeoutMs: 10_000,
+redisTest(
+  'through Fastify on Redis TIME, self-sized (the default): an old-build and a new-build app, one key, no 500',
+  async (t) => {
+    const admin = adminClient()
+    const prefix = uniquePrefix('h2-previous-build-fastify')
+    const aShas = new Set<string>()
+    const bShas = new Set<string>()
+    const a = await connected(aShas)
+    const b = await connected(bShas)
+    const options = { seed: SEED, prefix, timeoutMs: 2000 }
+    const stores = { old: previousBuild({ ...options, redis: a }), neu: redisStore({ ...options, redis: b }) }
+    const apps: Partial<Record<'old' | 'neu', FastifyInstance>> = {}
+    for (const which of ['old', 'neu'] as const) {
+      const f = Fastify()
+      await f.register(grudge, {
+        ticker: new FakeTicker(),
+        store: stores[which],
+        limit: { rate: 1, burst: 10 },
+        key: (req) => String(req.headers['x-user']),
+        storeTimeoutMs: 10_000,
+      })
+      f.get('/', async () => 'ok')
+      await f.ready()
+      await stores[which].ready()
+      apps[which] = f
+    }
+    t.teardown(async () => {
+      await apps.old?.close()
+      await apps.neu?.close()
+      await dropPrefix(admin, prefix)
+      a.disconnect()
+      b.disconnect()
+      admin.disconnect()
     })
-    f.get('/', async () => 'ok')
-    await f.ready()
-    await stores[which].ready()
-    apps[which] = f
-  }
-  t.teardown(async () => {
-    await apps.old?.close()
-    await apps.neu?.close()
-    await dropPrefix(admin, prefix)
-    a.disconnect()
-    b.disconnect()
-    admin.disconnect()
-  })
-  const started = performance.now()
-  const statuses = { old: [] as number[], neu: [] as number[] }
-  for (let i = 0; i < 60; i++) {
-    const which = i % 2 === 0 ? 'old' : 'neu'
-    statuses[which].push((await apps[which]!.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode)
-  }
-  const elapsedS = (performance.now() - started) / 1000
-  const all = [...statuses.old, ...statuses.neu]
-  t.ok(aShas.size > 0 && bShas.size > 0 && [...aShas].every((sha) => !bShas.has(sha)), 'each app ran its own script')
-  t.ok(
-    all.every((s) => s === 200 || s === 429),
-    'every answer is a decision: no 500',
-  )
-  const admitted = all.filter((s) => s === 200).length
-  // the shared debt drains at 1/s: within elapsedS at most ceil(elapsedS) more fit
-  const slack = Math.ceil(elapsedS) + 1
-  t.ok(admitted >= 10 && admitted <= 10 + slack, `one shared burst: ${admitted} admitted, expected 10..${10 + slack}`)
-  t.ok(statuses.old.includes(200) && statuses.neu.includes(200), 'both builds admitted some')
-  t.equal(statuses.old.slice(-5).join(), '429,429,429,429,429', 'the old build refuses once the shared debt is spent')
-  t.equal(statuses.neu.slice(-5).join(), '429,429,429,429,429', 'and so does the new one')
-  t.equal((await apps.old!.inject({ url: '/', headers: { 'x-user': 'bob' } })).statusCode, 200, 'other keys untouched')
-})
+    const started = performance.now()
+    const statuses = { old: [] as number[], neu: [] as number[] }
+    for (let i = 0; i < 60; i++) {
+      const which = i % 2 === 0 ? 'old' : 'neu'
+      statuses[which].push((await apps[which]!.inject({ url: '/', headers: { 'x-user': 'alice' } })).statusCode)
+    }
+    const elapsedS = (performance.now() - started) / 1000
+    const all = [...statuses.old, ...statuses.neu]
+    // each app its own exact script (the self-sized policy's shape script is one for both)
+    const own = (x: Set<string>, y: Set<string>) => [...x].filter((sha) => !y.has(sha)).length
+    t.same([own(aShas, bShas), own(bShas, aShas)], [1, 1], 'each app ran its own exact script')
+    t.ok(
+      all.every((s) => s === 200 || s === 429),
+      'every answer is a decision: no 500',
+    )
+    const admitted = all.filter((s) => s === 200).length
+    // the shared debt drains at 1/s: within elapsedS at most ceil(elapsedS) more fit
+    const slack = Math.ceil(elapsedS) + 1
+    t.ok(admitted >= 10 && admitted <= 10 + slack, `one shared burst: ${admitted} admitted, expected 10..${10 + slack}`)
+    t.ok(statuses.old.includes(200) && statuses.neu.includes(200), 'both builds admitted some')
+    t.equal(statuses.old.slice(-5).join(), '429,429,429,429,429', 'the old build refuses once the shared debt is spent')
+    t.equal(statuses.neu.slice(-5).join(), '429,429,429,429,429', 'and so does the new one')
+    t.equal(
+      (await apps.old!.inject({ url: '/', headers: { 'x-user': 'bob' } })).statusCode,
+      200,
+      'other keys untouched',
+    )
+  },
+)
