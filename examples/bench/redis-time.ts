@@ -3,7 +3,7 @@
 // script before the blocked layout (examples/bench/legacy-exact-script.ts, the level-major
 // layout: 2 generations × L levels × GETRANGE/SETRANGE), the blocked layout's script in its
 // looped form (per-call helpers, tables and loops), its unrolled form before issue #15 item 3
-// (examples/bench/previous-exact-script.ts: the record read on every call, whole blocks) and
+// (test/fixtures/previous-exact-build.ts: the record read on every call, whole blocks) and
 // the store's current one, in alternating rounds on the same Redis in the same run, with
 // @fastify/rate-limit's Redis script (INCR, PEXPIRE or PTTL) on the same client for scale.
 // Figures are per decision: the store sends the decisions of one event-loop turn in one call
@@ -25,7 +25,7 @@ import { keyBytes, keyLength, keyView } from '../../src/hash/key-bytes.js'
 import { kmIndexes } from '../../src/hash/indexes.js'
 import { loopedExactScript, scriptSha } from '../../src/cluster/scripts.js'
 import { legacyExactScript } from './legacy-exact-script.js'
-import { previousExactScript } from './previous-exact-script.js'
+import { previousBuildStore } from '../../test/fixtures/previous-exact-build.js'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 
@@ -159,50 +159,10 @@ async function main() {
   internals.script = loopedExactScript(fleetShape(spec, parseRedisOptions({ redis, seed: SEED })).scriptConstants)
   internals.sha = scriptSha(internals.script)
   await looped.ready()
-  // the unrolled script before issue #15 item 3, on the store's own calls: a client that splits
-  // each batch (spec/cluster.md, "Batches") into one call per decision, drops the callers'
-  // floors and turns each generation's first-cell byte offset back into its block id (block =
-  // floor(offset / (L·W·16)), the offset within the block being < W·16), then joins the replies
+  // the unrolled script before issue #15 item 3, driven as that build drove it (one call per
+  // decision, no floors, block ids: test/fixtures/previous-exact-build.ts), on its own client
   const prevRedis = new Redis(url, { enableOfflineQueue: true, maxRetriesPerRequest: 1 })
-  const blockBytes = shape.levels * shape.blockCells * 16
-  // EVALSHA, and EVAL after NOSCRIPT (src/cluster/connection.ts evalScript), both split so
-  const split =
-    (run: (script: string, n: number, ...a: (string | number)[]) => Promise<unknown>) =>
-    async (script: string, n: number, ...rest: (string | number)[]) => {
-      const keys = rest.slice(0, n)
-      const args = rest.slice(n)
-      const K = shape.generations + 1
-      const Q = Number(args[6])
-      const fixed = args.slice(0, 5)
-      const gb = args[5]
-      const decisions = args.slice(7 + Q)
-      if (decisions.length === 0) {
-        return run(script, K + 1, ...keys.slice(0, K + 1), ...fixed, 3, 0, 0, gb, ...Array<string>(K).fill(''))
-      }
-      const replies = (await Promise.all(
-        Array.from({ length: decisions.length / (3 + K) }, (_, d) => {
-          const x = decisions.slice(d * (3 + K), (d + 1) * (3 + K))
-          const q = Math.floor(Number(x[0]) / 4)
-          const gens = x.slice(3).map((a) => {
-            const text = String(a)
-            return text.slice(0, shape.levels) + Math.floor(Number(text.slice(shape.levels)) / blockBytes)
-          })
-          const groupKeys = keys.slice(q * (K + 1), (q + 1) * (K + 1))
-          return run(script, K + 1, ...groupKeys, ...fixed, Number(x[0]) - 4 * q, x[1], x[2], gb, ...gens)
-        }),
-      )) as unknown[][]
-      const out = [...replies[0]]
-      if (out[0] !== 1 && out[0] !== 0) return out
-      for (const r of replies.slice(1)) out.push(r[0], r[1], r[2])
-      return out
-    }
-  const prevClient = prevRedis as unknown as { evalsha: unknown; eval: unknown }
-  prevClient.evalsha = split(prevRedis.evalsha.bind(prevRedis))
-  prevClient.eval = split(prevRedis.eval.bind(prevRedis))
-  const previous = redisStore({ redis: prevRedis, seed: SEED, prefix: `${prefix}:prev`, timeoutMs: 2000 })(spec)
-  const prevInternals = previous as unknown as { script: string; sha: string }
-  prevInternals.script = previousExactScript(shape.scriptConstants)
-  prevInternals.sha = scriptSha(prevInternals.script)
+  const previous = previousBuildStore({ redis: prevRedis, seed: SEED, prefix: `${prefix}:prev`, timeoutMs: 2000 }, spec)
   await previous.ready()
   // @fastify/rate-limit's Redis store script, read from its source, on the bench's client
   const frlSource = readFileSync(

@@ -161,6 +161,24 @@ export async function connectCluster(
   return cluster
 }
 
+/**
+ * Whether an ioredis client or `Cluster` auto-pipelines `EVALSHA`: its `options` (a `Cluster`'s
+ * own, not `redisOptions`: ioredis hands a Cluster's commands to its nodes unpipelined) say
+ * `enableAutoPipelining: true` and `autoPipeliningIgnoredCommands` lacks `'evalsha'` (ioredis
+ * compares lowercase command names, case-sensitively, so `'EVALSHA'` there does not count).
+ * Exact mode already sends one EVALSHA per event-loop turn (spec/cluster.md, "Batches"); such a
+ * client holds it for one more turn. Anything without those options (a duck-typed client) is
+ * false.
+ * @param client the `redis` option's client
+ */
+export function autoPipelinesEvalsha(client: unknown): boolean {
+  const options = (client as { options?: { enableAutoPipelining?: unknown; autoPipeliningIgnoredCommands?: unknown } })
+    ?.options
+  if (typeof options !== 'object' || options === null || options.enableAutoPipelining !== true) return false
+  const ignored = options.autoPipeliningIgnoredCommands
+  return !(Array.isArray(ignored) && ignored.includes('evalsha'))
+}
+
 /** Whether `value` looks like an ioredis client. */
 export function isRedisLike(value: unknown): value is RedisLike {
   const v = value as RedisLike

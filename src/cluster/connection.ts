@@ -6,6 +6,7 @@ import type { StoreSpec } from '../limit/store.js'
 import { keyHashFor } from '../sketch/generation-seed.js'
 import { assertAmnesty } from '../sketch/rotator-period.js'
 import {
+  autoPipelinesEvalsha,
   connectCluster,
   connectUrl,
   describeConnectError,
@@ -50,6 +51,29 @@ export class SharedClient {
         // a logger's failure is not the request's
       }
     }
+  }
+
+  /** Whether the `'autopipelining'` event was emitted (once per factory). */
+  private pipeliningChecked = false
+
+  /**
+   * Exact mode, once per factory (at a store's `ready()` and its first call): when the client
+   * the user passed as `redis` auto-pipelines `EVALSHA` ({@link autoPipelinesEvalsha}), one
+   * `'autopipelining'` event through the listeners (the adapters' logger) with the fix. Clients
+   * grudge creates from URLs are never checked (theirs ignore `evalsha`: `OWNED_CLIENT_OPTIONS`).
+   * @param policy the store name of the policy that noticed it (for the event)
+   */
+  checkPipelining(policy: string): void {
+    if (this.pipeliningChecked) return
+    this.pipeliningChecked = true
+    const s = this.source
+    if (typeof s === 'string' || isUrlList(s) || !autoPipelinesEvalsha(s)) return
+    const what = this.isCluster ? 'Cluster' : 'client'
+    this.emit({
+      type: 'autopipelining',
+      policy,
+      message: `grudge: ${policy}: the ioredis ${what} passed as redis (${this.target}) auto-pipelines EVALSHA (enableAutoPipelining: true without 'evalsha' in autoPipeliningIgnoredCommands): exact mode already sends one EVALSHA per event-loop turn, and the client holds it one more turn (slower, still correct); set autoPipeliningIgnoredCommands: ['evalsha'] on it`,
+    })
   }
 
   /**
@@ -129,11 +153,15 @@ export class SharedClient {
  * - `'down'`: Redis failed or timed out; requests follow `onStoreError` (with `'local'`, the
  *   in-process fallback takes over) until it answers again;
  * - `'up'`: Redis answers again (after `downForMs`);
- * - `'schedule'`: this instance rotates on the fleet's recorded period, not its own.
+ * - `'schedule'`: this instance rotates on the fleet's recorded period, not its own;
+ * - `'autopipelining'` (exact mode, once per factory, at the first `ready()` or call): the
+ *   ioredis client or Cluster passed as `redis` auto-pipelines `EVALSHA`, which holds each
+ *   call one more event-loop turn; the message names the fix (`autoPipeliningIgnoredCommands:
+ *   ['evalsha']`).
  */
 export interface RedisStoreEvent {
-  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted. */
-  readonly type: 'down' | 'up' | 'schedule'
+  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted; `autopipelining`: the given client auto-pipelines EVALSHA. */
+  readonly type: 'down' | 'up' | 'schedule' | 'autopipelining'
   /** The policy's store name (`spec.name`). */
   readonly policy: string
   /** One log line with figures; never a seed or a request key. */

@@ -174,6 +174,8 @@ export class RedisExactStore implements ScoreStore {
    * (a fingerprint mismatch found later still rejects every request). With `'open'` or
    * `'closed'` it does refuse, since every request would be admitted or denied unchecked.
    * Self-sized, it also records (if absent) and adopts the shapes of the live generations.
+   * A client passed as `redis` that auto-pipelines `EVALSHA` is reported once per factory with
+   * an `'autopipelining'` event (see `RedisStoreEvent`).
    * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` on a mismatch (also a self-sized
    * instance beside a fixed-shape one of the same policy); `ERR_GRUDGE_CLUSTER_SHAPE` for a shape
    * record this instance cannot adopt;
@@ -183,6 +185,8 @@ export class RedisExactStore implements ScoreStore {
    */
   async ready(): Promise<void> {
     this.assertOpen()
+    // a client of the user's that auto-pipelines EVALSHA: one 'autopipelining' event (the logger's)
+    this.shared.checkPipelining(this.spec.name)
     const waitMs = READY_TIMEOUT_MS(this.o.timeoutMs)
     try {
       // every slot has its own record (on a cluster, on its own master)
@@ -539,6 +543,8 @@ export class RedisExactStore implements ScoreStore {
 
   /** Run batch `b` (its replies left in its items), repeating after a schedule adopted or a window missed. */
   private async exec(client: RedisLike, b: Batch): Promise<void> {
+    // without ready(): the first call says it (once per factory; a flag after that)
+    this.shared.checkPipelining(this.spec.name)
     const explicit = this.o.clock !== undefined
     const estimate = explicit ? b.nowMs : this.estimateNow()
     const check = b.items[0].op === OP_CHECK
