@@ -513,6 +513,15 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /**
+   * Self-sized: resolves once the shape round in flight (a cost report, an early check) is done,
+   * whatever its outcome (tests on a fake clock, which make the fleet's rounds deterministic).
+   * @internal
+   */
+  async settled(): Promise<void> {
+    await this.round?.catch(() => {})
+  }
+
+  /**
    * One operation, within timeoutMs. A check runs alone; a request joins the batch collecting
    * for its slot: the requests a process issues in one event-loop turn (those of the I/O events
    * it handles in one poll) leave in one EVALSHA at the turn's check phase (`setImmediate`),
