@@ -7,13 +7,18 @@
 // twin keeps its debt at the period boundary; a key held at its limit stays refused across the
 // switch), and the innocent refusals fall against the same run without early growth. A jump
 // spread over both instances (each seeing ρ below the threshold, the fleet above) grows too.
+import { fork } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
+import { uncoveredChildEnv } from '../fixtures/child-env.js'
 import { FakeClock } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { REDIS_URL, client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+
+const WORKER = fileURLToPath(new URL('../fixtures/fleet-early-worker.ts', import.meta.url))
 
 const SEED = '4444444444444444dddddddddddddddd'
 const P = 10_000 // periodMs; A = hi / rate = 10 s = (N − 1)·P, the amnesty guard's least period
@@ -288,5 +293,56 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
     )
     t.ok(Number((r.record ?? '::').split(':')[2]) >= 512, `1002's twin: ${r.record?.split(':')[2]} cells per level`)
     t.same(r.shapesA, r.shapesB, 'both hold the same live generations and twins')
+  })
+})
+
+/** One worker process (test/fixtures/fleet-early-worker.ts): its twins as first seen, the twins it adopted, failed calls. */
+interface WorkerReport {
+  twins: [number, { cells: number; switchAtMs: number }][]
+  earlyGrowths: number
+  failures: number
+  sent: number
+}
+
+function worker(prefix: string, before: number, after: number): Promise<WorkerReport> {
+  const cfg = { url: REDIS_URL, seed: SEED, prefix, periodMs: 2000, durationMs: 6000, jumpAfterMs: 1000, before, after }
+  const c = fork(WORKER, [JSON.stringify(cfg)], {
+    execArgv: ['--import', 'tsx'],
+    env: uncoveredChildEnv(),
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
+  return new Promise((resolve, reject) => {
+    c.once('message', (m) => resolve(m as WorkerReport))
+    c.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`worker exited with ${code}`))))
+  })
+}
+
+// issue #14 item 4 for twins: two processes on Redis TIME, one of them jumping from 20 to 400
+// fresh clients per second (ρ = 400 / (128 × 5) = 0.63 > 0.5 alone), the other staying at 20
+// (ρ = 0.03 alone; it may still propose from the fleet's counter): whichever records a twin
+// first, both hold the one Redis records
+t.test('exact mode, two processes: one shape per twin in both', async (t) => {
+  const opts = await needRedis(t)
+  t.test('one jumps, the other adopts', opts, async (t) => {
+    const admin = client()
+    const prefix = uniquePrefix('fleet-early-procs')
+    t.teardown(async () => {
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    const [a, b] = await Promise.all([worker(prefix, 20, 400), worker(prefix, 20, 20)])
+    t.equal(a.failures + b.failures, 0, 'no call failed')
+    t.ok(a.twins.length >= 1, `the jumping process holds ${a.twins.length} twin(s): ${JSON.stringify(a.twins)}`)
+    t.ok(b.earlyGrowths >= 1, `the other adopted ${b.earlyGrowths}`)
+    const twinsB = new Map(b.twins)
+    const common = a.twins.filter(([id]) => twinsB.has(id))
+    t.ok(common.length >= 1, `${common.length} twin(s) seen by both`)
+    for (const [id, tw] of common) t.same(twinsB.get(id), tw, `generation ${id}: one twin in both`)
+    for (const [id, tw] of a.twins) {
+      const rec = await admin.get(`${prefix}:{early}:s${id}+`)
+      const [, switchText, cellsText] = (rec ?? '::').split(':')
+      t.same({ cells: Number(cellsText), switchAtMs: Number(switchText) }, tw, `generation ${id}: what Redis records`)
+      t.ok(tw.cells >= 512, `its twin: ${tw.cells} cells per level (the base: 128)`)
+    }
   })
 })
