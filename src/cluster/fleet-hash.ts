@@ -61,7 +61,7 @@ export interface FingerprintInput {
   blockCells?: number
   /**
    * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
-   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized`.
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized|early`.
    * Absent or false leaves the text of a fixed shape unchanged.
    */
   sized?: boolean
@@ -186,7 +186,7 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized`). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',

@@ -436,7 +436,7 @@ export function fleetWindowRate(mark: FleetWindowMark, gen: number, nowMs: numbe
  * The fleet shape of a policy and the cells per level of the generations it opens before any is
  * recorded, for the sync and the exact store alike: a fixed shape is its own (`fleetShape`);
  * a self-sized policy's fingerprint is its largest shape's (`sizing.maxCellsPerLevel`) with
- * `|sized`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
+ * `|sized|early`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
  * (`initialCellsPerLevel`).
  * @param sizing the policy's resolved sizing within the store's budget, or undefined for a fixed shape
  * @throws {GrudgeError} as `fleetShape` (`ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`)
