@@ -153,6 +153,8 @@ export class RedisExactStore implements ScoreStore {
   private lastEarlyCheckMs = -Infinity
   /** The fleet's cost of the youngest at the last early check (the fleet's window rate, `fleetWindowRate`). */
   private readonly earlyMark: FleetWindowMark = { gen: NaN, ms: NaN, cost: 0 }
+  /** performance.now() before which a call does not wait for fresh early records (a shape round failed). */
+  private twinReadsDownUntil = -Infinity
   /** Twins adopted here. */
   earlyGrowths = 0
   /** The window indexes of the twins of the call being built (scratch, see {@link RedisExactStore.request}). */
@@ -602,7 +604,13 @@ export class RedisExactStore implements ScoreStore {
       for (let round = 0; this.sizing !== undefined && !check && !this.knows(start, estimate); round++) {
         if (round > 3) throw replyError('redis shape script (generation window)', start)
         const before = this.schedule
-        await this.shapeRound(client, start, this.o.timeoutMs)
+        try {
+          await this.shapeRound(client, start, this.o.timeoutMs)
+        } catch (err) {
+          // the early records could not be read (slot 0 failing): a call whose shapes are all
+          // known goes on with the twins it knows, for retryMs (spec/cluster.md "Early growth")
+          if (isCoded(err) || !this.knowsShapes(start)) throw err
+        }
         if (this.schedule !== before) gb = NaN
         start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
       }
@@ -656,11 +664,19 @@ export class RedisExactStore implements ScoreStore {
    * later than the adoption lag after the twin's start).
    */
   private knows(gb: number, estimateMs: number): boolean {
+    if (!this.knowsShapes(gb)) return false
+    // a failed shape round: the early records are not waited for until retryMs have passed
+    if (performance.now() < this.twinReadsDownUntil) return true
     const fresh = estimateMs - this.twinFreshMs()
     for (let id = gb; id <= gb + this.shape.generations; id++) {
-      if (!this.shapes.has(id)) return false
       if (!this.twins.has(id) && !((this.twinsReadMs.get(id) ?? -Infinity) >= fresh)) return false
     }
+    return true
+  }
+
+  /** Self-sized: whether the recorded shape of every generation of the window gb..gb+N is known. */
+  private knowsShapes(gb: number): boolean {
+    for (let id = gb; id <= gb + this.shape.generations; id++) if (!this.shapes.has(id)) return false
     return true
   }
 
@@ -699,9 +715,15 @@ export class RedisExactStore implements ScoreStore {
   /** The shape round in flight, or a new one asking for the window from gb (undefined: a cost report only). */
   private shapeRound(client: RedisLike, gb: number | undefined, timeoutMs: number): Promise<void> {
     if (this.round === undefined) {
-      this.round = withTimeout(this.runRound(client, gb), timeoutMs).finally(() => {
-        this.round = undefined
-      })
+      this.round = withTimeout(this.runRound(client, gb), timeoutMs)
+        .catch((err: unknown) => {
+          // Redis failing (not a coded refusal): calls stop waiting for early records for retryMs
+          if (!isCoded(err)) this.twinReadsDownUntil = performance.now() + this.o.retryMs
+          throw err
+        })
+        .finally(() => {
+          this.round = undefined
+        })
     }
     return this.round
   }

@@ -792,6 +792,70 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
   })
 })
 
+// spec/cluster.md "Early growth": a call waits for its window's early records to be fresh
+// (read at most 2 × checkEveryMs before it); when the shape round fails (on a Redis Cluster:
+// slot 0's master down), a call whose shapes are known goes on with the twins it knows for
+// retryMs, so a failing slot 0 does not fail every slot's calls
+t.test(
+  'exact mode, self-sized: stale early records are read first, and a failed read does not fail the call',
+  async (t) => {
+    const opts = await needRedis(t)
+    t.test('fresh records, then slot 0 failing', opts, async (t) => {
+      const admin = client()
+      t.teardown(() => admin.quit())
+      const prefix = uniquePrefix('exact-fresh')
+      const clock = new FakeClock(1_000_000)
+      const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000, retryMs: 5000 })(
+        {
+          name: 'fresh',
+          sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+          generations: 2,
+          periodMs: 60_000,
+          sizing: { sizeNextGeneration: () => 64, minCellsPerLevel: 4, maxCellsPerLevel: 64, checkEveryMs: 500 },
+        },
+      ) as RedisExactStore
+      const calls: string[] = []
+      const orig = admin.evalsha.bind(admin)
+      let shapeBroken = false
+      admin.evalsha = ((...a: Parameters<typeof orig>) => {
+        const first = String(a[2])
+        calls.push(first)
+        if (shapeBroken && !first.endsWith(':fp')) return Promise.reject(new Error('slot 0 down (test)'))
+        return orig(...a)
+      }) as typeof admin.evalsha
+      await store.ready()
+      calls.length = 0
+      clock.advance(900) // the records ready() read are 900 ms old: fresh (≤ 1000)
+      t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+      // (after its reply the cost report leaves, fire-and-forget)
+      t.equal(calls[0], `${prefix}:{fresh}:fp`, 'fresh early records: the call first, no round before it')
+      await store.settled()
+      clock.advance(1100) // > 2 × checkEveryMs since the last round
+      calls.length = 0
+      await store.tryConsume('k', 1, 10)
+      t.equal(calls.length, 2, 'stale early records: one shape round, then the call')
+      t.ok(!calls[0].endsWith(':fp') && calls[1].endsWith(':fp'), 'the round first')
+      await store.settled()
+      shapeBroken = true
+      clock.advance(1100)
+      calls.length = 0
+      t.same(
+        await store.tryConsume('k', 1, 10),
+        { admitted: true, score: 3 },
+        'a failed round: the call still decides on Redis',
+      )
+      t.equal(calls.filter((k) => k.endsWith(':fp')).length, 1, 'after the failed round')
+      clock.advance(1100)
+      calls.length = 0
+      t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 4 }, 'and the next')
+      t.equal(calls[0], `${prefix}:{fresh}:fp`, 'within retryMs the call waits for no round')
+      admin.evalsha = orig
+      await store.close()
+      await dropPrefix(admin, prefix)
+    })
+  },
+)
+
 t.test('exact mode, self-sized: calls waiting for a shape share one round, bounded by timeoutMs', async (t) => {
   const opts = await needRedis(t)
   t.test('shared round, then a hung one', opts, async (t) => {
