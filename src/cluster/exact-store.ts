@@ -23,7 +23,19 @@ import {
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
 import { BLOCK_CELLS, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
-import { policyFleetShape, proposeCells, runShapeRound, shapeRecord, type ShapeAsk } from './fleet-sizing.js'
+import {
+  TWIN_SUFFIX,
+  fleetWindowRate,
+  policyFleetShape,
+  promotionAgeMs,
+  proposeCells,
+  proposeEarlyCells,
+  runShapeRound,
+  shapeRecord,
+  twinRecord,
+  type FleetWindowMark,
+  type ShapeAsk,
+} from './fleet-sizing.js'
 
 const OP_TRY = 0
 const OP_ADD = 1
@@ -53,6 +65,12 @@ interface GenShape {
   readonly blockCells: number
   /** B_k = ceil(ceil(M_k / S) / W_k), blocks per slot string. */
   readonly blocks: number
+}
+
+/** A twin as adopted (early growth, spec/cluster.md "Early growth"): its shape and the server ms from which it decides in its base's place. */
+interface Twin {
+  readonly shape: GenShape
+  readonly switchAtMs: number
 }
 
 /** A decoded script reply. */
@@ -127,6 +145,20 @@ export class RedisExactStore implements ScoreStore {
   private nextReportMs = -Infinity
   /** Per slot (each has its own record): local clock ms of the last call sent that reads the fingerprint record (see {@link RECORD_CHECK_MS}). */
   private readonly recordCheckedMs: Float64Array
+  /** Twins by generation id (early growth): the fleet's, adopted (self-sized only). */
+  private readonly twins = new Map<number, Twin>()
+  /** Per generation id without a twin here: the server time estimate at which the last shape round that read its early record was sent. */
+  private readonly twinsReadMs = new Map<number, number>()
+  /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a shape round). */
+  private lastEarlyCheckMs = -Infinity
+  /** The fleet's cost of the youngest at the last early check (the fleet's window rate, `fleetWindowRate`). */
+  private readonly earlyMark: FleetWindowMark = { gen: NaN, ms: NaN, cost: 0 }
+  /** performance.now() before which a call does not wait for fresh early records (a shape round failed). */
+  private twinReadsDownUntil = -Infinity
+  /** Twins adopted here. */
+  earlyGrowths = 0
+  /** The window indexes of the twins of the call being built (scratch, see {@link RedisExactStore.request}). */
+  private readonly windowTwins: number[] = []
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -412,6 +444,9 @@ export class RedisExactStore implements ScoreStore {
     // generation ids are by period: what was recorded or proposed under this policy's own is void
     this.shapes.clear()
     this.proposals.clear()
+    this.twins.clear()
+    this.twinsReadMs.clear()
+    this.lastEarlyCheckMs = -Infinity
     this.meterGen = NaN
     if (this.schedule.message !== undefined) {
       this.shared.emit({ type: 'schedule', policy: this.spec.name, message: `grudge: ${this.schedule.message}` })
@@ -460,18 +495,36 @@ export class RedisExactStore implements ScoreStore {
 
   /**
    * Self-sized: the recorded shapes of the live generations as this instance last saw them
-   * (the youngest a reply named and the N − 1 before it), oldest first (tests of the fleet's
-   * agreement). Allocates.
+   * (the youngest a reply named and the N − 1 before it), oldest first, with each one's twin
+   * (early growth: its cells per level and the server ms from which it decides in the base's
+   * place, when it is the oldest) (tests of the fleet's agreement). Allocates.
    * @internal
    */
-  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean }[] {
-    const out: { id: number; cellsPerLevel: number; provisional: boolean }[] = []
+  liveShapes(): { id: number; cellsPerLevel: number; provisional: boolean; twin?: number; switchAtMs?: number }[] {
+    const out: { id: number; cellsPerLevel: number; provisional: boolean; twin?: number; switchAtMs?: number }[] = []
     if (Number.isNaN(this.meterGen)) return out
     for (let id = this.meterGen - this.shape.generations + 1; id <= this.meterGen; id++) {
       const g = this.shapes.get(id)
-      if (g !== undefined) out.push({ id, cellsPerLevel: g.cells, provisional: false })
+      const tw = this.twins.get(id)
+      if (g !== undefined) {
+        out.push({
+          id,
+          cellsPerLevel: g.cells,
+          provisional: false,
+          ...(tw === undefined ? {} : { twin: tw.shape.cells, switchAtMs: tw.switchAtMs }),
+        })
+      }
     }
     return out
+  }
+
+  /**
+   * Self-sized: resolves once the shape round in flight (a cost report, an early check) is done,
+   * whatever its outcome (tests on a fake clock, which make the fleet's rounds deterministic).
+   * @internal
+   */
+  async settled(): Promise<void> {
+    await this.round?.catch(() => {})
   }
 
   /**
@@ -554,10 +607,16 @@ export class RedisExactStore implements ScoreStore {
       // self-sized: a generation of the window without a known shape waits for one shape round
       // (shared by the calls waiting), then the call; checked again after it, as a period
       // adopted or a newer generation seen meanwhile moves the window
-      for (let round = 0; this.sizing !== undefined && !check && !this.knows(start); round++) {
+      for (let round = 0; this.sizing !== undefined && !check && !this.knows(start, estimate); round++) {
         if (round > 3) throw replyError('redis shape script (generation window)', start)
         const before = this.schedule
-        await this.shapeRound(client, start, this.o.timeoutMs)
+        try {
+          await this.shapeRound(client, start, this.o.timeoutMs)
+        } catch (err) {
+          // the early records could not be read (slot 0 failing): a call whose shapes are all
+          // known goes on with the twins it knows, for retryMs (spec/cluster.md "Early growth")
+          if (isCoded(err) || !this.knowsShapes(start)) throw err
+        }
         if (this.schedule !== before) gb = NaN
         start = Number.isNaN(gb) ? this.windowStart(estimate) : gb
       }
@@ -604,10 +663,44 @@ export class RedisExactStore implements ScoreStore {
     return Math.max(gEst - 1, this.newest - this.shape.generations)
   }
 
-  /** Self-sized: whether the shape of every generation of the window gb..gb+N is known. */
-  private knows(gb: number): boolean {
+  /**
+   * Self-sized: whether the shape of every generation of the window gb..gb+N is known, and its
+   * twin (early growth) is, or its early record was read at most {@link twinFreshMs} before
+   * `estimateMs` (spec/cluster.md "Early growth": so no call writes a base without its twin
+   * later than the adoption lag after the twin's start).
+   */
+  private knows(gb: number, estimateMs: number): boolean {
+    if (!this.knowsShapes(gb)) return false
+    // a failed shape round: the early records are not waited for until retryMs have passed
+    if (performance.now() < this.twinReadsDownUntil) return true
+    const fresh = estimateMs - this.twinFreshMs()
+    for (let id = gb; id <= gb + this.shape.generations; id++) {
+      if (!this.twins.has(id) && !((this.twinsReadMs.get(id) ?? -Infinity) >= fresh)) return false
+    }
+    return true
+  }
+
+  /** Self-sized: whether the recorded shape of every generation of the window gb..gb+N is known. */
+  private knowsShapes(gb: number): boolean {
     for (let id = gb; id <= gb + this.shape.generations; id++) if (!this.shapes.has(id)) return false
     return true
+  }
+
+  /**
+   * Self-sized: how long a read of the early records lasts for the calls after it, in ms: 2 ×
+   * `sizing.checkEveryMs` (the fire-and-forget round leaves every checkEveryMs of traffic, so
+   * with steady traffic no request waits for one; an instance idle longer waits one shape round).
+   */
+  private twinFreshMs(): number {
+    return 2 * this.sizing!.checkEveryMs
+  }
+
+  /**
+   * Self-sized: the adoption lag D of a twin, in ms: {@link twinFreshMs} + timeoutMs (a call
+   * decided at most timeoutMs after it was sent). A twin decides from its start + A + D.
+   */
+  private adoptionLagMs(): number {
+    return this.twinFreshMs() + this.o.timeoutMs
   }
 
   /**
@@ -617,7 +710,7 @@ export class RedisExactStore implements ScoreStore {
    * `ERR_GRUDGE_CLUSTER_REPLY`; or the client's error (the caller's failure mode applies)
    */
   private async knowShapes(client: RedisLike, gb: number, timeoutMs: number): Promise<void> {
-    for (let round = 0; !this.knows(gb); round++) {
+    for (let round = 0; !this.knows(gb, this.estimateNow()); round++) {
       if (round > 3) throw replyError('redis shape script (generation window)', gb)
       const before = this.schedule
       await this.shapeRound(client, gb, timeoutMs)
@@ -628,9 +721,15 @@ export class RedisExactStore implements ScoreStore {
   /** The shape round in flight, or a new one asking for the window from gb (undefined: a cost report only). */
   private shapeRound(client: RedisLike, gb: number | undefined, timeoutMs: number): Promise<void> {
     if (this.round === undefined) {
-      this.round = withTimeout(this.runRound(client, gb), timeoutMs).finally(() => {
-        this.round = undefined
-      })
+      this.round = withTimeout(this.runRound(client, gb), timeoutMs)
+        .catch((err: unknown) => {
+          // Redis failing (not a coded refusal): calls stop waiting for early records for retryMs
+          if (!isCoded(err)) this.twinReadsDownUntil = performance.now() + this.o.retryMs
+          throw err
+        })
+        .finally(() => {
+          this.round = undefined
+        })
     }
     return this.round
   }
@@ -640,7 +739,9 @@ export class RedisExactStore implements ScoreStore {
    * instance's admitted cost of the youngest generation to the fleet's counter, records (if
    * absent) the shape of every generation of the window not known here, with this instance's
    * proposal, and, from the second half of the youngest's period on, its proposal for the next
-   * one; adopts what is recorded (or the fleet's period, when it is another).
+   * one; reads the early record of every generation of the window without a twin here, and at
+   * an early check on a load jump proposes a twin of the youngest (spec/cluster.md "Early
+   * growth"); adopts what is recorded (or the fleet's period, when it is another).
    */
   private async runRound(client: RedisLike, gb: number | undefined): Promise<void> {
     const N = this.shape.generations
@@ -650,8 +751,10 @@ export class RedisExactStore implements ScoreStore {
     const G = this.meterGen
     let reported = 0
     let next = false
+    let early = ''
     if (!Number.isNaN(G)) {
       const meter = this.meter!
+      early = this.earlyCheck(G, now)
       this.fleetCost[1] += meter.windowCost()
       meter.closeWindow(now)
       reported = this.fleetCost[1]
@@ -661,6 +764,7 @@ export class RedisExactStore implements ScoreStore {
         next = true
       }
     }
+    const wb = gb ?? this.windowStart(now)
     if (gb !== undefined) {
       for (let id = gb; id <= gb + N; id++) {
         if (!this.shapes.has(id)) asks.push({ id, want: shapeRecord(this.shape, this.proposalFor(id)) })
@@ -669,6 +773,11 @@ export class RedisExactStore implements ScoreStore {
     if (next && !asks.some((a) => a.id === G + 1)) {
       asks.push({ id: G + 1, want: shapeRecord(this.shape, this.proposalFor(G + 1)) })
     }
+    // early records: every generation of the window without a twin here (and the youngest's proposal)
+    for (let id = wb; id <= wb + N; id++) {
+      if (!this.twins.has(id)) asks.push({ id, want: id === G ? early : '', twin: true })
+    }
+    if (early !== '' && !(G >= wb && G <= wb + N)) asks.push({ id: G, want: early, twin: true })
     this.nextReportMs = now + this.sizing!.checkEveryMs
     const costGen = Number.isNaN(G) ? Math.floor(now / period) + N - 1 : G
     const clockArg = this.o.clock !== undefined ? String(this.o.clock.now()) : ''
@@ -682,7 +791,65 @@ export class RedisExactStore implements ScoreStore {
       this.fleetCost[0] = answer.costTotal
       this.fleetCost[1] -= reported
     }
-    for (let j = 0; j < asks.length; j++) this.shapes.set(asks[j].id, genShape(answer.cells[j], this.shape.slots))
+    for (let j = 0; j < asks.length; j++) {
+      const id = asks[j].id
+      if (asks[j].twin !== true) {
+        this.shapes.set(id, genShape(answer.cells[j], this.shape.slots))
+        continue
+      }
+      const twin = answer.twins[j]
+      if (twin === undefined) {
+        if (!((this.twinsReadMs.get(id) ?? -Infinity) >= now)) this.twinsReadMs.set(id, now)
+      } else if (!this.twins.has(id)) {
+        this.twins.set(id, { shape: genShape(twin.cellsPerLevel, this.shape.slots), switchAtMs: twin.switchAtMs })
+        this.twinsReadMs.delete(id)
+        this.earlyGrowths++
+      }
+    }
+  }
+
+  /**
+   * Early growth (spec/cluster.md "Early growth"), at a shape round at least
+   * `sizing.checkEveryMs` after the last check: the Rotator's rule (`proposeEarlyCells`) on this
+   * instance's meter over the window since its last round, the cost rate the larger of its own
+   * and the fleet's (`fleetWindowRate`); on a load jump the early record to propose for the
+   * youngest generation G — a twin of the sizer's size deciding from A + the adoption lag
+   * ({@link adoptionLagMs}) after now — or ''. None when G's shape is not known here, G has a
+   * twin, or the twin would retire before it could decide.
+   */
+  private earlyCheck(G: number, nowMs: number): string {
+    const y = this.shapes.get(G)
+    if (y === undefined || this.twins.has(G)) return ''
+    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return ''
+    this.lastEarlyCheckMs = nowMs
+    const meter = this.meter!
+    const fleetRate = fleetWindowRate(
+      this.earlyMark,
+      G,
+      nowMs,
+      this.fleetCost[0] + this.fleetCost[1] + meter.windowCost(),
+    )
+    const N = this.shape.generations
+    let live = 0
+    for (let id = G - N + 1; id <= G; id++) {
+      live += (this.shapes.get(id)?.cells ?? 0) + (this.twins.get(id)?.shape.cells ?? 0)
+    }
+    const cells = proposeEarlyCells(
+      this.sizing!,
+      meter,
+      { cellsPerLevel: y.cells, decay: this.shape.decay },
+      this.shape.levels,
+      N,
+      live,
+      nowMs,
+      this.limitReported,
+      fleetRate,
+    )
+    if (cells === 0) return ''
+    const period = this.schedule.periodMs
+    const switchAtMs = nowMs + promotionAgeMs(this.shape.decay, this.schedule.hi, N, period) + this.adoptionLagMs()
+    if (switchAtMs >= (G + 1) * period) return ''
+    return twinRecord(this.shape, switchAtMs, cells)
   }
 
   /** What this instance proposes for generation `id` when it finds it unrecorded: its meter's decision, else the nearest recorded older shape, else the initial size. */
@@ -694,7 +861,7 @@ export class RedisExactStore implements ScoreStore {
     for (const [k, g] of this.shapes) {
       if (k < id && k > best) {
         best = k
-        cells = g.cells
+        cells = this.twins.get(k)?.shape.cells ?? g.cells
       }
     }
     return cells
@@ -705,7 +872,10 @@ export class RedisExactStore implements ScoreStore {
     return proposeCells(
       this.sizing!,
       this.meter!,
-      { cellsPerLevel: this.shapes.get(G)?.cells ?? this.proposalFor(G), decay: this.shape.decay },
+      {
+        cellsPerLevel: this.twins.get(G)?.shape.cells ?? this.shapes.get(G)?.cells ?? this.proposalFor(G),
+        decay: this.shape.decay,
+      },
       this.shape.levels,
       this.shape.generations,
       this.fleetCost[0] + this.fleetCost[1],
@@ -731,6 +901,8 @@ export class RedisExactStore implements ScoreStore {
       const floor = G - this.shape.generations
       for (const id of this.shapes.keys()) if (id < floor) this.shapes.delete(id)
       for (const id of this.proposals.keys()) if (id < floor) this.proposals.delete(id)
+      for (const id of this.twins.keys()) if (id < floor) this.twins.delete(id)
+      for (const id of this.twinsReadMs.keys()) if (id < floor) this.twinsReadMs.delete(id)
     }
     if (G === this.meterGen && (op === OP_ADD || (op === OP_TRY && status === 1))) {
       const h = this.hashers.get(G)
@@ -798,17 +970,30 @@ export class RedisExactStore implements ScoreStore {
       gb,
       Q,
     ]
+    const sized = this.sizing !== undefined
+    // self-sized: the window's twins (early growth), by window index
+    const tw = this.windowTwins
+    tw.length = 0
+    if (sized && !check) for (let j = 0; j < K; j++) if (this.twins.has(gb + j)) tw.push(j)
+    const T = tw.length
     let keys = this.keysFor(b.slots[0], gb, K)
-    if (Q > 1) {
+    if (Q > 1 || T > 0) {
       const all = [...keys]
       for (let q = 1; q < Q; q++) for (const k of this.keysFor(b.slots[q], gb, K)) all.push(k)
+      // then each group's twin keys, after every group's (spec/cluster.md "Early growth")
+      for (let q = 0; q < Q; q++) {
+        for (const j of tw) all.push(this.shape.keyPrefixes[b.slots[q]] + 'g' + (gb + j) + TWIN_SUFFIX)
+      }
       keys = all
     }
     for (let q = 0; q < Q; q++) args.push(this.floorArg(check ? OP_CHECK : OP_TRY, b.slots[q]))
-    const sized = this.sizing !== undefined
     if (sized) {
+      args.push(T)
       for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blockCells)
+      for (const j of tw) args.push(this.twins.get(gb + j)!.shape.blockCells)
       for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blocks)
+      for (const j of tw) args.push(this.twins.get(gb + j)!.shape.blocks)
+      for (const j of tw) args.push(j, this.twins.get(gb + j)!.switchAtMs)
     }
     if (check) return { keys, args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
@@ -821,25 +1006,37 @@ export class RedisExactStore implements ScoreStore {
     return { keys, args }
   }
 
-  /** The key's span argument in each generation gb..gb+K−1 (the hashers in genHashers), pushed onto args. */
+  /**
+   * The key's span argument in each generation gb..gb+K−1 (the hashers in genHashers), then in
+   * each twin of {@link windowTwins} (its base's hasher, its own shape), pushed onto args.
+   */
   private spans(key: string, gb: number, K: number, args: (string | number)[]): void {
     const s = this.shape
-    const L = s.levels
     const sized = this.sizing !== undefined
     const hs = this.genHashers
-    const idx = this.idx
+    const tw = this.windowTwins
     keyBytes(key)
     for (let j = 0; j < K; j++) {
       const h = hs[j]
       h.hashInto(keyView, keyLength)
       // self-sized: each generation's blocked layout is its recorded shape's (known: see exec)
-      const g = sized ? this.shapes.get(gb + j)! : s
-      blockedIndexes(h.hashHi, h.hashLo, L, g.blockCells, g.blocks, idx)
-      let a = ''
-      for (let i = 1; i <= L; i++) a += OFFSET_LETTERS[idx[i]]
-      // then the byte offset of the key's first cell (block idx[0], level 0) in the string
-      args.push(a + (idx[0] * L * g.blockCells + idx[1]) * 16)
+      args.push(this.span(h, sized ? this.shapes.get(gb + j)! : s))
     }
+    for (const j of tw) {
+      const h = hs[j]
+      h.hashInto(keyView, keyLength)
+      args.push(this.span(h, this.twins.get(gb + j)!.shape))
+    }
+  }
+
+  /** One span argument: the key's L offsets in its block as letters, then the byte offset of its first cell (block idx[0], level 0) in the string. */
+  private span(h: Hasher, g: { readonly blockCells: number; readonly blocks: number }): string {
+    const L = this.shape.levels
+    const idx = this.idx
+    blockedIndexes(h.hashHi, h.hashLo, L, g.blockCells, g.blocks, idx)
+    let a = ''
+    for (let i = 1; i <= L; i++) a += OFFSET_LETTERS[idx[i]]
+    return a + (idx[0] * L * g.blockCells + idx[1]) * 16
   }
 }
 

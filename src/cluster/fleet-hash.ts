@@ -61,7 +61,7 @@ export interface FingerprintInput {
   blockCells?: number
   /**
    * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
-   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized`.
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized|early`.
    * Absent or false leaves the text of a fixed shape unchanged.
    */
   sized?: boolean
@@ -71,8 +71,8 @@ export interface FingerprintInput {
  * The fingerprint stored beside a policy's cells in Redis: 16 hex digits of SipHash-2-4
  * keyed by the shared secret over the canonical text
  * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
- * `|W<blockCells>` (the blocked layout), plus `|sized` for a self-sized policy (`|sized|early` in
- * sync mode, whose instances start twins on a load jump), plus `|slot0`
+ * `|W<blockCells>` (the blocked layout), plus `|sized|early` for a self-sized policy (whose instances
+ * start twins on a load jump, in both modes), plus `|slot0`
  * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
  * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
  * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
@@ -94,9 +94,10 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     f.aggregator,
     f.generations,
     ...(f.blockCells === undefined ? [] : [`W${f.blockCells}`]),
-    // sync mode's early growth (twins, spec/cluster.md "Early growth") is a protocol an instance
-    // of before does not follow: it would neither write a twin nor decide on one
-    ...(f.sized === true ? (f.mode === 'sync' ? ['sized', 'early'] : ['sized']) : []),
+    // early growth (twins, spec/cluster.md "Early growth") is a protocol an instance of before
+    // does not follow: it would neither write a twin nor decide on one (sync since 0.2's twins,
+    // exact since its sized script took the twins' arguments)
+    ...(f.sized === true ? ['sized', 'early'] : []),
     ...(f.slots > 1 ? ['slot0'] : []),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
@@ -185,7 +186,7 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized`). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',

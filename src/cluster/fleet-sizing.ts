@@ -362,6 +362,9 @@ export function promotionAgeMs(decay: Decay, hi: number, generations: number, pe
  * @param youngestCells cells per level of the youngest generation (what the window measured)
  * @param liveCells the sum of the cells per level of every generation this instance holds
  * @param nowMs the time of the check (the meter's clock)
+ * @param fleetCostPerSecond the fleet's admitted cost per second over the window
+ * (`fleetWindowRate`; NaN: unknown): the window's cost rate is the larger of it and this
+ * instance's own, so a jump spread over n instances (each seeing ρ/n) is seen as the fleet's ρ
  * @returns cells per level of the twin to propose (> youngestCells), or 0 for none
  * @internal
  */
@@ -374,15 +377,17 @@ export function proposeEarlyCells(
   liveCells: number,
   nowMs: number,
   reported: { budget: boolean; invalid: boolean },
+  fleetCostPerSecond = NaN,
 ): number {
-  const load = meter.windowLoad(nowMs, {
+  const own = meter.windowLoad(nowMs, {
     currentCellsPerLevel: youngest.cellsPerLevel,
     levels,
     generations,
     decay: youngest.decay,
     reason: 'check',
   })
-  if (load === undefined) return 0
+  if (own === undefined) return 0
+  const load = fleetCostPerSecond > own.costPerSecond ? { ...own, costPerSecond: fleetCostPerSecond } : own
   const wanted = earlyGrowthCells(sizing, load, (l) => {
     const r = sizeFromLoad(sizing, l)
     reportSizingLimit(sizing, reported, r.limit, r.wanted, r.cells, l)
@@ -396,11 +401,42 @@ export function proposeEarlyCells(
   return room > youngest.cellsPerLevel ? room : 0
 }
 
+/** Where the last early check left the fleet's cost of the youngest generation (see {@link fleetWindowRate}). @internal */
+export interface FleetWindowMark {
+  /** The youngest generation's id then (NaN: none). */
+  gen: number
+  /** The check's time, ms. */
+  ms: number
+  /** The fleet's admitted cost of `gen` as known then: the counter as last read plus this instance's not yet reported. */
+  cost: number
+}
+
+/**
+ * The fleet's admitted cost per second of the youngest generation over an early-check window,
+ * for the sync and the exact store alike: the growth of what the instance knows of the fleet's
+ * cost (the counter `P c<G>` as last read, plus its own cost not yet reported) since the last
+ * check, over the time since. Other instances' cost arrives with their reports (each every
+ * check, at most a window late), so a window's rate lags the fleet's by up to one window.
+ * `mark` is moved to now. NaN for the first check of a generation, or no time passed.
+ * @param fleetCost the fleet's cost of generation `gen` as known now (≥ 0)
+ * @internal
+ */
+export function fleetWindowRate(mark: FleetWindowMark, gen: number, nowMs: number, fleetCost: number): number {
+  const rate =
+    mark.gen === gen && nowMs > mark.ms && fleetCost >= mark.cost
+      ? ((fleetCost - mark.cost) * 1000) / (nowMs - mark.ms)
+      : NaN
+  mark.gen = gen
+  mark.ms = nowMs
+  mark.cost = fleetCost
+  return rate
+}
+
 /**
  * The fleet shape of a policy and the cells per level of the generations it opens before any is
  * recorded, for the sync and the exact store alike: a fixed shape is its own (`fleetShape`);
  * a self-sized policy's fingerprint is its largest shape's (`sizing.maxCellsPerLevel`) with
- * `|sized`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
+ * `|sized|early`, and its initial size `sketch.cellsPerLevel` capped at the largest, else the largest
  * (`initialCellsPerLevel`).
  * @param sizing the policy's resolved sizing within the store's budget, or undefined for a fixed shape
  * @throws {GrudgeError} as `fleetShape` (`ERR_GRUDGE_OPTION_INVALID`, `ERR_GRUDGE_ROTATOR_AMNESTY`)

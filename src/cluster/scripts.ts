@@ -240,38 +240,97 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * record, now, '0'}`) and −3 (another period is recorded: `{-3, period, now, '0'}`) keep their
  * text fields; nothing is decided then.
  *
- * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes") takes after the
- * floors each generation's W_j (8 + Q + j) then its B_j (8 + Q + K + j), in decimal:
- * generation gb + j's slot strings are B_j blocks of L·W_j·16 bytes (its recorded M_k,
- * `blockShape(ceil(M_k / S))`), read, written and created at that size; the compiled W and B
- * (the largest shape's) are not used.
+ * The sized variant (`sized`: a self-sized policy, spec/cluster.md "Shapes" and "Early growth")
+ * takes after the floors T (8 + Q; `NT` in the script), the number of twins in the call (0..K),
+ * then for each of the K + T window entries j (0..K−1 the generations gb + j, K + t twin t) its
+ * W_j (9 + Q + j), then its B_j (9 + Q + K + T + j), then per twin t its base's window index
+ * (9 + Q + 2(K + T) + 2t) and its switch time in server ms (the next argument), all in decimal;
+ * each decision has K + T span arguments (the twins' last), and twin t of group q is
+ * KEYS[Q·(K + 1) + q·T + t + 1]
+ * (after every group). Entry j's slot strings are B_j blocks of L·W_j·16 bytes (its recorded
+ * M, `blockShape(ceil(M / S))`), read, written and created at that size; the compiled W and B
+ * (the largest shape's) are not used. The oldest generation's twin decides in its base's place
+ * once `now ≥` its switch time (the base is then no longer written); every other live twin is
+ * written after the younger generations as one of them, with the same carried floor.
  */
+/** The sized scripts' twin count NT, window entries and where their W (wb + j) and B (wb + KT + j) are. */
+const SIZED_PROLOGUE = `local NT = tonumber(ARGV[8 + Q])
+local KT = K + NT
+local wb = 9 + Q
+`
 /** The sized looped script's block(): generation j's W, B and block bytes BB, shadowing the compiled ones. */
-const SIZED_BLOCK = `  local W = tonumber(ARGV[8 + Q + j])
-  local B = tonumber(ARGV[8 + Q + K + j])
+const SIZED_BLOCK = `  local W = tonumber(ARGV[wb + j])
+  local B = tonumber(ARGV[wb + KT + j])
   local BB = L * W * 16
 `
 
 /** The sized unrolled script's read of generation `j`'s W, B and block bytes BB (locals of the block's scope). */
-const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[8 + Q + ${j}])
-local B = tonumber(ARGV[8 + Q + K + ${j}])
+const sizedBlock = (j: string, L: number) => `local W = tonumber(ARGV[wb + ${j}])
+local B = tonumber(ARGV[wb + KT + ${j}])
 local BB = ${L * 16} * W
 `
 
+/**
+ * The sized scripts' per-call plan (all decisions of a call share now and the oldest): dtw, the
+ * twin deciding in the oldest's place (−1: its base decides), and the entries written after the
+ * deciding one, in order: the younger generations' bases, then every live twin but the deciding
+ * one (wj: window entry, wk: generation id, for the expiry).
+ */
+const SIZED_WINDOW = `local twj, tws = {}, {}
+for t = 0, NT - 1 do
+  twj[t] = tonumber(ARGV[wb + 2 * KT + 2 * t])
+  tws[t] = tonumber(ARGV[wb + 2 * KT + 2 * t + 1])
+end
+local dtw = -1
+for t = 0, NT - 1 do
+  if twj[t] == oj and now >= tws[t] then dtw = t end
+end
+local wj, wk = {}, {}
+local NW = 0
+for j = oj + 1, G - gb do
+  NW = NW + 1
+  wj[NW] = j
+  wk[NW] = gb + j
+end
+for t = 0, NT - 1 do
+  if t ~= dtw and twj[t] >= oj and twj[t] <= G - gb then
+    NW = NW + 1
+    wj[NW] = K + t
+    wk[NW] = gb + twj[t]
+  end
+end
+`
+
+/** Sized: the deciding entry, okey and its window entry oa (the oldest's base, or its twin from its switch on). */
+const SIZED_DECIDER = `local oa = oj
+if dtw >= 0 then
+  okey = KEYS[Q * (K + 1) + gq * NT + dtw + 1]
+  oa = K + dtw
+end
+`
+
+/** Sized: the head of the loop over the written entries (window entry j, generation k, its key). */
+const SIZED_WRITES = `for w = 1, NW do
+local j = wj[w]
+local k = wk[w]
+local key
+if j < K then key = KEYS[kb + 1 + j] else key = KEYS[Q * (K + 1) + gq * NT + j - K + 1] end
+`
+
 /** The decision loop's start, shared by both forms: decision d's op, group (its KEYS from kb + 1), delta, limit, span arguments from ARGV[ai]. */
-const decisionLoop = (sized: boolean) => `local p0 = 8 + Q${sized ? ' + 2 * K' : ''}
-local D = (#ARGV - p0 + 1) / (3 + K)
+const decisionLoop = (sized: boolean) => `local p0 = ${sized ? 'wb + 2 * KT + 2 * NT' : '8 + Q'}
+local D = (#ARGV - p0 + 1) / (3 + ${sized ? 'KT' : 'K'})
 local oldest = G - N + 1
 if D > 0 and (oldest < gb or G > gb + K - 1) then
   return {-2, 0, 0, now, G}
 end
 local oj = oldest - gb
--- the reply: the first decision's status and score words in slots 1..3 (4 and 5 are now and
+${sized ? SIZED_WINDOW : ''}-- the reply: the first decision's status and score words in slots 1..3 (4 and 5 are now and
 -- G), each next one's in the next three
 local out = {1, 0, 0, now, G}
 local ro = 1
 for d = 1, D do
-local oi = p0 + (d - 1) * (3 + K)
+local oi = p0 + (d - 1) * (3 + ${sized ? 'KT' : 'K'})
 local ai = oi + 3
 local x = tonumber(ARGV[oi])
 local gq = math.floor(x / 4)
@@ -288,6 +347,7 @@ local delta = tonumber(ARGV[oi + 1])
  */
 export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   exactHeader(c) +
+  (sized ? SIZED_PROLOGUE : '') +
   helpers +
   `${sized ? '' : 'local BB = L * W * 16\n'}local ai = 0
 -- the key's block in generation k (key name) for window index j: its bytes, the block's byte
@@ -331,7 +391,7 @@ ${decisionLoop(sized).replace('local ai = oi + 3', 'ai = oi + 3')}local function
   if ro == 1 then ro = 6 else ro = ro + 3 end
 end
 local okey = KEYS[kb + 1 + oj]
-local raw, base, O = block(okey, oj, oldest, gq + 1)
+${sized ? SIZED_DECIDER : ''}local raw, base, O = block(okey, ${sized ? 'oa' : 'oj'}, oldest, gq + 1)
 local S = {}
 local T = {}
 local changed = false
@@ -371,10 +431,14 @@ for i = 1, L do
 end
 store(okey, raw, base, O, S, T)
 if agg == 2 then acc = acc / L end
-for k = oldest + 1, G do
+${
+  sized
+    ? SIZED_WRITES
+    : `for k = oldest + 1, G do
   local j = k - gb
   local key = KEYS[kb + 1 + j]
-  local yraw, ybase, YO = block(key, j, k, gq + 1)
+`
+}  local yraw, ybase, YO = block(key, j, k, gq + 1)
   for i = 1, L do
     local s, t = decayed(struct.unpack('<d<d', yraw, YO[i] + 1))
     local v = s + delta
@@ -504,13 +568,14 @@ out[ro + 1] = lo32
 out[ro + 2] = hi32`
   return (
     exactHeader(c) +
+    (sized ? SIZED_PROLOGUE : '') +
     decisionLoop(sized) +
     `local okey = KEYS[kb + 1 + oj]
-repeat
+${sized ? SIZED_DECIDER : ''}repeat
 local acc
 local changed = false
 do
-${readBlock('okey', 'oj', 'oldest')}
+${readBlock('okey', sized ? 'oa' : 'oj', 'oldest')}
 ${list((i) => decayCell(i, '\n  changed = true'), '\n')}
 ${aggregate()}
 if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
@@ -530,10 +595,14 @@ end
 -- the younger generations: decayed, plus delta, clamped; with linear decay the carry-forward
 -- (spec/rotator.md): a younger generation never reads a key lower than the oldest did after
 -- this write, so a key held at its limit gets no burst back when the oldest retires
-for k = oldest + 1, G do
+${
+  sized
+    ? SIZED_WRITES
+    : `for k = oldest + 1, G do
 local j = k - gb
 local key = KEYS[kb + 1 + j]
-${readBlock('key', 'j', 'k')}
+`
+}${readBlock('key', 'j', 'k')}
 ${list(
   (i) => `${decayCell(i, '')}
 s${i} = s${i} + delta

@@ -23,6 +23,7 @@ import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
 import {
   TWIN_SUFFIX,
+  fleetWindowRate,
   policyFleetShape,
   promotionAgeMs,
   proposeCells,
@@ -30,6 +31,7 @@ import {
   runShapeRound,
   shapeRecord,
   twinRecord,
+  type FleetWindowMark,
   type ShapeAnswer,
   type ShapeAsk,
 } from './fleet-sizing.js'
@@ -232,6 +234,8 @@ export class RedisSyncStore implements ScoreStore {
   private readonly limitReported = { budget: false, invalid: false }
   /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a sync). */
   private lastEarlyCheckMs = -Infinity
+  /** The fleet's cost of the youngest at the last early check (the fleet's window rate, `fleetWindowRate`). */
+  private readonly earlyMark: FleetWindowMark = { gen: NaN, ms: NaN, cost: 0 }
   /** Twins started (recorded and adopted here). */
   earlyGrowths = 0
 
@@ -882,7 +886,7 @@ export class RedisSyncStore implements ScoreStore {
   /**
    * Early growth (spec/cluster.md "Early growth"): at a check (the first sync at least
    * `sizing.checkEveryMs` after the last one), this instance's own meter over the window since
-   * the last sync; on a load jump (the Rotator's rule, `proposeEarlyCells`)
+   * the last sync, the cost rate the larger of its own and the fleet's (`fleetWindowRate`); on a load jump (the Rotator's rule, `proposeEarlyCells`)
    * the early record to propose for the youngest generation — a twin of the sizer's size that
    * decides in its base's place from A + the adoption lag (syncMs + timeoutMs) after now — or ''.
    * None for a generation that has a twin (the record is set-if-absent: a repeated proposal
@@ -898,6 +902,12 @@ export class RedisSyncStore implements ScoreStore {
     this.lastEarlyCheckMs = nowMs
     let live = 0
     for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
+    const fleetRate = fleetWindowRate(
+      this.earlyMark,
+      y.id,
+      nowMs,
+      this.meterGen === y.id ? this.fleetCost[0] + this.fleetCost[1] + this.meter!.windowCost() : NaN,
+    )
     const cells = proposeEarlyCells(
       this.sizing!,
       this.meter!,
@@ -907,6 +917,7 @@ export class RedisSyncStore implements ScoreStore {
       live,
       nowMs,
       this.limitReported,
+      fleetRate,
     )
     if (cells === 0) return ''
     const period = this.schedule.periodMs

@@ -65,13 +65,17 @@ class BlockedSketch extends Sketch {
 /**
  * The model: the in-process Sketch (with the exact layout's placement) per generation, as spec/cluster.md defines the fleet's
  * time-based rotation (live generation ids O..O+N−1 with O = floor(now / periodMs), never below an O already reached, reads and
- * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay).
+ * tryUpdate on the oldest, writes to all, with the Rotator's carry-forward under linear decay). A generation with a twin (early
+ * growth, spec/cluster.md "Early growth"): the twin, of its own size and the generation's hasher, is written beside it as a
+ * younger generation, and decides in its place once the generation is the oldest and the time is at least the twin's switch.
  */
 class Model {
   private readonly gens = new Map<number, BlockedSketch>()
+  private readonly twinGens = new Map<number, BlockedSketch>()
   /**
    * @param cellsOf a self-sized fleet: generation k's cells per level M_k (its record in Redis);
    * absent, every generation has the config's
+   * @param twinOf generation k's twin: its cells per level and switch time (its early record), or undefined
    */
   constructor(
     private readonly cfg: SketchOptions,
@@ -79,6 +83,7 @@ class Model {
     private readonly periodMs: number,
     private readonly clock: FakeClock,
     private readonly cellsOf?: (k: number) => number,
+    private readonly twinOf?: (k: number) => { cells: number; switchAtMs: number } | undefined,
   ) {}
   /** Cells per level of each generation created so far, by id. */
   cellsById(): Map<number, number> {
@@ -86,24 +91,39 @@ class Model {
   }
   /** The oldest live id so far: a clock that steps back does not rotate back (spec/cluster.md). */
   private reached = -Infinity
+  /** The deciding generation first, then every other one written: the younger bases, then the live twins. */
   private live(): Sketch[] {
     const oldest = Math.max(Math.floor(this.clock.now() / this.periodMs), this.reached)
     this.reached = oldest
     const out: Sketch[] = []
+    const twins: Sketch[] = []
     for (let k = oldest; k < oldest + this.N; k++) {
       let s = this.gens.get(k)
       if (s === undefined) {
-        s = BlockedSketch.of({
-          ...this.cfg,
-          ...(this.cellsOf === undefined ? {} : { cellsPerLevel: this.cellsOf(k) }),
-          hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k),
-          clock: this.clock,
-        })
+        s = this.sketchOf(k, this.cellsOf?.(k))
         this.gens.set(k, s)
       }
-      out.push(s)
+      const tw = this.twinOf?.(k)
+      let ts = this.twinGens.get(k)
+      if (tw !== undefined && ts === undefined) {
+        ts = this.sketchOf(k, tw.cells)
+        this.twinGens.set(k, ts)
+      }
+      if (k === oldest && tw !== undefined && this.clock.now() >= tw.switchAtMs) out.push(ts!)
+      else {
+        out.push(s)
+        if (ts !== undefined) twins.push(ts)
+      }
     }
-    return out
+    return [...out, ...twins]
+  }
+  private sketchOf(k: number, cells: number | undefined): BlockedSketch {
+    return BlockedSketch.of({
+      ...this.cfg,
+      ...(cells === undefined ? {} : { cellsPerLevel: cells }),
+      hasher: generationHasher(this.cfg.hasher!, SECRET_BYTES, k),
+      clock: this.clock,
+    })
   }
   /** Younger generations get the delta, floored at the oldest's reading under linear decay (the Rotator's carry-forward). */
   private writeYounger(rest: Sketch[], key: string, delta: number, oldestAfter: number): void {
@@ -202,11 +222,28 @@ async function table(
             minCellsPerLevel: 4,
             maxCellsPerLevel: 64,
             checkEveryMs: 500,
+            // the twins are the table's own (below): the store's reads adopt them, it proposes none
+            growEarlyWhen: () => false,
           },
         }
       : {}),
   }) as RedisExactStore
   const records = new Map<number, number>()
+  // sized: a twin for every third generation (early growth, spec/cluster.md "Early growth"),
+  // written before the store runs, so the store adopts each before its first call that reaches
+  // the generation (a call waits until it has read every early record of its window); the
+  // switch before the generation is the oldest (it decides at once) or in the middle of that
+  // period; some twins larger, some smaller than their base (the script takes any shape)
+  const twins = new Map<number, { cells: number; switchAtMs: number }>()
+  if (sized) {
+    const first = Math.floor(clock.now() / periodMs)
+    for (let k = first - 1; k < first + 90; k++) {
+      if (k % 3 !== 0) continue
+      const tw = { cells: [64, 8, 32][(k / 3) % 3], switchAtMs: k * periodMs + (k % 2 === 0 ? -1000 : periodMs / 2) }
+      twins.set(k, tw)
+      await admin.set(`${prefix}:{policy}:s${k}+`, `${store.shape.fingerprint}:${tw.switchAtMs}:${tw.cells}`)
+    }
+  }
   const model = new Model(
     sketch,
     N,
@@ -219,6 +256,7 @@ async function table(
           return m
         }
       : undefined,
+    sized ? (k) => twins.get(k) : undefined,
   )
   /** Read the records of the generations that may be live now (the model reads them synchronously). */
   const readRecords = async () => {
@@ -269,6 +307,11 @@ async function table(
     }
   }
   const what = sized ? `${c.name}, self-sized` : c.name
+  if (sized) {
+    const used = [...twins.keys()].filter((k) => model.cellsById().has(k)).length
+    t.ok(used >= 2, `${c.name}: the table crossed ${used} generations with twins`)
+    t.ok(store.earlyGrowths >= used, `the store adopted ${store.earlyGrowths} twins`)
+  }
   t.equal(mismatches, 0, `${what}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
   t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
   await store.close()
@@ -642,6 +685,7 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
     const periodMs = 4000
     const wanted: number[] = []
     const rates: number[] = []
+    let checks = 0
     const store = redisStore({
       redis: admin,
       seed: SECRET,
@@ -658,6 +702,11 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
       periodMs,
       sizing: {
         sizeNextGeneration: (load) => {
+          // the early checks (reason 'check', spec/cluster.md "Early growth") ask too: 16 never grows
+          if (load.reason === 'check') {
+            checks++
+            return 16
+          }
           wanted.push(load.distinctKeys)
           rates.push(load.costPerSecond)
           return 16
@@ -726,6 +775,8 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
     // every other request (250 ms apart) starts the cost report of checkEveryMs = 500 ms; a
     // generation not known ahead would add a round at its boundary
     t.equal(shapeCalls, requests / 2, `${shapeCalls} shape rounds for ${requests} requests: the cost reports only`)
+    t.ok(checks >= 10, `the cost reports ran ${checks} early checks (none grew: the sizer wants 16)`)
+    t.equal(store.earlyGrowths, 0, 'no twin')
     t.equal(store.sizeBytes(), 2048, 'in process: the 2 KiB load meter only')
     // Redis fails: the fallback Rotator is self-sized and starts at the youngest recorded size
     broken = true
@@ -740,6 +791,70 @@ t.test('exact mode, self-sized: shapes known ahead, the next one proposed, a sel
     await dropPrefix(admin, prefix)
   })
 })
+
+// spec/cluster.md "Early growth": a call waits for its window's early records to be fresh
+// (read at most 2 × checkEveryMs before it); when the shape round fails (on a Redis Cluster:
+// slot 0's master down), a call whose shapes are known goes on with the twins it knows for
+// retryMs, so a failing slot 0 does not fail every slot's calls
+t.test(
+  'exact mode, self-sized: stale early records are read first, and a failed read does not fail the call',
+  async (t) => {
+    const opts = await needRedis(t)
+    t.test('fresh records, then slot 0 failing', opts, async (t) => {
+      const admin = client()
+      t.teardown(() => admin.quit())
+      const prefix = uniquePrefix('exact-fresh')
+      const clock = new FakeClock(1_000_000)
+      const store = redisStore({ redis: admin, seed: SECRET, slots: 1, prefix, clock, timeoutMs: 2000, retryMs: 5000 })(
+        {
+          name: 'fresh',
+          sketch: { levels: 2, cellsPerLevel: 64, decay: none(), lo: 0, hi: 100 },
+          generations: 2,
+          periodMs: 60_000,
+          sizing: { sizeNextGeneration: () => 64, minCellsPerLevel: 4, maxCellsPerLevel: 64, checkEveryMs: 500 },
+        },
+      ) as RedisExactStore
+      const calls: string[] = []
+      const orig = admin.evalsha.bind(admin)
+      let shapeBroken = false
+      admin.evalsha = ((...a: Parameters<typeof orig>) => {
+        const first = String(a[2])
+        calls.push(first)
+        if (shapeBroken && !first.endsWith(':fp')) return Promise.reject(new Error('slot 0 down (test)'))
+        return orig(...a)
+      }) as typeof admin.evalsha
+      await store.ready()
+      calls.length = 0
+      clock.advance(900) // the records ready() read are 900 ms old: fresh (≤ 1000)
+      t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 1 })
+      // (after its reply the cost report leaves, fire-and-forget)
+      t.equal(calls[0], `${prefix}:{fresh}:fp`, 'fresh early records: the call first, no round before it')
+      await store.settled()
+      clock.advance(1100) // > 2 × checkEveryMs since the last round
+      calls.length = 0
+      await store.tryConsume('k', 1, 10)
+      t.equal(calls.length, 2, 'stale early records: one shape round, then the call')
+      t.ok(!calls[0].endsWith(':fp') && calls[1].endsWith(':fp'), 'the round first')
+      await store.settled()
+      shapeBroken = true
+      clock.advance(1100)
+      calls.length = 0
+      t.same(
+        await store.tryConsume('k', 1, 10),
+        { admitted: true, score: 3 },
+        'a failed round: the call still decides on Redis',
+      )
+      t.equal(calls.filter((k) => k.endsWith(':fp')).length, 1, 'after the failed round')
+      clock.advance(1100)
+      calls.length = 0
+      t.same(await store.tryConsume('k', 1, 10), { admitted: true, score: 4 }, 'and the next')
+      t.equal(calls[0], `${prefix}:{fresh}:fp`, 'within retryMs the call waits for no round')
+      admin.evalsha = orig
+      await store.close()
+      await dropPrefix(admin, prefix)
+    })
+  },
+)
 
 t.test('exact mode, self-sized: calls waiting for a shape share one round, bounded by timeoutMs', async (t) => {
   const opts = await needRedis(t)

@@ -186,3 +186,77 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
       await b.close()
     })
 })
+
+// the jump split over both instances: each one's own window sees ρ ≈ 55 / 128 = 0.43 < 0.5, the
+// fleet (the cost counter both report to at every sync) ρ ≈ 0.86: the early check takes the
+// fleet's rate (fleetWindowRate), so the fleet grows as when one instance takes it all
+t.test('sync mode: a jump spread over the fleet grows early through the fleet counter', async (t) => {
+  const opts = await needRedis(t)
+  t.test('two stores at 55 fresh clients/s each', opts, async (t) => {
+    const admin = client()
+    const ca = client()
+    const cb = client()
+    const prefix = uniquePrefix('fleet-early-split')
+    t.teardown(async () => {
+      await dropPrefix(admin, prefix)
+      await Promise.all([admin.quit(), ca.quit(), cb.quit()])
+    })
+    const T0 = 1000 * P
+    const clock = new FakeClock(T0)
+    const spec: StoreSpec = {
+      name: 'e',
+      sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
+      generations: 2,
+      periodMs: P,
+      sizing: {
+        sizeNextGeneration: (l) => (4 * l.costPerSecond) / RATE,
+        minCellsPerLevel: 16,
+        maxCellsPerLevel: 4096,
+        growAtLoadFactor: 0.5,
+        checkEveryMs: SYNC_MS,
+      },
+    }
+    const mk = (redis: typeof ca) =>
+      redisStore({
+        redis,
+        seed: SEED,
+        prefix,
+        mode: 'sync',
+        clock,
+        ticker: new FakeTicker(),
+        syncMs: SYNC_MS,
+        timeoutMs: TIMEOUT_MS,
+      })(spec) as RedisSyncStore
+    const a = mk(ca)
+    const b = mk(cb)
+    await a.ready()
+    await b.ready()
+    const T_JUMP = T0 + 12_000 // 2 s into the youth of generation 1002
+    let fresh = 0
+    let twinAt = NaN
+    for (let now = T0; now < T0 + 16_000; now += 50) {
+      clock.set(now)
+      const per = now >= T_JUMP ? 2.75 : 0.25 // fresh clients per 50 ms step and store: 55/s, 5/s
+      const ms = now - T0
+      const n = Math.floor((ms / 50 + 1) * per) - Math.floor((ms / 50) * per)
+      for (let i = 0; i < n; i++) {
+        a.tryConsume(`fresh-${fresh++}`, 1, BURST)
+        b.tryConsume(`fresh-${fresh++}`, 1, BURST)
+      }
+      if (ms % SYNC_MS === 0) {
+        await a.sync()
+        await b.sync()
+        if (Number.isNaN(twinAt) && a.liveShapes().some((g) => g.twin !== undefined)) twinAt = now
+      }
+    }
+    t.ok(twinAt >= T_JUMP && twinAt <= T_JUMP + 4 * SYNC_MS, `a twin ${twinAt - T_JUMP} ms after the jump`)
+    const rec = await admin.get(`${prefix}:{e}:s1002+`)
+    t.ok(
+      Number((rec ?? '::').split(':')[2]) >= 512,
+      `1002's twin: ${rec?.split(':')[2]} cells per level (the base: 128)`,
+    )
+    t.same(a.liveShapes(), b.liveShapes(), 'both hold the same twin')
+    await a.close()
+    await b.close()
+  })
+})
