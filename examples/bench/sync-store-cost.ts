@@ -10,8 +10,8 @@
 // Two phases, each ≥ 5 alternating rounds (local, sync, then sync, local, …), medians with
 // the spread of the rounds:
 // 1. decide: the store's decision alone, in batches of 256 per event-loop turn (so the sync
-//    timer and its socket run between batches): ns per decision, timed around the batches.
-// 2. paced: decisions at the fleet bench's rate per server (RATE_PER_S, in 1 ms ticks) for
+//    timer and its socket run between batches): ns per decision, the median batch's.
+// 2. paced: decisions at the fleet bench's rate per server (RATE_PER_S) for
 //    PACED_MS (in ticks of TICK_MS), this process's CPU time (process.cpuUsage, user + sys,
 //    every thread) and the private Redis server's (INFO cpu) per request: what the sync loop
 //    (push, pull, merge of the fleet's cells every syncMs) costs per request at that rate,
@@ -59,19 +59,23 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
 let sink = 0
 let next = 0
 
-/** Phase 1: ns per decision, timed around batches of BATCH calls, one batch per event-loop turn. */
+/**
+ * Phase 1: ns per decision, timed around batches of BATCH calls, one batch per event-loop
+ * turn; the round's figure is the median batch (a batch the scheduler preempted, on a shared
+ * machine, is an outlier that a sum would keep).
+ */
 async function decide(store: ScoreStore): Promise<number> {
-  let ns = 0n
+  const batches: number[] = []
   for (let done = 0; done < DECIDE_CALLS; done += BATCH) {
     const t0 = process.hrtime.bigint()
     for (let i = 0; i < BATCH; i++) {
       const r = store.tryConsume(keys[next++ % KEYS], 1, BURST) as { admitted: boolean }
       if (r.admitted) sink++
     }
-    ns += process.hrtime.bigint() - t0
+    batches.push(Number(process.hrtime.bigint() - t0) / BATCH)
     await turn()
   }
-  return Number(ns) / DECIDE_CALLS
+  return median(batches)
 }
 
 async function redisCpuUs(r: Redis): Promise<number> {

@@ -628,11 +628,9 @@ export class RedisSyncStore implements ScoreStore {
     const results = await Promise.allSettled(
       calls.map((c) =>
         withTimeout(
-          this.shared
-            .get()
-            .then((client: RedisLike) => evalScript(client, this.script, this.sha, c.keys, c.args, true)),
+          this.shared.get().then((client: RedisLike) => this.slotRound(client, c)),
           timeoutMs,
-        ).then((raw) => ({ raw, at: this.local.now() })),
+        ),
       ),
     )
     let failure: unknown = undefined
@@ -641,6 +639,12 @@ export class RedisSyncStore implements ScoreStore {
       const r = results[c]
       const { slot, window: win } = calls[c]
       const raw = r.status === 'fulfilled' ? r.value.raw : undefined
+      if (r.status === 'rejected' && calls[c].merged) {
+        // the push was merged, the pull after it failed: the sums are in Redis (nothing to put
+        // back), the local cells keep this instance's view, and the sync fails
+        failure ??= r.reason
+        continue
+      }
       if (
         r.status === 'rejected' ||
         !Array.isArray(raw) ||
@@ -670,9 +674,17 @@ export class RedisSyncStore implements ScoreStore {
         if (gen === undefined || gen.provisional || gen.id < G - N + 1 || gen.id > G) continue
         // still held here (not retired, or replaced by a record, while the sync was in flight)
         if (!this.gens.some((g) => g === gen || g.twin === gen)) continue
-        const v = raw[3 + j] as Uint8Array
+        const pulled = r.value.pulled
+        const v = (pulled === undefined ? raw[3 + j] : pulled[j]) as Uint8Array | null | undefined
         const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
-        gen.sketch.loadSlot(v.length > 0 ? v : undefined, slot, slotCells, serverNowMs, localNow, gen.pending)
+        gen.sketch.loadSlot(
+          v != null && v.length > 0 ? v : undefined,
+          slot,
+          slotCells,
+          serverNowMs,
+          localNow,
+          gen.pending,
+        )
       }
     }
     if (this.fatal !== undefined) throw this.fatal
@@ -706,22 +718,57 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
+   * One slot's sync on `client`: the sync script (push and, for a client without `mgetBuffer`,
+   * pull), then, with `mgetBuffer`, the pull apart: one `MGET` of the live generations of the
+   * window that are held here (one hash tag: one Cluster slot), sent once the script's reply
+   * is in, so it reads the merged cells on a Cluster too. Returning the cells from Lua costs
+   * Redis a copy into the Lua VM and another into the reply: measured 0.9–1.1 ms of Redis CPU
+   * per sync of two 256 KiB generations (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the
+   * MGET (private redis-server 7.0.15, 5 alternating rounds of 200 syncs, load average 8 on
+   * 2 cores; Node's CPU per sync within the rounds' noise, 2.0–2.8 ms either way; see
+   * examples/bench/sync-store-cost.ts). Sets `call.merged` once the script merged the push.
+   * @returns the script's reply, the local time it arrived, and the pulled cells by window index (undefined: the reply carries them)
+   */
+  private async slotRound(
+    client: RedisLike,
+    call: SlotCall,
+  ): Promise<{ raw: unknown; at: number; pulled: (Buffer | null | undefined)[] | undefined }> {
+    const apart = client.mgetBuffer !== undefined
+    const raw = await evalScript(
+      client,
+      this.script,
+      this.sha,
+      call.keys,
+      apart ? [...call.args, '1'] : call.args,
+      true,
+    )
+    const at = this.local.now()
+    if (!apart || !Array.isArray(raw) || raw[0] !== 1) return { raw, at, pulled: undefined }
+    call.merged = true
+    const G = Number(String(raw[2]))
+    const oldest = G - this.shape.generations + 1
+    const pulled: (Buffer | null | undefined)[] = []
+    const keys: string[] = []
+    for (let j = 0; j < call.window.length; j++) {
+      const gen = call.window[j]
+      const k = call.gb + j
+      if (gen !== undefined && !gen.provisional && k >= oldest && k <= G) keys.push(call.keys[1 + j])
+    }
+    const values = keys.length === 0 ? [] : await client.mgetBuffer!(...keys)
+    for (let j = 0, n = 0; j < call.window.length; j++) {
+      const gen = call.window[j]
+      const k = call.gb + j
+      pulled.push(gen !== undefined && !gen.provisional && k >= oldest && k <= G ? values[n++] : undefined)
+    }
+    return { raw, at, pulled }
+  }
+
+  /**
    * KEYS and ARGV of slot `slot`'s sync script for generations gb..gb+K−1, taking (zeroing)
    * the pending sums of that slot's cells: slot s holds index j in [s·M_s, (s + 1)·M_s) of
    * every level, M_s = ceil(M / S) of the generation's M, at position level·M_s + j − s·M_s.
    */
-  private slotCall(
-    slot: number,
-    gb: number,
-    K: number,
-    window: readonly (Generation | undefined)[],
-  ): {
-    slot: number
-    window: readonly (Generation | undefined)[]
-    keys: string[]
-    args: (string | number | Buffer)[]
-    taken: Taken[]
-  } {
+  private slotCall(slot: number, gb: number, K: number, window: readonly (Generation | undefined)[]): SlotCall {
     const S = this.shape.slots
     const prefix = this.shape.keyPrefixes[slot]
     const keys: string[] = [this.shape.fpKeys[slot]]
@@ -782,7 +829,7 @@ export class RedisSyncStore implements ScoreStore {
     for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
-    return { slot, window, keys, args, taken }
+    return { slot, gb, window, keys, args, taken, merged: false }
   }
 
   /**
@@ -980,6 +1027,18 @@ function addPending(gen: Generation, p: number, delta: number): void {
     gen.dirty[gen.dirtyCount++] = p
   }
   gen.pending[p] += delta
+}
+
+/** One slot's sync script call: its window of generations gb…gb+K−1, KEYS, ARGV and what its push took. */
+interface SlotCall {
+  slot: number
+  gb: number
+  window: readonly (Generation | undefined)[]
+  keys: string[]
+  args: (string | number | Buffer)[]
+  taken: Taken[]
+  /** Whether the script merged the push (set when its reply is in): a pull that fails after it puts nothing back. */
+  merged: boolean
 }
 
 /** What one slot's push took from a generation's pending sums: the records sent and their full-sketch positions. */
