@@ -351,12 +351,19 @@ export class RedisSyncStore implements ScoreStore {
         ? { admitted: true, score: NaN, failure: 'open' }
         : { admitted: false, score: NaN, failure: 'closed' }
     }
-    this.rotate()
+    // one clock reading for the rotation and the decision, and one hash of the key in the
+    // deciding generation, whose aggregate is a denial's score (as the local store's
+    // Rotator.consume): tryUpdate then estimate hashed twice and read the clock three times:
+    // 365 ns a decision against the local store's 140, now 223 against 151 (20 keys in turn,
+    // median batch of 5 rounds, load average 9 on 2 cores; examples/bench/sync-store-cost.ts)
+    const nowMs = this.local.now()
+    this.rotate(nowMs)
     const gens = this.gens
     const oldest = gens[0]
-    if (!oldest.sketch.tryUpdate(key, cost, limit)) return { admitted: false, score: oldest.sketch.estimate(key) }
+    const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
+    if (!(before + cost <= limit)) return { admitted: false, score: before } // NaN never admits
     record(oldest, cost)
-    const score = oldest.sketch.estimate(key)
+    const score = oldest.sketch.lastAggregate
     this.writeYounger(key, cost, score)
     // the youngest generation was written last: its hasher holds the key's hash
     if (this.meter !== null) this.meter.record(gens[gens.length - 1].sketch.hasher, cost)
@@ -496,10 +503,18 @@ export class RedisSyncStore implements ScoreStore {
     return this.o.clock !== undefined ? this.o.clock.now() : this.local.now() + this.offsetMs
   }
 
-  /** Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate. */
-  private rotate(): void {
+  /** {@link RedisSyncStore.serverNow} from a reading of the local clock (which is the explicit clock when there is one). */
+  private serverNowAt(localNowMs: number): number {
+    return this.o.clock !== undefined ? localNowMs : localNowMs + this.offsetMs
+  }
+
+  /**
+   * Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate.
+   * @param localNowMs a reading of the local clock just taken (default: read it now)
+   */
+  private rotate(localNowMs?: number): void {
     const N = this.shape.generations
-    const now = this.serverNow()
+    const now = localNowMs === undefined ? this.serverNow() : this.serverNowAt(localNowMs)
     const G = Math.floor(now / this.schedule.periodMs) + N - 1
     const gens = this.gens
     if (gens.length !== N || gens[N - 1].id !== G) this.rotateTo(G)
