@@ -51,8 +51,10 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
    * Except EVALSHA, written at once: exact mode already sends a turn's decisions in one call
    * (spec/cluster.md, "Batches") from the turn's check phase, and ioredis would hold it for
    * another turn (its pipeline waits for the next `setImmediate`) and wrap it once more.
+   * And MGET, sync mode's pull (one per slot and sync, sent alone after the sync script's
+   * reply): ioredis would build a Pipeline around it and hold it for a turn.
    */
-  autoPipeliningIgnoredCommands: ['evalsha'],
+  autoPipeliningIgnoredCommands: ['evalsha', 'mget'],
 })
 
 /**
