@@ -7,7 +7,7 @@
 // hi 100; keys k0…k19 in turn, examples/bench/fleet-http.ts), called as the servers call it
 // (`store.tryConsume(key, 1, burst)`).
 //
-// Two phases, each ≥ 5 alternating rounds (local, sync, then sync, local, …), medians with
+// Three phases, each ≥ 5 alternating rounds (local, sync, then sync, local, …), medians with
 // the spread of the rounds:
 // 1. decide: the store's decision alone, in batches of 256 per event-loop turn (so the sync
 //    timer and its socket run between batches): ns per decision, the median batch's.
@@ -17,6 +17,8 @@
 //    (push, pull, merge of the fleet's cells every syncMs) costs per request at that rate,
 //    beside the decisions. Each round builds its store and closes it after (a sync store's
 //    loop never runs in a local round).
+// 3. cycles: PER_SYNC decisions (the fleet rate's requests per syncMs) then one sync, CYCLES
+//    times: µs of CPU per cycle in this process and in Redis, and the difference per request.
 // On a shared machine timings are provisional: ratios within one run are what count; the
 // load average is printed.
 import { loadavg } from 'node:os'
@@ -38,6 +40,9 @@ const TICK_MS = 10
 /** Requests per second per server in the quiet bench:fleet of BENCHMARKS.md (30,616 req/s over 4 sync servers). */
 const RATE_PER_S = 7600
 const BURST = 10
+/** Phase 3: requests per sync at RATE_PER_S and syncMs 100. */
+const PER_SYNC = RATE_PER_S / 10
+const CYCLES = quick ? 100 : 200
 const SEED = '5eed5eed5eed5eed5eed5eed5eed5eed'
 
 const spec: StoreSpec = {
@@ -106,11 +111,33 @@ async function paced(store: ScoreStore, admin: Redis): Promise<{ node: number; r
   return { node: (cpu.user + cpu.system) / n, redis: (redis1 - redis0) / n, n }
 }
 
+/**
+ * Phase 3: CYCLES cycles of PER_SYNC decisions then one sync (the sync store's own `sync()`,
+ * its ticker idle; the local store: one event-loop turn): µs of CPU per cycle here and in
+ * Redis. The sync loop's cost without the paced phase's timer noise.
+ */
+async function cycles(store: ScoreStore, admin: Redis): Promise<{ node: number; redis: number }> {
+  const sync = (store as { sync?: () => Promise<void> }).sync?.bind(store)
+  const redis0 = await redisCpuUs(admin)
+  const cpu0 = process.cpuUsage()
+  for (let c = 0; c < CYCLES; c++) {
+    for (let i = 0; i < PER_SYNC; i++) {
+      const r = store.tryConsume(keys[next++ % KEYS], 1, BURST) as { admitted: boolean }
+      if (r.admitted) sink++
+    }
+    if (sync !== undefined) await sync()
+    else await turn()
+  }
+  const cpu = process.cpuUsage(cpu0)
+  const redis1 = await redisCpuUs(admin)
+  return { node: (cpu.user + cpu.system) / CYCLES, redis: (redis1 - redis0) / CYCLES }
+}
+
 const server = await privateRedisServer()
 if (server === undefined) throw new Error('redis-server not found on PATH')
 const admin = new Redis(server.url)
 try {
-  const build = async (kind: 'local' | 'sync'): Promise<ScoreStore> => {
+  const build = async (kind: 'local' | 'sync', syncMs = 100): Promise<ScoreStore> => {
     if (kind === 'local') return localStore()(spec)
     const factory = redisStore({
       redis: server.url,
@@ -118,7 +145,7 @@ try {
       prefix: 'cost',
       mode: 'sync',
       timeoutMs: 500,
-      syncMs: 100,
+      syncMs,
       onStoreError: 'closed',
     })
     const store = factory(spec)
@@ -129,8 +156,8 @@ try {
   const p: Record<'local' | 'sync', { node: number; redis: number }[]> = { local: [], sync: [] }
   let syncs = 0
   const load0 = loadavg()
-  const round = async <T>(kind: 'local' | 'sync', run: (s: ScoreStore) => Promise<T>): Promise<T> => {
-    const s = await build(kind)
+  const round = async <T>(kind: 'local' | 'sync', run: (s: ScoreStore) => Promise<T>, syncMs?: number): Promise<T> => {
+    const s = await build(kind, syncMs)
     // warm-up (JIT, and the sync store's first pulls)
     for (let i = 0; i < 20_000; i++) void s.tryConsume(keys[i % KEYS], 1, BURST)
     await sleep(150)
@@ -147,13 +174,21 @@ try {
     const order: ('local' | 'sync')[] = r % 2 === 0 ? ['local', 'sync'] : ['sync', 'local']
     for (const k of order) p[k].push(await round(k, (s) => paced(s, admin)))
   }
+  const cy: Record<'local' | 'sync', { node: number; redis: number }[]> = { local: [], sync: [] }
+  for (let r = 0; r < ROUNDS; r++) {
+    const order: ('local' | 'sync')[] = r % 2 === 0 ? ['local', 'sync'] : ['sync', 'local']
+    // the ticker never fires (syncMs of an hour): each cycle's sync is called by the loop
+    for (const k of order) cy[k].push(await round(k, (s) => cycles(s, admin), 3_600_000))
+  }
   const load1 = loadavg()
+  const cycleDiff = cy.sync.map((v, i) => (v.node - cy.local[i].node) / PER_SYNC)
   const ratio = d.sync.map((v, i) => v / d.local[i])
   const nodeDiff = p.sync.map((v, i) => v.node - p.local[i].node)
   const redisPer = p.sync.map((v) => v.redis)
   console.log(
     `sync-store-cost: ${KEYS} keys in turn, L = 4, M = 4096, N = 2, syncMs 100, ${ROUNDS} alternating rounds; ` +
-      `decide: ${DECIDE_CALLS} calls per round in batches of ${BATCH}; paced: ${RATE_PER_S}/s for ${PACED_MS} ms per round`,
+      `decide: ${DECIDE_CALLS} calls per round in batches of ${BATCH}; paced: ${RATE_PER_S}/s for ${PACED_MS} ms per round; ` +
+      `cycles: ${CYCLES} × (${PER_SYNC} decisions + 1 sync) per round`,
   )
   console.table({
     'decide ns/decision': {
@@ -177,6 +212,33 @@ try {
       ),
       'sync − local': median(nodeDiff).toFixed(2),
       'diff spread': spread(nodeDiff, 2),
+    },
+    [`cycle node CPU µs/(${PER_SYNC} requests + 1 sync)`]: {
+      local: median(cy.local.map((v) => v.node)).toFixed(0),
+      'local spread': spread(
+        cy.local.map((v) => v.node),
+        0,
+      ),
+      sync: median(cy.sync.map((v) => v.node)).toFixed(0),
+      'sync spread': spread(
+        cy.sync.map((v) => v.node),
+        0,
+      ),
+      'sync − local': `${median(cycleDiff).toFixed(2)} /request`,
+      'diff spread': spread(cycleDiff, 2),
+    },
+    [`cycle redis CPU µs/(${PER_SYNC} requests + 1 sync)`]: {
+      local: median(cy.local.map((v) => v.redis)).toFixed(0),
+      'local spread': spread(
+        cy.local.map((v) => v.redis),
+        0,
+      ),
+      sync: median(cy.sync.map((v) => v.redis)).toFixed(0),
+      'sync spread': spread(
+        cy.sync.map((v) => v.redis),
+        0,
+      ),
+      'sync − local': `${(median(cy.sync.map((v) => v.redis)) / PER_SYNC).toFixed(2)} /request`,
     },
     'paced redis CPU µs/request': {
       local: median(p.local.map((v) => v.redis)).toFixed(2),
