@@ -16,6 +16,13 @@ export interface RedisLike {
   eval?(source: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
   /** As {@link RedisLike.eval} with Buffer replies (sync mode). */
   evalBuffer?(source: string, numKeys: number, ...args: (string | number | Buffer)[]): Promise<unknown>
+  /**
+   * `MGET ...keys` with the values as Buffers (null when absent): sync mode pulls the fleet's
+   * cells with it after the sync script, which costs Redis less than returning them from Lua
+   * (spec/cluster.md, "Sync mode"). Optional: without it the sync script returns the cells in
+   * its reply.
+   */
+  mgetBuffer?(...keys: string[]): Promise<(Buffer | null)[]>
   /** `SCRIPT LOAD source`, used after a NOSCRIPT reply when the client has no `eval`. */
   script(subcommand: 'LOAD', source: string): Promise<unknown>
   /** Close the connection at once (called only on clients grudge created from a URL). */
@@ -44,8 +51,10 @@ export const OWNED_CLIENT_OPTIONS = Object.freeze({
    * Except EVALSHA, written at once: exact mode already sends a turn's decisions in one call
    * (spec/cluster.md, "Batches") from the turn's check phase, and ioredis would hold it for
    * another turn (its pipeline waits for the next `setImmediate`) and wrap it once more.
+   * And MGET, sync mode's pull (one per slot and sync, sent alone after the sync script's
+   * reply): ioredis would build a Pipeline around it and hold it for a turn.
    */
-  autoPipeliningIgnoredCommands: ['evalsha'],
+  autoPipeliningIgnoredCommands: ['evalsha', 'mget'],
 })
 
 /**

@@ -630,7 +630,9 @@ return out
  * slot's string (u32 LE) and the delta (float64 LE), empty when nothing was added; then,
  * optionally, per generation j its slot's cells per level M_s (decimal; absent: the
  * compiled M = ceil(M / S)), the size a missing generation string is created at
- * (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md "Shapes").
+ * (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md "Shapes"); then,
+ * optionally, '1': reply without the cells (v_j all empty; the caller reads them with GET after
+ * the reply, which costs Redis less than a Lua string copied into the reply).
  *
  * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
@@ -658,11 +660,12 @@ for j = 0, K - 1 do
   end
 end
 touchFp()
+local pull = ARGV[8 + 2 * K] ~= '1'
 local out = {1, fmt(now), fmt(G)}
 for j = 0, K - 1 do
   local k = gb + j
   local v = false
-  if k >= oldest and k <= G then v = redis.call('GET', KEYS[2 + j]) end
+  if pull and k >= oldest and k <= G then v = redis.call('GET', KEYS[2 + j]) end
   if v then out[#out + 1] = v else out[#out + 1] = '' end
 end
 return out

@@ -92,21 +92,52 @@ class FleetSketch extends Sketch {
     const first = slot * slotCells
     const end = Math.min(M, first + slotCells)
     const inRaw = raw === undefined ? 0 : Math.floor(raw.length / 16)
-    const dv = raw === undefined ? undefined : new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+    // the pulled cells as float64 pairs (score, time) read in place: a pull is every cell of
+    // every live generation each syncMs, and a DataView read plus a decay call per cell cost
+    // 0.5 ms of the sync's ~1.9 ms of CPU (L = 4, M = 4096, N = 2; examples/bench/sync-store-cost.ts)
+    const f = raw === undefined || inRaw === 0 ? EMPTY_CELLS : pulledCells(raw, inRaw)
     const cells = this.cells
+    const decay = this.decay
+    const lo = this.lo
+    const hi = this.hi
     for (let i = 0; i < this.levels; i++) {
       for (let j = first; j < end; j++) {
         const p = i * M + j
         const q = i * slotCells + j - first
         let s = 0
-        if (q < inRaw)
-          s = applyDecay(dv!.getFloat64(q * 16, true), this.decay, serverNowMs - dv!.getFloat64(q * 16 + 8, true))
+        if (q < inRaw) {
+          s = f[2 * q]
+          // a zero score decays to zero (most cells of a sparse sketch): no decay to apply
+          if (s !== 0) s = applyDecay(s, decay, serverNowMs - f[2 * q + 1])
+        }
         s += pending[p]
-        cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+        cells[CELL_STRIDE * p + CELL_SCORE] = s < lo ? lo : s > hi ? hi : s
         cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
       }
     }
   }
+}
+
+/** No pulled cells. */
+const EMPTY_CELLS = new Float64Array(0)
+
+/** Whether this platform's Float64Array is little-endian, as the cells in Redis are. */
+const LITTLE_ENDIAN = new Uint8Array(new Float64Array([1]).buffer)[7] === 0x3f
+
+/**
+ * The first `count` pulled cells of `raw` (16 bytes each: score then time, float64 LE) as a
+ * Float64Array of 2·count: a view when the bytes are 8-aligned on a little-endian platform,
+ * else a copy (decoded with a DataView on a big-endian one). Allocates the view's small object.
+ */
+function pulledCells(raw: Uint8Array, count: number): Float64Array {
+  if (LITTLE_ENDIAN && (raw.byteOffset & 7) === 0) return new Float64Array(raw.buffer, raw.byteOffset, 2 * count)
+  const out = new Float64Array(2 * count)
+  if (LITTLE_ENDIAN) new Uint8Array(out.buffer).set(raw.subarray(0, 16 * count))
+  else {
+    const dv = new DataView(raw.buffer, raw.byteOffset, raw.byteLength)
+    for (let k = 0; k < 2 * count; k++) out[k] = dv.getFloat64(8 * k, true)
+  }
+  return out
 }
 
 /**
@@ -327,12 +358,19 @@ export class RedisSyncStore implements ScoreStore {
         ? { admitted: true, score: NaN, failure: 'open' }
         : { admitted: false, score: NaN, failure: 'closed' }
     }
-    this.rotate()
+    // one clock reading for the rotation and the decision, and one hash of the key in the
+    // deciding generation, whose aggregate is a denial's score (as the local store's
+    // Rotator.consume): tryUpdate then estimate hashed twice and read the clock three times:
+    // 365 ns a decision against the local store's 140, now 223 against 151 (20 keys in turn,
+    // median batch of 5 rounds, load average 9 on 2 cores; examples/bench/sync-store-cost.ts)
+    const nowMs = this.local.now()
+    this.rotate(nowMs)
     const gens = this.gens
     const oldest = gens[0]
-    if (!oldest.sketch.tryUpdate(key, cost, limit)) return { admitted: false, score: oldest.sketch.estimate(key) }
+    const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
+    if (!(before + cost <= limit)) return { admitted: false, score: before } // NaN never admits
     record(oldest, cost)
-    const score = oldest.sketch.estimate(key)
+    const score = oldest.sketch.lastAggregate
     this.writeYounger(key, cost, score)
     // the youngest generation was written last: its hasher holds the key's hash
     if (this.meter !== null) this.meter.record(gens[gens.length - 1].sketch.hasher, cost)
@@ -497,10 +535,18 @@ export class RedisSyncStore implements ScoreStore {
     return this.o.clock !== undefined ? this.o.clock.now() : this.local.now() + this.offsetMs
   }
 
-  /** Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate. */
-  private rotate(): void {
+  /** {@link RedisSyncStore.serverNow} from a reading of the local clock (which is the explicit clock when there is one). */
+  private serverNowAt(localNowMs: number): number {
+    return this.o.clock !== undefined ? localNowMs : localNowMs + this.offsetMs
+  }
+
+  /**
+   * Keep exactly the live generations O..O+N−1 (O = floor(time / periodMs)) of the current time estimate.
+   * @param localNowMs a reading of the local clock just taken (default: read it now)
+   */
+  private rotate(localNowMs?: number): void {
     const N = this.shape.generations
-    const now = this.serverNow()
+    const now = localNowMs === undefined ? this.serverNow() : this.serverNowAt(localNowMs)
     const G = Math.floor(now / this.schedule.periodMs) + N - 1
     const gens = this.gens
     if (gens.length !== N || gens[N - 1].id !== G) this.rotateTo(G)
@@ -634,11 +680,9 @@ export class RedisSyncStore implements ScoreStore {
     const results = await Promise.allSettled(
       calls.map((c) =>
         withTimeout(
-          this.shared
-            .get()
-            .then((client: RedisLike) => evalScript(client, this.script, this.sha, c.keys, c.args, true)),
+          this.shared.get().then((client: RedisLike) => this.slotRound(client, c)),
           timeoutMs,
-        ).then((raw) => ({ raw, at: this.local.now() })),
+        ),
       ),
     )
     let failure: unknown = undefined
@@ -647,6 +691,12 @@ export class RedisSyncStore implements ScoreStore {
       const r = results[c]
       const { slot, window: win } = calls[c]
       const raw = r.status === 'fulfilled' ? r.value.raw : undefined
+      if (r.status === 'rejected' && calls[c].merged) {
+        // the push was merged, the pull after it failed: the sums are in Redis (nothing to put
+        // back), the local cells keep this instance's view, and the sync fails
+        failure ??= r.reason
+        continue
+      }
       if (
         r.status === 'rejected' ||
         !Array.isArray(raw) ||
@@ -676,9 +726,17 @@ export class RedisSyncStore implements ScoreStore {
         if (gen === undefined || gen.provisional || gen.id < G - N + 1 || gen.id > G) continue
         // still held here (not retired, or replaced by a record, while the sync was in flight)
         if (!this.gens.some((g) => g === gen || g.twin === gen)) continue
-        const v = raw[3 + j] as Uint8Array
+        const pulled = r.value.pulled
+        const v = (pulled === undefined ? raw[3 + j] : pulled[j]) as Uint8Array | null | undefined
         const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
-        gen.sketch.loadSlot(v.length > 0 ? v : undefined, slot, slotCells, serverNowMs, localNow, gen.pending)
+        gen.sketch.loadSlot(
+          v != null && v.length > 0 ? v : undefined,
+          slot,
+          slotCells,
+          serverNowMs,
+          localNow,
+          gen.pending,
+        )
       }
     }
     if (this.fatal !== undefined) throw this.fatal
@@ -712,22 +770,57 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
+   * One slot's sync on `client`: the sync script (push and, for a client without `mgetBuffer`,
+   * pull), then, with `mgetBuffer`, the pull apart: one `MGET` of the live generations of the
+   * window that are held here (one hash tag: one Cluster slot), sent once the script's reply
+   * is in, so it reads the merged cells on a Cluster too. Returning the cells from Lua costs
+   * Redis a copy into the Lua VM and another into the reply: measured 0.9–1.1 ms of Redis CPU
+   * per sync of two 256 KiB generations (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the
+   * MGET (private redis-server 7.0.15, 5 alternating rounds of 200 syncs, load average 8 on
+   * 2 cores; Node's CPU per sync within the rounds' noise, 2.0–2.8 ms either way; see
+   * examples/bench/sync-store-cost.ts). Sets `call.merged` once the script merged the push.
+   * @returns the script's reply, the local time it arrived, and the pulled cells by window index (undefined: the reply carries them)
+   */
+  private async slotRound(
+    client: RedisLike,
+    call: SlotCall,
+  ): Promise<{ raw: unknown; at: number; pulled: (Buffer | null | undefined)[] | undefined }> {
+    const apart = client.mgetBuffer !== undefined
+    const raw = await evalScript(
+      client,
+      this.script,
+      this.sha,
+      call.keys,
+      apart ? [...call.args, '1'] : call.args,
+      true,
+    )
+    const at = this.local.now()
+    if (!apart || !Array.isArray(raw) || raw[0] !== 1) return { raw, at, pulled: undefined }
+    call.merged = true
+    const G = Number(String(raw[2]))
+    const oldest = G - this.shape.generations + 1
+    const pulled: (Buffer | null | undefined)[] = []
+    const keys: string[] = []
+    for (let j = 0; j < call.window.length; j++) {
+      const gen = call.window[j]
+      const k = call.gb + j
+      if (gen !== undefined && !gen.provisional && k >= oldest && k <= G) keys.push(call.keys[1 + j])
+    }
+    const values = keys.length === 0 ? [] : await client.mgetBuffer!(...keys)
+    for (let j = 0, n = 0; j < call.window.length; j++) {
+      const gen = call.window[j]
+      const k = call.gb + j
+      pulled.push(gen !== undefined && !gen.provisional && k >= oldest && k <= G ? values[n++] : undefined)
+    }
+    return { raw, at, pulled }
+  }
+
+  /**
    * KEYS and ARGV of slot `slot`'s sync script for generations gb..gb+K−1, taking (zeroing)
    * the pending sums of that slot's cells: slot s holds index j in [s·M_s, (s + 1)·M_s) of
    * every level, M_s = ceil(M / S) of the generation's M, at position level·M_s + j − s·M_s.
    */
-  private slotCall(
-    slot: number,
-    gb: number,
-    K: number,
-    window: readonly (Generation | undefined)[],
-  ): {
-    slot: number
-    window: readonly (Generation | undefined)[]
-    keys: string[]
-    args: (string | number | Buffer)[]
-    taken: Taken[]
-  } {
+  private slotCall(slot: number, gb: number, K: number, window: readonly (Generation | undefined)[]): SlotCall {
     const S = this.shape.slots
     const prefix = this.shape.keyPrefixes[slot]
     const keys: string[] = [this.shape.fpKeys[slot]]
@@ -788,7 +881,7 @@ export class RedisSyncStore implements ScoreStore {
     for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
-    return { slot, window, keys, args, taken }
+    return { slot, gb, window, keys, args, taken, merged: false }
   }
 
   /**
@@ -993,6 +1086,18 @@ function addPending(gen: Generation, p: number, delta: number): void {
     gen.dirty[gen.dirtyCount++] = p
   }
   gen.pending[p] += delta
+}
+
+/** One slot's sync script call: its window of generations gb…gb+K−1, KEYS, ARGV and what its push took. */
+interface SlotCall {
+  slot: number
+  gb: number
+  window: readonly (Generation | undefined)[]
+  keys: string[]
+  args: (string | number | Buffer)[]
+  taken: Taken[]
+  /** Whether the script merged the push (set when its reply is in): a pull that fails after it puts nothing back. */
+  merged: boolean
 }
 
 /** What one slot's push took from a generation's pending sums: the records sent and their full-sketch positions. */

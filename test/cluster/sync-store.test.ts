@@ -6,6 +6,7 @@ import { linear, none } from '../../src/sketch/decay.js'
 import { redisStore, type RedisScoreStore } from '../../src/index.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
+import type { RedisLike } from '../../src/cluster/client.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '1111111111111111aaaaaaaaaaaaaaaa'
@@ -113,6 +114,90 @@ t.test('sync mode with a real Redis', async (t) => {
     for (const s of stores) await s.close()
     await dropPrefix(admin, prefix)
   })
+
+  t.test(
+    'the pull: by MGET after the script, or in its reply; a pull that fails after the merge puts nothing back',
+    opts,
+    async (t) => {
+      const admin = client()
+      t.teardown(() => admin.quit())
+      const prefix = uniquePrefix('sync-pull')
+      const clock = new FakeClock(9_000_000)
+      const spec: StoreSpec = {
+        name: 'p',
+        sketch: { levels: 3, cellsPerLevel: 256, decay: none() },
+        generations: 2,
+        periodMs: 60_000,
+      }
+      // the client's script commands only: without mgetBuffer the script returns the cells
+      const r = admin as unknown as Required<RedisLike>
+      const scripts: RedisLike = {
+        evalsha: r.evalsha.bind(r),
+        evalshaBuffer: r.evalshaBuffer.bind(r),
+        eval: r.eval.bind(r),
+        evalBuffer: r.evalBuffer.bind(r),
+        script: r.script.bind(r),
+      }
+      let failPull = true
+      const mgets: string[][] = []
+      const flaky: RedisLike = {
+        ...scripts,
+        mgetBuffer: (...keys: string[]) => {
+          mgets.push(keys)
+          return failPull ? Promise.reject(new Error('pull lost')) : r.mgetBuffer(...keys)
+        },
+      }
+      const errors: unknown[] = []
+      const mk = (redis: RedisLike) =>
+        redisStore({
+          redis,
+          seed: SEED,
+          prefix,
+          mode: 'sync',
+          clock,
+          ticker: new FakeTicker(),
+          timeoutMs: 2000,
+          onError: (e) => errors.push(e),
+        })(spec) as RedisSyncStore
+      const a = mk(r) // ioredis: MGET after the script
+      const b = mk(scripts) // the cells in the script's reply
+      await a.ready()
+      await b.ready()
+      a.add('k', 5)
+      await a.sync()
+      await b.sync()
+      t.equal(b.read('k'), 5, "B (cells in the reply) sees A's 5")
+      b.add('k', 2)
+      await b.sync()
+      await a.sync()
+      t.equal(a.read('k'), 7, "A (cells by MGET) sees B's 2")
+      failPull = false
+      const c = mk(flaky)
+      await c.ready()
+      t.equal(c.read('k'), 7, 'C pulled the fleet at ready()')
+      t.same(
+        mgets[0],
+        [`${prefix}:{p}:g${Math.floor(9_000_000 / 60_000)}`, `${prefix}:{p}:g${Math.floor(9_000_000 / 60_000) + 1}`],
+        'one MGET of the live generations, oldest first (not the one ahead)',
+      )
+      failPull = true
+      c.add('k', 1)
+      await c.sync() // merged, then the pull fails: absorbed, reported
+      t.match(errors, [{ message: 'pull lost' }], 'the failed pull reaches onError')
+      t.equal(c.read('k'), 8, 'C keeps its own view (fleet 7 + its 1) after the failed pull')
+      await a.sync()
+      t.equal(a.read('k'), 8, "C's push was merged before its pull failed")
+      failPull = false
+      await c.sync()
+      await a.sync()
+      t.equal(a.read('k'), 8, "C's 1 was not put back and pushed again")
+      t.equal(c.read('k'), 8, 'C pulls again once MGET answers')
+      await a.close()
+      await b.close()
+      await c.close()
+      await dropPrefix(admin, prefix)
+    },
+  )
 })
 
 t.test('sync mode when Redis is unreachable', async (t) => {
