@@ -199,6 +199,15 @@ export class Murmur3Hasher implements Hasher {
       this.hashLo = m86Out[0]
       return
     }
+    this.hashKeyBytes(key)
+  }
+  /**
+   * {@link Murmur3Hasher.hashKey} of a key the ASCII path did not take (bytes, a string with
+   * a char ≥ U+0080, or the x64_128 variant): encoded, then hashed. Kept out of `hashKey` so
+   * that the string fast path stays small enough for V8 to inline into the sketch's
+   * `locate`, and `locate` into the operation.
+   */
+  private hashKeyBytes(key: string | Uint8Array): void {
     keyBytes(key)
     this.hashInto(keyView, keyLength)
   }
