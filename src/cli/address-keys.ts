@@ -11,9 +11,11 @@ import { fmix32 } from '../hash/murmur3.js'
  * (`::ffff:10.0.0.1` and `10.0.0.1`, or every address of one /24 under `ip24`) get the id of
  * their one key. The ids number the keys in the order they were first seen, from 0.
  *
- * Open addressing with linear probing over a power-of-two table of entry numbers; the raw
- * bytes of the entries are kept in one growing byte arena. Memory grows with the distinct
- * raw addresses, as the exact reference's rows grow with the distinct keys.
+ * Open addressing with linear probing over a power-of-two table of (hash, entry) pairs, so a
+ * probe compares hashes without leaving the slot's cache line; an entry (start and length of
+ * its bytes in one growing byte arena, key id) is one 16-byte record. A lookup of a known
+ * address then reads three cache lines: its slot, its entry, its bytes. Memory grows with
+ * the distinct raw addresses, as the exact reference's rows grow with the distinct keys.
  * @internal
  */
 export class AddressKeys {
@@ -21,13 +23,13 @@ export class AddressKeys {
   readonly keys: string[] = []
   /** Key string → id, consulted once per new raw address. */
   private readonly idOfKey = new Map<string, number>()
-  /** Slot → entry number + 1 (0: empty). Length a power of two, at most half full. */
-  private slots = new Int32Array(1 << 12)
-  /** Per entry: its hash, the start and length of its bytes in the arena, its key id. */
-  private hashes = new Int32Array(1 << 11)
-  private starts = new Int32Array(1 << 11)
-  private lengths = new Int32Array(1 << 11)
-  private ids = new Int32Array(1 << 11)
+  /**
+   * Slot s at [2s, 2s + 1]: the entry's hash, the entry's number + 1 (0: an empty slot). The
+   * number of slots is a power of two, at most half of them used.
+   */
+  private slots = new Int32Array(2 << 12)
+  /** Entry e at [4e, 4e + 3): the start and length of its bytes in the arena, its key id. */
+  private records = new Int32Array(4 << 11)
   private arena = new Uint8Array(1 << 15)
   private arenaUsed = 0
   /** Raw addresses stored. */
@@ -54,17 +56,18 @@ export class AddressKeys {
     for (let i = start; i < end; i++) h = Math.imul(h ^ b[i], 16777619)
     h = fmix32(h)
     const slots = this.slots
-    const mask = slots.length - 1
+    const mask = (slots.length >> 1) - 1
     for (let s = h & mask; ; s = (s + 1) & mask) {
-      const e = slots[s] - 1
+      const e = slots[2 * s + 1] - 1
       if (e < 0) return this.insert(b, start, len, h, s)
-      if (this.hashes[e] === h && this.lengths[e] === len && this.sameBytes(e, b, start, len)) return this.ids[e]
+      if (slots[2 * s] === h && this.records[4 * e + 1] === len && this.sameBytes(e, b, start, len))
+        return this.records[4 * e + 2]
     }
   }
 
   private sameBytes(e: number, b: Buffer, start: number, len: number): boolean {
     const a = this.arena
-    const at = this.starts[e]
+    const at = this.records[4 * e]
     for (let i = 0; i < len; i++) if (a[at + i] !== b[start + i]) return false
     return true
   }
@@ -80,43 +83,38 @@ export class AddressKeys {
       this.onNewKey(key, id)
     }
     const e = this.entries++
-    if (e === this.hashes.length) this.growEntries()
+    if (4 * e === this.records.length) {
+      const wider = new Int32Array(2 * this.records.length)
+      wider.set(this.records)
+      this.records = wider
+    }
     if (this.arenaUsed + len > this.arena.length) {
       const wider = new Uint8Array(Math.max(2 * this.arena.length, this.arenaUsed + len))
       wider.set(this.arena.subarray(0, this.arenaUsed))
       this.arena = wider
     }
     this.arena.set(b.subarray(start, start + len), this.arenaUsed)
-    this.starts[e] = this.arenaUsed
+    this.records[4 * e] = this.arenaUsed
+    this.records[4 * e + 1] = len
+    this.records[4 * e + 2] = id
     this.arenaUsed += len
-    this.hashes[e] = h
-    this.lengths[e] = len
-    this.ids[e] = id
-    this.slots[slot] = e + 1
-    if (2 * this.entries > this.slots.length) this.rehash()
+    this.slots[2 * slot] = h
+    this.slots[2 * slot + 1] = e + 1
+    if (4 * this.entries > this.slots.length) this.rehash()
     return id
   }
 
-  private growEntries(): void {
-    const n = 2 * this.hashes.length
-    const wider = (a: Int32Array) => {
-      const w = new Int32Array(n)
-      w.set(a)
-      return w
-    }
-    this.hashes = wider(this.hashes)
-    this.starts = wider(this.starts)
-    this.lengths = wider(this.lengths)
-    this.ids = wider(this.ids)
-  }
-
+  /** Twice the slots, every entry placed again by its hash. */
   private rehash(): void {
-    const slots = new Int32Array(2 * this.slots.length)
-    const mask = slots.length - 1
-    for (let e = 0; e < this.entries; e++) {
-      let s = this.hashes[e] & mask
-      while (slots[s] !== 0) s = (s + 1) & mask
-      slots[s] = e + 1
+    const old = this.slots
+    const slots = new Int32Array(2 * old.length)
+    const mask = (slots.length >> 1) - 1
+    for (let o = 0; o < old.length; o += 2) {
+      if (old[o + 1] === 0) continue
+      let s = old[o] & mask
+      while (slots[2 * s + 1] !== 0) s = (s + 1) & mask
+      slots[2 * s] = old[o]
+      slots[2 * s + 1] = old[o + 1]
     }
     this.slots = slots
   }
