@@ -8,6 +8,8 @@
 // then each contender runs as a child process, round-robin, ROUNDS rounds after a warm-up:
 //   replay          `node grudge.mjs replay LOG` (rate 1/s burst 20, exact reference, text report)
 //   replay + abuse  the same with `--abuse 401=3,404=1,2xx=-0.5`
+//   replay, modules  `replay LOG` from the sources one module per file, as the published
+//                   package's dist/esm loads them (process start then loads ~100 modules)
 //   node start      `node grudge.mjs --version`: process start and module loading alone
 //   read + split    `node -e` reading LOG and counting its newlines: the I/O floor
 // Wall time is measured from spawn to exit; CPU time (user + system, the child's own
@@ -16,7 +18,7 @@
 //
 // Run: npm run bench -- replay [--quick]   (--quick: 100,000 lines; REPLAY_BENCH_LINES=n, REPLAY_BENCH_ROUNDS=r ≥ 5)
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -92,10 +94,27 @@ await build({
   // the CommonJS dependencies (ipaddr.js, crc-32) require() from an ES module bundle
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 })
+// The same sources one module per file, as the published package lays them out (tsc's
+// dist/esm: bin/grudge.js importing src/**/*.js): what `grudge replay` loads once installed,
+// whose start reads and compiles every module on its own. Transpiled by esbuild (no bundling);
+// the package's dependencies resolve through a link to this repository's node_modules.
+const root = join(here, '..', '..')
+const pkg = join(dir, 'pkg')
+const sources = ['bin', 'src'].flatMap((d) =>
+  readdirSync(join(root, d), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))
+    .map((f) => join(root, d, f)),
+)
+await build({ entryPoints: sources, outdir: pkg, outbase: root, platform: 'node', format: 'esm', logLevel: 'warning' })
+mkdirSync(pkg, { recursive: true })
+writeFileSync(join(pkg, 'package.json'), '{ "type": "module" }\n')
+symlinkSync(join(root, 'node_modules'), join(pkg, 'node_modules'))
+const installed = join(pkg, 'bin', 'grudge.js')
 
 const CONTENDERS: Record<string, string[]> = {
   replay: [cli, 'replay', log],
   'replay + abuse': [cli, 'replay', '--abuse', '401=3,404=1,2xx=-0.5', log],
+  'replay, modules': [installed, 'replay', log],
   'node start': [cli, '--version'],
   'read + split': [
     '-e',
@@ -139,14 +158,15 @@ try {
   for (const n of names) {
     const wall = runs[n].map((x) => x.wallMs)
     const cpu = runs[n].map((x) => x.cpuMs)
+    // lines/s of the median run, and of the slowest and fastest runs (the spread over the rounds)
     const lines = n.startsWith('replay')
-      ? `  ${rate(median(wall))} lines/s wall, ${rate(median(cpu))} per CPU second`
+      ? `  ${rate(median(wall))} lines/s wall (spread ${rate(Math.max(...wall))}–${rate(Math.min(...wall))}), ${rate(median(cpu))} per CPU second`
       : ''
     console.log(
       `${n.padEnd(15)} wall median ${median(wall).toFixed(0).padStart(6)} ms (spread ${Math.min(...wall).toFixed(0)}–${Math.max(...wall).toFixed(0)})  CPU median ${median(cpu).toFixed(0).padStart(6)} ms  peak RSS ${(median(runs[n].map((x) => x.rssKiB)) / 1024).toFixed(0)} MiB${lines}`,
     )
   }
-  for (const n of ['replay', 'replay + abuse']) {
+  for (const n of ['replay', 'replay + abuse', 'replay, modules']) {
     const perRound = runs[n].map((x) => ((LINES / x.wallMs) * 1000) / TARGET)
     const m = median(perRound)
     console.log(

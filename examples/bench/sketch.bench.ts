@@ -26,10 +26,13 @@
 //           keys (each counted once before measuring); in A over fresh copies of the drawn
 //           keys (a key parsed from a request has no hash cached), in B over the pool
 //   CMS     bloom-filters' CountMinSketch(100000, 4).update(k, 1)
+//   hash alone  (A) murmur3's hashKey of the drawn key, no cells: the part of "× floor" the
+//           key's hash costs by itself
 // Variants compared with each other run round-robin (the box is shared, load drifts);
 // each figure is the median of RUNS runs; "×floor" (and a row's ratio to the first row of
 // its group) is the median of per-round ratios, and the other quotients (×naive floor,
-// ×keyed floor, ×(floor+key), siphash/murmur3) are quotients of those medians; "scav"
+// ×keyed floor, ×(floor+key), siphash/murmur3) are quotients of those medians; [min–max]
+// after a per-round ratio is its spread over the rounds; "scav"
 // is the number of young-generation GCs (scavenges) seen during the runs of that row (each
 // run starts with an empty young generation), i.e. allocation on the hot path.
 // Targets (issue #18, replacing issue 2's 2× and 300 ns): murmur3 update ≤ 1.3× the floor
@@ -285,6 +288,18 @@ function keyedOp(sc: Float64Array, tc: Float64Array, key: string, now: number): 
   }
   floorOp(sc, tc, keyedPos, 0, now)
 }
+// The hash alone: Hasher.hashKey of the drawn key and nothing else (no indexes, no cells):
+// the share of the floor that the key's hash costs by itself, which no change to the cell
+// work or to the Sketch API can remove (the lower bound of "× floor" with this hash code is
+// 1 + this row's ratio, less whatever of it the CPU overlaps with the cells' cache misses).
+const HASH_SINK = new Int32Array(1)
+function runHashInHand(drawn: string[], n: number): number {
+  for (let i = 0; i < n; i++) {
+    keyedHasher.hashKey(drawn[i])
+    HASH_SINK[0] ^= keyedHasher.hashLo
+  }
+  return 0
+}
 function runKeyedFloorInHand(drawn: string[], n: number): number {
   const { scores, touched } = keyedCells
   for (let i = 0; i < n; i++) {
@@ -350,7 +365,7 @@ function timeRun(n: number, run: () => number): { cpu: number; wall: number } {
  */
 async function compare(
   variants: Array<{ n: number; run: () => number; setup?: () => void }>,
-): Promise<Array<{ ns: number; wall: number; scav: number; ratio: number; ratioMin: number; ratioMax: number }>> {
+): Promise<Array<Measured>> {
   // warm-up, twice: the first call gets the loop optimized on the stack (OSR), the second
   // enters the optimized function itself, as the measured calls will
   for (let w = 0; w < 2; w++)
@@ -384,8 +399,34 @@ async function compare(
     ratio: median(times[i].map((x, r) => x / times[0][r])),
     ratioMin: Math.min(...times[i].map((x, r) => x / times[0][r])),
     ratioMax: Math.max(...times[i].map((x, r) => x / times[0][r])),
+    times: times[i],
   }))
 }
+
+/** One variant's figures from {@link compare}. */
+interface Measured {
+  /** Median CPU ns/op. */
+  ns: number
+  /** Median wall ns/op. */
+  wall: number
+  /** Scavenges seen during its runs. */
+  scav: number
+  /** Median, least and greatest of its per-round ratios to the comparison's first variant. */
+  ratio: number
+  ratioMin: number
+  ratioMax: number
+  /** CPU ns/op of each round, in round order. */
+  times: number[]
+}
+
+/** The median and spread of the per-round ratios x / y of two variants of one comparison. */
+function perRound(x: Measured, y: Measured): { ratio: number; min: number; max: number } {
+  const q = x.times.map((t, r) => t / y.times[r])
+  return { ratio: median(q), min: Math.min(...q), max: Math.max(...q) }
+}
+/** `×floor 1.53 [1.41–1.62]`: a per-round ratio with its spread over the rounds. */
+const spread = (r: { ratio: number; min?: number; max?: number; ratioMin?: number; ratioMax?: number }) =>
+  `${r.ratio.toFixed(2)} [${(r.min ?? r.ratioMin)!.toFixed(2)}–${(r.max ?? r.ratioMax)!.toFixed(2)}]`
 
 const fmt = (x: number) => x.toFixed(1).padStart(8)
 function row(name: string, r: { ns: number; wall: number; scav: number }, extra = ''): void {
@@ -461,7 +502,7 @@ for (const bytes of ONLY_LAYOUTS ? [] : [16, 40]) {
   }
   console.log('A. key in hand (drawn keys materialized in draw order)')
   for (const [op, run] of Object.entries(OPS_IN_HAND)) {
-    const [floor, a, b, naive, extra, mapRow] = await compare([
+    const [floor, a, b, naive, extra, mapRow, hashRow] = await compare([
       { n: OPS, run: () => runFloorInHand(posDrawn, OPS) },
       { n: OPS, run: () => run(m3, drawn, OPS) },
       { n: OPS, run: () => run(sip, drawn, OPS) },
@@ -470,6 +511,7 @@ for (const bytes of ONLY_LAYOUTS ? [] : [16, 40]) {
             { n: OPS, run: () => runFloorNaiveInHand(posDrawn, OPS) },
             { n: OPS, run: () => runKeyedFloorInHand(drawn, OPS) },
             { n: OPS, run: () => runMapInHand(mapFull, mapDrawn, OPS), setup: refreshMapDrawn },
+            { n: OPS, run: () => runHashInHand(drawn, OPS) },
           ]
         : []),
     ])
@@ -478,19 +520,20 @@ for (const bytes of ONLY_LAYOUTS ? [] : [16, 40]) {
     const sipOverM3 = b.ratio / a.ratio
     if (op === 'update') {
       row('floor: raw Float64Array cell loop', floor)
-      row('floor, naive (0.1.0: a level at a time)', naive, `×floor ${naive.ratio.toFixed(2)}`)
-      row('keyed floor: floor + murmur3 of the key', keyed!, `×floor ${keyed!.ratio.toFixed(2)}`)
+      row('floor, naive (0.1.0: a level at a time)', naive, `×floor ${spread(naive)}`)
+      row('keyed floor: floor + murmur3 of the key', keyed!, `×floor ${spread(keyed!)}`)
+      row('murmur3 of the key alone (no cells)', hashRow, `×floor ${spread(hashRow)}`)
     }
     const vsNaive = naive
       ? `  ×naive floor ${(a.ratio / naive.ratio).toFixed(2)}  ×keyed floor ${(a.ratio / keyed!.ratio).toFixed(2)}`
       : ''
-    row(`murmur3 ${op}`, a, `×floor ${a.ratio.toFixed(2)}${vsNaive}`)
-    row(`siphash ${op}`, b, `×floor ${b.ratio.toFixed(2)}  siphash/murmur3 ${sipOverM3.toFixed(2)}`)
+    row(`murmur3 ${op}`, a, `×floor ${spread(a)}${vsNaive}`)
+    row(`siphash ${op}`, b, `×floor ${spread(b)}  siphash/murmur3 ${sipOverM3.toFixed(2)}`)
     if (op === 'update') {
-      const m3OverMap = a.ratio / map!.ratio
-      row('Map<string, number> counter, 10^6 keys', map!, `×floor ${map!.ratio.toFixed(2)}`)
+      const m3OverMap = perRound(a, map!)
+      row('Map<string, number> counter, 10^6 keys', map!, `×floor ${spread(map!)}`)
       verdicts.push(
-        `targets (${bytes} B, A key in hand): murmur3 update ×floor ${a.ratio.toFixed(2)} ≤ 1.3: ${versus(a.ratio, 1.3)} (the keyed floor alone is ${keyed!.ratio.toFixed(2)}×; naive floor ×${(a.ratio / naive.ratio).toFixed(2)}); murmur3 update / Map at 10^6 keys ${m3OverMap.toFixed(2)} ≤ 1: ${versus(m3OverMap, 1)}; siphash ≤ 1.5× murmur3: ${ok(sipOverM3 <= 1.5)}`,
+        `targets (${bytes} B, A key in hand): murmur3 update ×floor ${spread(a)} ≤ 1.3: ${versus(a.ratio, 1.3)} (the keyed floor alone is ${keyed!.ratio.toFixed(2)}×, the key's hash alone ${hashRow.ratio.toFixed(2)}× the floor; naive floor ×${(a.ratio / naive.ratio).toFixed(2)}); murmur3 update / Map at 10^6 keys ${spread(m3OverMap)} ≤ 1: ${versus(m3OverMap.ratio, 1)}; siphash ≤ 1.5× murmur3: ${ok(sipOverM3 <= 1.5)}`,
       )
     }
   }
@@ -506,17 +549,17 @@ for (const bytes of ONLY_LAYOUTS ? [] : [16, 40]) {
     ])
     const sipOverM3 = b.ratio / a.ratio
     row('floor: raw Float64Array cell loop', floor)
-    row('floor, naive (0.1.0: a level at a time)', naive, `×floor ${naive.ratio.toFixed(2)}`)
-    row('floor + fetching the key string', fk, `×floor ${fk.ratio.toFixed(2)}`)
-    row('keyed floor: floor + murmur3 of the key', keyed, `×floor ${keyed.ratio.toFixed(2)}`)
+    row('floor, naive (0.1.0: a level at a time)', naive, `×floor ${spread(naive)}`)
+    row('floor + fetching the key string', fk, `×floor ${spread(fk)}`)
+    row('keyed floor: floor + murmur3 of the key', keyed, `×floor ${spread(keyed)}`)
     row(
       'murmur3 update',
       a,
-      `×floor ${a.ratio.toFixed(2)}  ×naive floor ${(a.ratio / naive.ratio).toFixed(2)}  ×(floor+key) ${(a.ratio / fk.ratio).toFixed(2)}  ×keyed floor ${(a.ratio / keyed.ratio).toFixed(2)}`,
+      `×floor ${spread(a)}  ×naive floor ${(a.ratio / naive.ratio).toFixed(2)}  ×(floor+key) ${(a.ratio / fk.ratio).toFixed(2)}  ×keyed floor ${(a.ratio / keyed.ratio).toFixed(2)}`,
     )
-    row('siphash update', b, `×floor ${b.ratio.toFixed(2)}  siphash/murmur3 ${sipOverM3.toFixed(2)}`)
+    row('siphash update', b, `×floor ${spread(b)}  siphash/murmur3 ${sipOverM3.toFixed(2)}`)
     verdicts.push(
-      `targets (${bytes} B, B key cold):    murmur3 update ×floor ${a.ratio.toFixed(2)} ≤ 1.3: ${versus(a.ratio, 1.3)} (the keyed floor alone is ${keyed.ratio.toFixed(2)}×; naive floor ×${(a.ratio / naive.ratio).toFixed(2)}); siphash ≤ 1.5× murmur3: ${ok(sipOverM3 <= 1.5)}`,
+      `targets (${bytes} B, B key cold):    murmur3 update ×floor ${spread(a)} ≤ 1.3: ${versus(a.ratio, 1.3)} (the keyed floor alone is ${keyed.ratio.toFixed(2)}×; naive floor ×${(a.ratio / naive.ratio).toFixed(2)}); siphash ≤ 1.5× murmur3: ${ok(sipOverM3 <= 1.5)}`,
     )
   }
   const sys = new Sketch({

@@ -16,7 +16,7 @@
 
 /** One parsed access-log line; {@link parseAccessLine} fills a reused instance. */
 export interface AccessRecord {
-  /** The client address (the `%h` field), as written. */
+  /** The client address (the `%h` field), as written (left as it was by a `parseAccessBytes` told not to build it). */
   ip: string
   /** The request method (`GET`), or `''` when the request line has no method (`"-"`, garbage). */
   method: string
@@ -158,7 +158,7 @@ function byteIndex(b: Buffer, c: number, from: number, end: number): number {
  */
 export function parseAccessLine(line: string, out: AccessRecord): boolean {
   const b = Buffer.from(line, 'utf8')
-  return parseAccessBytes(b, 0, b.length, out, true)
+  return parseAccessBytes(b, 0, b.length, out, true, true) >= 0
 }
 
 /**
@@ -166,6 +166,10 @@ export function parseAccessLine(line: string, out: AccessRecord): boolean {
  * newline): what the replay calls on the file's own buffers.
  * @param withRequest whether to fill `method` and `path` (left as they were otherwise: a
  * replay keyed by address alone needs no string of them)
+ * @param withIp whether to fill `ip` (left as it was otherwise: the replay keyed by address
+ * then looks the address up by its bytes, `b[start..returned end)`, see `address-keys.ts`)
+ * @returns the end of the address in `b` (the address is `b[start..end)`, end > start) when
+ * the line parsed; −1 when it did not
  * @internal
  */
 export function parseAccessBytes(
@@ -174,20 +178,21 @@ export function parseAccessBytes(
   end: number,
   out: AccessRecord,
   withRequest: boolean,
-): boolean {
+  withIp: boolean,
+): number {
   // a trailing `\r` is tolerated (it ends the line for the 4th-digit check below)
   const sp = byteIndex(b, 32, start, end)
-  if (sp <= start) return false
+  if (sp <= start) return -1
   let lb = sp
   for (;;) {
     lb = byteIndex(b, 91 /* [ */, lb + 1, end)
-    if (lb < 0) return false
+    if (lb < 0) return -1
     if (b[lb - 1] === 32) break
   }
   lb-- // at the space of ' ['
   const t = clfTimeAt(b, lb + 2, end)
-  if (t !== t) return false
-  if (lb + 30 >= end || b[lb + 28] !== 93 /* ] */ || b[lb + 29] !== 32 || b[lb + 30] !== 34 /* " */) return false
+  if (t !== t) return -1
+  if (lb + 30 >= end || b[lb + 28] !== 93 /* ] */ || b[lb + 29] !== 32 || b[lb + 30] !== 34 /* " */) return -1
   const reqStart = lb + 31
   // The request ends at the first `"` followed by ` ddd` (an escaped quote inside the request
   // is `\"` in Apache and `\x22` in nginx, neither followed by a space and a status).
@@ -195,16 +200,16 @@ export function parseAccessBytes(
   let status: number
   for (;;) {
     q = byteIndex(b, 34, q + 1, end)
-    if (q < 0) return false
+    if (q < 0) return -1
     if (q + 1 < end && b[q + 1] === 32 && b[q - 1] !== 92) {
       status = digitsAt(b, q + 2, 3, end)
       if (status >= 0) break
     }
   }
-  if (status < 100 || status > 599) return false
+  if (status < 100 || status > 599) return -1
   if (q + 5 < end) {
     const after = b[q + 5]
-    if (after !== 32 && after !== 13) return false // a 4th digit
+    if (after !== 32 && after !== 13) return -1 // a 4th digit
   }
   if (withRequest) {
     const s1 = byteIndex(b, 32, reqStart, end)
@@ -219,8 +224,8 @@ export function parseAccessBytes(
       out.path = b.toString('utf8', s1 + 1, qm >= 0 && qm < s2 ? qm : s2)
     }
   }
-  out.ip = b.toString('utf8', start, sp)
+  if (withIp) out.ip = b.toString('utf8', start, sp)
   out.status = status
   out.timeMs = t
-  return true
+  return sp
 }

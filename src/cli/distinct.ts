@@ -5,7 +5,10 @@ import { HyperLogLog } from '../window/hyperloglog.js'
  * memory, as a limiter in production would count), or an exact Set.
  */
 export interface DistinctCounter {
-  /** Record one occurrence of `key`. */
+  /**
+   * Record one occurrence of `key`. Adding a key already added changes nothing (the replay
+   * adds the key of an address once, when it is first seen).
+   */
   add(key: string): void
   /** The number of distinct keys added (an estimate for a sketch). */
   estimate(): number

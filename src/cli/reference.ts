@@ -15,6 +15,8 @@
 export class ExactReference {
   /** A key's row in the columns below. */
   private readonly rows = new Map<string, number>()
+  /** Row + 1 of each caller's key id (0: not looked up yet), so that a key with an id is looked up in `rows` once. */
+  private rowOfId = new Int32Array(1024)
   // One column per field, a row per key: no object per key (a Map of 50,000 small objects was
   // an eighth of `grudge replay`'s CPU time, issue #18). Grown by doubling.
   private debt = new Float64Array(1024)
@@ -47,16 +49,23 @@ export class ExactReference {
   /**
    * Decide one request of `key` at `nowMs` (non-decreasing across calls).
    * @param weight the abuse weight of the request's outcome (ignored without an abuse policy)
+   * @param id the caller's integer id of `key` (one id per key, ≥ 0), or −1 (default): with an
+   *   id the key's row is found by the id after its first request, without hashing the key
    * @returns whether the request is admitted
    */
-  decide(key: string, weight: number, nowMs: number): boolean {
-    let e = this.rows.get(key)
-    if (e === undefined) {
-      e = this.rows.size
-      if (e === this.debt.length) this.grow()
-      this.rows.set(key, e)
-      this.debtMs[e] = nowMs
-      this.scoreMs[e] = nowMs
+  decide(key: string, weight: number, nowMs: number, id = -1): boolean {
+    let e: number
+    if (id >= 0 && id < this.rowOfId.length && this.rowOfId[id] > 0) e = this.rowOfId[id] - 1
+    else {
+      e = this.rowOf(key, nowMs)
+      if (id >= 0) {
+        if (id >= this.rowOfId.length) {
+          const wider = new Int32Array(Math.max(2 * this.rowOfId.length, id + 1))
+          wider.set(this.rowOfId)
+          this.rowOfId = wider
+        }
+        this.rowOfId[id] = e + 1
+      }
     }
     this.requestCount[e]++
     let admitted = true
@@ -81,6 +90,19 @@ export class ExactReference {
     }
     if (!admitted) this.rejectedCount[e]++
     return admitted
+  }
+
+  /** The row of `key`, added (its times set to `nowMs`) when new. */
+  private rowOf(key: string, nowMs: number): number {
+    let e = this.rows.get(key)
+    if (e === undefined) {
+      e = this.rows.size
+      if (e === this.debt.length) this.grow()
+      this.rows.set(key, e)
+      this.debtMs[e] = nowMs
+      this.scoreMs[e] = nowMs
+    }
+    return e
   }
 
   private grow(): void {

@@ -2,8 +2,11 @@
 export interface ReorderSink {
   /** Log time moved forward to `timeMs` (called once per new time, before the lines at it). */
   advance(timeMs: number): void
-  /** One request of `key` with outcome `outcome` (a status, an event code), at the time last advanced to. */
-  decide(key: string, outcome: number): void
+  /**
+   * One request of `key` with outcome `outcome` (a status, an event code), at the time last
+   * advanced to; `id` is the key's id as given to {@link ReorderBuffer.add} (−1: none).
+   */
+  decide(key: string, outcome: number, id: number): void
 }
 
 /** The buffered lines of one time, in input order (reused once replayed). */
@@ -13,6 +16,7 @@ interface Bucket {
   readonly keys: string[]
   readonly outcomes: number[]
   readonly counts: number[]
+  readonly ids: number[]
 }
 
 /**
@@ -66,8 +70,9 @@ export class ReorderBuffer {
    * @param key the key of its requests
    * @param outcome the outcome of its requests (opaque here: a status, an event code)
    * @param count its requests (0: a line that only moves time)
+   * @param id the key's id, handed back to the sink's `decide` (opaque here; default −1)
    */
-  add(t: number, key: string, outcome: number, count: number): void {
+  add(t: number, key: string, outcome: number, count: number, id = -1): void {
     if (!this.started) {
       this.started = true
       this.startMs = t
@@ -84,7 +89,7 @@ export class ReorderBuffer {
     } else {
       this.maxSeenMs = t
     }
-    if (count > 0 || this.pending > 0) this.push(t, key, outcome, count)
+    if (count > 0 || this.pending > 0) this.push(t, key, outcome, count, id)
     this.drain(this.maxSeenMs - this.maxDisorderMs)
     if (this.pending === 0 && count === 0) this.advance(t)
   }
@@ -103,11 +108,11 @@ export class ReorderBuffer {
       this.buckets.delete(t)
       if (this.last === b) this.last = undefined
       this.advance(t)
-      const { keys, outcomes, counts } = b
+      const { keys, outcomes, counts, ids } = b
       for (let i = 0; i < b.n; i++) {
         const key = keys[i]
         keys[i] = ''
-        for (let c = counts[i]; c > 0; c--) this.sink.decide(key, outcomes[i])
+        for (let c = counts[i]; c > 0; c--) this.sink.decide(key, outcomes[i], ids[i])
       }
       this.pending -= b.n
       b.n = 0
@@ -121,12 +126,12 @@ export class ReorderBuffer {
     this.sink.advance(t)
   }
 
-  private push(t: number, key: string, outcome: number, count: number): void {
+  private push(t: number, key: string, outcome: number, count: number, id: number): void {
     let b = this.last
     if (b === undefined || b.t !== t) {
       b = this.buckets.get(t)
       if (b === undefined) {
-        b = this.free.pop() ?? { t, n: 0, keys: [], outcomes: [], counts: [] }
+        b = this.free.pop() ?? { t, n: 0, keys: [], outcomes: [], counts: [], ids: [] }
         b.t = t
         this.buckets.set(t, b)
         this.pushTime(t)
@@ -138,10 +143,12 @@ export class ReorderBuffer {
       b.keys[i] = key
       b.outcomes[i] = outcome
       b.counts[i] = count
+      b.ids[i] = id
     } else {
       b.keys.push(key)
       b.outcomes.push(outcome)
       b.counts.push(count)
+      b.ids.push(id)
     }
     this.pending++
   }

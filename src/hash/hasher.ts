@@ -199,6 +199,15 @@ export class Murmur3Hasher implements Hasher {
       this.hashLo = m86Out[0]
       return
     }
+    this.hashKeyBytes(key)
+  }
+  /**
+   * {@link Murmur3Hasher.hashKey} of a key the ASCII path did not take (bytes, a string with
+   * a char ≥ U+0080, or the x64_128 variant): encoded, then hashed. Kept out of `hashKey` so
+   * that the string fast path stays small enough for V8 to inline into the sketch's
+   * `locate`, and `locate` into the operation (node --trace-turbo-inlining).
+   */
+  private hashKeyBytes(key: string | Uint8Array): void {
     keyBytes(key)
     this.hashInto(keyView, keyLength)
   }
@@ -253,12 +262,18 @@ export class SipHasher implements Hasher {
     this.hashLo = sOut[1]
   }
   hashKey(key: string | Uint8Array): void {
-    if (typeof key !== 'string' || !sipHash24AsciiInto(key, this.key)) {
-      keyBytes(key)
-      sipHash24Into(keyView, keyLength, this.key)
-    }
+    if (typeof key !== 'string' || !sipHash24AsciiInto(key, this.key)) this.hashKeyBytes(key)
     this.hashHi = sOut[0]
     this.hashLo = sOut[1]
+  }
+  /**
+   * SipHash of the encoded key into `sOut`, for a key the ASCII path did not take (bytes, or
+   * a string with a char ≥ U+0080): out of `hashKey`, so that the encoder is not inlined
+   * into every caller's hot path (see {@link Murmur3Hasher}'s twin).
+   */
+  private hashKeyBytes(key: string | Uint8Array): void {
+    keyBytes(key)
+    sipHash24Into(keyView, keyLength, this.key)
   }
   hash(key: string | Uint8Array): bigint {
     this.hashKey(key)
