@@ -171,21 +171,22 @@ export async function connectCluster(
 }
 
 /**
- * Whether an ioredis client or `Cluster` auto-pipelines `EVALSHA`: its `options` (a `Cluster`'s
+ * Whether an ioredis client or `Cluster` auto-pipelines `command`: its `options` (a `Cluster`'s
  * own, not `redisOptions`: ioredis hands a Cluster's commands to its nodes unpipelined) say
- * `enableAutoPipelining: true` and `autoPipeliningIgnoredCommands` lacks `'evalsha'` (ioredis
+ * `enableAutoPipelining: true` and `autoPipeliningIgnoredCommands` lacks `command` (ioredis
  * compares lowercase command names, case-sensitively, so `'EVALSHA'` there does not count).
- * Exact mode already sends one EVALSHA per event-loop turn (spec/cluster.md, "Batches"); such a
- * client holds it for one more turn. Anything without those options (a duck-typed client) is
- * false.
+ * Exact mode already sends one `evalsha` per event-loop turn (spec/cluster.md, "Batches") and
+ * sync mode pulls with one `mget` per slot; such a client holds either for one more turn.
+ * Anything without those options (a duck-typed client) is false.
  * @param client the `redis` option's client
+ * @param command a lowercase command name, `'evalsha'` or `'mget'`
  */
-export function autoPipelinesEvalsha(client: unknown): boolean {
+export function autoPipelines(client: unknown, command: string): boolean {
   const options = (client as { options?: { enableAutoPipelining?: unknown; autoPipeliningIgnoredCommands?: unknown } })
     ?.options
   if (typeof options !== 'object' || options === null || options.enableAutoPipelining !== true) return false
   const ignored = options.autoPipeliningIgnoredCommands
-  return !(Array.isArray(ignored) && ignored.includes('evalsha'))
+  return !(Array.isArray(ignored) && ignored.includes(command))
 }
 
 /** Whether `value` looks like an ioredis client. */

@@ -6,7 +6,7 @@ import type { StoreSpec } from '../limit/store.js'
 import { keyHashFor } from '../sketch/generation-seed.js'
 import { assertAmnesty } from '../sketch/rotator-period.js'
 import {
-  autoPipelinesEvalsha,
+  autoPipelines,
   connectCluster,
   connectUrl,
   describeConnectError,
@@ -53,26 +53,33 @@ export class SharedClient {
     }
   }
 
-  /** Whether the `'autopipelining'` event was emitted (once per factory). */
-  private pipeliningChecked = false
+  /** The commands the `'autopipelining'` check ran for (once per factory and command). */
+  private readonly pipeliningChecked = new Set<string>()
 
   /**
-   * Exact mode, once per factory (at a store's `ready()` and its first call): when the client
-   * the user passed as `redis` auto-pipelines `EVALSHA` ({@link autoPipelinesEvalsha}), one
-   * `'autopipelining'` event through the listeners (the adapters' logger) with the fix. Clients
-   * grudge creates from URLs are never checked (theirs ignore `evalsha`: `OWNED_CLIENT_OPTIONS`).
+   * Once per factory and command (exact mode `'evalsha'` at a store's `ready()` and first call;
+   * sync mode `'mget'` at its first sync): when the client the user passed as `redis`
+   * auto-pipelines it ({@link autoPipelines}), one `'autopipelining'` event through the
+   * listeners (the adapters' logger) with the fix. Clients grudge creates from URLs are never
+   * checked (theirs ignore both: `OWNED_CLIENT_OPTIONS`).
    * @param policy the store name of the policy that noticed it (for the event)
+   * @param command `'evalsha'` (exact mode's decisions) or `'mget'` (sync mode's pull)
    */
-  checkPipelining(policy: string): void {
-    if (this.pipeliningChecked) return
-    this.pipeliningChecked = true
+  checkPipelining(policy: string, command: 'evalsha' | 'mget'): void {
+    if (this.pipeliningChecked.has(command)) return
+    this.pipeliningChecked.add(command)
     const s = this.source
-    if (typeof s === 'string' || isUrlList(s) || !autoPipelinesEvalsha(s)) return
+    if (typeof s === 'string' || isUrlList(s) || !autoPipelines(s, command)) return
     const what = this.isCluster ? 'Cluster' : 'client'
+    const NAME = command.toUpperCase()
+    const why =
+      command === 'evalsha'
+        ? 'exact mode already sends one EVALSHA per event-loop turn'
+        : "sync mode's pull is one MGET per slot per sync"
     this.emit({
       type: 'autopipelining',
       policy,
-      message: `grudge: ${policy}: the ioredis ${what} passed as redis (${this.target}) auto-pipelines EVALSHA (enableAutoPipelining: true without 'evalsha' in autoPipeliningIgnoredCommands): exact mode already sends one EVALSHA per event-loop turn, and the client holds it one more turn (slower, still correct); set autoPipeliningIgnoredCommands: ['evalsha'] on it`,
+      message: `grudge: ${policy}: the ioredis ${what} passed as redis (${this.target}) auto-pipelines ${NAME} (enableAutoPipelining: true without '${command}' in autoPipeliningIgnoredCommands): ${why}, and the client holds it one more turn (slower, still correct); add '${command}' to autoPipeliningIgnoredCommands on it`,
     })
   }
 
@@ -154,13 +161,14 @@ export class SharedClient {
  *   in-process fallback takes over) until it answers again;
  * - `'up'`: Redis answers again (after `downForMs`);
  * - `'schedule'`: this instance rotates on the fleet's recorded period, not its own;
- * - `'autopipelining'` (exact mode, once per factory, at the first `ready()` or call): the
- *   ioredis client or Cluster passed as `redis` auto-pipelines `EVALSHA`, which holds each
- *   call one more event-loop turn; the message names the fix (`autoPipeliningIgnoredCommands:
- *   ['evalsha']`).
+ * - `'autopipelining'` (once per factory and command: exact mode at the first `ready()` or
+ *   call, sync mode at the first sync): the ioredis client or Cluster passed as `redis`
+ *   auto-pipelines `EVALSHA` (exact mode) or `MGET` (sync mode's pull), which holds each call
+ *   one more event-loop turn; the message names the fix (add `'evalsha'` or `'mget'` to
+ *   `autoPipeliningIgnoredCommands`).
  */
 export interface RedisStoreEvent {
-  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted; `autopipelining`: the given client auto-pipelines EVALSHA. */
+  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted; `autopipelining`: the given client auto-pipelines EVALSHA (exact mode) or MGET (sync mode). */
   readonly type: 'down' | 'up' | 'schedule' | 'autopipelining'
   /** The policy's store name (`spec.name`). */
   readonly policy: string

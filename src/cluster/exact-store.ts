@@ -218,7 +218,7 @@ export class RedisExactStore implements ScoreStore {
   async ready(): Promise<void> {
     this.assertOpen()
     // a client of the user's that auto-pipelines EVALSHA: one 'autopipelining' event (the logger's)
-    this.shared.checkPipelining(this.spec.name)
+    this.shared.checkPipelining(this.spec.name, 'evalsha')
     const waitMs = READY_TIMEOUT_MS(this.o.timeoutMs)
     try {
       // every slot has its own record (on a cluster, on its own master)
@@ -597,7 +597,7 @@ export class RedisExactStore implements ScoreStore {
   /** Run batch `b` (its replies left in its items), repeating after a schedule adopted or a window missed. */
   private async exec(client: RedisLike, b: Batch): Promise<void> {
     // without ready(): the first call says it (once per factory; a flag after that)
-    this.shared.checkPipelining(this.spec.name)
+    this.shared.checkPipelining(this.spec.name, 'evalsha')
     const explicit = this.o.clock !== undefined
     const estimate = explicit ? b.nowMs : this.estimateNow()
     const check = b.items[0].op === OP_CHECK

@@ -483,6 +483,8 @@ export class RedisSyncStore implements ScoreStore {
    */
   sync(strict = false, timeoutMs = this.o.timeoutMs): Promise<void> {
     if (this.closed && !strict) return Promise.resolve()
+    // a client of the user's that auto-pipelines MGET (the pull): one 'autopipelining' event
+    this.shared.checkPipelining(this.spec.name, 'mget')
     if (this.syncing === undefined) {
       this.syncing = this.runSync(timeoutMs).finally(() => {
         this.syncing = undefined

@@ -11,7 +11,7 @@ import Fastify from 'fastify'
 import { Cluster, Redis } from 'ioredis'
 import grudge from '../../plugins/fastify/index.js'
 import { redisStore, type RedisStoreEvent } from '../../src/index.js'
-import { autoPipelinesEvalsha } from '../../src/cluster/client.js'
+import { autoPipelines } from '../../src/cluster/client.js'
 import { FakeTicker } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
 import type { StoreSpec } from '../../src/limit/store.js'
@@ -72,15 +72,22 @@ t.test('ioredis option shapes: what auto-pipelines EVALSHA and what does not', a
     ],
   ]
   for (const [what, c, expected] of cases) {
-    t.equal(autoPipelinesEvalsha(c), expected, what)
+    t.equal(autoPipelines(c, 'evalsha'), expected, what)
     c.disconnect()
   }
   t.equal(
-    autoPipelinesEvalsha({ evalsha: () => null, script: () => null }),
+    autoPipelines({ evalsha: () => null, script: () => null }, 'evalsha'),
     false,
     'a duck-typed client has no options',
   )
-  t.equal(autoPipelinesEvalsha(undefined), false)
+  t.equal(autoPipelines(undefined, 'evalsha'), false)
+  // sync mode's pull: MGET, judged the same way
+  const both = new Redis({ ...lazy, enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['evalsha', 'mget'] })
+  const onlyEvalsha = new Redis({ ...lazy, enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['evalsha'] })
+  t.equal(autoPipelines(both, 'mget'), false, "['evalsha', 'mget'] ignored: MGET is not pipelined")
+  t.equal(autoPipelines(onlyEvalsha, 'mget'), true, "['evalsha'] alone: MGET is pipelined")
+  both.disconnect()
+  onlyEvalsha.disconnect()
 })
 
 redisTest('exact mode on real Redis: one event for such a client, none for a clean one', async (t) => {
@@ -117,7 +124,7 @@ redisTest('exact mode on real Redis: one event for such a client, none for a cle
   t.match(warned[0], {
     type: 'autopipelining',
     policy: 'pipelining-a',
-    message: /auto-pipelines EVALSHA .*set autoPipeliningIgnoredCommands: \['evalsha'\] on it$/,
+    message: /auto-pipelines EVALSHA .*add 'evalsha' to autoPipeliningIgnoredCommands on it$/,
   })
   t.match(warned[0].message, /^grudge: pipelining-a: the ioredis client passed as redis \(127\.0\.0\.1:6379\)/)
 
@@ -182,4 +189,38 @@ redisTest('through Fastify: one warn line in the framework log', async (t) => {
   t.equal(ours.length, 1, 'one line')
   t.equal(ours[0]?.level, 40, 'at warn')
   await f.close()
+})
+
+redisTest('sync mode on real Redis: one event naming MGET for such a client, none for a clean one', async (t) => {
+  const admin = adminClient()
+  const prefix = uniquePrefix('s28-autopipelining-sync')
+  t.teardown(async () => {
+    await dropPrefix(admin, prefix)
+    admin.disconnect()
+  })
+  const run = async (source: Redis, name: string) => {
+    const events: RedisStoreEvent[] = []
+    const factory = redisStore({
+      redis: source,
+      mode: 'sync',
+      seed: SEED,
+      prefix,
+      timeoutMs: 2000,
+      onEvent: (e) => events.push(e),
+    })
+    const a = factory(spec(`${name}-a`))
+    await a.ready()
+    t.equal((await a.tryConsume('k', 1, 10)).admitted, true)
+    await a.ready() // a second sync
+    await a.close()
+    return events.filter((e) => e.type === 'autopipelining')
+  }
+  const onlyEvalsha = await userClient({ enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['evalsha'] })
+  t.teardown(() => onlyEvalsha.disconnect())
+  const warned = await run(onlyEvalsha, 'sync-pipelining')
+  t.equal(warned.length, 1, 'once per factory, over two syncs')
+  t.match(warned[0]?.message, /auto-pipelines MGET .*add 'mget' to autoPipeliningIgnoredCommands on it$/)
+  const clean = await userClient({ enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['evalsha', 'mget'] })
+  t.teardown(() => clean.disconnect())
+  t.same(await run(clean, 'sync-clean'), [], "['evalsha', 'mget'] ignored: nothing to say")
 })
