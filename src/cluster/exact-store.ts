@@ -4,8 +4,8 @@ import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
-import { LoadMeter, METER_BYTES, checkSizing, type ResolvedSizing } from '../sketch/rotator-sizing.js'
-import type { ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
+import { LoadMeter, METER_BYTES, checkSizing, type EarlyGeneration, type ResolvedSizing } from '../sketch/rotator-sizing.js'
+import type { GenerationShapes, ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
@@ -157,6 +157,8 @@ export class RedisExactStore implements ScoreStore {
   private twinReadsDownUntil = -Infinity
   /** Twins adopted here. */
   earlyGrowths = 0
+  /** Recorded generations adopted here whose shape differs from the generation's before it. */
+  private resizeCount = 0
   /** The window indexes of the twins of the call being built (scratch, see {@link RedisExactStore.request}). */
   private readonly windowTwins: number[] = []
 
@@ -494,6 +496,49 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /**
+   * The live generations' shapes for telemetry (`stats().perPolicy`, Prometheus), oldest
+   * (deciding) first: a fixed shape's N × cellsPerLevel; self-sized, the fleet's recorded shapes
+   * as this instance last saw them (empty before the first reply), the oldest's twin in its place
+   * once it decides. `early` lists the window's twins (early growth, spec/cluster.md "Early
+   * growth": `twin: true`, `decidesAtMs` the fleet's switch time in server ms, `deciding` from
+   * then, by this instance's server-time estimate); `resizes` counts recorded generations whose
+   * shape differs from the one before plus the twins adopted (`earlyGrowths`). Allocates.
+   */
+  generationShapes(): GenerationShapes {
+    const N = this.shape.generations
+    if (this.sizing === undefined) {
+      return { generationCellsPerLevel: Array.from({ length: N }, () => this.shape.cellsPerLevel), resizes: 0 }
+    }
+    const cells: number[] = []
+    const early: EarlyGeneration[] = []
+    if (!Number.isNaN(this.meterGen)) {
+      const now = this.estimateNow()
+      for (let id = this.meterGen - N + 1; id <= this.meterGen; id++) {
+        const g = this.shapes.get(id)
+        if (g === undefined) continue
+        const tw = this.twins.get(id)
+        const deciding = tw !== undefined && cells.length === 0 && now >= tw.switchAtMs
+        if (tw !== undefined) {
+          early.push({
+            generation: cells.length,
+            cellsPerLevel: tw.shape.cells,
+            twin: true,
+            decidesAtMs: tw.switchAtMs,
+            deciding,
+          })
+        }
+        cells.push(deciding ? tw.shape.cells : g.cells)
+      }
+    }
+    return {
+      generationCellsPerLevel: cells,
+      resizes: this.resizeCount + this.earlyGrowths,
+      early,
+      earlyGrowths: this.earlyGrowths,
+    }
+  }
+
+  /**
    * Self-sized: the recorded shapes of the live generations as this instance last saw them
    * (the youngest a reply named and the N − 1 before it), oldest first, with each one's twin
    * (early growth: its cells per level and the server ms from which it decides in the base's
@@ -794,6 +839,8 @@ export class RedisExactStore implements ScoreStore {
     for (let j = 0; j < asks.length; j++) {
       const id = asks[j].id
       if (asks[j].twin !== true) {
+        const before = this.shapes.get(id - 1)
+        if (!this.shapes.has(id) && before !== undefined && before.cells !== answer.cells[j]) this.resizeCount++
         this.shapes.set(id, genShape(answer.cells[j], this.shape.slots))
         continue
       }

@@ -48,6 +48,13 @@ interface Run {
   held: { atSwitch: number; read: number; debt: number; switchAt: number }
   shapesA: ReturnType<RedisExactStore['liveShapes']>
   shapesB: ReturnType<RedisExactStore['liveShapes']>
+  /** A's telemetry (generationShapes) when it first held 1002's twin, with its live shapes then, and at the end. */
+  telemetryAtTwin: {
+    gs: ReturnType<RedisExactStore['generationShapes']>
+    live: ReturnType<RedisExactStore['liveShapes']>
+  } | null
+  telemetryAtEnd: ReturnType<RedisExactStore['generationShapes']> | null
+  endMs: number
   earlyA: number
   earlyB: number
 }
@@ -106,6 +113,9 @@ async function run(
     record: null,
     baseRecord: null,
     twinLengths: [],
+    telemetryAtTwin: null,
+    telemetryAtEnd: null,
+    endMs: NaN,
     idle: { admitted1: 0, read: NaN, admitted2: 0 },
     held: { atSwitch: -1, read: NaN, debt: NaN, switchAt: NaN },
     shapesA: [],
@@ -181,6 +191,8 @@ async function run(
     if (Number.isNaN(out.adoptedByB) && sb.some((g) => g.twin !== undefined)) out.adoptedByB = now
     const t1002 = sa.find((g) => g.id === 1002 && g.twin !== undefined)
     if (t1002 !== undefined && Number.isNaN(out.held.switchAt)) out.held.switchAt = t1002.switchAtMs!
+    if (t1002 !== undefined && out.telemetryAtTwin === null)
+      out.telemetryAtTwin = { gs: a.generationShapes(), live: sa }
   }
   out.record = await admin.get(`${prefix}:{e}:s1002+`)
   out.baseRecord = await admin.get(`${prefix}:{e}:s1002`)
@@ -189,6 +201,8 @@ async function run(
   )
   out.shapesA = a.liveShapes()
   out.shapesB = b.liveShapes()
+  out.telemetryAtEnd = a.generationShapes()
+  out.endMs = clock.now()
   out.earlyA = a.earlyGrowths
   out.earlyB = b.earlyGrowths
   await a.close()
@@ -250,6 +264,40 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
         `1004 recorded at ${r.shapesA[1].cellsPerLevel}`,
       )
       t.ok(r.earlyA >= 2 && r.earlyA === r.earlyB, `twins adopted: ${r.earlyA} and ${r.earlyB}`)
+      // telemetry (issue #14 item 5): when A first held 1002's twin, 1002 was the youngest; the
+      // shapes show its base, `early` the pending twin with the fleet's switch time
+      const atTwin = r.telemetryAtTwin!
+      const live1002 = atTwin.live.find((g) => g.id === 1002)!
+      t.same(
+        atTwin.gs.generationCellsPerLevel,
+        atTwin.live.map((g) => g.cellsPerLevel),
+        'shapes: the recorded bases while no twin decides',
+      )
+      t.same(
+        atTwin.gs.early,
+        [
+          {
+            generation: atTwin.live.indexOf(live1002),
+            cellsPerLevel: live1002.twin,
+            twin: true,
+            decidesAtMs: live1002.switchAtMs,
+            deciding: false,
+          },
+        ],
+        "early: 1002's twin, pending",
+      )
+      // at the end 1003 (the oldest) decides on its twin: it takes 1003's place in the shapes
+      const end = r.telemetryAtEnd!
+      t.ok(r.endMs >= r.shapesA[0].switchAtMs!, "the run ends after 1003's twin decides")
+      t.same(
+        end.generationCellsPerLevel,
+        [r.shapesA[0].twin, r.shapesA[1].cellsPerLevel],
+        "shapes: 1003's twin, then 1004",
+      )
+      t.match(end.early, [{ generation: 0, cellsPerLevel: r.shapesA[0].twin, twin: true, deciding: true }])
+      t.equal(end.earlyGrowths, r.earlyA, 'earlyGrowths: the twins adopted')
+      // 1004 (≥ 512) differs from 1003 (128): at least one resize besides the early growths
+      t.ok(end.resizes >= r.earlyA + 1, `resizes ${end.resizes} count the early growths (${r.earlyA}) and 1003 → 1004`)
       // the amnesty guard: when 1002 is the oldest its base decides until the switch (it saw the
       // idle key, the twin did not): at least the exact bucket's debt 4 − 2.2 s × 1/s = 1.8, at
       // most 2 of 4 admitted; a twin deciding at once would give 4
