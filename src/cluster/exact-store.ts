@@ -498,7 +498,8 @@ export class RedisExactStore implements ScoreStore {
   /**
    * The live generations' shapes for telemetry (`stats().perPolicy`, Prometheus), oldest
    * (deciding) first: a fixed shape's N × cellsPerLevel; self-sized, the fleet's recorded shapes
-   * as this instance last saw them (empty before the first reply), the oldest's twin in its place
+   * as this instance last saw them (this instance's proposal for one not read yet, before the
+   * first reply for all N), the oldest's twin in its place
    * once it decides. `early` lists the window's twins (early growth, spec/cluster.md "Early
    * growth": `twin: true`, `decidesAtMs` the fleet's switch time in server ms, `deciding` from
    * then, by this instance's server-time estimate); `resizes` counts recorded generations whose
@@ -511,11 +512,12 @@ export class RedisExactStore implements ScoreStore {
     }
     const cells: number[] = []
     const early: EarlyGeneration[] = []
-    if (!Number.isNaN(this.meterGen)) {
+    if (Number.isNaN(this.meterGen)) {
+      // no reply yet (before ready(), or Redis down since startup): what this instance proposes
+      for (let j = 0; j < N; j++) cells.push(this.initialCells)
+    } else {
       const now = this.estimateNow()
       for (let id = this.meterGen - N + 1; id <= this.meterGen; id++) {
-        const g = this.shapes.get(id)
-        if (g === undefined) continue
         const tw = this.twins.get(id)
         const deciding = tw !== undefined && cells.length === 0 && now >= tw.switchAtMs
         if (tw !== undefined) {
@@ -527,7 +529,9 @@ export class RedisExactStore implements ScoreStore {
             deciding,
           })
         }
-        cells.push(deciding ? tw.shape.cells : g.cells)
+        // a generation not read yet: this instance's proposal for it
+        const base = this.shapes.get(id)?.cells ?? this.proposals.get(id) ?? this.initialCells
+        cells.push(deciding ? tw.shape.cells : base)
       }
     }
     return {
