@@ -79,7 +79,7 @@ function expressView(warn: (message: string) => void): RequestView<Request> {
   let warned = false
   return {
     ip: (req) => {
-      const ip = req.ip ?? req.socket?.remoteAddress
+      const ip = clientAddress(req)
       if (ip !== undefined && ip !== '') return ip
       if (!warned) {
         warned = true
@@ -100,6 +100,54 @@ function expressView(warn: (message: string) => void): RequestView<Request> {
       return Array.isArray(v) ? v[0] : v
     },
   }
+}
+
+/** On an app's request prototype: whether its `ip` is Express's own getter ({@link expressIp}). */
+const kExpressIp = Symbol('grudge.expressIp')
+
+/**
+ * Whether `req.ip` of requests of this prototype (an app's `app.request`) is Express's own
+ * getter: `proxyaddr(this, trust)`, defined on Express's request object (the prototype
+ * `app.request` inherits from), not redefined on `app.request`. Checked once per app (the
+ * answer is kept on its request prototype); a prototype of another kind (no `app` of its
+ * own: a request without Express) is never taken for Express's.
+ */
+function expressIp(proto: Record<PropertyKey, unknown>): boolean {
+  const known = proto[kExpressIp]
+  if (known !== undefined) return known === true
+  if (!Object.prototype.hasOwnProperty.call(proto, 'app')) return false
+  let is = false
+  const base = Object.getPrototypeOf(proto) as object | null
+  if (!Object.prototype.hasOwnProperty.call(proto, 'ip') && base !== null) {
+    const get = (Object.getOwnPropertyDescriptor(base, 'ip') as { get?: unknown } | undefined)?.get
+    // Express 4.x and 5.x: `var trust = this.app.get('trust proxy fn'); return proxyaddr(this, trust)`
+    is = typeof get === 'function' && /\bproxyaddr\(this, trust\)/.test(Function.prototype.toString.call(get))
+  }
+  if (Object.isExtensible(proto)) Object.defineProperty(proto, kExpressIp, { value: is })
+  return is
+}
+
+/**
+ * The client address of a request: `req.ip`, as the app's `trust proxy` setting makes it,
+ * without its cost when its answer is known. Express's getter (proxy-addr) walks the
+ * socket's address and then the `X-Forwarded-For` entries, trusting each hop by the
+ * setting; without that header (or with it empty) it answers the socket's address whatever
+ * the setting says, so that is read directly, when `ip` is Express's own getter
+ * ({@link expressIp}) and not redefined on the request. Measured: ~2.4 µs of CPU per
+ * request through Express 5 for `req.ip`, none for the socket's address (in-process,
+ * interleaved rounds on a loaded machine: provisional). Any other request reads `req.ip`.
+ */
+function clientAddress(req: Request): string | undefined {
+  const proto = Object.getPrototypeOf(req) as Record<PropertyKey, unknown> | null
+  if (proto !== null && expressIp(proto) && !Object.prototype.hasOwnProperty.call(req, 'ip')) {
+    const forwarded = req.headers['x-forwarded-for']
+    const socket = req.socket as { remoteAddress?: string } | null | undefined
+    if ((forwarded === undefined || forwarded === '') && socket != null) {
+      const address = socket.remoteAddress
+      if (address !== undefined) return address
+    }
+  }
+  return req.ip ?? req.socket?.remoteAddress
 }
 
 let instances = 0
