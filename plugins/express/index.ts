@@ -371,14 +371,18 @@ function apply(
   try {
     // no grudge middleware has decided this request yet: no fields of grudge's to merge with
     const r = recordOf(req)
-    const prev: Marked | undefined = r.decided === undefined ? undefined : req.grudge
+    // with grudge's accessor on the request's prototype, req.grudge is the record's: read and
+    // written there directly (through the request, each access would be a lookup on a hidden
+    // class of its own, see RequestRecord)
+    const lazy = lazyGrudge(req)
+    const prev: Marked | undefined = r.decided === undefined ? undefined : lazy ? requestGrudge(req) : req.grudge
     markDecided(r, ctx)
     const fields = fieldsOf(ctx, f.tier)
     const written = prev !== undefined ? prev[kFields] : undefined
     let d: Marked | undefined
     if (written === undefined) {
       // the first grudge middleware on this request: its fields as they are
-      if (lazyGrudge(req) && keepable(f)) {
+      if (lazy && keepable(f)) {
         r.key = key
         r.debtHigh = debtHighBits(f.debt)
         r.debtLow = debtLowBits(f.debt)
@@ -389,14 +393,16 @@ function apply(
         d = decisionOf(f) as Marked
         d.key = key
         d[kFields] = fields
-        req.grudge = d
+        if (lazy) r.grudge = d
+        else req.grudge = d
       }
       writeRateLimitFields(res, setResponseHeader, fields, f)
     } else {
       // another one already wrote its fields: merge (one member per policy), don't overwrite
       d = decisionOf(f) as Marked
       d.key = key
-      req.grudge = d
+      if (lazy) r.grudge = d
+      else req.grudge = d
       const stack = written instanceof FieldStack ? written : new FieldStack(written, prev!)
       stack.add(fields, d)
       stack.write(res)
