@@ -142,6 +142,59 @@ for (const [label, make] of [
     await mw.close()
   })
 
+  t.test(`${label}: the 'ip' key is req.ip: trust proxy, and an ip of the app's or of the request's own`, async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const app = make()
+    app.set('trust proxy', 'loopback')
+    const mw = grudge({ clock, ticker, limit: { rate: 1, burst: 100 } })
+    // an earlier middleware that says who the client is (on the request itself)
+    app.use('/own', (req, _res, next) => {
+      Object.defineProperty(req, 'ip', { value: '198.51.100.7', configurable: true })
+      next()
+    })
+    app.use(mw)
+    const key = (req: Request, res: Response) => {
+      res.send(req.grudge?.key)
+    }
+    app.get('/', key)
+    app.get('/own', key)
+    const s = await serve(t, app)
+    t.equal((await hit(s.url + '/')).body, 'ip:127.0.0.1', 'no X-Forwarded-For: the socket address')
+    t.equal(
+      (await hit(s.url + '/', { 'x-forwarded-for': '1.2.3.4' })).body,
+      'ip:1.2.3.4',
+      'a trusted proxy names the client',
+    )
+    t.equal(
+      (await hit(s.url + '/', { 'x-forwarded-for': '1.2.3.4, 127.0.0.1' })).body,
+      'ip:1.2.3.4',
+      'each trusted hop is skipped',
+    )
+    t.equal((await hit(s.url + '/own')).body, 'ip:198.51.100.7', "the request's own ip")
+    t.equal((await hit(s.url + '/own', { 'x-forwarded-for': '1.2.3.4' })).body, 'ip:198.51.100.7')
+
+    // an app that redefines req.ip on its app.request (Express's documented extension point)
+    const app2 = make()
+    Object.defineProperty(app2.request, 'ip', {
+      configurable: true,
+      get(this: Request) {
+        const v = this.headers['x-client']
+        return typeof v === 'string' ? v : '192.0.2.1'
+      },
+    })
+    const mw2 = grudge({ clock, ticker, limit: { rate: 1, burst: 100 } })
+    app2.use(mw2)
+    app2.get('/', key)
+    const s2 = await serve(t, app2)
+    t.equal((await hit(s2.url + '/')).body, 'ip:192.0.2.1', "the app's own ip getter, without X-Forwarded-For too")
+    t.equal((await hit(s2.url + '/', { 'x-client': '203.0.113.5' })).body, 'ip:203.0.113.5')
+    await s.close()
+    await s2.close()
+    await mw.close()
+    await mw2.close()
+  })
+
   t.test(`${label}: each middleware is its own limiter; route-level mounting knows the route pattern`, async (t) => {
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()
