@@ -4,7 +4,13 @@ import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
-import { LoadMeter, METER_BYTES, checkSizing, type EarlyGeneration, type ResolvedSizing } from '../sketch/rotator-sizing.js'
+import {
+  LoadMeter,
+  METER_BYTES,
+  checkSizing,
+  type EarlyGeneration,
+  type ResolvedSizing,
+} from '../sketch/rotator-sizing.js'
 import type { GenerationShapes, ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
