@@ -190,7 +190,7 @@ export function renderHtml(r: ReplayReport, source: string): string {
         kept
           .map(
             (p) =>
-              `<tr><td>${policy}</td><td>${formatTime(p.atMs)}</td><td>${num(p.rotation)}</td><td>${p.cellsPerLevel.map(num).join(' ')}</td><td>${formatSignificant(p.loadPerSecond)}</td><td>${formatSignificant(p.loadFactor)}</td><td>${formatSignificant(p.predictedFalseRejectRate)}</td></tr>`,
+              `<tr><td>${policy}</td><td>${formatTime(p.atMs)}</td><td>${num(p.rotation)}${p.early === true ? ' (early growth)' : ''}</td><td>${p.cellsPerLevel.map(num).join(' ')}</td><td>${formatSignificant(p.loadPerSecond)}</td><td>${formatSignificant(p.loadFactor)}</td><td>${formatSignificant(p.predictedFalseRejectRate)}</td></tr>`,
           )
           .join('\n') +
         (omitted > 0

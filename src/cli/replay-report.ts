@@ -36,6 +36,8 @@ export interface GenerationSizes {
   atMs: number
   /** Rotations completed (0 at the start). */
   rotation: number
+  /** Present (true) on a point taken at an early growth: a load jump started a larger youngest generation before the rotation (spec/rotator.md). */
+  early?: true
   /** Cells per level of each generation, oldest (the one that decides) first. */
   cellsPerLevel: number[]
   /**

@@ -14,8 +14,9 @@ export interface SizeModel {
 }
 
 /**
- * The sizes one policy chose over a replay: a point at the start and one at every rotation of
- * its store, each with the shape of every generation, the load measured since the point
+ * The sizes one policy chose over a replay: a point at the start, one at every rotation of
+ * its store and one at every early growth (a load jump that replaced the youngest generation
+ * with a larger one before the rotation; such a point has `early: true`), each with the shape of every generation, the load measured since the point
  * before (admitted cost, or positive score, per second; the distinct keys refused as the hot
  * keys) and the model's ρ and predicted rate for the deciding generation at that load. The
  * replay calls {@link SizeHistory.admitted} and {@link SizeHistory.refused} per request and
@@ -29,6 +30,8 @@ export class SizeHistory {
   private sinceMs: number
   /** Rotations of the store at the last point. */
   rotations = 0
+  /** Early growths of the store at the last point (a load jump that started a larger youngest). */
+  earlyGrowths = 0
 
   /**
    * @param store the policy's store (an in-process Rotator: it reports its shapes and rotations)
@@ -43,7 +46,8 @@ export class SizeHistory {
     this.sinceMs = nowMs
     const g = store.generationShapes?.()
     this.rotations = g?.rotations ?? 0
-    if (g !== undefined) this.point(nowMs, g.generationCellsPerLevel, 0, 0)
+    this.earlyGrowths = g?.earlyGrowths ?? 0
+    if (g !== undefined) this.point(nowMs, g.generationCellsPerLevel, 0, 0, false)
   }
 
   /** Count an admitted request's cost (rate) or a recorded positive score delta (abuse). */
@@ -56,23 +60,29 @@ export class SizeHistory {
     this.refusedKeys.add(key)
   }
 
-  /** Add a point when the store rotated since the last one. */
+  /** Add a point when the store rotated or grew early (spec/rotator.md) since the last one. */
   check(nowMs: number): void {
     const g = this.store.generationShapes?.()
-    if (g === undefined || g.rotations === undefined || g.rotations === this.rotations) return
+    if (g === undefined || g.rotations === undefined) return
+    const early = g.earlyGrowths ?? 0
+    if (g.rotations === this.rotations && early === this.earlyGrowths) return
+    // an early growth without a rotation: the youngest was replaced by a larger one
+    const atEarly = g.rotations === this.rotations
     this.rotations = g.rotations
+    this.earlyGrowths = early
     const perSecond = (this.load * 1000) / Math.max(1, nowMs - this.sinceMs)
-    this.point(nowMs, g.generationCellsPerLevel, perSecond, this.refusedKeys.size)
+    this.point(nowMs, g.generationCellsPerLevel, perSecond, this.refusedKeys.size, atEarly)
     this.load = 0
     this.refusedKeys.clear()
     this.sinceMs = nowMs
   }
 
-  private point(atMs: number, cells: readonly number[], perSecond: number, hotKeys: number): void {
+  private point(atMs: number, cells: readonly number[], perSecond: number, hotKeys: number, early: boolean): void {
     const deciding = cells[0]
     this.points.push({
       atMs,
       rotation: this.rotations,
+      ...(early ? { early: true as const } : {}),
       cellsPerLevel: [...cells],
       loadPerSecond: perSecond,
       hotKeys,

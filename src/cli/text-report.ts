@@ -73,7 +73,7 @@ export function formatReport(r: ReplayReport, source: string, linesPerSecond?: n
       const { rows, omitted } = sizeRows(points)
       for (const p of rows)
         out.push(
-          `  ${policy.padEnd(6)}  ${formatTime(p.atMs)}  ${p.cellsPerLevel.map(num).join(' ').padEnd(15)}  ${formatSignificant(p.loadPerSecond).padStart(8)}  ${formatSignificant(p.loadFactor).padStart(8)}  ${formatSignificant(p.predictedFalseRejectRate)}`,
+          `  ${policy.padEnd(6)}  ${formatTime(p.atMs)}  ${p.cellsPerLevel.map(num).join(' ').padEnd(15)}  ${formatSignificant(p.loadPerSecond).padStart(8)}  ${formatSignificant(p.loadFactor).padStart(8)}  ${formatSignificant(p.predictedFalseRejectRate)}${p.early === true ? '  (early growth)' : ''}`,
         )
       if (omitted > 0) out.push(`  ${policy.padEnd(6)}  … ${num(omitted)} more points (--json lists them all)`)
     }

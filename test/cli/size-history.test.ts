@@ -1,0 +1,43 @@
+// grudge replay's "sizes over time" (issue #14 item 5): a point at the start, one per rotation
+// and, since early growth, one per early growth (a load jump that replaced the youngest
+// generation with a larger one before the rotation), marked `early`.
+import t from 'tap'
+import { SizeHistory, type SizeModel } from '../../src/cli/size-history.js'
+import type { GenerationShapes, ScoreStore } from '../../src/limit/store.js'
+
+/** A store whose generationShapes() returns what the test sets. */
+function stubStore(shapes: { current: GenerationShapes }): ScoreStore {
+  return { generationShapes: () => shapes.current } as unknown as ScoreStore
+}
+
+// ρ = perSecond / M and a rate of ρ / 10: enough to see which shape each point was taken on
+const model: SizeModel = {
+  loadFactor: (m, perSecond) => perSecond / m,
+  predict: (m, perSecond) => perSecond / m / 10,
+}
+
+t.test('a point at the start, at an early growth (marked) and at a rotation', async (t) => {
+  const shapes = {
+    current: { generationCellsPerLevel: [128, 128], resizes: 0, rotations: 0, earlyGrowths: 0 } as GenerationShapes,
+  }
+  const h = new SizeHistory(stubStore(shapes), model, 0)
+  h.admitted(1_000)
+  h.check(1_000) // nothing changed: no point
+  t.equal(h.points.length, 1, 'only the start')
+  // a load jump: the youngest is replaced by a larger one, no rotation
+  shapes.current = { generationCellsPerLevel: [128, 512], resizes: 1, rotations: 0, earlyGrowths: 1 }
+  h.check(2_000)
+  t.equal(h.points.length, 2, 'a point at the early growth')
+  t.match(h.points[1], { atMs: 2_000, rotation: 0, early: true, cellsPerLevel: [128, 512], loadPerSecond: 500 })
+  // ρ of the deciding (oldest) generation, 128 cells, at 500/s
+  t.equal(h.points[1].loadFactor, 500 / 128)
+  h.check(2_500)
+  t.equal(h.points.length, 2, 'the same early growth is not counted twice')
+  // the rotation: the grown generation now decides
+  shapes.current = { generationCellsPerLevel: [512, 512], resizes: 1, rotations: 1, earlyGrowths: 1 }
+  h.check(4_000)
+  t.equal(h.points.length, 3)
+  t.notOk('early' in h.points[2], 'a rotation point is not marked early')
+  t.match(h.points[2], { rotation: 1, cellsPerLevel: [512, 512] })
+  t.notOk('early' in h.points[0], 'nor the start')
+})
