@@ -927,12 +927,12 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
 export function parseSizeBytes(name: string, value: unknown): number {
   if (typeof value === 'number') {
     if (!Number.isSafeInteger(value) || value < 1)
-      invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
+      invalidOption(name, 'a positive integer of bytes up to 2^53 − 1, or a size such as 64MB', value)
     return value
   }
   if (typeof value !== 'string') invalidOption(name, 'a positive integer of bytes or a size such as 64MB', value)
   const m = /^\s*([0-9]*\.?[0-9]+)\s*(b|kb|kib|mb|mib|gb|gib)?\s*$/i.exec(value)
-  if (m === null) invalidOption(name, 'a size such as 512KB, 8MB or 1GB', value)
+  if (m === null) invalidOption(name, 'a size such as 512KB, 8MB or 1GB (units B, KB/KiB, MB/MiB, GB/GiB)', value)
   const bytes = Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? 'b').toLowerCase()])
   if (!Number.isSafeInteger(bytes) || bytes < 1) invalidOption(name, 'a size of at least 1 byte', value)
   return bytes

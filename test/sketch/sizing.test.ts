@@ -179,6 +179,9 @@ t.test('parseSizeBytes: powers of 1024, strict', async (t) => {
       { code: 'ERR_GRUDGE_OPTION_INVALID', message: /"memory"/ },
       JSON.stringify(bad) ?? typeof bad,
     )
+  // the message says what is wrong: an unknown unit lists the units, a number past 2^53 − 1 the range
+  t.throws(() => parseSizeBytes('memory', '1TB'), { message: /units B, KB\/KiB, MB\/MiB, GB\/GiB/ })
+  t.throws(() => parseSizeBytes('memory', 2 ** 60), { message: /up to 2\^53 − 1/ })
 })
 
 t.test('SKETCH_BYTES_PER_CELL is what a Sketch holds per cell', async (t) => {
