@@ -67,7 +67,7 @@ export interface LimiterStats {
    */
   loadFactor: number
   /**
-   * Per policy whose store reports its shapes (in process, and a Redis sync store): the cells
+   * Per policy whose store reports its shapes (in process, and a Redis sync or exact store): the cells
    * per level of each generation, oldest (the one that decides) first, the resizes and early
    * growths so far, and the live generations started early ({@link GenerationStats}).
    */

@@ -399,8 +399,7 @@ export class Rotator {
     if (this.closed) return
     const now = this.clock.now()
     if (!Number.isFinite(now)) return
-    const due = now - this.lastRotationAtMs >= this.periodMs || this.earlyIndex === this.completed + 1
-    if (due && now - this.createdAtMs[1] >= this.minPromotionAgeMs) {
+    if (now >= this.promotionAtMs(this.lastRotationAtMs, 1)) {
       this.advance(1)
       this.lastRotationAtMs = now
       if (this.earlyIndex <= this.completed) this.earlyIndex = -1
@@ -657,6 +656,19 @@ export class Rotator {
   }
 
   /**
+   * The one home of the self-sized schedule's promotion rule: the earliest time (ms, this
+   * rotator's clock) at which the generation now at position `j` (≥ 1) may be promoted, the
+   * one before it having been promoted at `sinceMs`: once a period has passed since then (at
+   * once for the generation started early last) and it is at least minPromotionAgeMs old
+   * (the promotion-age guard). {@link Rotator.check} promotes position 1 at the first check at
+   * or after it; {@link Rotator.earlyGenerations} walks it forward.
+   */
+  private promotionAtMs(sinceMs: number, j: number): number {
+    const dueAtMs = this.completed + j === this.earlyIndex ? sinceMs : sinceMs + this.periodMs
+    return Math.max(dueAtMs, this.createdAtMs[j] + this.minPromotionAgeMs)
+  }
+
+  /**
    * The live generations started early on a load jump, oldest first (spec/rotator.md §1
    * "Self-sizing", _Schedule_): each replaced the youngest generation of its time by a larger
    * one (`twin: false`), so its cells are those of `generationCellsPerLevel[generation]`. A
@@ -672,10 +684,7 @@ export class Rotator {
       const k = index - this.completed
       if (k < 0 || k >= this.generations) continue
       let at = this.lastRotationAtMs
-      for (let j = 1; j <= k; j++) {
-        const dueAtMs = this.completed + j === this.earlyIndex ? at : at + this.periodMs
-        at = Math.max(dueAtMs, this.createdAtMs[j] + this.minPromotionAgeMs)
-      }
+      for (let j = 1; j <= k; j++) at = this.promotionAtMs(at, j)
       out.push({
         generation: k,
         cellsPerLevel: this.gens[k].cellsPerLevel,
