@@ -12,8 +12,8 @@ export interface GenerationShapes {
   /** Rotations completed so far, when the store counts them (the in-process Rotator does). */
   rotations?: number
   /**
-   * The live generations started early on a load jump, oldest first: in process a replaced
-   * youngest, in a Redis sync fleet a twin beside its base (its cells, whether it decides yet,
+   * The live generations grown early on a load jump, oldest first: in process a generation
+   * folded into a larger shape in its place, in a Redis fleet a twin beside its base (its cells, whether it decides yet,
    * from when). Absent from stores that do not report them; empty when none is live.
    */
   early?: readonly EarlyGeneration[]

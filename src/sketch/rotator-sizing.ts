@@ -50,8 +50,8 @@ export interface SizingLimitEvent {
 /**
  * A generation started early on a load jump (spec/rotator.md §1 "Self-sizing"), as a store
  * reports it beside its generations' shapes ({@link Rotator.earlyGenerations}, the Limiter's
- * `stats()`): in process the youngest generation replaced by a larger one; in a Redis sync
- * fleet a larger _twin_ written beside its generation (the base) and deciding in its place from
+ * `stats()`): in process a live generation folded into a larger shape in its place (the
+ * deciding one included); in a Redis fleet a larger _twin_ written beside its generation (the base) and deciding in its place from
  * the fleet's recorded switch time.
  */
 export interface EarlyGeneration {
@@ -60,7 +60,7 @@ export interface EarlyGeneration {
   /** Cells per level of the generation started early (for a pending twin, not its base's). */
   readonly cellsPerLevel: number
   /**
-   * `false`: it replaced the youngest (in process): it is the generation at `generation`, and its
+   * `false`: it was folded in its place (in process): it is the generation at `generation`, and its
    * cells are in the shapes and the bytes as any generation's. `true`: a fleet's twin, held
    * beside its base until it decides: the shapes show the base while it does not decide yet,
    * the twin once it does; the bytes count both while both are held.
@@ -528,7 +528,7 @@ export class LoadMeter {
 
   /**
    * A new youngest generation at `nowMs`: forget everything, and the busiest window unless
-   * `keepPeak` (a generation started early replaces the youngest within the same life).
+   * `keepPeak` (an early growth folds the youngest within the same life).
    */
   reset(nowMs: number, keepPeak = false): void {
     if (!keepPeak) this.peak = 0

@@ -166,9 +166,7 @@ export class Rotator {
    * oldest: hi / rate × 1000 with linear decay (the amnesty guard), (N − 1) × periodMs otherwise.
    */
   private readonly minPromotionAgeMs: number
-  /** Generation index of a generation started early (a load jump) and not yet promoted, or −1. */
-  private earlyIndex = -1
-  /** Generation indexes of the live generations started early (for {@link Rotator.earlyGenerations}; pruned as they retire). */
+  /** Generation indexes of the live generations grown early (for {@link Rotator.earlyGenerations}; pruned as they retire). */
   private readonly earlyIndexes: number[] = []
   private earlyGrowthCount = 0
   private resizeCount = 0
@@ -390,10 +388,9 @@ export class Rotator {
 
   /**
    * The self-sized rotator's tick (every checkEveryMs): rotate when a period has passed on
-   * the clock, or when a generation started early could now be promoted, provided the
-   * generation to be promoted is at least minPromotionAgeMs old; otherwise measure the
-   * youngest generation over the last window and, on a load jump, start a larger youngest
-   * generation now (`spec/rotator.md` §1 "Self-sizing").
+   * the clock, provided the generation to be promoted is at least minPromotionAgeMs old;
+   * otherwise measure the youngest generation over the last window and, on a load jump, fold
+   * the live generations into a larger shape now (`spec/rotator.md` §1 "Self-sizing").
    */
   private check(): void {
     if (this.closed) return
@@ -402,7 +399,6 @@ export class Rotator {
     if (now >= this.promotionAtMs(this.lastRotationAtMs, 1)) {
       this.advance(1)
       this.lastRotationAtMs = now
-      if (this.earlyIndex <= this.completed) this.earlyIndex = -1
       this.flushEvents()
       return
     }
@@ -422,21 +418,35 @@ export class Rotator {
   }
 
   /**
-   * Replace the youngest generation (never the deciding one: N ≥ 2) by a fresh one of
-   * `cells` cells per level. What the replaced one saw is lost, as for any fresh
-   * generation: the promotion-age guard keeps the amnesty bound.
+   * Grow every live generation smaller than `cells` cells per level to `cells` by folding
+   * ({@link Sketch.foldFrom}: each level repeated, under the same seed, so every key reads at
+   * least what it read before and shares its cells with fewer keys from now on). The deciding
+   * generation included: it is the one refusing innocent keys, and a fold loses nothing it
+   * holds, so it decides on at once and keeps its age; so does every other folded generation,
+   * and the promotion-age guard holds unchanged (spec/rotator.md §1 "Self-sizing", _Early
+   * growth by folding_). A generation whose cells per level are not a power of two dividing
+   * `cells` (only a restored frame can hold one) keeps its shape.
    */
   private growEarly(cells: number, nowMs: number): void {
-    const y = this.generations - 1
-    const index = this.completed + y
-    this.gens[y] = this.freshGeneration(index, cells)
-    this.createdAtMs[y] = nowMs
-    this.earlyIndex = index
+    const grown: number[] = []
+    for (let g = 0; g < this.generations; g++) {
+      const old = this.gens[g]
+      const M = old.cellsPerLevel
+      if (M >= cells) continue
+      const index = this.completed + g
+      // only a restored frame can hold a shape that does not fold (sized shapes are powers of two)
+      if (!canFold(M, cells)) continue
+      const next = this.freshGeneration(index, cells)
+      next.foldFrom(old)
+      this.gens[g] = next
+      grown.push(index)
+    }
+    if (grown.length === 0) return
     this.meter!.reset(nowMs, true)
     this.resizeCount++
     this.earlyGrowthCount++
-    const live = this.earlyIndexes.filter((i) => i >= this.completed && i !== index)
-    live.push(index)
+    const live = this.earlyIndexes.filter((i) => i >= this.completed && !grown.includes(i))
+    live.push(...grown)
     this.earlyIndexes.length = 0
     this.earlyIndexes.push(...live)
   }
@@ -645,12 +655,12 @@ export class Rotator {
     return this.sizing?.maxCellsPerLevel
   }
 
-  /** Generations created with another size than the youngest before them (at rotations or started early). 0 for a fixed shape. */
+  /** Generations created with another size than the youngest before them at rotations, plus the early growths. 0 for a fixed shape. */
   get resizes(): number {
     return this.resizeCount
   }
 
-  /** Generations started early on a load jump so far (each also counted in {@link Rotator.resizes}). 0 for a fixed shape. */
+  /** Early growths on a load jump so far (each folds the live generations smaller than its size; each also counted in {@link Rotator.resizes}). 0 for a fixed shape. */
   get earlyGrowths(): number {
     return this.earlyGrowthCount
   }
@@ -658,25 +668,24 @@ export class Rotator {
   /**
    * The one home of the self-sized schedule's promotion rule: the earliest time (ms, this
    * rotator's clock) at which the generation now at position `j` (≥ 1) may be promoted, the
-   * one before it having been promoted at `sinceMs`: once a period has passed since then (at
-   * once for the generation started early last) and it is at least minPromotionAgeMs old
-   * (the promotion-age guard). {@link Rotator.check} promotes position 1 at the first check at
+   * one before it having been promoted at `sinceMs`: once a period has passed since then and
+   * it is at least minPromotionAgeMs old (the promotion-age guard; a generation grown early
+   * by folding keeps its age). {@link Rotator.check} promotes position 1 at the first check at
    * or after it; {@link Rotator.earlyGenerations} walks it forward.
    */
   private promotionAtMs(sinceMs: number, j: number): number {
-    const dueAtMs = this.completed + j === this.earlyIndex ? sinceMs : sinceMs + this.periodMs
-    return Math.max(dueAtMs, this.createdAtMs[j] + this.minPromotionAgeMs)
+    return Math.max(sinceMs + this.periodMs, this.createdAtMs[j] + this.minPromotionAgeMs)
   }
 
   /**
-   * The live generations started early on a load jump, oldest first (spec/rotator.md §1
-   * "Self-sizing", _Schedule_): each replaced the youngest generation of its time by a larger
-   * one (`twin: false`), so its cells are those of `generationCellsPerLevel[generation]`. A
-   * deciding one (position 0) decides since the last rotation; a pending one from the earliest
-   * time the schedule allows, reached at the first check at or after it: the promotions before
-   * it walked from the last rotation, each when a period has passed since the one before (at
-   * once for the generation started early last, which need not wait for a period) and the
-   * generation it promotes is A old (the promotion-age guard). Empty for a fixed shape. Allocates.
+   * The live generations grown early on a load jump, oldest first (spec/rotator.md §1
+   * "Self-sizing", _Early growth by folding_): each was folded into a larger shape in its
+   * place (`twin: false`), so its cells are those of `generationCellsPerLevel[generation]`. A
+   * deciding one (position 0) decides since the last rotation (a fold keeps it deciding); a
+   * pending one from the earliest time the schedule allows, reached at the first check at or
+   * after it: the promotions before it walked from the last rotation, each when a period has
+   * passed since the one before and the generation it promotes is A old (the promotion-age
+   * guard). Empty for a fixed shape. Allocates.
    */
   earlyGenerations(): readonly EarlyGeneration[] {
     const out: EarlyGeneration[] = []
@@ -955,4 +964,12 @@ export class Rotator {
         'rotator: expected an open rotator, received one that was closed',
       )
   }
+}
+
+/**
+ * Whether a generation of `from` cells per level can be folded into `to` ({@link Sketch.foldFrom}):
+ * `from` a power of two dividing `to`.
+ */
+function canFold(from: number, to: number): boolean {
+  return (from & (from - 1)) === 0 && to % from === 0
 }

@@ -900,6 +900,47 @@ export class Sketch {
   }
 
   /**
+   * Fill this (empty) sketch with `smaller`'s cells folded out: with M' = this sketch's cells
+   * per level a multiple k of smaller's M, cell j of level i becomes a copy (score and time)
+   * of smaller's cell j mod M of level i, so each level is smaller's level repeated k times.
+   * Under one seed a key's index at level i is `(h1 + i·h2) mod M'`, and reducing it mod M
+   * gives its index in `smaller` (M divides M'; the step replacement for h2 ≡ 0 never applies
+   * when M is a power of two, h2 being odd), so every key reads here at least what it read
+   * there, and what it will add lands on a cell shared by 1/k of the keys it shared with
+   * before (spec/rotator.md §1 "Self-sizing", _Early growth by folding_). O(L·M'). The caller
+   * guarantees the same seed and hasher.
+   * @internal
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` when the levels differ, M is not a
+   * power of two or does not divide M', or the decay, bounds or aggregator differ
+   */
+  foldFrom(smaller: Sketch): void {
+    const M = smaller.cellsPerLevel
+    const M2 = this.cellsPerLevel
+    if (
+      smaller.levels !== this.levels ||
+      (M & (M - 1)) !== 0 ||
+      M2 % M !== 0 ||
+      smaller.decayId !== this.decayId ||
+      smaller.ratePerMs !== this.ratePerMs ||
+      smaller.lo !== this.lo ||
+      smaller.hi !== this.hi ||
+      smaller.aggId !== this.aggId
+    ) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_MERGE_INCOMPATIBLE',
+        `cannot fold ${smaller.levels} × ${M} cells into ${this.levels} × ${M2}: a fold needs the same levels, decay, bounds and aggregator, and a power-of-two cells per level dividing the larger`,
+      )
+    }
+    const from = smaller.cells
+    const to = this.cells
+    const span = CELL_STRIDE * M
+    for (let i = 0; i < this.levels; i++) {
+      const level = from.subarray(i * span, (i + 1) * span)
+      for (let at = CELL_STRIDE * i * M2, end = at + CELL_STRIDE * M2; at < end; at += span) to.set(level, at)
+    }
+  }
+
+  /**
    * Copy cells decoded and checked by a frame reader into this sketch.
    * @internal
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_INVALID` when the lengths differ from L × M

@@ -406,43 +406,74 @@ t.test(
   },
 )
 
-t.test('an early generation is not promoted before the amnesty age, even when a period is due', async (t) => {
-  const clock = new FakeClock(0)
-  const ticker = new FakeTicker()
-  let big = false
-  const r = sized(
-    {
-      sizeNextGeneration: () => (big ? 1024 : 64),
-      maxCellsPerLevel: 1024,
-      growEarlyWhen: () => big,
-    },
-    clock,
-    ticker,
-  )
-  r.rotate() // [1024, 64]
-  r.rotate() // [64, 64], last rotation at t = 0
-  r.tryUpdate('debtor', 10, HI) // full debt in both generations
-  big = true
-  clock.set(7000)
-  ticker.tick() // the youngest is replaced by a fresh 1,024-cell generation at t = 7 s
-  t.same(r.generationCellsPerLevel, [64, 1024])
-  big = false // no further early growth
-  const rows: [number, number, number[]][] = [
-    // time, rotations, shapes: the period is due at 10 s, but the fresh generation is 3 s old
-    [10_000, 2, [64, 1024]],
-    [16_000, 2, [64, 1024]],
-    [17_000, 3, [1024, 64]], // 10 s old: promoted, the next one sized from the load
-  ]
-  for (const [now, rotations, shapes] of rows) {
-    clock.set(now)
-    ticker.tick()
-    t.equal(r.rotations, rotations, `t = ${now}: rotations`)
-    t.same(r.generationCellsPerLevel, shapes, `t = ${now}: shapes`)
-  }
-  // the debt of t = 0 drained by 10 s; the fresh generation forgave nothing that was still owed
-  t.equal(r.estimate('debtor'), 0)
-  r.close()
-})
+t.test(
+  'an early growth folds every live generation, the deciding one included: every read is unchanged at the fold, no debt is forgiven, the schedule stays',
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    let big = false
+    const r = sized(
+      {
+        sizeNextGeneration: () => (big ? 1024 : 64),
+        maxCellsPerLevel: 1024,
+        growEarlyWhen: () => big,
+      },
+      clock,
+      ticker,
+    )
+    r.rotate() // [1024, 64]
+    r.rotate() // [64, 64], last rotation at t = 0
+    t.same(r.generationCellsPerLevel, [64, 64])
+    // 400 keys on 64 cells per level: crowded, so reads carry other keys' debt
+    const exact = new Map<string, { debt: number; at: number }>()
+    const owed = (k: string, now: number) => {
+      const e = exact.get(k)
+      return e === undefined ? 0 : Math.max(0, e.debt - (RATE * (now - e.at)) / 1000)
+    }
+    const write = (k: string, cost: number) => {
+      const now = clock.now()
+      if (r.tryUpdate(k, cost, HI)) exact.set(k, { debt: owed(k, now) + cost, at: now })
+    }
+    t.ok(r.tryUpdate('debtor', 10, HI), 'a fresh key takes its full burst') // full debt at 0 s
+    exact.set('debtor', { debt: 10, at: 0 })
+    for (let i = 0; i < 400; i++) {
+      clock.set(i * 15) // 0 … 6 s
+      write(`k${i}`, 1 + (i % 7))
+    }
+    clock.set(7000)
+    const before = [...exact.keys()].map((k) => r.estimate(k))
+    big = true
+    ticker.tick() // the check at 7 s: both generations folded into 1,024 cells per level
+    big = false // no further early growth
+    t.same(r.generationCellsPerLevel, [1024, 1024], 'the deciding generation grew too')
+    t.equal(r.earlyGrowths, 1)
+    t.same(
+      [...exact.keys()].map((k) => r.estimate(k)),
+      before,
+      'every key reads exactly what it read before the fold (its cells are copies of its cells)',
+    )
+    t.same(
+      r.earlyGenerations().map((e) => [e.generation, e.cellsPerLevel, e.deciding]),
+      [
+        [0, 1024, true],
+        [1, 1024, false],
+      ],
+    )
+    t.equal(r.earlyGenerations()[1].decidesAtMs, PERIOD, 'the folded youngest keeps its age: promoted on schedule')
+    // one-sided at every second up to and across the rotation: never below a key's exact debt
+    let below = 0
+    for (let now = 7000; now <= 16_000; now += 1000) {
+      clock.set(now)
+      ticker.tick()
+      for (const k of exact.keys()) if (r.estimate(k) < owed(k, now) - 1e-9) below++
+    }
+    t.equal(below, 0, 'no read below the exact token bucket of its key, before or after the rotation')
+    t.equal(r.rotations, 3, 'rotated at 10 s, when the period was due')
+    t.same(r.generationCellsPerLevel, [1024, 64], 'the next generation sized from the load')
+    // the fold spreads what follows: fresh keys share their cells with 1/16 of the keys they did
+    r.close()
+  },
+)
 
 t.test('shrink when the load falls: the next generations are sized down at rotations', async (t) => {
   const clock = new FakeClock(0)
@@ -487,7 +518,7 @@ t.test('a ρ threshold: growth starts early when cost/s / (M × rate) passes it'
   for (let i = 0; i < 33; i++) r.update(`b${i}`, 1)
   clock.advance(1000)
   ticker.tick()
-  t.same(r.generationCellsPerLevel, [64, 512], 'ρ = 0.52: a 512-cell youngest generation')
+  t.same(r.generationCellsPerLevel, [512, 512], 'ρ = 0.52: both generations folded into 512 cells')
   t.throws(
     () =>
       new Rotator({
@@ -506,6 +537,31 @@ t.test('a ρ threshold: growth starts early when cost/s / (M × rate) passes it'
 t.test('exponential decay: the promotion age is (N − 1) × periodMs', async (t) => {
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
+  const r = new Rotator({
+    sketch: { levels: 2, cellsPerLevel: 64, decay: exponential(0.1), hi: 100 },
+    generations: 3,
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    sizing: { sizeNextGeneration: () => 64, maxCellsPerLevel: 256, growEarlyWhen: () => false },
+  })
+  clock.set(4000)
+  r.rotateTo(3) // three fresh generations at 4 s: the next to be promoted is 0 s old
+  clock.set(14_000)
+  ticker.tick()
+  t.equal(r.rotations, 3, 'a period has passed, but the generation to promote is 10 s old: (N − 1) × 10 s = 20 s')
+  clock.set(23_000)
+  ticker.tick()
+  t.equal(r.rotations, 3, '19 s old at 23 s: not yet')
+  clock.set(24_000)
+  ticker.tick()
+  t.equal(r.rotations, 4, '20 s old: promoted')
+  r.close()
+})
+
+t.test('an exponential-decay growth folds too: every read unchanged at the fold', async (t) => {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
   let grow = false
   const r = new Rotator({
     sketch: { levels: 2, cellsPerLevel: 64, decay: exponential(0.1), hi: 100 },
@@ -514,18 +570,20 @@ t.test('exponential decay: the promotion age is (N − 1) × periodMs', async (t
     ticker,
     sizing: { sizeNextGeneration: () => (grow ? 256 : 64), maxCellsPerLevel: 256, growEarlyWhen: () => grow },
   })
-  grow = true
+  for (let i = 0; i < 300; i++) r.update(`e${i}`, 1 + (i % 5))
   clock.set(4000)
+  const before = Array.from({ length: 300 }, (_, i) => r.estimate(`e${i}`))
+  grow = true
   ticker.tick()
   grow = false
-  t.same(r.generationCellsPerLevel, [64, 256])
-  clock.set(13_000)
+  t.same(r.generationCellsPerLevel, [256, 256])
+  t.same(
+    Array.from({ length: 300 }, (_, i) => r.estimate(`e${i}`)),
+    before,
+  )
+  clock.set(10_000)
   ticker.tick()
-  t.equal(r.rotations, 0, '9 s old at 13 s: not yet')
-  clock.set(14_000)
-  ticker.tick()
-  t.equal(r.rotations, 1, '10 s old: promoted')
-  t.same(r.generationCellsPerLevel, [256, 64])
+  t.equal(r.rotations, 1, 'promoted when the period is due')
   r.close()
 })
 
