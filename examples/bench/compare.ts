@@ -25,7 +25,13 @@ import { cpus, totalmem } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execSync } from 'node:child_process'
-import { formatNoSizeOption, runNoSizeOption } from './no-size-option.js'
+import {
+  JUMP_TABLE_HEAD,
+  formatNoSizeOption,
+  formatTrafficJump,
+  runNoSizeOption,
+  trafficJumpRows,
+} from './no-size-option.js'
 import { mulberry32 } from '../../test/fixtures/mulberry32.js'
 
 const LIMIT = 10
@@ -453,6 +459,8 @@ function parent(rounds: number): void {
     .join('\n')
   process.stderr.write('running grudge, no size option …\n')
   const noSize = formatNoSizeOption(runNoSizeOption())
+  process.stderr.write('running grudge, traffic jumps …\n')
+  const jumps = trafficJumpRows().map(formatTrafficJump).join('\n')
   const md = `# Benchmarks
 
 ## grudge vs the in-memory stores of other Node.js rate limiters
@@ -496,6 +504,14 @@ hitters within ±5 % of an exact per-key GCRA (examples/bench/no-size-option.ts)
 | limiter | innocent false-reject after the first period | heavy hitters admitted vs exact GCRA |
 |---|---:|---:|
 ${noSize}
+
+The same \`Limiter\` under a load jump, no heavy hitters: fresh clients (3 requests each, one
+second apart) at the lower rate, then at the higher one. Target: back under 1e-3 of fresh
+requests refused within 60 s of the jump (every later 10-s window), memory never above the
+budget. The 60× row follows a quiet spell long enough for the generations to shrink.
+
+${JUMP_TABLE_HEAD}
+${jumps}
 
 Fake clocks: grudge takes an injected clock and ticker. The other three read \`Date.now()\`
 and schedule cleanup with \`setTimeout\`/\`setInterval\` and offer no clock option, so
