@@ -295,6 +295,21 @@ export class Telemetry {
   private rolled = false
   /** The policies' sketches to report on: shapes, memory, and the debt meter's figures. */
   private readonly shapes: SketchReport[] = []
+  /**
+   * The debt meter's load per check window (one second, the self-sized Rotator's default check,
+   * spec/sizing.md §7): the second being counted (floor(ms / 1000)), its admitted and refused
+   * requests, the last finished second's (and its index), and the means of both decayed with the
+   * time constant `loadTauS` (a cell's longest memory, maxDebt / rate), folded once per second.
+   */
+  private secIndex = -1
+  private secAdmitted = 0
+  private secRefused = 0
+  private lastSecIndex = -2
+  private lastAdmitted = 0
+  private lastRefused = 0
+  private meanAdmitted = 0
+  private meanRefused = 0
+  private loadTauS = 1
 
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
@@ -334,6 +349,25 @@ export class Telemetry {
    */
   addSketch(report: SketchReport): void {
     this.shapes.push(report)
+    const d = report.debt
+    // the first debt meter's (the one predicted): a cell at the ceiling drains in maxDebt / rate s
+    if (d !== undefined && this.shapes.filter((r) => r.debt !== undefined).length === 1)
+      this.loadTauS = Math.min(Math.max(1, d.maxDebt / d.rate), (this.bucketMs * this.windowBuckets) / 1000)
+  }
+
+  /** Fold the finished second `secIndex` into the last-second figures and the decayed means (once per second at most). */
+  private foldSecond(): void {
+    const gap = this.secIndex - this.lastSecIndex
+    // seconds without a request between the two folded ones decay the means as zero load
+    const keep = Math.exp(-Math.max(0, gap - 1) / this.loadTauS)
+    const w = -Math.expm1(-1 / this.loadTauS)
+    this.meanAdmitted = this.meanAdmitted * keep * (1 - w) + this.secAdmitted * w
+    this.meanRefused = this.meanRefused * keep * (1 - w) + this.secRefused * w
+    this.lastSecIndex = this.secIndex
+    this.lastAdmitted = this.secAdmitted
+    this.lastRefused = this.secRefused
+    this.secAdmitted = 0
+    this.secRefused = 0
   }
 
   private current(now: number = this.clock.now()): Bucket {
@@ -370,6 +404,11 @@ export class Telemetry {
     const b = this.current(nowMs)
     this.cur = b
     b.requests++
+    const sec = Math.floor(nowMs / 1000)
+    if (sec !== this.secIndex) {
+      if (this.secIndex >= 0) this.foldSecond()
+      this.secIndex = sec
+    }
     this.curKey = key
     // the buckets and the window's slots are both floor(t / bucketMs): one bucket, one slot
     if (key !== this.distinctKey || b !== this.distinctBucket) {
@@ -389,9 +428,12 @@ export class Telemetry {
   policy(policy: PolicyName, admitted: boolean): void {
     const b = this.cur ?? this.current()
     const c = b.counts[policy]
-    if (admitted) c.admitted++
-    else {
+    if (admitted) {
+      c.admitted++
+      if (policy === 'limit') this.secAdmitted++
+    } else {
       c.rejected++
+      if (policy === 'limit') this.secRefused++
       if (policy === 'limit' && (this.curKey !== this.refusedKey || b !== this.refusedBucket)) {
         this.refusedKeys.addAt(this.nowMs, this.curKey)
         this.refusedKey = this.curKey
@@ -488,11 +530,15 @@ export class Telemetry {
         sizeBytes: sk.sizeBytes(),
       }
       if (sk.debt !== undefined) {
-        const load = { ...sk.debt, requestsPerSecond: perSecond(policies.limit.admitted), hotKeys }
+        const load = {
+          ...sk.debt,
+          requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
+          hotKeys: 0,
+        }
         const rate = sketchFalsePositiveRate(shape, load)
-        // ρ as the self-sizing measures it (all admitted cost over the level's drain): the hot-key
-        // correction of §2.1 is the model's, and refused keys counted as hot ones would take it
-        // to 0 exactly when the level is overloaded (spec/sizing.md §7)
+        // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the
+        // telemetry cannot tell a hot key from an innocent one refused under an overload
+        // (spec/sizing.md §7)
         const rho = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, 0)
         perPolicy.limit = {
           predicts: 'false-reject',
@@ -563,6 +609,51 @@ export class Telemetry {
     if (generations !== undefined) out.generations = generations
     if (suggested !== undefined) out.suggested = suggested
     return out
+  }
+
+  /**
+   * The debt meter's load for its model (spec/sizing.md §7): requests per second offered to the
+   * cells, the larger of the latest check window's (the last finished second, or the current one
+   * so far) and the mean decayed over a cell's longest memory (maxDebt / rate, at most the
+   * window). Offered: admitted plus refused requests, since a refused innocent request is load
+   * the model's feedback (§2.3) already refuses; but a key over its own limit is refused without
+   * end, so refused requests count at most (burst + rate × span) / cost per refused key of the
+   * window (what a key within its limit can send), scaled down together when they are more.
+   * @param debt the meter's figures
+   * @param refused the meter's refused requests in the window
+   * @param refusedKeys the distinct keys it refused in the window (HyperLogLog estimate)
+   * @param spanS the span the window's counts cover, s (≥ 1)
+   */
+  private debtLoadPerSecond(debt: NonNullable<SketchReport['debt']>, refused: number, refusedKeys: number, spanS: number): number {
+    const ratio = refused === 0 ? 1 : Math.min(1, (refusedKeys * (debt.burst + debt.rate * spanS)) / debt.cost / refused)
+    const offered = (a: number, r: number): number => a + ratio * r
+    const nowSec = Math.floor(this.nowMs / 1000)
+    let lastIdx = this.lastSecIndex
+    let lastA = this.lastAdmitted
+    let lastR = this.lastRefused
+    let meanA = this.meanAdmitted
+    let meanR = this.meanRefused
+    let curA = 0
+    let curR = 0
+    if (this.secIndex === nowSec) {
+      curA = this.secAdmitted
+      curR = this.secRefused
+    } else if (this.secIndex >= 0) {
+      // a finished second not folded yet (no request since): fold it here, without keeping it
+      const keep = Math.exp(-Math.max(0, this.secIndex - lastIdx - 1) / this.loadTauS)
+      const w = -Math.expm1(-1 / this.loadTauS)
+      meanA = meanA * keep * (1 - w) + this.secAdmitted * w
+      meanR = meanR * keep * (1 - w) + this.secRefused * w
+      lastIdx = this.secIndex
+      lastA = this.secAdmitted
+      lastR = this.secRefused
+    }
+    if (lastIdx !== nowSec - 1) {
+      lastA = 0
+      lastR = 0
+    }
+    const decay = Math.exp(-Math.max(0, nowSec - 1 - lastIdx) / this.loadTauS)
+    return Math.max(offered(lastA, lastR), offered(curA, curR), offered(meanA, meanR) * decay)
   }
 
   /**
