@@ -42,28 +42,40 @@ export interface LimiterStats {
   memoryBytes: number
   /**
    * The predicted rate at which a fresh key's request is refused by others' scores in its
-   * cells, per request, at the load of the window. With a debt meter, the debt meter's:
-   * {@link sketchFalsePositiveRate} of its deciding shape with the admitted requests per
-   * second and {@link LimiterStats.hotKeys} (spec/sizing.md §2), as `perPolicy.limit`. Without
-   * one, that of the scores at their measured load (spec/sizing.md §3–4):
+   * cells, per request, at the current load. With a debt meter, the debt meter's:
+   * {@link sketchFalsePositiveRate} of its deciding shape at {@link LimiterStats.requestsPerSecond}
+   * (offered, latest check window; spec/sizing.md §2, §7), without hot keys, as `perPolicy.limit`.
+   * It is the rate that load leads to: right after a jump up, while the cells fill (seconds in an
+   * overload, a minute or more near ρ = 1), the measured rate climbs to it. Without a debt meter,
+   * that of the scores at their measured load (spec/sizing.md §3–4):
    * 1 − (1 − p_abuse)(1 − p_fairness), the false-block rate of `perPolicy.abuse` and the
    * false-throttle rate of `perPolicy.fairness` (a request passes both; their sketches hash
    * independently), or the one of them the limiter has. With no policy model at all, the
-   * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch.
+   * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch, H = {@link LimiterStats.hotKeys}.
    */
   falsePositiveRate: number
   /** The target that triggers the one-time warning. */
   targetFalsePositiveRate: number
-  /** Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 % (1σ)): the hot keys of the model. */
+  /**
+   * Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 %
+   * (1σ)): keys over their limit and, under an overload, innocent ones refused by full cells; the
+   * telemetry cannot tell them apart, so the debt meter's prediction does not take them as hot
+   * keys (spec/sizing.md §7). It caps what refused requests count as load.
+   */
   hotKeys: number
-  /** The debt meter's admitted requests per second over the window so far (at least 1 s): the load of the model; 0 without a debt meter. */
+  /**
+   * The debt meter's offered requests per second, the load of its model (spec/sizing.md §7): the
+   * larger of the latest check window's (the last finished second, or the current one so far)
+   * and the mean decayed over a cell's longest memory (maxDebt / rate s, at most the window). A
+   * second's load is its admitted requests plus its refused ones, these counted at most
+   * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
+   */
   requestsPerSecond: number
   /**
-   * ρ, the debt meter's load factor in the window: (admitted cost per second, all keys) /
-   * (M × rate), M of the deciding generation: the figure a self-sized Rotator's
-   * `growAtLoadFactor` compares. Above 1 a level cannot drain what it is fed; with few hot
-   * keys fresh keys start to be refused above about 0.8. 0 without a debt meter.
-   * (`falsePositiveRate` takes the hot keys' share out, spec/sizing.md §2.1.)
+   * ρ, the debt meter's load factor: {@link LimiterStats.requestsPerSecond} × cost / (M × rate),
+   * M of the deciding generation. Above 1 a level cannot drain what it is offered (its admitted
+   * share then stays near 1, the self-sizing's `growAtLoadFactor` compares that admitted figure);
+   * with few hot keys fresh keys start to be refused above about 0.8. 0 without a debt meter.
    */
   loadFactor: number
   /**
@@ -106,19 +118,19 @@ export interface PolicyModelStats {
   predicts: 'false-reject' | 'false-block' | 'false-throttle'
   /**
    * The predicted rate per request, in [0, 1], for the deciding generation's shape at the
-   * window's load: `limit` {@link sketchFalsePositiveRate} (with the window's hot keys and the
-   * Rotator's carry-forward), `abuse` {@link abuseFalseBlockRate} at the threshold, `fairness`
+   * model's load: `limit` {@link sketchFalsePositiveRate} (at the offered load of the latest check
+   * window, no hot keys, the Rotator's carry-forward), `abuse` {@link abuseFalseBlockRate} at the threshold, `fairness`
    * {@link fairnessFalseThrottleRate}; the scores without hot keys, as their sizers (spec/sizing.md §8).
    */
   predictedRate: number
   /**
-   * The model's load over the window so far (at least 1 s), per second: `limit` admitted
-   * requests; `abuse` and `fairness` scored events ν = (positive score added per second, all
+   * The model's load per second: `limit` offered requests, as {@link LimiterStats.requestsPerSecond};
+   * over the window so far (at least 1 s) `abuse` and `fairness` scored events ν = (positive score added per second, all
    * keys) / w, w the abuse model weight (the heaviest positive weight) or `failureDelta`.
    */
   eventsPerSecond: number
   /**
-   * `limit`: ρ, admitted cost per second / (M × rate), as {@link LimiterStats.loadFactor}.
+   * `limit`: ρ, offered cost per second / (M × rate), as {@link LimiterStats.loadFactor}.
    * `abuse`, `fairness`: a = ν / (M × λ), events per decay time constant per cell, the shape
    * parameter of spec/sizing.md §3.
    */
@@ -624,8 +636,14 @@ export class Telemetry {
    * @param refusedKeys the distinct keys it refused in the window (HyperLogLog estimate)
    * @param spanS the span the window's counts cover, s (≥ 1)
    */
-  private debtLoadPerSecond(debt: NonNullable<SketchReport['debt']>, refused: number, refusedKeys: number, spanS: number): number {
-    const ratio = refused === 0 ? 1 : Math.min(1, (refusedKeys * (debt.burst + debt.rate * spanS)) / debt.cost / refused)
+  private debtLoadPerSecond(
+    debt: NonNullable<SketchReport['debt']>,
+    refused: number,
+    refusedKeys: number,
+    spanS: number,
+  ): number {
+    const ratio =
+      refused === 0 ? 1 : Math.min(1, (refusedKeys * (debt.burst + debt.rate * spanS)) / debt.cost / refused)
     const offered = (a: number, r: number): number => a + ratio * r
     const nowSec = Math.floor(this.nowMs / 1000)
     let lastIdx = this.lastSecIndex

@@ -79,6 +79,7 @@ t.test('right after a jump the prediction follows the new load within two check 
   // while the cells fill, the measured share climbs to it: the prediction is never below half of it
   for (let s = J + 3; s < D; s++) {
     const m = refusedShare(timeline, s - 1, s)
-    if (!(predicted[s] >= m / 2 - 1e-6)) t.fail(`second ${s - J} after the jump: predicted ${predicted[s]} < measured ${m} / 2`)
+    if (!(predicted[s] >= m / 2 - 1e-6))
+      t.fail(`second ${s - J} after the jump: predicted ${predicted[s]} < measured ${m} / 2`)
   }
 })
