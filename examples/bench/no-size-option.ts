@@ -48,11 +48,18 @@ export interface TrafficTimeline {
  * @param clientsPerSecond fresh clients arriving in second s
  * @param durationS seconds of fresh clients
  * @param heavyHitters heavy keys at 20 requests/s
+ * @param shape a fixed shape (`levels`, `cellsPerLevel`) instead of the default budget's; and
+ * `onSecond`, called at each tick of second s (before that second's requests) with the timeline so far
  */
 export function runTraffic(
   clientsPerSecond: (s: number) => number,
   durationS: number,
   heavyHitters: number,
+  shape: {
+    levels?: number
+    cellsPerLevel?: number
+    onSecond?: (s: number, limiter: Limiter, timeline: TrafficTimeline) => void
+  } = {},
 ): { row: NoSizeOptionRow; timeline: TrafficTimeline; limiter: Limiter } {
   const rate = 1
   const burst = 10
@@ -81,7 +88,9 @@ export function runTraffic(
   const order = Array.from(times.keys()).sort((a, b) => times[a] - times[b])
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
-  const limiter = new Limiter({ limit: { rate, burst }, clock, ticker })
+  const fixed =
+    shape.cellsPerLevel === undefined ? {} : { levels: shape.levels ?? 4, cellsPerLevel: shape.cellsPerLevel }
+  const limiter = new Limiter({ limit: { rate, burst }, clock, ticker, ...fixed })
   const meter = limiter.limit!
   const periodMs = meter.periodMs
   // exact per-key GCRA for the heavy hitters (the clients never exceed their limit)
@@ -109,6 +118,7 @@ export function runTraffic(
     while (t >= nextTick) {
       clock.set(nextTick)
       ticker.tick()
+      shape.onSecond?.(nextTick / tickMs, limiter, timeline)
       nextTick += tickMs
     }
     clock.set(t)

@@ -33,10 +33,14 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     'false_positive_rate',
     "The debt meter's predicted false-reject rate of a fresh key at the window's load (spec/sizing.md)",
   ).set(stats.falsePositiveRate)
-  g('load_factor', "The debt meter's load factor rho: admitted cost per second / (cells per level × rate)").set(
-    stats.loadFactor,
-  )
-  g('requests_per_second', "The debt meter's admitted requests per second in the window").set(stats.requestsPerSecond)
+  g(
+    'load_factor',
+    "The debt meter's load factor rho: offered cost per second of the latest check window (or its decayed mean, the larger) / (cells per level × rate) (spec/sizing.md §7)",
+  ).set(stats.loadFactor)
+  g(
+    'requests_per_second',
+    "The debt meter's offered requests per second, the load of its model: admitted plus refused ones, of the latest check window or its decayed mean (spec/sizing.md §7)",
+  ).set(stats.requestsPerSecond)
   // per policy with a capacity model (stats().perPolicy, spec/sizing.md §2–4): the figures of
   // item 5 of issue 14, labelled by policy; shapes also for a fixed shape
   const models = Object.entries(stats.perPolicy)
@@ -48,12 +52,12 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     )
     const rho = g(
       'policy_load_factor',
-      'Per policy: limit rho = admitted cost per second / (cells per level × rate); abuse, fairness a = events per second / (cells per level × decay per second)',
+      'Per policy: limit rho = offered cost per second / (cells per level × rate); abuse, fairness a = events per second / (cells per level × decay per second)',
       ['policy'],
     )
     const events = g(
       'policy_events_per_second',
-      "Per policy, the model's load in the window: limit admitted requests per second, abuse and fairness scored events per second",
+      "Per policy, the model's load in the window: limit offered requests per second (latest check window), abuse and fairness scored events per second",
       ['policy'],
     )
     const background = g(

@@ -1,6 +1,13 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
-import { SELF_SIZED_CELL_RANGE, debtMeterCellsForLoad, type DebtMeterLoad } from '../sketch/sizing.js'
+import {
+  DEFAULT_TARGET_FALSE_REJECT as DEBT_METER_TARGET_FALSE_REJECT,
+  SELF_SIZED_CELL_RANGE,
+  debtMeterCellsForLoad,
+  debtMeterLoadFactor,
+  sketchFalsePositiveRate,
+  type DebtMeterLoad,
+} from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import { localRotatorOf, type ScoreStore, type StoreResult } from './store.js'
@@ -161,8 +168,14 @@ export class DebtMeter {
     this.windowMs = c.windowMs
     this.periodMs = c.periodMs
     const generations = sketch.generations
-    this.store = policyStore(sketch, storeName, this.periodMs, linear(this.rate), this.maxDebt, (load) =>
-      debtMeterCellsFor(c, generations, load.levels, load.costPerSecond),
+    this.store = policyStore(
+      sketch,
+      storeName,
+      this.periodMs,
+      linear(this.rate),
+      this.maxDebt,
+      (load) => debtMeterCellsFor(c, generations, load.levels, load.costPerSecond),
+      (load, cells) => debtMeterAtSize(c, generations, load, cells),
     )
     this.local = localRotatorOf(this.store)
   }
@@ -312,6 +325,30 @@ export function debtMeterLoad(
     generations,
     periodMs: c.periodMs,
   }
+}
+
+/**
+ * The budget notice's figures of a debt meter at the size kept: which of its sizer's two targets
+ * ({@link debtMeterCellsFor}: load factor ≤ 0.05, predicted false-reject rate ≤ 1e-5) that size
+ * misses, at the admitted cost per second measured. The notice fires on the sizer's answer, so
+ * usually on ρ (heavy hitters' accuracy) while fresh keys are still far under the false-reject
+ * target: it says so instead of naming both.
+ * @internal
+ */
+export function debtMeterAtSize(
+  c: Pick<DebtMeterConfig, 'rate' | 'burst' | 'cost' | 'maxDebt' | 'periodMs'>,
+  generations: number,
+  load: { costPerSecond: number; levels: number },
+  cellsPerLevel: number,
+): string {
+  const m = debtMeterLoad(c, generations, load.costPerSecond)
+  const rho = debtMeterLoadFactor(cellsPerLevel, m.requestsPerSecond ?? 0, c.rate, c.cost, 0)
+  const fr = sketchFalsePositiveRate({ levels: load.levels, cellsPerLevel }, m)
+  return (
+    `at ${cellsPerLevel}: load factor ${rho.toFixed(3)} ${rho > HEAVY_HITTER_LOAD_FACTOR ? '>' : '≤'} ${HEAVY_HITTER_LOAD_FACTOR} ` +
+    `(heavy hitters lose about ${(Math.min(1, rho) * 100).toFixed(0)} % of their rate, spec/sizing.md §2.6) and predicted false-reject rate ` +
+    `${fr.toPrecision(2)} ${fr > DEBT_METER_TARGET_FALSE_REJECT ? '>' : '≤'} ${DEBT_METER_TARGET_FALSE_REJECT}`
+  )
 }
 
 /**

@@ -301,6 +301,8 @@ export function minimumPeriodMs(drainMs: number, generations: number): number {
  * @param hi the score ceiling
  * @param sizeFor the policy's sizing rule: the cells per level its next generation needs for the
  * measured load (from spec/sizing.md's model); used when the shape comes from the budget
+ * @param atKept the policy's figures at the size kept, for the budget notice (which of its
+ * sizer's targets that size misses); without it the notice names no figure
  * @internal
  */
 export function policyStore(
@@ -310,6 +312,7 @@ export function policyStore(
   decay: Decay,
   hi: number,
   sizeFor?: (load: GenerationLoad) => number,
+  atKept?: (load: GenerationLoad, cellsPerLevel: number) => string,
 ): ScoreStore {
   const notify = sketch.notify
   const sizing =
@@ -321,10 +324,11 @@ export function policyStore(
           onSizingLimit: (e: SizingLimitEvent) =>
             notify?.(
               e.kind === 'budget'
-                ? `grudge: policy ${name} needs ${String(e.wanted)} cells per level for ${e.load.costPerSecond.toFixed(1)} cost/s ` +
-                    `(to keep its false-reject rate and load factor on target, spec/sizing.md) ` +
-                    `over ~${Math.round(e.load.distinctKeys)} keys, but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
-                    `kept ${e.usedCellsPerLevel} (raise the policy's memory; this notice is logged once)`
+                ? `grudge: policy ${name}'s sizer asks for ${String(e.wanted)} cells per level for ${e.load.costPerSecond.toFixed(1)} admitted cost/s ` +
+                    `over ~${Math.round(e.load.distinctKeys)} keys (its targets: spec/sizing.md §8), but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
+                    `kept ${e.usedCellsPerLevel}` +
+                    (atKept === undefined ? '' : `, ${atKept(e.load, e.usedCellsPerLevel)}`) +
+                    `; raise the policy's memory (this notice is logged once)`
                 : `grudge: policy ${name} could not size its next generation (${e.wanted instanceof Error ? e.wanted.message : String(e.wanted)}); kept ${e.usedCellsPerLevel} cells per level`,
             ),
         }

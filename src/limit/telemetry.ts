@@ -42,28 +42,40 @@ export interface LimiterStats {
   memoryBytes: number
   /**
    * The predicted rate at which a fresh key's request is refused by others' scores in its
-   * cells, per request, at the load of the window. With a debt meter, the debt meter's:
-   * {@link sketchFalsePositiveRate} of its deciding shape with the admitted requests per
-   * second and {@link LimiterStats.hotKeys} (spec/sizing.md §2), as `perPolicy.limit`. Without
-   * one, that of the scores at their measured load (spec/sizing.md §3–4):
+   * cells, per request, at the current load. With a debt meter, the debt meter's:
+   * {@link sketchFalsePositiveRate} of its deciding shape at {@link LimiterStats.requestsPerSecond}
+   * (offered, latest check window; spec/sizing.md §2, §7), without hot keys, as `perPolicy.limit`.
+   * It is the rate that load leads to: right after a jump up, while the cells fill (seconds in an
+   * overload, a minute or more near ρ = 1), the measured rate climbs to it. Without a debt meter,
+   * that of the scores at their measured load (spec/sizing.md §3–4):
    * 1 − (1 − p_abuse)(1 − p_fairness), the false-block rate of `perPolicy.abuse` and the
    * false-throttle rate of `perPolicy.fairness` (a request passes both; their sketches hash
    * independently), or the one of them the limiter has. With no policy model at all, the
-   * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch.
+   * hot-key formula `(1 − (1 − 1/M)^H)^L` of the first sketch, H = {@link LimiterStats.hotKeys}.
    */
   falsePositiveRate: number
   /** The target that triggers the one-time warning. */
   targetFalsePositiveRate: number
-  /** Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 % (1σ)): the hot keys of the model. */
+  /**
+   * Estimated keys the debt meter refused in the window (a HyperLogLog at precision 10, ≈ 3 %
+   * (1σ)): keys over their limit and, under an overload, innocent ones refused by full cells; the
+   * telemetry cannot tell them apart, so the debt meter's prediction does not take them as hot
+   * keys (spec/sizing.md §7). It caps what refused requests count as load.
+   */
   hotKeys: number
-  /** The debt meter's admitted requests per second over the window so far (at least 1 s): the load of the model; 0 without a debt meter. */
+  /**
+   * The debt meter's offered requests per second, the load of its model (spec/sizing.md §7): the
+   * larger of the latest check window's (the last finished second, or the current one so far)
+   * and the mean decayed over a cell's longest memory (maxDebt / rate s, at most the window). A
+   * second's load is its admitted requests plus its refused ones, these counted at most
+   * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
+   */
   requestsPerSecond: number
   /**
-   * ρ, the debt meter's load factor in the window: (admitted cost per second, all keys) /
-   * (M × rate), M of the deciding generation: the figure a self-sized Rotator's
-   * `growAtLoadFactor` compares. Above 1 a level cannot drain what it is fed; with few hot
-   * keys fresh keys start to be refused above about 0.8. 0 without a debt meter.
-   * (`falsePositiveRate` takes the hot keys' share out, spec/sizing.md §2.1.)
+   * ρ, the debt meter's load factor: {@link LimiterStats.requestsPerSecond} × cost / (M × rate),
+   * M of the deciding generation. Above 1 a level cannot drain what it is offered (its admitted
+   * share then stays near 1, the self-sizing's `growAtLoadFactor` compares that admitted figure);
+   * with few hot keys fresh keys start to be refused above about 0.8. 0 without a debt meter.
    */
   loadFactor: number
   /**
@@ -106,19 +118,19 @@ export interface PolicyModelStats {
   predicts: 'false-reject' | 'false-block' | 'false-throttle'
   /**
    * The predicted rate per request, in [0, 1], for the deciding generation's shape at the
-   * window's load: `limit` {@link sketchFalsePositiveRate} (with the window's hot keys and the
-   * Rotator's carry-forward), `abuse` {@link abuseFalseBlockRate} at the threshold, `fairness`
+   * model's load: `limit` {@link sketchFalsePositiveRate} (at the offered load of the latest check
+   * window, no hot keys, the Rotator's carry-forward), `abuse` {@link abuseFalseBlockRate} at the threshold, `fairness`
    * {@link fairnessFalseThrottleRate}; the scores without hot keys, as their sizers (spec/sizing.md §8).
    */
   predictedRate: number
   /**
-   * The model's load over the window so far (at least 1 s), per second: `limit` admitted
-   * requests; `abuse` and `fairness` scored events ν = (positive score added per second, all
+   * The model's load per second: `limit` offered requests, as {@link LimiterStats.requestsPerSecond};
+   * over the window so far (at least 1 s) `abuse` and `fairness` scored events ν = (positive score added per second, all
    * keys) / w, w the abuse model weight (the heaviest positive weight) or `failureDelta`.
    */
   eventsPerSecond: number
   /**
-   * `limit`: ρ, admitted cost per second / (M × rate), as {@link LimiterStats.loadFactor}.
+   * `limit`: ρ, offered cost per second / (M × rate), as {@link LimiterStats.loadFactor}.
    * `abuse`, `fairness`: a = ν / (M × λ), events per decay time constant per cell, the shape
    * parameter of spec/sizing.md §3.
    */
@@ -295,6 +307,21 @@ export class Telemetry {
   private rolled = false
   /** The policies' sketches to report on: shapes, memory, and the debt meter's figures. */
   private readonly shapes: SketchReport[] = []
+  /**
+   * The debt meter's load per check window (one second, the self-sized Rotator's default check,
+   * spec/sizing.md §7): the second being counted (floor(ms / 1000)), its admitted and refused
+   * requests, the last finished second's (and its index), and the means of both decayed with the
+   * time constant `loadTauS` (a cell's longest memory, maxDebt / rate), folded once per second.
+   */
+  private secIndex = -1
+  private secAdmitted = 0
+  private secRefused = 0
+  private lastSecIndex = -2
+  private lastAdmitted = 0
+  private lastRefused = 0
+  private meanAdmitted = 0
+  private meanRefused = 0
+  private loadTauS = 1
 
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
@@ -334,6 +361,25 @@ export class Telemetry {
    */
   addSketch(report: SketchReport): void {
     this.shapes.push(report)
+    const d = report.debt
+    // the first debt meter's (the one predicted): a cell at the ceiling drains in maxDebt / rate s
+    if (d !== undefined && this.shapes.filter((r) => r.debt !== undefined).length === 1)
+      this.loadTauS = Math.min(Math.max(1, d.maxDebt / d.rate), (this.bucketMs * this.windowBuckets) / 1000)
+  }
+
+  /** Fold the finished second `secIndex` into the last-second figures and the decayed means (once per second at most). */
+  private foldSecond(): void {
+    const gap = this.secIndex - this.lastSecIndex
+    // seconds without a request between the two folded ones decay the means as zero load
+    const keep = Math.exp(-Math.max(0, gap - 1) / this.loadTauS)
+    const w = -Math.expm1(-1 / this.loadTauS)
+    this.meanAdmitted = this.meanAdmitted * keep * (1 - w) + this.secAdmitted * w
+    this.meanRefused = this.meanRefused * keep * (1 - w) + this.secRefused * w
+    this.lastSecIndex = this.secIndex
+    this.lastAdmitted = this.secAdmitted
+    this.lastRefused = this.secRefused
+    this.secAdmitted = 0
+    this.secRefused = 0
   }
 
   private current(now: number = this.clock.now()): Bucket {
@@ -370,6 +416,11 @@ export class Telemetry {
     const b = this.current(nowMs)
     this.cur = b
     b.requests++
+    const sec = Math.floor(nowMs / 1000)
+    if (sec !== this.secIndex) {
+      if (this.secIndex >= 0) this.foldSecond()
+      this.secIndex = sec
+    }
     this.curKey = key
     // the buckets and the window's slots are both floor(t / bucketMs): one bucket, one slot
     if (key !== this.distinctKey || b !== this.distinctBucket) {
@@ -389,9 +440,12 @@ export class Telemetry {
   policy(policy: PolicyName, admitted: boolean): void {
     const b = this.cur ?? this.current()
     const c = b.counts[policy]
-    if (admitted) c.admitted++
-    else {
+    if (admitted) {
+      c.admitted++
+      if (policy === 'limit') this.secAdmitted++
+    } else {
       c.rejected++
+      if (policy === 'limit') this.secRefused++
       if (policy === 'limit' && (this.curKey !== this.refusedKey || b !== this.refusedBucket)) {
         this.refusedKeys.addAt(this.nowMs, this.curKey)
         this.refusedKey = this.curKey
@@ -488,11 +542,15 @@ export class Telemetry {
         sizeBytes: sk.sizeBytes(),
       }
       if (sk.debt !== undefined) {
-        const load = { ...sk.debt, requestsPerSecond: perSecond(policies.limit.admitted), hotKeys }
+        const load = {
+          ...sk.debt,
+          requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
+          hotKeys: 0,
+        }
         const rate = sketchFalsePositiveRate(shape, load)
-        // ρ as the self-sizing measures it (all admitted cost over the level's drain): the hot-key
-        // correction of §2.1 is the model's, and refused keys counted as hot ones would take it
-        // to 0 exactly when the level is overloaded (spec/sizing.md §7)
+        // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the
+        // telemetry cannot tell a hot key from an innocent one refused under an overload
+        // (spec/sizing.md §7)
         const rho = debtMeterLoadFactor(shape.cellsPerLevel, load.requestsPerSecond, load.rate, load.cost, 0)
         perPolicy.limit = {
           predicts: 'false-reject',
@@ -563,6 +621,57 @@ export class Telemetry {
     if (generations !== undefined) out.generations = generations
     if (suggested !== undefined) out.suggested = suggested
     return out
+  }
+
+  /**
+   * The debt meter's load for its model (spec/sizing.md §7): requests per second offered to the
+   * cells, the larger of the latest check window's (the last finished second, or the current one
+   * so far) and the mean decayed over a cell's longest memory (maxDebt / rate, at most the
+   * window). Offered: admitted plus refused requests, since a refused innocent request is load
+   * the model's feedback (§2.3) already refuses; but a key over its own limit is refused without
+   * end, so refused requests count at most (burst + rate × span) / cost per refused key of the
+   * window (what a key within its limit can send), scaled down together when they are more.
+   * @param debt the meter's figures
+   * @param refused the meter's refused requests in the window
+   * @param refusedKeys the distinct keys it refused in the window (HyperLogLog estimate)
+   * @param spanS the span the window's counts cover, s (≥ 1)
+   */
+  private debtLoadPerSecond(
+    debt: NonNullable<SketchReport['debt']>,
+    refused: number,
+    refusedKeys: number,
+    spanS: number,
+  ): number {
+    const ratio =
+      refused === 0 ? 1 : Math.min(1, (refusedKeys * (debt.burst + debt.rate * spanS)) / debt.cost / refused)
+    const offered = (a: number, r: number): number => a + ratio * r
+    const nowSec = Math.floor(this.nowMs / 1000)
+    let lastIdx = this.lastSecIndex
+    let lastA = this.lastAdmitted
+    let lastR = this.lastRefused
+    let meanA = this.meanAdmitted
+    let meanR = this.meanRefused
+    let curA = 0
+    let curR = 0
+    if (this.secIndex === nowSec) {
+      curA = this.secAdmitted
+      curR = this.secRefused
+    } else if (this.secIndex >= 0) {
+      // a finished second not folded yet (no request since): fold it here, without keeping it
+      const keep = Math.exp(-Math.max(0, this.secIndex - lastIdx - 1) / this.loadTauS)
+      const w = -Math.expm1(-1 / this.loadTauS)
+      meanA = meanA * keep * (1 - w) + this.secAdmitted * w
+      meanR = meanR * keep * (1 - w) + this.secRefused * w
+      lastIdx = this.secIndex
+      lastA = this.secAdmitted
+      lastR = this.secRefused
+    }
+    if (lastIdx !== nowSec - 1) {
+      lastA = 0
+      lastR = 0
+    }
+    const decay = Math.exp(-Math.max(0, nowSec - 1 - lastIdx) / this.loadTauS)
+    return Math.max(offered(lastA, lastR), offered(curA, curR), offered(meanA, meanR) * decay)
   }
 
   /**

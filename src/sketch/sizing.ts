@@ -749,6 +749,13 @@ export const SELF_SIZED_CELL_RANGE: Readonly<{ minCells: number; maxCells: numbe
   maxCells: 1 << 30,
 })
 
+/**
+ * The false-reject rate a sizer reaches when not told otherwise (`debtMeterCellsForLoad`,
+ * `scoreCellsForLoad`, a self-sized policy): 1e-5 per request.
+ * @internal
+ */
+export const DEFAULT_TARGET_FALSE_REJECT = 1e-5
+
 /** What {@link debtMeterCellsForLoad} and {@link scoreCellsForLoad} take besides the load. */
 export interface CellsForLoadOptions {
   /** L, levels: integer in [1, 64]. */
@@ -786,7 +793,7 @@ function cellsSearch(o: CellsForLoadOptions): CellsSearch {
   if (typeof o !== 'object' || o === null) bad('options', 'an object { levels, … }', o)
   const levels = o.levels
   if (!Number.isInteger(levels) || levels < 1 || levels > 64) bad('levels', 'an integer in [1, 64]', levels)
-  const target = o.targetFalseReject ?? 1e-5
+  const target = o.targetFalseReject ?? DEFAULT_TARGET_FALSE_REJECT
   if (typeof target !== 'number' || !(target > 0 && target < 1)) bad('targetFalseReject', 'a number in (0, 1)', target)
   const lo = powerOfTwo('minCells', o.minCells ?? 16)
   const hi = powerOfTwo('maxCells', o.maxCells ?? 1 << 24)

@@ -70,9 +70,18 @@ t.test('a budget that cannot meet the load is kept, and said once through warn w
   const telemetry = new Telemetry({ clock, warn: (m) => warned.push(m) })
   const l = new Limiter({ clock, ticker, telemetry, memory: '64KB', limit: { rate: 1, burst: 10 } })
   drive(l, clock, ticker, 500, 250, 'a')
-  const notices = warned.filter((m) => /needs \d+ cells per level/.test(m))
+  const notices = warned.filter((m) => /asks for \d+ cells per level/.test(m))
   t.equal(notices.length, 1, 'once')
-  t.match(notices[0], /policy limit:default needs \d+ cells per level .* budget of 65536 bytes holds 256/)
+  t.match(
+    notices[0],
+    /policy limit:default's sizer asks for \d+ cells per level .* budget of 65536 bytes holds 256; kept 256/,
+  )
+  // the figures at the size kept say which target it misses: ρ of the admitted cost it names
+  const cost = Number(/for ([\d.]+) admitted cost\/s/.exec(notices[0])?.[1])
+  const rho = cost / 256
+  t.ok(rho > 0.05, `ρ ${rho} over the sizer's 0.05`)
+  t.match(notices[0], `at 256: load factor ${rho.toFixed(3)} > 0.05`)
+  t.match(notices[0], /predicted false-reject rate \S+ [>≤] 0\.00001/)
   t.equal(l.limit!.store.sizeBytes(), 2048 + 2 * 4 * 256 * 16, 'the meter and the largest shape that fits beside it')
   t.ok(l.limit!.store.sizeBytes() <= 65536, 'never above the budget')
   await l.close()

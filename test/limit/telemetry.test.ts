@@ -256,13 +256,15 @@ t.test(
       tel.policy('limit', true)
     }
     const d = tel.stats()
-    const pL = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 128 }, { ...debt, requestsPerSecond: 100 })
+    // the debt meter's load is the latest check window's (spec/sizing.md §7): 250 requests in the
+    // current second so far, not the window's mean of 100 per second
+    const pL = sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 128 }, { ...debt, requestsPerSecond: 250 })
     t.ok(pL > 1e-4, `${pL}`)
     t.ok(Math.abs(d.falsePositiveRate - pL) <= 1e-12 * pL, `${d.falsePositiveRate} vs ${pL}`)
     t.equal(d.perPolicy.limit!.predictedRate, d.falsePositiveRate)
     t.equal(d.perPolicy.limit!.predicts, 'false-reject')
     t.equal(d.perPolicy.limit!.loadFactor, d.loadFactor)
-    t.ok(Math.abs(d.loadFactor - 100 / 128) < 1e-12, `ρ ${d.loadFactor}`)
+    t.ok(Math.abs(d.loadFactor - 250 / 128) < 1e-12, `ρ ${d.loadFactor}`)
     t.equal(d.perPolicy.limit!.background, undefined)
   },
 )
