@@ -36,7 +36,7 @@ export interface GenerationSizes {
   atMs: number
   /** Rotations completed (0 at the start). */
   rotation: number
-  /** Present (true) on a point taken at an early growth: a load jump started a larger youngest generation before the rotation (spec/rotator.md). */
+  /** Present (true) on a point taken at an early growth: a load jump grew the generations before the rotation (in process by folding, spec/rotator.md). */
   early?: true
   /** Cells per level of each generation, oldest (the one that decides) first. */
   cellsPerLevel: number[]

@@ -15,8 +15,8 @@ export interface SizeModel {
 
 /**
  * The sizes one policy chose over a replay: a point at the start, one at every rotation of
- * its store and one at every early growth (a load jump that replaced the youngest generation
- * with a larger one before the rotation; such a point has `early: true`), each with the shape of every generation, the load measured since the point
+ * its store and one at every early growth (a load jump that grew the generations
+ * before the rotation, in process by folding them in place; such a point has `early: true`), each with the shape of every generation, the load measured since the point
  * before (admitted cost, or positive score, per second; the distinct keys refused as the hot
  * keys) and the model's ρ and predicted rate for the deciding generation at that load. The
  * replay calls {@link SizeHistory.admitted} and {@link SizeHistory.refused} per request and
@@ -30,7 +30,7 @@ export class SizeHistory {
   private sinceMs: number
   /** Rotations of the store at the last point. */
   rotations = 0
-  /** Early growths of the store at the last point (a load jump that started a larger youngest). */
+  /** Early growths of the store at the last point (a load jump that grew the generations before a rotation). */
   earlyGrowths = 0
 
   /**
@@ -66,7 +66,7 @@ export class SizeHistory {
     if (g === undefined || g.rotations === undefined) return
     const early = g.earlyGrowths ?? 0
     if (g.rotations === this.rotations && early === this.earlyGrowths) return
-    // an early growth without a rotation: the youngest was replaced by a larger one
+    // an early growth without a rotation: the generations were folded into a larger shape
     const atEarly = g.rotations === this.rotations
     this.rotations = g.rotations
     this.earlyGrowths = early

@@ -88,7 +88,11 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
       'generation',
     ])
     const resizes = g('resizes', 'Generations created with another size than the one before', ['policy'])
-    const growths = g('early_growths', 'Generations started early on a load jump (also counted in resizes)', ['policy'])
+    const growths = g(
+      'early_growths',
+      'Early growths on a load jump (in process each folds the smaller live generations; in a fleet, a twin); also counted in resizes',
+      ['policy'],
+    )
     // the live early generations (spec/rotator.md §1 "Self-sizing"): in process a replaced
     // youngest (twin="false"), in a sync fleet a twin beside its base until it decides
     const early = [...shapes].flatMap(([policy, gen]) => gen.early.map((e) => ({ policy, e })))
@@ -101,17 +105,17 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
       const labelNames = ['policy', 'generation', 'twin']
       const earlyCells = g(
         'generation_early_cells_per_level',
-        'Cells per level of a live generation started early (twin: a fleet twin beside its base until it decides)',
+        'Cells per level of a live generation grown early (twin: a fleet twin beside its base until it decides)',
         labelNames,
       )
       const earlyAt = g(
         'generation_early_decides_at_seconds',
-        "When a generation started early decides (or began to), in seconds on the store's clock (a fleet's: server time)",
+        "When a generation grown early decides (or began to), in seconds on the store's clock (a fleet's: server time)",
         labelNames,
       )
       const earlyNow = g(
         'generation_early_deciding',
-        'Whether a generation started early decides now (1) or not yet (0)',
+        'Whether a generation grown early decides now (1) or not yet (0)',
         labelNames,
       )
       for (const { policy, e } of early) {

@@ -81,7 +81,7 @@ export interface LimiterStats {
   /**
    * Per policy whose store reports its shapes (in process, and a Redis sync or exact store): the cells
    * per level of each generation, oldest (the one that decides) first, the resizes and early
-   * growths so far, and the live generations started early ({@link GenerationStats}).
+   * growths so far, and the live generations grown early ({@link GenerationStats}).
    */
   generations?: Partial<Record<PolicyName, GenerationStats>>
   /**
@@ -143,10 +143,10 @@ export interface PolicyModelStats {
   cellsPerLevel: readonly number[]
   /** Generations created with another size than the one before (0 for a fixed shape), early growths included. */
   resizes: number
-  /** Generations started early on a load jump so far (in a fleet: twins started or adopted here); 0 for a fixed shape or a store that does not count them. */
+  /** Early growths on a load jump so far (in process each folds every smaller live generation; in a fleet: twins started or adopted here); 0 for a fixed shape or a store that does not count them. */
   earlyGrowths: number
   /**
-   * The live generations started early ({@link EarlyGeneration}: position, cells per level,
+   * The live generations grown early ({@link EarlyGeneration}: position, cells per level,
    * whether a fleet's twin, from when it decides, whether it does now); empty when none is live
    * or the store does not report them.
    */
@@ -188,9 +188,9 @@ export interface GenerationStats {
   cellsPerLevel: readonly number[]
   /** Generations created with another size than the one before, early growths included. */
   resizes: number
-  /** Generations started early on a load jump so far (0 when the store does not count them). */
+  /** Early growths on a load jump so far (0 when the store does not count them). */
   earlyGrowths: number
-  /** The live generations started early, as {@link PolicyModelStats.early}. */
+  /** The live generations grown early, as {@link PolicyModelStats.early}. */
   early: readonly EarlyGeneration[]
 }
 

@@ -60,3 +60,20 @@ export function interleaveInto(cells: Float64Array, scores: Float64Array, times:
     cells[q + CELL_TIME] = times[p]
   }
 }
+
+/**
+ * Fold interleaved cells of L levels × M into L levels × M′ (M′ a multiple of M): level i of
+ * `to` becomes level i of `from` repeated M′ / M times, each cell's score and time copied
+ * (spec/rotator.md §1 "Self-sizing", _Early growth by folding_). Used for a Sketch's cells and
+ * for its delta baseline alike.
+ * @param from 2·L·M doubles
+ * @param to 2·L·M′ doubles, overwritten
+ * @internal
+ */
+export function foldLevels(from: Float64Array, to: Float64Array, levels: number, M: number, M2: number): void {
+  const span = CELL_STRIDE * M
+  for (let i = 0; i < levels; i++) {
+    const level = from.subarray(i * span, (i + 1) * span)
+    for (let at = CELL_STRIDE * i * M2, end = at + CELL_STRIDE * M2; at < end; at += span) to.set(level, at)
+  }
+}

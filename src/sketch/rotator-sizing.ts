@@ -48,7 +48,7 @@ export interface SizingLimitEvent {
 }
 
 /**
- * A generation started early on a load jump (spec/rotator.md §1 "Self-sizing"), as a store
+ * A generation grown early on a load jump (spec/rotator.md §1 "Self-sizing"), as a store
  * reports it beside its generations' shapes ({@link Rotator.earlyGenerations}, the Limiter's
  * `stats()`): in process a live generation folded into a larger shape in its place (the
  * deciding one included); in a Redis fleet a larger _twin_ written beside its generation (the base) and deciding in its place from
@@ -57,7 +57,7 @@ export interface SizingLimitEvent {
 export interface EarlyGeneration {
   /** Position of the generation among the live ones, 0 the oldest (deciding), N − 1 the youngest. */
   readonly generation: number
-  /** Cells per level of the generation started early (for a pending twin, not its base's). */
+  /** Cells per level of the generation grown early (for a pending twin, not its base's). */
   readonly cellsPerLevel: number
   /**
    * `false`: it was folded in its place (in process): it is the generation at `generation`, and its

@@ -436,7 +436,8 @@ export class Rotator {
       const index = this.completed + g
       // only a restored frame can hold a shape that does not fold (sized shapes are powers of two)
       if (!canFold(M, cells)) continue
-      const next = this.freshGeneration(index, cells)
+      // the old generation's own hasher: a restored frame without a master seed has no seed derivation to redo
+      const next = new Sketch({ ...this.sketchOptions, cellsPerLevel: cells, hasher: old.hasher, seed: undefined })
       next.foldFrom(old)
       this.gens[g] = next
       grown.push(index)

@@ -3,7 +3,7 @@ import { GrudgeError } from '../errors.js'
 import type { Hasher } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { CELL_STRIDE, CELL_TIME, splitView } from './cells.js'
+import { CELL_STRIDE, CELL_TIME, foldLevels, splitView } from './cells.js'
 import { addCells, addSparseCells, decayCellTo } from './merge.js'
 import {
   DESERIALIZE_OPTION_KEYS,
@@ -233,4 +233,17 @@ export function applyDeltaOf(owner: SketchShape & { clock: Clock }, cells: Float
  */
 export function markSyncedOf(owner: object, cells: Float64Array): void {
   baselineOf(owner, cells.length / CELL_STRIDE).set(cells)
+}
+
+/**
+ * A fold's baseline ({@link Sketch.foldFrom}): `to`'s baseline becomes `from`'s folded as its
+ * cells were (`foldLevels`); nothing when `from` has none (all zero, as `to`'s absent one).
+ * @internal
+ */
+export function foldBaselineOf(from: object, to: object, levels: number, M: number, M2: number): void {
+  const b = baselines.get(from)
+  if (b === undefined) return
+  const out = new Float64Array(CELL_STRIDE * levels * M2)
+  foldLevels(b, out, levels, M, M2)
+  baselines.set(to, out)
 }

@@ -4,7 +4,7 @@ import { keyHashOf, resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { CELL_SCORE, CELL_STRIDE, interleaveInto, interleavedView, type CellView } from './cells.js'
+import { CELL_SCORE, CELL_STRIDE, foldLevels, interleaveInto, interleavedView, type CellView } from './cells.js'
 import { checkDecay } from './decay.js'
 import { addCells, assertMergeable } from './merge.js'
 import {
@@ -21,7 +21,7 @@ import {
   type SketchOptions,
 } from './shape.js'
 import { decodeSketch, encodeSketch } from './sketch-codec.js'
-import { SketchDelta, applyDeltaOf, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
+import { SketchDelta, applyDeltaOf, foldBaselineOf, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
 
 /** The result of {@link Sketch.estimateDetailed}. */
 export interface SketchDetail {
@@ -907,8 +907,9 @@ export class Sketch {
    * gives its index in `smaller` (M divides M'; the step replacement for h2 ≡ 0 never applies
    * when M is a power of two, h2 being odd), so every key reads here at least what it read
    * there, and what it will add lands on a cell shared by 1/k of the keys it shared with
-   * before (spec/rotator.md §1 "Self-sizing", _Early growth by folding_). O(L·M'). The caller
-   * guarantees the same seed and hasher.
+   * before (spec/rotator.md §1 "Self-sizing", _Early growth by folding_). The delta baseline,
+   * if any, is folded alike. O(L·M′). The caller guarantees the same hasher (give this sketch
+   * `smaller.hasher`).
    * @internal
    * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` when the levels differ, M is not a
    * power of two or does not divide M', or the decay, bounds or aggregator differ
@@ -931,13 +932,9 @@ export class Sketch {
         `cannot fold ${smaller.levels} × ${M} cells into ${this.levels} × ${M2}: a fold needs the same levels, decay, bounds and aggregator, and a power-of-two cells per level dividing the larger`,
       )
     }
-    const from = smaller.cells
-    const to = this.cells
-    const span = CELL_STRIDE * M
-    for (let i = 0; i < this.levels; i++) {
-      const level = from.subarray(i * span, (i + 1) * span)
-      for (let at = CELL_STRIDE * i * M2, end = at + CELL_STRIDE * M2; at < end; at += span) to.set(level, at)
-    }
+    foldLevels(smaller.cells, this.cells, this.levels, M, M2)
+    // the delta baseline folds alike: what was synced stays synced, or the next delta would ship it again
+    foldBaselineOf(smaller, this, this.levels, M, M2)
   }
 
   /**

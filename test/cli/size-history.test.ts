@@ -1,6 +1,6 @@
 // grudge replay's "sizes over time" (issue #14 item 5): a point at the start, one per rotation
-// and, since early growth, one per early growth (a load jump that replaced the youngest
-// generation with a larger one before the rotation), marked `early`.
+// and, since early growth, one per early growth (a load jump that grew the generations before
+// the rotation; in process by folding every smaller live one), marked `early`.
 import t from 'tap'
 import { SizeHistory, type SizeModel } from '../../src/cli/size-history.js'
 import type { GenerationShapes, ScoreStore } from '../../src/limit/store.js'
@@ -24,20 +24,20 @@ t.test('a point at the start, at an early growth (marked) and at a rotation', as
   h.admitted(1_000)
   h.check(1_000) // nothing changed: no point
   t.equal(h.points.length, 1, 'only the start')
-  // a load jump: the youngest is replaced by a larger one, no rotation
-  shapes.current = { generationCellsPerLevel: [128, 512], resizes: 1, rotations: 0, earlyGrowths: 1 }
+  // a load jump: both generations folded into a larger shape, no rotation
+  shapes.current = { generationCellsPerLevel: [512, 512], resizes: 1, rotations: 0, earlyGrowths: 1 }
   h.check(2_000)
   t.equal(h.points.length, 2, 'a point at the early growth')
-  t.match(h.points[1], { atMs: 2_000, rotation: 0, early: true, cellsPerLevel: [128, 512], loadPerSecond: 500 })
-  // ρ of the deciding (oldest) generation, 128 cells, at 500/s
-  t.equal(h.points[1].loadFactor, 500 / 128)
+  t.match(h.points[1], { atMs: 2_000, rotation: 0, early: true, cellsPerLevel: [512, 512], loadPerSecond: 500 })
+  // ρ of the deciding (oldest) generation, folded to 512 cells, at 500/s
+  t.equal(h.points[1].loadFactor, 500 / 512)
   h.check(2_500)
   t.equal(h.points.length, 2, 'the same early growth is not counted twice')
-  // the rotation: the grown generation now decides
-  shapes.current = { generationCellsPerLevel: [512, 512], resizes: 1, rotations: 1, earlyGrowths: 1 }
+  // the rotation: the folded youngest now decides, the appended one sized at the load
+  shapes.current = { generationCellsPerLevel: [512, 256], resizes: 2, rotations: 1, earlyGrowths: 1 }
   h.check(4_000)
   t.equal(h.points.length, 3)
   t.notOk('early' in h.points[2], 'a rotation point is not marked early')
-  t.match(h.points[2], { rotation: 1, cellsPerLevel: [512, 512] })
+  t.match(h.points[2], { rotation: 1, cellsPerLevel: [512, 256] })
   t.notOk('early' in h.points[0], 'nor the start')
 })
