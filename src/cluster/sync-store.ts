@@ -75,10 +75,11 @@ class FleetSketch extends Sketch {
   }
 
   /**
-   * Replace the cells of one slot — index j in [slot·slotCells, (slot + 1)·slotCells) of every
-   * level, held in Redis level-major as L × slotCells cells (spec/cluster.md, "Slots") — by the
-   * fleet's, decayed from their server time to `serverNowMs`, plus what this instance added
-   * since the push (`pending`), clamped; touched = `localNowMs`. One slot (S = 1) is the whole sketch.
+   * A full pull of one slot — index j in [slot·slotCells, (slot + 1)·slotCells) of every
+   * level, held in Redis level-major as L × slotCells cells (spec/cluster.md, "Slots") — into
+   * the slot's part of `mirror` (the fleet's raw cells as last pulled, the Sketch's layout;
+   * cells past the string's end are zeros), then every cell of the slot settled from it
+   * ({@link FleetSketch.settle}). One slot (S = 1) is the whole sketch.
    */
   loadSlot(
     raw: Uint8Array | undefined,
@@ -87,36 +88,100 @@ class FleetSketch extends Sketch {
     serverNowMs: number,
     localNowMs: number,
     pending: Float64Array,
+    mirror: Float64Array,
   ): void {
     const M = this.cellsPerLevel
     const first = slot * slotCells
     const end = Math.min(M, first + slotCells)
     const inRaw = raw === undefined ? 0 : Math.floor(raw.length / 16)
-    // the pulled cells as float64 pairs (score, time) read in place: a pull is every cell of
-    // every live generation each syncMs, and a DataView read plus a decay call per cell cost
-    // 0.5 ms of the sync's ~1.9 ms of CPU (L = 4, M = 4096, N = 2; examples/bench/sync-store-cost.ts)
+    // the pulled cells as float64 pairs (score, time) read in place (a view, no decoding)
     const f = raw === undefined || inRaw === 0 ? EMPTY_CELLS : pulledCells(raw, inRaw)
-    const cells = this.cells
-    const decay = this.decay
-    const lo = this.lo
-    const hi = this.hi
     for (let i = 0; i < this.levels; i++) {
       for (let j = first; j < end; j++) {
         const p = i * M + j
         const q = i * slotCells + j - first
-        let s = 0
-        if (q < inRaw) {
-          s = f[2 * q]
-          // a zero score decays to zero (most cells of a sparse sketch): no decay to apply
-          if (s !== 0) s = applyDecay(s, decay, serverNowMs - f[2 * q + 1])
-        }
-        s += pending[p]
-        cells[CELL_STRIDE * p + CELL_SCORE] = s < lo ? lo : s > hi ? hi : s
-        cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+        mirror[2 * p] = q < inRaw ? f[2 * q] : 0
+        mirror[2 * p + 1] = q < inRaw ? f[2 * q + 1] : 0
+        this.settle(p, mirror, pending, serverNowMs, localNowMs)
       }
     }
   }
+
+  /**
+   * A delta pull of one slot: the change log's entries since this instance's last pull of it
+   * (20 bytes each: u32le position in the slot's string, then the cell's score and time,
+   * float64 LE; spec/cluster.md "The change log") written into `mirror` in order (the last
+   * entry of a cell is its value now), then settled: the cells of the entries, every cell of
+   * the slot whose mirrored score is not 0, and the cells written here since the last push
+   * (the dirty list). Every other cell of the slot has a mirrored score 0, no pending sum, and
+   * a local score 0 (nothing changed it since it was settled to 0): it is what a full pull
+   * would make it but for its stamp, which a score of 0 never reads.
+   */
+  loadSlotLog(
+    tail: Uint8Array,
+    slot: number,
+    slotCells: number,
+    serverNowMs: number,
+    localNowMs: number,
+    gen: Generation,
+  ): void {
+    const M = this.cellsPerLevel
+    const first = slot * slotCells
+    const end = Math.min(M, first + slotCells)
+    const { mirror, pending } = gen
+    const n = Math.floor(tail.length / LOG_ENTRY_BYTES)
+    if (n > 0) {
+      const dv = new DataView(tail.buffer, tail.byteOffset, tail.byteLength)
+      for (let k = 0; k < n; k++) {
+        const o = k * LOG_ENTRY_BYTES
+        const q = dv.getUint32(o, true)
+        const j = first + (q % slotCells)
+        if (j >= end) continue // the last slot's padding: never written
+        const p = Math.floor(q / slotCells) * M + j
+        if (p >= mirror.length / 2) continue
+        mirror[2 * p] = dv.getFloat64(o + 4, true)
+        mirror[2 * p + 1] = dv.getFloat64(o + 12, true)
+        // a cell whose entry makes it 0 is settled here (the scan below skips it)
+        if (mirror[2 * p] === 0) this.settle(p, mirror, pending, serverNowMs, localNowMs)
+      }
+    }
+    for (let i = 0; i < this.levels; i++) {
+      for (let p = i * M + first, last = i * M + end; p < last; p++) {
+        if (mirror[2 * p] !== 0) this.settle(p, mirror, pending, serverNowMs, localNowMs)
+      }
+    }
+    const dirty = gen.dirty
+    for (let k = 0; k < gen.dirtyCount; k++) {
+      const p = dirty[k]
+      const j = p % M
+      if (j >= first && j < end) this.settle(p, mirror, pending, serverNowMs, localNowMs)
+    }
+  }
+
+  /**
+   * Cell `p` as a pull makes it: the mirrored fleet cell decayed from its server stamp to
+   * `serverNowMs`, plus what this instance added since the push (`pending`), clamped;
+   * touched = `localNowMs`. A zero score decays to zero: no decay to apply (most cells of a
+   * sparse sketch).
+   */
+  private settle(
+    p: number,
+    mirror: Float64Array,
+    pending: Float64Array,
+    serverNowMs: number,
+    localNowMs: number,
+  ): void {
+    let s = mirror[2 * p]
+    if (s !== 0) s = applyDecay(s, this.decay, serverNowMs - mirror[2 * p + 1])
+    s += pending[p]
+    const cells = this.cells
+    cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+    cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+  }
 }
+
+/** Bytes of one change-log entry: u32 position, float64 score, float64 time (spec/cluster.md "The change log"). */
+const LOG_ENTRY_BYTES = 20
 
 /** No pulled cells. */
 const EMPTY_CELLS = new Float64Array(0)
@@ -142,11 +207,12 @@ function pulledCells(raw: Uint8Array, count: number): Float64Array {
 
 /**
  * Bytes a sync store holds per cell of a live generation: the Sketch's 16 (score and time,
- * Float64 each), the pending sum since the last push (Float64, 8), the dirty list entry
- * (Uint32, 4) and the dirty mark (Uint8, 1). `examples/bench/sync-store-memory.ts` measures it.
+ * Float64 each), the fleet's cell as last pulled (the mirror a delta pull updates, 16), the
+ * pending sum since the last push (Float64, 8), the dirty list entry (Uint32, 4) and the dirty
+ * mark (Uint8, 1). `examples/bench/sync-store-memory.ts` measures it.
  * @internal
  */
-export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 8 + 4 + 1
+export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 16 + 8 + 4 + 1
 
 /** The fewest cells per level a budget may give (the Limiter's minimum M). */
 const MIN_BUDGET_CELLS = 16
@@ -154,7 +220,7 @@ const MIN_BUDGET_CELLS = 16
 /**
  * A self-sized policy's sizing within the store's budget (`spec.memoryBytes`) at
  * {@link SYNC_BYTES_PER_CELL}: the largest shape the policy computed at 16 B per cell is
- * lowered to what the budget holds at 29, so the store never holds more than its budget.
+ * lowered to what the budget holds at 45, so the store never holds more than its budget.
  * @throws {GrudgeError} `ERR_GRUDGE_SIZING_BUDGET` when the budget holds fewer than 16 cells per level
  */
 function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
@@ -205,6 +271,10 @@ interface Generation {
   switchAtMs: number
   /** A twin that decides in its base's place: the server ms from which it does (NaN otherwise; telemetry). */
   decidesFromMs: number
+  /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
+  mirror: Float64Array
+  /** Per slot: `<epoch>:<length>` of the slot's change log as of this instance's last pull, '' before one (a full pull). */
+  seen: string[]
   pending: Float64Array
   mark: Uint8Array
   dirty: Uint32Array
@@ -634,6 +704,8 @@ export class RedisSyncStore implements ScoreStore {
       twin: undefined,
       switchAtMs: NaN,
       decidesFromMs: NaN,
+      mirror: new Float64Array(2 * n),
+      seen: Array.from({ length: this.shape.slots }, () => ''),
       pending: new Float64Array(n),
       mark: new Uint8Array(n),
       dirty: new Uint32Array(n),
@@ -702,7 +774,7 @@ export class RedisSyncStore implements ScoreStore {
       if (
         r.status === 'rejected' ||
         !Array.isArray(raw) ||
-        raw.length !== 3 + win.length ||
+        raw.length !== 3 + 3 * win.length ||
         typeof raw[0] !== 'number'
       ) {
         // nothing of this slot was merged (or it is unknown): its sums go with the next push
@@ -728,17 +800,28 @@ export class RedisSyncStore implements ScoreStore {
         if (gen === undefined || gen.provisional || gen.id < G - N + 1 || gen.id > G) continue
         // still held here (not retired, or replaced by a record, while the sync was in flight)
         if (!this.gens.some((g) => g === gen || g.twin === gen)) continue
-        const pulled = r.value.pulled
-        const v = (pulled === undefined ? raw[3 + j] : pulled[j]) as Uint8Array | null | undefined
+        const kind = raw[3 + 3 * j] as unknown
+        const v = (kind === 2 && r.value.pulled !== undefined ? r.value.pulled[j] : raw[5 + 3 * j]) as
+          Uint8Array | null | undefined
         const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
-        gen.sketch.loadSlot(
-          v != null && v.length > 0 ? v : undefined,
-          slot,
-          slotCells,
-          serverNowMs,
-          localNow,
-          gen.pending,
-        )
+        if (kind === 1 && v != null) {
+          // a delta: the change log since this instance's last pull (spec/cluster.md "The change log")
+          gen.sketch.loadSlotLog(v, slot, slotCells, serverNowMs, localNow, gen)
+        } else if (kind === 2) {
+          gen.sketch.loadSlot(
+            v != null && v.length > 0 ? v : undefined,
+            slot,
+            slotCells,
+            serverNowMs,
+            localNow,
+            gen.pending,
+            gen.mirror,
+          )
+        } else {
+          failure ??= replyError('redis sync script (pull)', kind)
+          continue
+        }
+        gen.seen[slot] = String(raw[4 + 3 * j])
       }
     }
     if (this.fatal !== undefined) throw this.fatal
@@ -772,16 +855,18 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
-   * One slot's sync on `client`: the sync script (push and, for a client without `mgetBuffer`,
-   * pull), then, with `mgetBuffer`, the pull apart: one `MGET` of the live generations of the
-   * window that are held here (one hash tag: one Cluster slot), sent once the script's reply
-   * is in, so it reads the merged cells on a Cluster too. Returning the cells from Lua costs
-   * Redis a copy into the Lua VM and another into the reply: measured 0.9–1.1 ms of Redis CPU
-   * per sync of two 256 KiB generations (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the
-   * MGET (private redis-server 7.0.15, 5 alternating rounds of 200 syncs, load average 8 on
-   * 2 cores; Node's CPU per sync within the rounds' noise, 2.0–2.8 ms either way; see
-   * examples/bench/sync-store-cost.ts). Sets `call.merged` once the script merged the push.
-   * @returns the script's reply, the local time it arrived, and the pulled cells by window index (undefined: the reply carries them)
+   * One slot's sync on `client`: the sync script (push, and the pull of what changed since this
+   * instance's last pull of each generation: its change log's tail, spec/cluster.md "The change
+   * log"), then, with `mgetBuffer`, the full pulls apart: one `MGET` of the live generations of
+   * the window held here that need one (a first pull, or a log started anew), sent once the
+   * script's reply is in, so it reads the merged cells on a Cluster too (one hash tag: one
+   * Cluster slot). Returning the cells from Lua costs Redis a copy into the Lua VM and another
+   * into the reply: measured 0.9–1.1 ms of Redis CPU per sync of two 256 KiB generations
+   * (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the MGET (private redis-server 7.0.15,
+   * 5 alternating rounds of 200 syncs, load average 8 on 2 cores; see
+   * examples/bench/sync-store-cost.ts). Without `mgetBuffer` the reply carries a full pull.
+   * Sets `call.merged` once the script merged the push.
+   * @returns the script's reply, the local time it arrived, and the full pulls read apart by window index (undefined: none, or the reply carries them)
    */
   private async slotRound(
     client: RedisLike,
@@ -793,27 +878,23 @@ export class RedisSyncStore implements ScoreStore {
       this.script,
       this.sha,
       call.keys,
-      apart ? [...call.args, '1'] : call.args,
+      [...call.args, apart ? '1' : '0', ...call.seen],
       true,
     )
     const at = this.local.now()
     if (!apart || !Array.isArray(raw) || raw[0] !== 1) return { raw, at, pulled: undefined }
     call.merged = true
-    const G = Number(String(raw[2]))
-    const oldest = G - this.shape.generations + 1
-    const pulled: (Buffer | null | undefined)[] = []
+    if (raw.length !== 3 + 3 * call.window.length) return { raw, at, pulled: undefined }
     const keys: string[] = []
-    for (let j = 0; j < call.window.length; j++) {
+    const full = (j: number): boolean => {
       const gen = call.window[j]
-      const k = call.gb + j
-      if (gen !== undefined && !gen.provisional && k >= oldest && k <= G) keys.push(call.keys[1 + j])
+      return gen !== undefined && !gen.provisional && raw[3 + 3 * j] === 2
     }
-    const values = keys.length === 0 ? [] : await client.mgetBuffer!(...keys)
-    for (let j = 0, n = 0; j < call.window.length; j++) {
-      const gen = call.window[j]
-      const k = call.gb + j
-      pulled.push(gen !== undefined && !gen.provisional && k >= oldest && k <= G ? values[n++] : undefined)
-    }
+    for (let j = 0; j < call.window.length; j++) if (full(j)) keys.push(call.keys[1 + j])
+    if (keys.length === 0) return { raw, at, pulled: undefined }
+    const values = await client.mgetBuffer!(...keys)
+    const pulled: (Buffer | null | undefined)[] = []
+    for (let j = 0, n = 0; j < call.window.length; j++) pulled.push(full(j) ? values[n++] : undefined)
     return { raw, at, pulled }
   }
 
@@ -883,7 +964,10 @@ export class RedisSyncStore implements ScoreStore {
     for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
-    return { slot, gb, window, keys, args, taken, merged: false }
+    // the change logs beside the cells, and what this instance last pulled of each (a delta pull)
+    for (let j = 0; j < K; j++) keys.push(prefix + 'l' + (gb + j) + (window[j]?.suffix ?? ''))
+    const seen = window.map((gen) => gen?.seen[slot] ?? '')
+    return { slot, gb, window, keys, args, seen, taken, merged: false }
   }
 
   /**
@@ -1097,6 +1181,8 @@ interface SlotCall {
   window: readonly (Generation | undefined)[]
   keys: string[]
   args: (string | number | Buffer)[]
+  /** Per window index: what this instance last pulled of the generation's slot (`<epoch>:<length>` of its change log), '' for a full pull. */
+  seen: string[]
   taken: Taken[]
   /** Whether the script merged the push (set when its reply is in): a pull that fails after it puts nothing back. */
   merged: boolean

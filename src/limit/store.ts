@@ -97,7 +97,7 @@ export interface StoreSpec {
    * less what the limiter keeps inside it for its telemetry. With `sizing`, the largest shape
    * in `sketch.cellsPerLevel` counts 16 B per cell and the 2 KiB load meter; a store that
    * holds more per cell sizes its generations from this figure instead (the Redis sync store,
-   * 29 B per cell), and a fixed shape that does not fit it is refused
+   * 45 B per cell), and a fixed shape that does not fit it is refused
    * (`ERR_GRUDGE_SIZING_CONFLICT`), so no store holds more than its budget.
    */
   memoryBytes?: number
