@@ -643,8 +643,8 @@ return out
  * live (below G−N+1) are dropped. Each merged cell's new 16 bytes are appended to the log as a
  * 20-byte entry `u32le p ‖ f64le score ‖ f64le time`. A log is 8 bytes of epoch (float64 LE:
  * the server's TIME in µs when it was started, above the epoch it replaces) then its entries;
- * it is started anew (the entries dropped) when it would pass 8 + L·M_s·4 bytes, when its cells
- * string is created by this script, and when it is missing.
+ * it is started anew (the entries dropped) when it would pass 8 + L·M_s·16 bytes (the cells'
+ * own size), when its cells string is created by this script, and when it is missing.
  * Reply: `{status, nowMs, G, then per generation j: kind_j, mark_j, v_j}`: kind 0 for a
  * generation that is not live (G−N+1 ≤ gb+j ≤ G), v and mark empty; kind 1 (a delta: the caller's
  * epoch is the log's) with v the log from the caller's offset on; kind 2 (a full pull) with v the
@@ -678,25 +678,31 @@ for j = 0, K - 1 do
     local key = KEYS[2 + j]
     local lkey = KEYS[2 + K + j]
     local m = tonumber(ARGV[8 + K + j]) or M
-    -- a cells string this push creates (loadCell) starts a new log: its entries would lack the
-    -- string's creation, and a full pull reads them all anyway
-    local created = redis.call('EXISTS', key) == 0
+    -- the log holds at most as many bytes as the cells (plus its epoch): a push whose entries
+    -- alone would pass that, and one that creates the cells string (loadCell), start a new log
+    -- instead (a full pull reads them all anyway)
+    local cap = 8 + L * m * 16
+    local logged = #blob / 12 * 20 <= cap and redis.call('EXISTS', key) == 1
     local ent = {}
     for off = 1, #blob, 12 do
       local p, d = struct.unpack('<I4<d', blob, off)
       local s, t = decayed(loadCell(key, p, k, m))
-      s = clamp(s + d)
-      storeCell(key, p, s, t)
-      ent[#ent + 1] = struct.pack('<I4<d<d', p, s, t)
+      -- storeCell's write, its 16 bytes packed once for the cell and its log entry
+      local cell = struct.pack('<d<d', clamp(s + d), t)
+      redis.call('SETRANGE', key, p * 16, cell)
+      if logged then
+        ent[#ent + 1] = string.sub(blob, off, off + 3)
+        ent[#ent + 1] = cell
+      end
     end
-    if created then
+    if not logged then
       freshLog(lkey, k, true)
     else
-      -- a log that was missing (APPEND made it: no epoch) or would pass its size starts anew
+      -- a log that was missing (APPEND made it: no epoch) or would pass its cap starts anew
       local len = redis.call('APPEND', lkey, table.concat(ent))
-      if len == 20 * #ent then
+      if len == #blob / 12 * 20 then
         freshLog(lkey, k, false)
-      elseif len > 8 + L * m * 4 then
+      elseif len > cap then
         freshLog(lkey, k, true)
       end
     end

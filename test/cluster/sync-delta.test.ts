@@ -33,7 +33,13 @@ function rng(seed: number): () => number {
 
 /** What the test reads of a store's live generations (private fields). */
 interface Held {
-  gens: { id: number; suffix: string; pending: Float64Array; sketch: { cells: Float64Array; cellsPerLevel: number } }[]
+  gens: {
+    id: number
+    suffix: string
+    pending: Float64Array
+    seen: string[]
+    sketch: { cells: Float64Array; cellsPerLevel: number }
+  }[]
 }
 
 const cases: { name: string; decay: Decay; levels: number; cells: number; slots: number; lo: number }[] = [
@@ -100,6 +106,8 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
       let mismatches = 0
       let nonzero = 0
       let syncs = 0
+      /** The logs' epochs the stores pulled: each log started anew is one more. */
+      const epochs = new Set<string>()
       /** Compare every cell score of `s` with the full pull of the strings as they are now. */
       const check = async (s: RedisSyncStore) => {
         const now = clock.now()
@@ -138,7 +146,12 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
         const x = random()
         if (x < 0.45) s.tryConsume(key, 1 + Math.floor(random() * 3), 40)
         else if (x < 0.6) s.add(key, -Math.floor(random() * 6))
-        else {
+        else if (x < 0.65) {
+          // a burst of keys: pushes whose entries fill the log past its cap (the cells' size),
+          // or alone pass it, so logs start anew
+          const n = 10 + Math.floor(random() * 50)
+          for (let k = 0; k < n; k++) s.add(`bulk-${Math.floor(random() * 500)}`, 1)
+        } else {
           const sync = s.sync(true)
           // a write while the sync is in flight: in the pending sums the pull adds back (half of
           // them to a new key, whose cells the fleet may not hold yet)
@@ -151,6 +164,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
           }
           await sync
           syncs++
+          for (const g of (s as unknown as Held).gens) for (const m of g.seen) epochs.add(m.split(':')[0])
           await check(s)
         }
       }
@@ -159,6 +173,8 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
       // both paths ran: most pulls were deltas, some (first pulls, new generations, logs started anew) full
       const pulls = syncs * 2 * c.slots
       t.ok(fullPulls > 6 && fullPulls < pulls / 2, `full pulls: ${fullPulls} of ${pulls}`)
+      // 2 generations per slot at first, and about 2 more per slot as the clock crosses periods
+      t.ok(epochs.size > 6 * c.slots, `logs started anew: ${epochs.size} epochs over ${c.slots} slot(s)`)
       for (const s of stores) await s.close()
       await dropPrefix(admin, prefix)
     })
