@@ -4,7 +4,14 @@ import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
-import type { GenerationShapes, ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
+import {
+  registerResultFiller,
+  type GenerationShapes,
+  type ScoreStore,
+  type StoreResult,
+  type StoreResultSlot,
+  type StoreSpec,
+} from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
@@ -183,6 +190,12 @@ class FleetSketch extends Sketch {
 /** Bytes of one change-log entry: u32 position, float64 score, float64 time (spec/cluster.md "The change log"). */
 const LOG_ENTRY_BYTES = 20
 
+/** {@link RedisSyncStore}'s decision outcomes (its private `outcome`). */
+const DENIED = 0
+const ADMITTED = 1
+const OPEN = 2
+const CLOSED = 3
+
 /** No pulled cells. */
 const EMPTY_CELLS = new Float64Array(0)
 
@@ -315,6 +328,8 @@ export class RedisSyncStore implements ScoreStore {
   private downSinceMs: number | undefined = undefined
   /** Count of successful syncs. */
   syncs = 0
+  /** [0] the score of the last {@link RedisSyncStore.outcome} that decided (typed: no boxing). */
+  private readonly decided = new Float64Array(1)
   /** The resolved sizing (a self-sized policy: spec/cluster.md "Shapes"), or undefined for a fixed shape. */
   private readonly sizing: ResolvedSizing | undefined
   /** The youngest generation's load meter (self-sized only). */
@@ -379,6 +394,7 @@ export class RedisSyncStore implements ScoreStore {
     }
     this.carry = spec.sketch.decay?.kind === 'linear'
     this.lastOkMs = this.mono()
+    registerResultFiller(this, this)
     shared.acquire()
     shared.get().catch(() => {})
     this.rotate()
@@ -420,14 +436,37 @@ export class RedisSyncStore implements ScoreStore {
    * `ERR_GRUDGE_CLUSTER_CLOSED`
    */
   tryConsume(key: string, cost: number, limit: number): StoreResult {
+    const outcome = this.outcome(key, cost, limit)
+    if (outcome === ADMITTED) return { admitted: true, score: this.decided[0] }
+    if (outcome === DENIED) return { admitted: false, score: this.decided[0] }
+    return outcome === OPEN
+      ? { admitted: true, score: NaN, failure: 'open' }
+      : { admitted: false, score: NaN, failure: 'closed' }
+  }
+
+  /**
+   * {@link RedisSyncStore.tryConsume} writing its outcome into `out` instead of a new object
+   * (the debt meter's path, `resultFillerOf`: no result object per request).
+   * @throws as {@link RedisSyncStore.tryConsume}
+   * @internal
+   */
+  consumeInto(key: string, cost: number, limit: number, out: StoreResultSlot): void {
+    const outcome = this.outcome(key, cost, limit)
+    out.admitted = outcome === ADMITTED || outcome === OPEN
+    out.score = outcome === ADMITTED || outcome === DENIED ? this.decided[0] : NaN
+    out.failure = outcome === OPEN ? 'open' : outcome === CLOSED ? 'closed' : undefined
+  }
+
+  /**
+   * The decision of {@link RedisSyncStore.tryConsume}: {@link ADMITTED} or {@link DENIED} (the
+   * score in `decided`), or what `onStoreError` answers while the view is stale ({@link OPEN},
+   * {@link CLOSED}).
+   */
+  private outcome(key: string, cost: number, limit: number): number {
     checkFinite('cost', cost)
     checkFinite('limit', limit)
     this.assertOpen()
-    if (this.o.onStoreError !== 'local' && this.stale()) {
-      return this.o.onStoreError === 'open'
-        ? { admitted: true, score: NaN, failure: 'open' }
-        : { admitted: false, score: NaN, failure: 'closed' }
-    }
+    if (this.o.onStoreError !== 'local' && this.stale()) return this.o.onStoreError === 'open' ? OPEN : CLOSED
     // one clock reading for the rotation and the decision, and one hash of the key in the
     // deciding generation, whose aggregate is a denial's score (as the local store's
     // Rotator.consume): tryUpdate then estimate hashed twice and read the clock three times:
@@ -438,13 +477,17 @@ export class RedisSyncStore implements ScoreStore {
     const gens = this.gens
     const oldest = gens[0]
     const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
-    if (!(before + cost <= limit)) return { admitted: false, score: before } // NaN never admits
+    if (!(before + cost <= limit)) {
+      this.decided[0] = before
+      return DENIED // NaN never admits
+    }
     record(oldest, cost)
     const score = oldest.sketch.lastAggregate
     this.writeYounger(key, cost, score)
     // the youngest generation was written last: its hasher holds the key's hash
     if (this.meter !== null) this.meter.record(gens[gens.length - 1].sketch.hasher, cost)
-    return { admitted: true, score }
+    this.decided[0] = score
+    return ADMITTED
   }
 
   /**
