@@ -1,7 +1,7 @@
 // `node --import tsx --expose-gc examples/bench/sync-store-memory.ts [--quick]`: the bytes a Redis
 // sync store really holds per cell in this process, beside an in-process Rotator's, measured
 // with process.memoryUsage() after GC (heapUsed + arrayBuffers, the typed arrays' backing
-// stores). The budget counts SYNC_BYTES_PER_CELL (29) for a sync store and 16 for a Sketch
+// stores). The budget counts SYNC_BYTES_PER_CELL (45) for a sync store and 16 for a Sketch
 // (spec/sizing.md §5); this prints what they hold. Rounds alternate sync / local and the
 // script prints each one's median and spread over the rounds. It needs Redis on
 // GRUDGE_REDIS_URL (default 127.0.0.1:6379) only to build the client: nothing is written.

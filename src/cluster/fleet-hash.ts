@@ -76,7 +76,9 @@ export interface FingerprintInput {
  * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
  * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
  * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
- * without the field, is refused on the slots both use instead of splitting slot 0's keys. Keyed, so it reveals nothing of the secret; equal only when the
+ * without the field, is refused on the slots both use instead of splitting slot 0's keys; plus
+ * `|log` in sync mode (its change log, spec/cluster.md "The change log": an instance of before
+ * pushes without logging, so the two refuse each other). Keyed, so it reveals nothing of the secret; equal only when the
  * secret and everything that places or encodes a cell are equal. (Version 1 also covered
  * the decay rate, the bounds and the period, so a changed limit split the fleet; version 2
  * named the placement in which each generation hashed the key under its own seed, so an
@@ -99,6 +101,9 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     // exact since its sized script took the twins' arguments)
     ...(f.sized === true ? ['sized', 'early'] : []),
     ...(f.slots > 1 ? ['slot0'] : []),
+    // sync mode's change log (spec/cluster.md "The change log"): an instance of before pushes
+    // without logging, so this build's delta pulls would miss its writes
+    ...(f.mode === 'sync' ? ['log'] : []),
   ].join('|')
   return new SipHasher(secret).hash(text).toString(16).padStart(16, '0')
 }

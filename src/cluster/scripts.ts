@@ -622,23 +622,35 @@ return out
 }
 
 /**
- * Sync mode: merge one instance's accumulated deltas and return the fleet's cells.
+ * Sync mode: merge one instance's accumulated deltas, log what changed, and return the
+ * fleet's cells or what changed in them since this instance's last pull (spec/cluster.md,
+ * "Sync mode", "The change log").
  *
- * KEYS: [1] the fingerprint key, [2..K+1] the keys of generations gb..gb+K−1.
+ * KEYS: [1] the fingerprint key, [2..K+1] the cells keys of generations gb..gb+K−1, [K+2..2K+1]
+ * their change logs (`P l<k>`, beside `P g<k>`).
  * ARGV: 1..5 as in {@link exactScript} (now, periodMs, rate per ms, lo, hi), 6 gb, 7 K, then per generation j in 0..K−1 one
  * binary string of 12-byte records: cell position p = level·M_s + (index − s·M_s) in this
- * slot's string (u32 LE) and the delta (float64 LE), empty when nothing was added; then,
- * optionally, per generation j its slot's cells per level M_s (decimal; absent: the
- * compiled M = ceil(M / S)), the size a missing generation string is created at
- * (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md "Shapes"); then,
- * optionally, '1': reply without the cells (v_j all empty; the caller reads them with GET after
- * the reply, which costs Redis less than a Lua string copied into the reply).
+ * slot's string (u32 LE) and the delta (float64 LE), empty when nothing was added; then per
+ * generation j its slot's cells per level M_s (decimal), the size a missing generation string
+ * is created at (L·M_s·16 bytes: a self-sized generation has its own M, spec/cluster.md
+ * "Shapes"); then '1' (the caller reads a full pull with MGET after the reply, which costs Redis
+ * less than a Lua string copied into the reply) or '0' (the reply carries it); then per
+ * generation j what this instance last pulled of it: `<epoch>:<offset>` (the log's epoch and
+ * length then), or empty (nothing: a full pull).
  *
  * Each delta is added to its cell after the cell is decayed to now, clamped to [lo, hi],
  * exactly as `Sketch.update` does cell by cell; deltas for generations that are no longer
- * live (below G−N+1) are dropped. Reply: `{status, nowMs, G, v_0, …, v_{K−1}}` where v_j is
- * the raw string of generation gb+j when it is live (G−N+1 ≤ gb+j ≤ G) and exists, else
- * empty; status −1 (fingerprint) and −3 (period) as in exact mode, with nothing merged.
+ * live (below G−N+1) are dropped. Each merged cell's new 16 bytes are appended to the log as a
+ * 20-byte entry `u32le p ‖ f64le score ‖ f64le time`. A log is 8 bytes of epoch (float64 LE:
+ * the server's TIME in µs when it was started, above the epoch it replaces) then its entries;
+ * it is started anew (the entries dropped) when it would pass 8 + L·M_s·16 bytes (the cells'
+ * own size), when its cells string is created by this script, and when it is missing.
+ * Reply: `{status, nowMs, G, then per generation j: kind_j, mark_j, v_j}`: kind 0 for a
+ * generation that is not live (G−N+1 ≤ gb+j ≤ G), v and mark empty; kind 1 (a delta: the caller's
+ * epoch is the log's) with v the log from the caller's offset on; kind 2 (a full pull) with v the
+ * raw cells string (empty when absent, or with '1'); mark `<epoch>:<length>` of the log as of the
+ * reply, the caller's next `<epoch>:<offset>`. Status −1 (fingerprint) and −3 (period) as in
+ * exact mode, with nothing merged.
  */
 export const syncScript = (c: ScriptConstants): string =>
   prologue(c) +
@@ -646,27 +658,84 @@ export const syncScript = (c: ScriptConstants): string =>
 local gb = tonumber(ARGV[6])
 local K = tonumber(ARGV[7])
 local oldest = G - N + 1
+-- a new log (epoch header only) for generation k: above the epoch of the one it replaces
+-- (when \`replaces\`: a log always starts with its epoch, except one APPEND just made)
+local function freshLog(lkey, k, replaces)
+  local tm = redis.call('TIME')
+  local e = tonumber(tm[1]) * 1000000 + tonumber(tm[2])
+  local h = replaces and redis.call('GETRANGE', lkey, 0, 7) or ''
+  if #h == 8 then
+    local o = struct.unpack('<d', h)
+    if o >= e then e = o + 1 end
+  end
+  redis.call('SET', lkey, struct.pack('<d', e), 'PX', ttl(k))
+  return e
+end
 for j = 0, K - 1 do
   local blob = ARGV[8 + j]
   local k = gb + j
   if #blob > 0 and k >= oldest then
     local key = KEYS[2 + j]
+    local lkey = KEYS[2 + K + j]
     local m = tonumber(ARGV[8 + K + j]) or M
+    -- the log holds at most as many bytes as the cells (plus its epoch): a push whose entries
+    -- alone would pass that, and one that creates the cells string (loadCell), start a new log
+    -- instead (a full pull reads them all anyway)
+    local cap = 8 + L * m * 16
+    local logged = #blob / 12 * 20 <= cap and redis.call('EXISTS', key) == 1
+    local ent = {}
     for off = 1, #blob, 12 do
       local p, d = struct.unpack('<I4<d', blob, off)
       local s, t = decayed(loadCell(key, p, k, m))
-      storeCell(key, p, clamp(s + d), t)
+      -- storeCell's write, its 16 bytes packed once for the cell and its log entry
+      local cell = struct.pack('<d<d', clamp(s + d), t)
+      redis.call('SETRANGE', key, p * 16, cell)
+      if logged then
+        ent[#ent + 1] = string.sub(blob, off, off + 3)
+        ent[#ent + 1] = cell
+      end
+    end
+    if not logged then
+      freshLog(lkey, k, true)
+    else
+      -- a log that was missing (APPEND made it: no epoch) or would pass its cap starts anew
+      local len = redis.call('APPEND', lkey, table.concat(ent))
+      if len == #blob / 12 * 20 then
+        freshLog(lkey, k, false)
+      elseif len > cap then
+        freshLog(lkey, k, true)
+      end
     end
   end
 end
 touchFp()
-local pull = ARGV[8 + 2 * K] ~= '1'
+local apart = ARGV[8 + 2 * K] == '1'
 local out = {1, fmt(now), fmt(G)}
 for j = 0, K - 1 do
   local k = gb + j
-  local v = false
-  if pull and k >= oldest and k <= G then v = redis.call('GET', KEYS[2 + j]) end
-  if v then out[#out + 1] = v else out[#out + 1] = '' end
+  if k >= oldest and k <= G then
+    local lkey = KEYS[2 + K + j]
+    local h = redis.call('GETRANGE', lkey, 0, 7)
+    local e
+    if #h == 8 then e = struct.unpack('<d', h) else e = freshLog(lkey, k, false) end
+    local se, so = string.match(ARGV[9 + 2 * K + j] or '', '^([^:]+):(%d+)$')
+    if se and tonumber(se) == e then
+      local tail = redis.call('GETRANGE', lkey, tonumber(so), -1)
+      out[#out + 1] = 1
+      out[#out + 1] = fmt(e) .. ':' .. string.format('%d', tonumber(so) + #tail)
+      out[#out + 1] = tail
+    else
+      out[#out + 1] = 2
+      out[#out + 1] = fmt(e) .. ':' .. string.format('%d', redis.call('STRLEN', lkey))
+      local v = false
+      if not apart then v = redis.call('GET', KEYS[2 + j]) end
+      out[#out + 1] = v or ''
+    end
+  else
+    out[#out + 1] = 0
+    out[#out + 1] = ''
+    out[#out + 1] = ''
+  end
 end
 return out
 `

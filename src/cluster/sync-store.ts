@@ -4,7 +4,14 @@ import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
-import type { GenerationShapes, ScoreStore, StoreResult, StoreSpec } from '../limit/store.js'
+import {
+  registerResultFiller,
+  type GenerationShapes,
+  type ScoreStore,
+  type StoreResult,
+  type StoreResultSlot,
+  type StoreSpec,
+} from '../limit/store.js'
 import { describeConnectError, type RedisLike } from './client.js'
 import {
   GenerationHashers,
@@ -75,10 +82,11 @@ class FleetSketch extends Sketch {
   }
 
   /**
-   * Replace the cells of one slot — index j in [slot·slotCells, (slot + 1)·slotCells) of every
-   * level, held in Redis level-major as L × slotCells cells (spec/cluster.md, "Slots") — by the
-   * fleet's, decayed from their server time to `serverNowMs`, plus what this instance added
-   * since the push (`pending`), clamped; touched = `localNowMs`. One slot (S = 1) is the whole sketch.
+   * A full pull of one slot — index j in [slot·slotCells, (slot + 1)·slotCells) of every
+   * level, held in Redis level-major as L × slotCells cells (spec/cluster.md, "Slots") — into
+   * the slot's part of `gen.mirror` (the fleet's raw cells as last pulled, the Sketch's layout;
+   * cells past the string's end are zeros) and its {@link HELD} marks, then every cell of the
+   * slot settled from it ({@link FleetSketch.settle}). One slot (S = 1) is the whole sketch.
    */
   loadSlot(
     raw: Uint8Array | undefined,
@@ -86,37 +94,121 @@ class FleetSketch extends Sketch {
     slotCells: number,
     serverNowMs: number,
     localNowMs: number,
-    pending: Float64Array,
+    gen: Generation,
   ): void {
+    const { mirror, pending, mark } = gen
     const M = this.cellsPerLevel
     const first = slot * slotCells
     const end = Math.min(M, first + slotCells)
     const inRaw = raw === undefined ? 0 : Math.floor(raw.length / 16)
-    // the pulled cells as float64 pairs (score, time) read in place: a pull is every cell of
-    // every live generation each syncMs, and a DataView read plus a decay call per cell cost
-    // 0.5 ms of the sync's ~1.9 ms of CPU (L = 4, M = 4096, N = 2; examples/bench/sync-store-cost.ts)
+    // the pulled cells as float64 pairs (score, time) read in place (a view, no decoding)
     const f = raw === undefined || inRaw === 0 ? EMPTY_CELLS : pulledCells(raw, inRaw)
-    const cells = this.cells
-    const decay = this.decay
-    const lo = this.lo
-    const hi = this.hi
     for (let i = 0; i < this.levels; i++) {
       for (let j = first; j < end; j++) {
         const p = i * M + j
         const q = i * slotCells + j - first
-        let s = 0
-        if (q < inRaw) {
-          s = f[2 * q]
-          // a zero score decays to zero (most cells of a sparse sketch): no decay to apply
-          if (s !== 0) s = applyDecay(s, decay, serverNowMs - f[2 * q + 1])
-        }
-        s += pending[p]
-        cells[CELL_STRIDE * p + CELL_SCORE] = s < lo ? lo : s > hi ? hi : s
-        cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+        const score = q < inRaw ? f[2 * q] : 0
+        mirror[2 * p] = score
+        mirror[2 * p + 1] = q < inRaw ? f[2 * q + 1] : 0
+        mark[p] = score !== 0 ? mark[p] | HELD : mark[p] & DIRTY
+        this.settle(p, mirror, pending, serverNowMs, localNowMs)
       }
     }
   }
+
+  /**
+   * A delta pull of one slot: the change log's entries since this instance's last pull of it
+   * (20 bytes each: u32le position in the slot's string, then the cell's score and time,
+   * float64 LE; spec/cluster.md "The change log") written into `mirror` in order (the last
+   * entry of a cell is its value now), then settled: the cells of the entries, every cell of
+   * the slot whose mirrored score is not 0, and the cells written here since the last push
+   * (the dirty list). Every other cell of the slot has a mirrored score 0, no pending sum, and
+   * a local score 0 (nothing changed it since it was settled to 0): it is what a full pull
+   * would make it but for its stamp, which a score of 0 never reads.
+   */
+  loadSlotLog(
+    tail: Uint8Array,
+    slot: number,
+    slotCells: number,
+    serverNowMs: number,
+    localNowMs: number,
+    gen: Generation,
+  ): void {
+    const M = this.cellsPerLevel
+    const first = slot * slotCells
+    const end = Math.min(M, first + slotCells)
+    const { mirror, pending, mark } = gen
+    const n = Math.floor(tail.length / LOG_ENTRY_BYTES)
+    if (n > 0) {
+      const dv = new DataView(tail.buffer, tail.byteOffset, tail.byteLength)
+      for (let k = 0; k < n; k++) {
+        const o = k * LOG_ENTRY_BYTES
+        const q = dv.getUint32(o, true)
+        const j = first + (q % slotCells)
+        if (j >= end) continue // the last slot's padding: never written
+        const p = Math.floor(q / slotCells) * M + j
+        if (p >= mirror.length / 2) continue
+        const score = dv.getFloat64(o + 4, true)
+        mirror[2 * p] = score
+        mirror[2 * p + 1] = dv.getFloat64(o + 12, true)
+        if (score !== 0) mark[p] |= HELD
+        else {
+          // a cell whose entry makes it 0 is settled here (the scan below may skip it)
+          mark[p] &= DIRTY
+          this.settle(p, mirror, pending, serverNowMs, localNowMs)
+        }
+      }
+    }
+    // every cell of the slot marked HELD or DIRTY, four marks a word where the range allows:
+    // 16,384 cells cost ~45 µs a generation one by one over the mirror's scores (load 4 on 2 cores)
+    const words = gen.markWords
+    for (let i = 0; i < this.levels; i++) {
+      const last = i * M + end
+      let p = i * M + first
+      for (; p < last && (p & 3) !== 0; p++) if (mark[p] !== 0) this.settle(p, mirror, pending, serverNowMs, localNowMs)
+      for (; p + 4 <= last; p += 4) {
+        if (words[p >> 2] === 0) continue
+        for (let q = p; q < p + 4; q++) if (mark[q] !== 0) this.settle(q, mirror, pending, serverNowMs, localNowMs)
+      }
+      for (; p < last; p++) if (mark[p] !== 0) this.settle(p, mirror, pending, serverNowMs, localNowMs)
+    }
+  }
+
+  /**
+   * Cell `p` as a pull makes it: the mirrored fleet cell decayed from its server stamp to
+   * `serverNowMs`, plus what this instance added since the push (`pending`), clamped;
+   * touched = `localNowMs`. A zero score decays to zero: no decay to apply (most cells of a
+   * sparse sketch).
+   */
+  private settle(
+    p: number,
+    mirror: Float64Array,
+    pending: Float64Array,
+    serverNowMs: number,
+    localNowMs: number,
+  ): void {
+    let s = mirror[2 * p]
+    if (s !== 0) s = applyDecay(s, this.decay, serverNowMs - mirror[2 * p + 1])
+    s += pending[p]
+    const cells = this.cells
+    cells[CELL_STRIDE * p + CELL_SCORE] = s < this.lo ? this.lo : s > this.hi ? this.hi : s
+    cells[CELL_STRIDE * p + CELL_TIME] = localNowMs
+  }
 }
+
+/** Bytes of one change-log entry: u32 position, float64 score, float64 time (spec/cluster.md "The change log"). */
+const LOG_ENTRY_BYTES = 20
+
+/** A cell's {@link Generation.mark} bits: in the dirty list (a pending sum since the last push). */
+const DIRTY = 1
+/** A cell's {@link Generation.mark} bits: its mirrored score (the fleet's as last pulled) is not 0. */
+const HELD = 2
+
+/** {@link RedisSyncStore}'s decision outcomes (its private `outcome`). */
+const DENIED = 0
+const ADMITTED = 1
+const OPEN = 2
+const CLOSED = 3
 
 /** No pulled cells. */
 const EMPTY_CELLS = new Float64Array(0)
@@ -142,11 +234,13 @@ function pulledCells(raw: Uint8Array, count: number): Float64Array {
 
 /**
  * Bytes a sync store holds per cell of a live generation: the Sketch's 16 (score and time,
- * Float64 each), the pending sum since the last push (Float64, 8), the dirty list entry
- * (Uint32, 4) and the dirty mark (Uint8, 1). `examples/bench/sync-store-memory.ts` measures it.
+ * Float64 each), the fleet's cell as last pulled (the mirror a delta pull updates, 16), the
+ * pending sum since the last push (Float64, 8), the dirty list entry (Uint32, 4) and the mark
+ * (Uint8, 1: dirty, and whether the mirrored score is not 0). `examples/bench/sync-store-memory.ts`
+ * measures it.
  * @internal
  */
-export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 8 + 4 + 1
+export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 16 + 8 + 4 + 1
 
 /** The fewest cells per level a budget may give (the Limiter's minimum M). */
 const MIN_BUDGET_CELLS = 16
@@ -154,7 +248,7 @@ const MIN_BUDGET_CELLS = 16
 /**
  * A self-sized policy's sizing within the store's budget (`spec.memoryBytes`) at
  * {@link SYNC_BYTES_PER_CELL}: the largest shape the policy computed at 16 B per cell is
- * lowered to what the budget holds at 29, so the store never holds more than its budget.
+ * lowered to what the budget holds at 45, so the store never holds more than its budget.
  * @throws {GrudgeError} `ERR_GRUDGE_SIZING_BUDGET` when the budget holds fewer than 16 cells per level
  */
 function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
@@ -205,8 +299,15 @@ interface Generation {
   switchAtMs: number
   /** A twin that decides in its base's place: the server ms from which it does (NaN otherwise; telemetry). */
   decidesFromMs: number
+  /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
+  mirror: Float64Array
+  /** Per slot: `<epoch>:<length>` of the slot's change log as of this instance's last pull, '' before one (a full pull). */
+  seen: string[]
   pending: Float64Array
+  /** Per cell: {@link DIRTY} (in the dirty list) and {@link HELD} (the mirror's score is not 0); length rounded up to whole words. */
   mark: Uint8Array
+  /** {@link Generation.mark} as 32-bit words (4 cells each), for the delta pull's scan. */
+  markWords: Uint32Array
   dirty: Uint32Array
   dirtyCount: number
 }
@@ -245,6 +346,8 @@ export class RedisSyncStore implements ScoreStore {
   private downSinceMs: number | undefined = undefined
   /** Count of successful syncs. */
   syncs = 0
+  /** [0] the score of the last {@link RedisSyncStore.outcome} that decided (typed: no boxing). */
+  private readonly decided = new Float64Array(1)
   /** The resolved sizing (a self-sized policy: spec/cluster.md "Shapes"), or undefined for a fixed shape. */
   private readonly sizing: ResolvedSizing | undefined
   /** The youngest generation's load meter (self-sized only). */
@@ -309,6 +412,7 @@ export class RedisSyncStore implements ScoreStore {
     }
     this.carry = spec.sketch.decay?.kind === 'linear'
     this.lastOkMs = this.mono()
+    registerResultFiller(this, this)
     shared.acquire()
     shared.get().catch(() => {})
     this.rotate()
@@ -350,14 +454,37 @@ export class RedisSyncStore implements ScoreStore {
    * `ERR_GRUDGE_CLUSTER_CLOSED`
    */
   tryConsume(key: string, cost: number, limit: number): StoreResult {
+    const outcome = this.outcome(key, cost, limit)
+    if (outcome === ADMITTED) return { admitted: true, score: this.decided[0] }
+    if (outcome === DENIED) return { admitted: false, score: this.decided[0] }
+    return outcome === OPEN
+      ? { admitted: true, score: NaN, failure: 'open' }
+      : { admitted: false, score: NaN, failure: 'closed' }
+  }
+
+  /**
+   * {@link RedisSyncStore.tryConsume} writing its outcome into `out` instead of a new object
+   * (the debt meter's path, `resultFillerOf`: no result object per request).
+   * @throws as {@link RedisSyncStore.tryConsume}
+   * @internal
+   */
+  consumeInto(key: string, cost: number, limit: number, out: StoreResultSlot): void {
+    const outcome = this.outcome(key, cost, limit)
+    out.admitted = outcome === ADMITTED || outcome === OPEN
+    out.score = outcome === ADMITTED || outcome === DENIED ? this.decided[0] : NaN
+    out.failure = outcome === OPEN ? 'open' : outcome === CLOSED ? 'closed' : undefined
+  }
+
+  /**
+   * The decision of {@link RedisSyncStore.tryConsume}: {@link ADMITTED} or {@link DENIED} (the
+   * score in `decided`), or what `onStoreError` answers while the view is stale ({@link OPEN},
+   * {@link CLOSED}).
+   */
+  private outcome(key: string, cost: number, limit: number): number {
     checkFinite('cost', cost)
     checkFinite('limit', limit)
     this.assertOpen()
-    if (this.o.onStoreError !== 'local' && this.stale()) {
-      return this.o.onStoreError === 'open'
-        ? { admitted: true, score: NaN, failure: 'open' }
-        : { admitted: false, score: NaN, failure: 'closed' }
-    }
+    if (this.o.onStoreError !== 'local' && this.stale()) return this.o.onStoreError === 'open' ? OPEN : CLOSED
     // one clock reading for the rotation and the decision, and one hash of the key in the
     // deciding generation, whose aggregate is a denial's score (as the local store's
     // Rotator.consume): tryUpdate then estimate hashed twice and read the clock three times:
@@ -368,13 +495,17 @@ export class RedisSyncStore implements ScoreStore {
     const gens = this.gens
     const oldest = gens[0]
     const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
-    if (!(before + cost <= limit)) return { admitted: false, score: before } // NaN never admits
+    if (!(before + cost <= limit)) {
+      this.decided[0] = before
+      return DENIED // NaN never admits
+    }
     record(oldest, cost)
     const score = oldest.sketch.lastAggregate
     this.writeYounger(key, cost, score)
     // the youngest generation was written last: its hasher holds the key's hash
     if (this.meter !== null) this.meter.record(gens[gens.length - 1].sketch.hasher, cost)
-    return { admitted: true, score }
+    this.decided[0] = score
+    return ADMITTED
   }
 
   /**
@@ -626,6 +757,7 @@ export class RedisSyncStore implements ScoreStore {
 
   private generationOf(id: number, cells: number, provisional: boolean, suffix = ''): Generation {
     const n = this.shape.levels * cells
+    const mark = new Uint8Array(4 * Math.ceil(n / 4))
     return {
       id,
       provisional,
@@ -634,8 +766,11 @@ export class RedisSyncStore implements ScoreStore {
       twin: undefined,
       switchAtMs: NaN,
       decidesFromMs: NaN,
+      mirror: new Float64Array(2 * n),
+      seen: Array.from({ length: this.shape.slots }, () => ''),
       pending: new Float64Array(n),
-      mark: new Uint8Array(n),
+      mark,
+      markWords: new Uint32Array(mark.buffer),
       dirty: new Uint32Array(n),
       dirtyCount: 0,
     }
@@ -702,7 +837,7 @@ export class RedisSyncStore implements ScoreStore {
       if (
         r.status === 'rejected' ||
         !Array.isArray(raw) ||
-        raw.length !== 3 + win.length ||
+        raw.length !== 3 + 3 * win.length ||
         typeof raw[0] !== 'number'
       ) {
         // nothing of this slot was merged (or it is unknown): its sums go with the next push
@@ -728,17 +863,20 @@ export class RedisSyncStore implements ScoreStore {
         if (gen === undefined || gen.provisional || gen.id < G - N + 1 || gen.id > G) continue
         // still held here (not retired, or replaced by a record, while the sync was in flight)
         if (!this.gens.some((g) => g === gen || g.twin === gen)) continue
-        const pulled = r.value.pulled
-        const v = (pulled === undefined ? raw[3 + j] : pulled[j]) as Uint8Array | null | undefined
+        const kind = raw[3 + 3 * j] as unknown
+        const v = (kind === 2 && r.value.pulled !== undefined ? r.value.pulled[j] : raw[5 + 3 * j]) as
+          Uint8Array | null | undefined
         const slotCells = Math.ceil(gen.sketch.cellsPerLevel / S)
-        gen.sketch.loadSlot(
-          v != null && v.length > 0 ? v : undefined,
-          slot,
-          slotCells,
-          serverNowMs,
-          localNow,
-          gen.pending,
-        )
+        if (kind === 1 && v != null) {
+          // a delta: the change log since this instance's last pull (spec/cluster.md "The change log")
+          gen.sketch.loadSlotLog(v, slot, slotCells, serverNowMs, localNow, gen)
+        } else if (kind === 2) {
+          gen.sketch.loadSlot(v != null && v.length > 0 ? v : undefined, slot, slotCells, serverNowMs, localNow, gen)
+        } else {
+          failure ??= replyError('redis sync script (pull)', kind)
+          continue
+        }
+        gen.seen[slot] = String(raw[4 + 3 * j])
       }
     }
     if (this.fatal !== undefined) throw this.fatal
@@ -772,16 +910,18 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
-   * One slot's sync on `client`: the sync script (push and, for a client without `mgetBuffer`,
-   * pull), then, with `mgetBuffer`, the pull apart: one `MGET` of the live generations of the
-   * window that are held here (one hash tag: one Cluster slot), sent once the script's reply
-   * is in, so it reads the merged cells on a Cluster too. Returning the cells from Lua costs
-   * Redis a copy into the Lua VM and another into the reply: measured 0.9–1.1 ms of Redis CPU
-   * per sync of two 256 KiB generations (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the
-   * MGET (private redis-server 7.0.15, 5 alternating rounds of 200 syncs, load average 8 on
-   * 2 cores; Node's CPU per sync within the rounds' noise, 2.0–2.8 ms either way; see
-   * examples/bench/sync-store-cost.ts). Sets `call.merged` once the script merged the push.
-   * @returns the script's reply, the local time it arrived, and the pulled cells by window index (undefined: the reply carries them)
+   * One slot's sync on `client`: the sync script (push, and the pull of what changed since this
+   * instance's last pull of each generation: its change log's tail, spec/cluster.md "The change
+   * log"), then, with `mgetBuffer`, the full pulls apart: one `MGET` of the live generations of
+   * the window held here that need one (a first pull, or a log started anew), sent once the
+   * script's reply is in, so it reads the merged cells on a Cluster too (one hash tag: one
+   * Cluster slot). Returning the cells from Lua costs Redis a copy into the Lua VM and another
+   * into the reply: measured 0.9–1.1 ms of Redis CPU per sync of two 256 KiB generations
+   * (L = 4, M = 4096) in the reply, 0.18–0.35 ms with the MGET (private redis-server 7.0.15,
+   * 5 alternating rounds of 200 syncs, load average 8 on 2 cores; see
+   * examples/bench/sync-store-cost.ts). Without `mgetBuffer` the reply carries a full pull.
+   * Sets `call.merged` once the script merged the push.
+   * @returns the script's reply, the local time it arrived, and the full pulls read apart by window index (undefined: none, or the reply carries them)
    */
   private async slotRound(
     client: RedisLike,
@@ -793,27 +933,23 @@ export class RedisSyncStore implements ScoreStore {
       this.script,
       this.sha,
       call.keys,
-      apart ? [...call.args, '1'] : call.args,
+      [...call.args, apart ? '1' : '0', ...call.seen],
       true,
     )
     const at = this.local.now()
     if (!apart || !Array.isArray(raw) || raw[0] !== 1) return { raw, at, pulled: undefined }
     call.merged = true
-    const G = Number(String(raw[2]))
-    const oldest = G - this.shape.generations + 1
-    const pulled: (Buffer | null | undefined)[] = []
+    if (raw.length !== 3 + 3 * call.window.length) return { raw, at, pulled: undefined }
     const keys: string[] = []
-    for (let j = 0; j < call.window.length; j++) {
+    const full = (j: number): boolean => {
       const gen = call.window[j]
-      const k = call.gb + j
-      if (gen !== undefined && !gen.provisional && k >= oldest && k <= G) keys.push(call.keys[1 + j])
+      return gen !== undefined && !gen.provisional && raw[3 + 3 * j] === 2
     }
-    const values = keys.length === 0 ? [] : await client.mgetBuffer!(...keys)
-    for (let j = 0, n = 0; j < call.window.length; j++) {
-      const gen = call.window[j]
-      const k = call.gb + j
-      pulled.push(gen !== undefined && !gen.provisional && k >= oldest && k <= G ? values[n++] : undefined)
-    }
+    for (let j = 0; j < call.window.length; j++) if (full(j)) keys.push(call.keys[1 + j])
+    if (keys.length === 0) return { raw, at, pulled: undefined }
+    const values = await client.mgetBuffer!(...keys)
+    const pulled: (Buffer | null | undefined)[] = []
+    for (let j = 0, n = 0; j < call.window.length; j++) pulled.push(full(j) ? values[n++] : undefined)
     return { raw, at, pulled }
   }
 
@@ -877,13 +1013,16 @@ export class RedisSyncStore implements ScoreStore {
       for (let k = 0; k < positions.length; k++) {
         const p = positions[k]
         gen.pending[p] = 0
-        gen.mark[p] = 0
+        gen.mark[p] &= HELD
       }
     }
     for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
-    return { slot, gb, window, keys, args, taken, merged: false }
+    // the change logs beside the cells, and what this instance last pulled of each (a delta pull)
+    for (let j = 0; j < K; j++) keys.push(prefix + 'l' + (gb + j) + (window[j]?.suffix ?? ''))
+    const seen = window.map((gen) => gen?.seen[slot] ?? '')
+    return { slot, gb, window, keys, args, seen, taken, merged: false }
   }
 
   /**
@@ -1083,8 +1222,8 @@ function record(gen: Generation, delta: number): void {
 }
 
 function addPending(gen: Generation, p: number, delta: number): void {
-  if (gen.mark[p] === 0) {
-    gen.mark[p] = 1
+  if ((gen.mark[p] & DIRTY) === 0) {
+    gen.mark[p] |= DIRTY
     gen.dirty[gen.dirtyCount++] = p
   }
   gen.pending[p] += delta
@@ -1097,6 +1236,8 @@ interface SlotCall {
   window: readonly (Generation | undefined)[]
   keys: string[]
   args: (string | number | Buffer)[]
+  /** Per window index: what this instance last pulled of the generation's slot (`<epoch>:<length>` of its change log), '' for a full pull. */
+  seen: string[]
   taken: Taken[]
   /** Whether the script merged the push (set when its reply is in): a pull that fails after it puts nothing back. */
   merged: boolean
@@ -1116,12 +1257,12 @@ function putBack(taken: readonly Taken[]): void {
   }
 }
 
-/** Drop from a generation's dirty list the cells whose sums were taken (mark 0). */
+/** Drop from a generation's dirty list the cells whose sums were taken (no {@link DIRTY} mark). */
 function compactDirty(gen: Generation): void {
   let w = 0
   for (let k = 0; k < gen.dirtyCount; k++) {
     const p = gen.dirty[k]
-    if (gen.mark[p] !== 0) gen.dirty[w++] = p
+    if ((gen.mark[p] & DIRTY) !== 0) gen.dirty[w++] = p
   }
   gen.dirtyCount = w
 }

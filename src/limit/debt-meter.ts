@@ -10,7 +10,14 @@ import {
 } from '../sketch/sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
-import { localRotatorOf, type ScoreStore, type StoreResult } from './store.js'
+import {
+  localRotatorOf,
+  resultFillerOf,
+  type ResultFiller,
+  type ScoreStore,
+  type StoreResult,
+  type StoreResultSlot,
+} from './store.js'
 import type { Rotator } from '../sketch/rotator.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
@@ -139,6 +146,10 @@ export class DebtMeter {
   readonly store: ScoreStore
   /** The Rotator of {@link DebtMeter.store} when that is the very store `localStore()` built (see {@link localRotatorOf}), else undefined. */
   private readonly local: Rotator | undefined
+  /** The store's result-object-free decision when it has one (the Redis sync store, see {@link resultFillerOf}), else undefined. */
+  private readonly filler: ResultFiller | undefined
+  /** The store result {@link DebtMeter.filler} fills (one per meter, reused). */
+  private readonly result: StoreResultSlot = { admitted: false, score: 0, failure: undefined }
   /** The verdict {@link DebtMeter.charge} fills on the synchronous path (one per meter, reused). */
   private readonly scratch: DebtVerdict = {
     admitted: false,
@@ -178,6 +189,7 @@ export class DebtMeter {
       (load, cells) => debtMeterAtSize(c, generations, load, cells),
     )
     this.local = localRotatorOf(this.store)
+    this.filler = this.local === undefined ? resultFillerOf(this.store) : undefined
   }
 
   /**
@@ -219,6 +231,14 @@ export class DebtMeter {
       const before = local.consume(key, cost, this.burst)
       const admitted = before + cost <= this.burst // a NaN never admits
       return this.figures(this.scratch, admitted, admitted ? before + cost : before, cost)
+    }
+    const filler = this.filler
+    if (filler !== undefined) {
+      // the store's own tryConsume, its outcome written into this meter's one result
+      const r = this.result
+      filler.consumeInto(key, cost, this.burst, r)
+      if (r.failure !== undefined) return this.fill(this.scratch, r, cost)
+      return this.figures(this.scratch, r.admitted, r.score, cost)
     }
     const r = this.store.tryConsume(key, cost, this.burst)
     if (r instanceof Promise) return this.awaitVerdict(r, cost)

@@ -27,7 +27,7 @@ export interface PolicySketchOptions {
    * inside the budget. In process, each new generation is then sized from the load measured
    * over the one before (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers
    * of two between 64 cells and that largest shape, so the policy never holds more than the
-   * budget. The Redis sync store holds 29 B per cell and sizes its generations at that rate from
+   * budget. The Redis sync store holds 45 B per cell and sizes its generations at that rate from
    * the same budget. Default 8 MiB + 2 KiB + 30 KiB (8,421,376 bytes: at most L = 4, M = 65,536
    * at 2 generations, plus the meter and the telemetry: a level drains 65,536 × rate per second,
    * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA).

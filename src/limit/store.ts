@@ -97,7 +97,7 @@ export interface StoreSpec {
    * less what the limiter keeps inside it for its telemetry. With `sizing`, the largest shape
    * in `sketch.cellsPerLevel` counts 16 B per cell and the 2 KiB load meter; a store that
    * holds more per cell sizes its generations from this figure instead (the Redis sync store,
-   * 29 B per cell), and a fixed shape that does not fit it is refused
+   * 45 B per cell), and a fixed shape that does not fit it is refused
    * (`ERR_GRUDGE_SIZING_CONFLICT`), so no store holds more than its budget.
    */
   memoryBytes?: number
@@ -123,6 +123,47 @@ const LOCAL_ROTATORS = new WeakMap<ScoreStore, { rotator: Rotator; tryConsume: S
 export function localRotatorOf(store: ScoreStore): Rotator | undefined {
   const local = LOCAL_ROTATORS.get(store)
   return local !== undefined && store.tryConsume === local.tryConsume ? local.rotator : undefined
+}
+
+/** A {@link StoreResult} that {@link ResultFiller.consumeInto} overwrites (one per caller, reused). @internal */
+export interface StoreResultSlot {
+  admitted: boolean
+  score: number
+  failure: 'open' | 'closed' | undefined
+}
+
+/**
+ * A store whose synchronous decision can fill a caller's result instead of returning a new
+ * one: `consumeInto(key, cost, limit, out)` decides as `tryConsume(key, cost, limit)` would
+ * and writes its outcome into `out` (`failure` undefined when the store decided).
+ * @internal
+ */
+export interface ResultFiller {
+  consumeInto(key: string, cost: number, limit: number, out: StoreResultSlot): void
+}
+
+/** The stores that registered a {@link ResultFiller}, with the `tryConsume` they had then. */
+const RESULT_FILLERS = new WeakMap<ScoreStore, { tryConsume: ScoreStore['tryConsume']; filler: ResultFiller }>()
+
+/**
+ * Register `filler` as the result-object-free form of `store`'s own `tryConsume` (the Redis
+ * sync store does, for itself). @internal
+ */
+export function registerResultFiller(store: ScoreStore, filler: ResultFiller): void {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- kept to compare by identity, never called
+  RESULT_FILLERS.set(store, { tryConsume: store.tryConsume, filler })
+}
+
+/**
+ * The {@link ResultFiller} of a store that registered one, when `store` still has the
+ * `tryConsume` it had then; else undefined. The debt meter then decides through it with no
+ * result object per request (as {@link localRotatorOf} for the local store); a wrapped or
+ * copied store keeps its own path.
+ * @internal
+ */
+export function resultFillerOf(store: ScoreStore): ResultFiller | undefined {
+  const f = RESULT_FILLERS.get(store)
+  return f !== undefined && store.tryConsume === f.tryConsume ? f.filler : undefined
 }
 
 /**

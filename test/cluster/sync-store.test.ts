@@ -116,7 +116,7 @@ t.test('sync mode with a real Redis', async (t) => {
   })
 
   t.test(
-    'the pull: by MGET after the script, or in its reply; a pull that fails after the merge puts nothing back',
+    'the pull: a full one by MGET after the script, or in its reply, a delta in the reply; a pull that fails after the merge puts nothing back',
     opts,
     async (t) => {
       const admin = client()
@@ -180,9 +180,17 @@ t.test('sync mode with a real Redis', async (t) => {
         [`${prefix}:{p}:g${Math.floor(9_000_000 / 60_000)}`, `${prefix}:{p}:g${Math.floor(9_000_000 / 60_000) + 1}`],
         'one MGET of the live generations, oldest first (not the one ahead)',
       )
+      // after its first pull C pulls only the change log's tail: no MGET
+      c.add('k', 0)
+      await c.sync()
+      t.equal(mgets.length, 1, 'a delta pull reads no cells with MGET')
+      t.equal(c.read('k'), 7, 'C reads the fleet after a delta pull')
+      // a log started anew (here: gone) makes every instance's next pull a full one, by MGET
+      const g0 = Math.floor(9_000_000 / 60_000)
+      await admin.del(`${prefix}:{p}:l${g0}`, `${prefix}:{p}:l${g0 + 1}`)
       failPull = true
       c.add('k', 1)
-      await c.sync() // merged, then the pull fails: absorbed, reported
+      await c.sync() // merged, then the (full) pull fails: absorbed, reported
       t.match(errors, [{ message: 'pull lost' }], 'the failed pull reaches onError')
       t.equal(c.read('k'), 8, 'C keeps its own view (fleet 7 + its 1) after the failed pull')
       await a.sync()
