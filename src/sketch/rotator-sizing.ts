@@ -472,12 +472,16 @@ export class LoadMeter {
     return this.cost[0]
   }
 
-  /** The window's measurement at `nowMs`; undefined when no time has passed. */
+  /**
+   * The window's measurement at `nowMs`, over at least `minMs` (default 0: the time since the
+   * window began); undefined when no time has passed.
+   */
   windowLoad(
     nowMs: number,
     base: Omit<GenerationLoad, 'distinctKeys' | 'costPerSecond' | 'periodMs'>,
+    minMs = 0,
   ): GenerationLoad | undefined {
-    const ms = nowMs - this.windowStartMs
+    const ms = Math.max(nowMs - this.windowStartMs, minMs)
     if (!(ms > 0)) return undefined
     return {
       ...base,

@@ -166,6 +166,13 @@ export class Rotator {
    * oldest: hi / rate × 1000 with linear decay (the amnesty guard), (N − 1) × periodMs otherwise.
    */
   private readonly minPromotionAgeMs: number
+  /**
+   * The check window's admitted cost at which a write runs the check at once instead of at the
+   * next tick: M_youngest × rate × checkEveryMs / 1000 × min(1, growAtLoadFactor), a full
+   * window's cost at ρ = 1 (or at the threshold); Infinity for a fixed shape, a youngest at
+   * the budget or a decay without a rate ({@link Rotator.armCheck}).
+   */
+  private checkAtCost = Infinity
   /** Generation indexes of the live generations grown early (for {@link Rotator.earlyGenerations}; pruned as they retire). */
   private readonly earlyIndexes: number[] = []
   private earlyGrowthCount = 0
@@ -219,6 +226,7 @@ export class Rotator {
       ? (first.hi / first.decay.ratePerSecond) * 1000
       : (this.generations - 1) * this.periodMs
     this.meter = this.sizing === undefined ? null : new LoadMeter(finiteNow(this.clock, 'Rotator'))
+    this.armCheck()
     // the default ticker goes through longPeriodTicker, which keeps periods beyond the timer
     // range (2^31 − 1 ms) on the clock; an injected ticker is the caller's schedule as it is
     const ticker = o.ticker ?? systemTicker
@@ -313,15 +321,37 @@ export class Rotator {
         this.gens[i] = this.freshGeneration(this.completed + i, cells)
         this.createdAtMs[i] = now
       }
-      return
+    } else {
+      for (let j = 0; j < k; j++) {
+        this.gens.shift()
+        this.createdAtMs.shift()
+        this.completed++
+        this.gens.push(this.freshGeneration(this.completed + N - 1, cells))
+        this.createdAtMs.push(now)
+      }
     }
-    for (let j = 0; j < k; j++) {
-      this.gens.shift()
-      this.createdAtMs.shift()
-      this.completed++
-      this.gens.push(this.freshGeneration(this.completed + N - 1, cells))
-      this.createdAtMs.push(now)
-    }
+    this.armCheck()
+  }
+
+  /**
+   * Set {@link Rotator.checkAtCost} for the youngest generation's size. A jump lands its first
+   * check window on the youngest's cells: on 64 cells per level at 3,000 requests/s a 1-s
+   * window fills them far past a burst of 10 before the tick sees it, and what a fold keeps
+   * then drains for seconds (a fresh-user review: 2,268 of 327,000 fresh requests refused
+   * after a 350-s quiet spell, 45 % in the worst second). Checking once a window's cost at
+   * ρ = 1 has arrived grows before a cell holds more than about one request's cost, and a
+   * check it triggers sees a window rate at least the threshold's, so it grows no more often
+   * than the tick would have at the window's end (spec/rotator.md §1, _Schedule_).
+   */
+  private armCheck(): void {
+    const sizing = this.sizing
+    if (sizing === undefined) return
+    const youngest = this.gens[this.generations - 1]
+    const rate = youngest.decay.ratePerSecond
+    this.checkAtCost =
+      youngest.cellsPerLevel >= sizing.maxCellsPerLevel || !(rate > 0)
+        ? Infinity
+        : ((youngest.cellsPerLevel * rate * sizing.checkEveryMs) / 1000) * Math.min(1, sizing.growAtLoadFactor ?? 1)
   }
 
   /** Cells per level of the generation(s) appended at a rotation at `nowMs`. */
@@ -409,6 +439,25 @@ export class Rotator {
       const cells = this.earlyCells(load)
       if (cells > load.currentCellsPerLevel) this.growEarly(cells, now)
     }
+    this.armCheck()
+    this.flushEvents()
+  }
+
+  /**
+   * The check a write runs when the window's cost passes {@link Rotator.checkAtCost}: the
+   * early-growth rule on the window so far, its cost spread over at least checkEveryMs (the
+   * rate the tick would measure if nothing more came, so it never grows more eagerly than the
+   * tick would), the window left open for the tick. Without a growth, no more such checks
+   * until the next tick re-arms.
+   */
+  private checkWithinWindow(): void {
+    this.checkAtCost = Infinity
+    const now = this.clock.now()
+    if (this.closed || !Number.isFinite(now)) return
+    const load = this.meter!.windowLoad(now, this.loadBase('check'), this.sizing!.checkEveryMs)
+    if (load === undefined) return
+    const cells = this.earlyCells(load)
+    if (cells > load.currentCellsPerLevel) this.growEarly(cells, now)
     this.flushEvents()
   }
 
@@ -444,6 +493,7 @@ export class Rotator {
     }
     if (grown.length === 0) return
     this.meter!.reset(nowMs, true)
+    this.armCheck()
     this.resizeCount++
     this.earlyGrowthCount++
     const live = this.earlyIndexes.filter((i) => i >= this.completed && !grown.includes(i))
@@ -510,7 +560,11 @@ export class Rotator {
     // self-sized only: the youngest generation's hash of the key (just computed) feeds the
     // load meter; for a fixed shape this compare is all the hot path gains
     const meter = this.meter
-    if (meter !== null) meter.record(gens[gens.length - 1].hasher, delta)
+    if (meter !== null) {
+      meter.record(gens[gens.length - 1].hasher, delta)
+      // a jump within a check window: check now, not at the next tick (armCheck)
+      if (meter.windowCost() > this.checkAtCost) this.checkWithinWindow()
+    }
   }
 
   /**

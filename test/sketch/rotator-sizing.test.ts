@@ -233,13 +233,14 @@ t.test('mixed shapes keep the one-sided error: the estimate is never below the e
     // the answer is drawn once per tick, so the shrink margin's second call (a rotation asks the
     // sizer again at twice the load, spec/rotator.md "Hysteresis") sees the same answer
     let answer = 16
+    let grow = false // drawn at each tick too: a check a write runs within the window sees the tick's draw
     const r = sized(
       {
         sizeNextGeneration: () => answer,
         minCellsPerLevel: 16,
         maxCellsPerLevel: 1024,
         checkEveryMs: 500,
-        growEarlyWhen: () => rand() < 0.2,
+        growEarlyWhen: () => grow,
       },
       clock,
       ticker,
@@ -250,10 +251,11 @@ t.test('mixed shapes keep the one-sided error: the estimate is never below the e
     const exact = new Map(keys.map((k) => [k, new ExactDebt()]))
     let worst = Infinity
     let mixed = 0
-    for (let now = 0; now < 120_000; now += 50) {
+    for (let now = 0; now < 240_000; now += 50) {
       clock.set(now)
       if (now % 500 === 0) {
         answer = rand() < 0.5 ? 16 : 1024
+        grow = rand() < 0.2
         ticker.tick()
       }
       const cells = r.generationCellsPerLevel
@@ -266,7 +268,7 @@ t.test('mixed shapes keep the one-sided error: the estimate is never below the e
         for (const key of keys) worst = Math.min(worst, r.estimateAt(now, key) - exact.get(key)!.read(now))
       }
     }
-    t.ok(mixed > 300, `N = ${generations}: generations of different shapes for ${mixed} of 2400 steps`)
+    t.ok(mixed > 300, `N = ${generations}: generations of different shapes for ${mixed} of 4800 steps`)
     t.ok(r.resizes >= 8, `${r.resizes} resizes`)
     t.ok(worst >= -1e-9, `N = ${generations}: estimate − exact ≥ 0 at every read (worst ${worst})`)
     r.close()
@@ -431,6 +433,40 @@ t.test('a 100× jump after a quiet spell that shrank every generation is served 
   const late = refused.slice(s + 3).reduce((a, b) => a + b, 0)
   t.equal(late, 0, 'no fresh key refused from the third second after the jump on')
   t.ok(r.sizeBytes() <= 2048 + 2 * 4 * 16_384 * 16, 'within the budget')
+  r.close()
+})
+
+t.test('a jump within one check window grows before the tick: a quiet spell left 64 cells per level', async (t) => {
+  // quiet for 60 s: both generations sized down to the minimum; then 3,000 fresh keys/s. A 1-s
+  // window on 64 cells would put ~47 per cell (burst 10): the tick would fold saturated cells.
+  // The window's cost passing a full window at ρ = 1 (64 × 1/s × 1 s) checks at once instead.
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const r = new Rotator({
+    sketch: { levels: 4, decay: linear(RATE), hi: HI },
+    periodMs: PERIOD,
+    clock,
+    ticker,
+    seed: 17,
+    sizing: { sizeNextGeneration: byLoadFactor(0.05), minCellsPerLevel: 64, maxCellsPerLevel: 65_536 },
+  })
+  for (let ms = 1000; ms <= 60_000; ms += 1000) {
+    clock.set(ms - 500)
+    r.tryUpdate(`trickle-${ms}`, 1, HI) // one key a second: the sizer answers 20 → the minimum
+    clock.set(ms)
+    ticker.tick()
+  }
+  t.same(r.generationCellsPerLevel, [64, 64], 'quiet: the minimum')
+  let refused = 0
+  let grownAt = NaN
+  for (let i = 0; i < 3000; i++) {
+    clock.set(60_000 + i / 3) // 3,000 fresh keys in the second after the tick at 60 s: no tick in between
+    if (!r.tryUpdate(`fresh-${i}`, 1, HI)) refused++
+    if (Number.isNaN(grownAt) && r.generationCellsPerLevel[0] > 64) grownAt = i
+  }
+  t.ok(grownAt <= 100, `grown after ${grownAt} requests (the trigger: 64 of cost in the window)`)
+  t.ok(r.generationCellsPerLevel[0] >= 32_768, `the deciding generation folded to ${r.generationCellsPerLevel[0]}`)
+  t.equal(refused, 0, 'no fresh key refused in the jump second')
   r.close()
 })
 
