@@ -12,6 +12,7 @@ import { invalidOption } from '../errors.js'
 import { formatBytes, formatDuration } from './units.js'
 import { selfSizedCells, sketchBudget } from '../limit/options.js'
 import { telemetryMaxBytes } from '../limit/telemetry.js'
+import { METER_BYTES } from '../sketch/rotator-sizing.js'
 import { debtMeterCellsFor, debtMeterLoad, parseDebtMeterOptions } from '../limit/debt-meter.js'
 import {
   abuseModelWeight,
@@ -303,6 +304,21 @@ export function suggestShape(options: SuggestOptions): Suggestion {
   return best!
 }
 
+/**
+ * The options line of a suggestion: `{ levels, memory }` with the budget given; without one,
+ * the least `memory` whose largest shape is this one (N generations of L × M × 16 B, the 2 KiB
+ * load meter and a Limiter's telemetry: `sketchBudget` builds M from it), then the fixed shape
+ * `{ levels, cellsPerLevel }` for who wants one; a shape a budget cannot build (M not a power of
+ * two) as the fixed shape only.
+ */
+function asOptions(s: Suggestion, o: SuggestOptions): string {
+  if (o.memoryBytes !== undefined) return `{ levels: ${s.levels}, memory: ${o.memoryBytes} }`
+  const fixed = `{ levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`
+  if ((s.cellsPerLevel & (s.cellsPerLevel - 1)) !== 0) return fixed
+  const memory = s.bytes + METER_BYTES + telemetryMaxBytes()
+  return `{ levels: ${s.levels}, memory: ${memory} } (self-sized within it; a fixed shape: ${fixed})`
+}
+
 const RATE_NAMES: Readonly<Record<SuggestPolicy, readonly [string, string]>> = {
   limit: ['false rejects', 'false-reject'],
   abuse: ['false blocks', 'false-block'],
@@ -345,8 +361,9 @@ export function formatSuggestion(s: Suggestion, o: SuggestOptions): string {
   if (s.loadFactor > 0) lines.push(`  load factor        ${s.loadFactor.toPrecision(3)} (${rho})`)
   lines.push(
     `  ${RATE_NAMES[s.policy][0].padEnd(18)} ${s.falsePositiveRate.toExponential(3)}${s.meetsTarget ? '' : ' (the budget is too small for the target)'}`,
-    // with a budget, the options that build this shape and let it size itself within it
-    `  as options         { levels: ${s.levels}, ${o.memoryBytes === undefined ? `cellsPerLevel: ${s.cellsPerLevel}` : `memory: ${o.memoryBytes}`} }`,
+    // the options that build this shape and let it size itself within the budget: the one
+    // given, else the least budget whose largest shape it is (a fixed shape named beside it)
+    `  as options         ${asOptions(s, o)}`,
     '',
   )
   return lines.join('\n')
