@@ -9,7 +9,7 @@ import {
 } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { invalidField } from '../format/frame.js'
-import { GenerationHasher, Murmur3Hasher, keyHashOf, randomSeed, seedBytes, type KeyHash } from '../hash/hasher.js'
+import { GenerationHasher, Murmur3Hasher, keyHashOf, randomSeed, seedBytes, type Hasher, type KeyHash } from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
 import { generationSeed, keyHashFor } from './generation-seed.js'
@@ -560,11 +560,18 @@ export class Rotator {
     // self-sized only: the youngest generation's hash of the key (just computed) feeds the
     // load meter; for a fixed shape this compare is all the hot path gains
     const meter = this.meter
-    if (meter !== null) {
-      meter.record(gens[gens.length - 1].hasher, delta)
-      // a jump within a check window: check now, not at the next tick (armCheck)
-      if (meter.windowCost() > this.checkAtCost) this.checkWithinWindow()
-    }
+    if (meter !== null) this.recordLoad(meter, gens[gens.length - 1].hasher, delta)
+  }
+
+  /**
+   * Self-sized only: feed the youngest generation's hash of the key to the load meter and, on
+   * a jump within the check window, check now, not at the next tick ({@link Rotator.armCheck}).
+   * A method of its own so that writeYounger, on every write's path, stays as small as it was
+   * for a fixed shape.
+   */
+  private recordLoad(meter: LoadMeter, hasher: Hasher, delta: number): void {
+    meter.record(hasher, delta)
+    if (meter.windowCost() > this.checkAtCost) this.checkWithinWindow()
   }
 
   /**
