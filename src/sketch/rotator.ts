@@ -9,7 +9,15 @@ import {
 } from '../clock.js'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { invalidField } from '../format/frame.js'
-import { GenerationHasher, Murmur3Hasher, keyHashOf, randomSeed, seedBytes, type Hasher, type KeyHash } from '../hash/hasher.js'
+import {
+  GenerationHasher,
+  Murmur3Hasher,
+  keyHashOf,
+  randomSeed,
+  seedBytes,
+  type Hasher,
+  type KeyHash,
+} from '../hash/hasher.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
 import { generationSeed, keyHashFor } from './generation-seed.js'
