@@ -23,6 +23,10 @@ export interface NoSizeOptionRow {
   heavyAdmitted: number
   /** Heavy-hitter requests an exact per-key GCRA admits. */
   heavyReference: number
+  /** Per heavy hitter (index h of key `h<h>`): requests grudge admitted. */
+  heavyAdmittedPerKey: Uint32Array
+  /** Per heavy hitter: requests an exact per-key GCRA admits. */
+  heavyReferencePerKey: Uint32Array
   /** The shape the default budget picked. */
   levels: number
   /** M. */
@@ -107,6 +111,8 @@ export function runTraffic(
     innocentRefused: 0,
     heavyAdmitted: 0,
     heavyReference: 0,
+    heavyAdmittedPerKey: new Uint32Array(heavyHitters),
+    heavyReferencePerKey: new Uint32Array(heavyHitters),
     levels: limiter.sketch.levels,
     cellsPerLevel: limiter.sketch.cellsPerLevel,
     memoryBytes: meter.store.sizeBytes(),
@@ -139,8 +145,12 @@ export function runTraffic(
       if (debt[h] + 1 <= burst) {
         debt[h] += 1
         row.heavyReference++
+        row.heavyReferencePerKey[h]++
       }
-      if (d.admitted) row.heavyAdmitted++
+      if (d.admitted) {
+        row.heavyAdmitted++
+        row.heavyAdmittedPerKey[h]++
+      }
     }
     row.memoryBytes = Math.max(row.memoryBytes, meter.store.sizeBytes())
   }
@@ -236,14 +246,28 @@ export function formatTrafficJump(r: TrafficJumpRow): string {
   )
 }
 
-/** The row as text. */
+/** Per heavy hitter, admitted by grudge / admitted by the exact GCRA: the smallest, the median, the largest, and how many are outside ±5 %. */
+export function heavyPerKey(r: NoSizeOptionRow): { min: number; median: number; max: number; outside5: number } {
+  const ratios = Array.from(r.heavyAdmittedPerKey, (a, h) => a / Math.max(1, r.heavyReferencePerKey[h])).sort(
+    (a, b) => a - b,
+  )
+  const n = ratios.length
+  if (n === 0) return { min: NaN, median: NaN, max: NaN, outside5: 0 }
+  const median = n % 2 === 1 ? ratios[(n - 1) / 2] : (ratios[n / 2 - 1] + ratios[n / 2]) / 2
+  return { min: ratios[0], median, max: ratios[n - 1], outside5: ratios.filter((x) => Math.abs(x - 1) > 0.05).length }
+}
+
+/** The row as text: the heavy hitters' aggregate, then per key (min / median / max of the ratio, and how many miss ±5 %). */
 export function formatNoSizeOption(r: NoSizeOptionRow): string {
   const fr = r.innocentRefused / Math.max(1, r.innocentRequests)
   const heavy = r.heavyAdmitted / Math.max(1, r.heavyReference) - 1
+  const k = heavyPerKey(r)
+  const pct = (x: number) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)} %`
   return (
     `| grudge, no size option (${r.levels} × ${r.cellsPerLevel.toLocaleString('en-US')} from the default budget, ${(r.memoryBytes / 1048576).toFixed(1)} MiB) ` +
     `| ${fr.toExponential(2)} (${r.innocentRefused} of ${r.innocentRequests.toLocaleString('en-US')}) ` +
-    `| ${heavy >= 0 ? '+' : ''}${(heavy * 100).toFixed(1)} % (${r.heavyAdmitted} vs ${r.heavyReference}) |`
+    `| ${heavy >= 0 ? '+' : ''}${(heavy * 100).toFixed(1)} % (${r.heavyAdmitted} vs ${r.heavyReference}); ` +
+    `per key ${pct(k.min)} / ${pct(k.median)} / ${pct(k.max)} (min / median / max), ${k.outside5} of ${r.heavyAdmittedPerKey.length} outside ±5 % |`
   )
 }
 

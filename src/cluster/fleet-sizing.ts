@@ -5,6 +5,7 @@ import {
   initialCellsPerLevel,
   sizeFromLoad,
   sizeNextWithHysteresis,
+  sizingLimitEvent,
   type GenerationLoad,
   type LoadMeter,
   type ResolvedSizing,
@@ -308,13 +309,13 @@ export function proposeCells(
   const ms = Math.max(1, elapsedMs)
   const load: GenerationLoad = { ...life, costPerSecond: (fleetCost * 1000) / ms, periodMs: ms }
   const { cells, limit, wanted } = sizeNextWithHysteresis(sizing, load, meter.peakWindowCostPerSecond())
-  reportSizingLimit(sizing, reported, limit, wanted, cells, load)
+  reportSizingLimit(sizing, reported, limit, wanted, cells, load, meter.peakWindowCostPerSecond())
   return cells
 }
 
 /**
- * Tell `sizing.onSizingLimit` once per kind (`reported` remembers which) that a proposal hit
- * the budget or met an invalid load; a logger's throw is swallowed (it is not the store's
+ * Tell `sizing.onSizingLimit` once per kind (`reported` remembers which; a budget only from a
+ * rotation's proposal, {@link sizingLimitEvent}) that a proposal hit the budget or met an invalid load; a logger's throw is swallowed (it is not the store's
  * failure). One home for {@link proposeCells} and {@link proposeEarlyCells}.
  */
 function reportSizingLimit(
@@ -324,16 +325,11 @@ function reportSizingLimit(
   wanted: SizingLimitEvent['wanted'],
   cells: number,
   load: GenerationLoad,
+  peakWindowCostPerSecond?: number,
 ): void {
-  if (limit === undefined || reported[limit]) return
-  reported[limit] = true
-  const event: SizingLimitEvent = {
-    kind: limit,
-    wanted,
-    usedCellsPerLevel: cells,
-    maxCellsPerLevel: sizing.maxCellsPerLevel,
-    load,
-  }
+  // when to report (once per kind, a budget only from a rotation's life): the Rotator's rule
+  const event = sizingLimitEvent(sizing, reported, limit, wanted, cells, load, peakWindowCostPerSecond)
+  if (event === undefined) return
   try {
     sizing.onSizingLimit?.(event)
   } catch {

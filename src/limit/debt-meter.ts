@@ -1,6 +1,7 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { linear } from '../sketch/decay.js'
 import {
+  DEBT_METER_MAX_LOAD_FACTOR,
   DEFAULT_TARGET_FALSE_REJECT as DEBT_METER_TARGET_FALSE_REJECT,
   SELF_SIZED_CELL_RANGE,
   debtMeterCellsForLoad,
@@ -21,11 +22,8 @@ import {
 import type { Rotator } from '../sketch/rotator.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
-/**
- * The load factor a self-sized debt meter stays under: a key held at its limit keeps about
- * 1 − ρ of its rate (spec/sizing.md §2.6), so 0.05 keeps heavy hitters within 5 % of an exact GCRA.
- */
-const HEAVY_HITTER_LOAD_FACTOR = 0.05
+/** The load factor a self-sized debt meter stays under (spec/sizing.md §2.6; its home is sizing.ts, which `stats()` reads too). */
+const HEAVY_HITTER_LOAD_FACTOR = DEBT_METER_MAX_LOAD_FACTOR
 
 /** Options of the debt meter (`limit`). */
 export interface DebtMeterOptions {

@@ -302,7 +302,9 @@ export function minimumPeriodMs(drainMs: number, generations: number): number {
  * @param sizeFor the policy's sizing rule: the cells per level its next generation needs for the
  * measured load (from spec/sizing.md's model); used when the shape comes from the budget
  * @param atKept the policy's figures at the size kept, for the budget notice (which of its
- * sizer's targets that size misses); without it the notice names no figure
+ * sizer's targets that size misses); without it the notice names no figure. The notice comes
+ * from the first rotation whose sizing the budget caps, with that period's figures (the
+ * Rotator's rule, `sizingLimitEvent`; spec/sizing.md §5, _The budget notice_)
  * @internal
  */
 export function policyStore(
@@ -325,7 +327,11 @@ export function policyStore(
             notify?.(
               e.kind === 'budget'
                 ? `grudge: policy ${name}'s sizer asks for ${String(e.wanted)} cells per level for ${e.load.costPerSecond.toFixed(1)} admitted cost/s ` +
-                    `over ~${Math.round(e.load.distinctKeys)} keys (its targets: spec/sizing.md §8), but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
+                    `over ~${Math.round(e.load.distinctKeys)} keys in the last ${(e.load.periodMs / 1000).toFixed(1)} s` +
+                    (e.peakWindowCostPerSecond === undefined
+                      ? ''
+                      : ` (busiest check window ${e.peakWindowCostPerSecond.toFixed(1)} cost/s)`) +
+                    ` (its targets: spec/sizing.md §8), but its memory budget of ${sketch.memoryBytes} bytes holds ${e.maxCellsPerLevel}; ` +
                     `kept ${e.usedCellsPerLevel}` +
                     (atKept === undefined ? '' : `, ${atKept(e.load, e.usedCellsPerLevel)}`) +
                     `; raise the policy's memory (this notice is logged once)`

@@ -3,6 +3,7 @@ import { invalidOption } from '../errors.js'
 import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
 import {
+  DEBT_METER_MAX_LOAD_FACTOR,
   abuseFalseBlockRate,
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
@@ -91,16 +92,22 @@ export interface LimiterStats {
    */
   perPolicy: Partial<Record<PolicyName, PolicyModelStats>>
   /**
-   * Present only when the predicted rate is above the target and more cells per level would
-   * bring it under: the power-of-two `cellsPerLevel` (at the same levels, ≤ 2^24) that meets
-   * the target at this load, the size to set (or the `memory` that holds it). Absent when
-   * the sketch is large enough, so it never reads as advice to shrink.
+   * Present only when the debt meter misses one of its sizer's two targets at this load and
+   * more cells per level would meet both: the predicted rate is above
+   * {@link LimiterStats.targetFalsePositiveRate}, or ρ ({@link LimiterStats.loadFactor}) is above
+   * 0.05 (`DEBT_METER_MAX_LOAD_FACTOR`, where heavy hitters start to lose more than 5 % of their
+   * rate, spec/sizing.md §2.6, and where a self-sized Rotator grows). The power-of-two
+   * `cellsPerLevel` (at the same levels, ≤ 2^24) that meets both at this load, the size to set
+   * (or the `memory` that holds it). Absent when the sketch is large enough, so it never reads
+   * as advice to shrink.
    */
   suggested?: {
     /** L, levels: the configured levels of the sketch (kept as is; only M is resized). */
     levels: number
-    /** M, cells per level that meet the target at `levels` levels: a power of two, larger than the current M. */
+    /** M, cells per level that meet both targets at `levels` levels: a power of two, larger than the current M. */
     cellsPerLevel: number
+    /** Which target the current M misses: `'false-reject'` (the predicted rate; ρ may be over as well) or `'load-factor'` (ρ only: fresh keys pass, heavy hitters lose about ρ of their rate). */
+    reason: 'false-reject' | 'load-factor'
   }
 }
 
@@ -562,22 +569,25 @@ export class Telemetry {
         fpr = rate
         requestsPerSecond = load.requestsPerSecond
         loadFactor = rho
-        if (rate > this.targetFalsePositiveRate) {
+        // the sizer's two targets (spec/sizing.md §7): the false-reject rate (here the telemetry's
+        // target) and ρ ≤ DEBT_METER_MAX_LOAD_FACTOR, past which the self-sized Rotator grows
+        const overRate = rate > this.targetFalsePositiveRate
+        if (overRate || rho > DEBT_METER_MAX_LOAD_FACTOR) {
           const maxCells = 1 << 24
           const m = debtMeterCellsForLoad(load, {
             levels: shape.levels,
             targetFalseReject: this.targetFalsePositiveRate,
             minCells: 16,
             maxCells,
+            maxLoadFactor: DEBT_METER_MAX_LOAD_FACTOR,
           })
-          // below maxCells the search's answer met the target when it was evaluated; maxCells
+          // below maxCells the search's answer met both targets when it was evaluated; maxCells
           // itself is its answer when nothing smaller does, met or not, so only it is checked
-          if (
-            m > shape.cellsPerLevel &&
-            (m < maxCells ||
-              sketchFalsePositiveRate({ ...shape, cellsPerLevel: m }, load) <= this.targetFalsePositiveRate)
-          )
-            suggested = { levels: shape.levels, cellsPerLevel: m }
+          const meets = (cells: number): boolean =>
+            debtMeterLoadFactor(cells, load.requestsPerSecond, load.rate, load.cost, 0) <= DEBT_METER_MAX_LOAD_FACTOR &&
+            sketchFalsePositiveRate({ ...shape, cellsPerLevel: cells }, load) <= this.targetFalsePositiveRate
+          if (m > shape.cellsPerLevel && (m < maxCells || meets(m)))
+            suggested = { levels: shape.levels, cellsPerLevel: m, reason: overRate ? 'false-reject' : 'load-factor' }
         }
       } else if (sk.score !== undefined && (sk.policy === 'abuse' || sk.policy === 'fairness')) {
         const load = sk.score.load(perSecond(scored[sk.policy]))

@@ -43,8 +43,52 @@ export interface SizingLimitEvent {
   readonly usedCellsPerLevel: number
   /** The maximum cells per level (the budget). */
   readonly maxCellsPerLevel: number
-  /** The measurement the decision was made on. */
+  /** The measurement the decision was made on: for `'budget'` always a rotation's (`load.reason === 'rotation'`, the youngest generation's whole life, {@link sizingLimitEvent}). */
   readonly load: GenerationLoad
+  /** For `'budget'`: the highest admitted cost per second of a check window in that life (the busiest second at the default 1 s checks), ≥ 0; absent when not measured. */
+  readonly peakWindowCostPerSecond?: number
+}
+
+/**
+ * The one rule of when a sizing limit is reported (spec/sizing.md §5, _The budget notice_):
+ * the event to hand to `onSizingLimit`, or undefined. Each kind is reported once (`reported`
+ * remembers which, and is set here). `'invalid'` is reported at the first occurrence. `'budget'`
+ * only on a rotation's decision (`load.reason === 'rotation'`), whose load is the youngest
+ * generation's whole life, one period (less after an early growth): a check window's miss is
+ * counted but not reported, since one window is a second of a ramp or a burst, whose figures
+ * understate a steady shortfall (a ramp's first second read ρ 0.183 where the steady load was
+ * ρ 0.376) or report one that is gone. So the notice comes at most one period after the budget
+ * first falls short, and only if the period as a whole does. The Rotator and the Redis fleet
+ * (sync and exact stores) call it.
+ * @param sizing the resolved sizing (its maximum)
+ * @param reported which kinds were reported already (updated)
+ * @param kind what could not be honoured, or undefined for nothing
+ * @param wanted the sizer's raw answer
+ * @param usedCellsPerLevel the cells per level used instead
+ * @param load the measurement of the decision
+ * @param peakWindowCostPerSecond the busiest check window of the life (a rotation's), when measured
+ * @internal
+ */
+export function sizingLimitEvent(
+  sizing: Pick<ResolvedSizing, 'maxCellsPerLevel'>,
+  reported: { budget: boolean; invalid: boolean },
+  kind: SizingLimitEvent['kind'] | undefined,
+  wanted: unknown,
+  usedCellsPerLevel: number,
+  load: GenerationLoad,
+  peakWindowCostPerSecond?: number,
+): SizingLimitEvent | undefined {
+  if (kind === undefined || reported[kind]) return undefined
+  if (kind === 'budget' && load.reason !== 'rotation') return undefined
+  reported[kind] = true
+  return {
+    kind,
+    wanted,
+    usedCellsPerLevel,
+    maxCellsPerLevel: sizing.maxCellsPerLevel,
+    load,
+    ...(kind === 'budget' && peakWindowCostPerSecond !== undefined ? { peakWindowCostPerSecond } : {}),
+  }
 }
 
 /**
@@ -117,8 +161,10 @@ export interface RotatorSizing {
   growEarlyWhen?: (load: GenerationLoad) => boolean
   /**
    * Called when a decision cannot be honoured (see {@link SizingLimitEvent}): the first time
-   * for each kind only, so an adapter can log it once; {@link Rotator.sizingLimitCount}
-   * counts every occurrence. Default: none (the count still counts).
+   * for each kind only, so an adapter can log it once, and `'budget'` only from a rotation's
+   * decision (its figures are a whole period's; a check window's miss is not reported,
+   * {@link sizingLimitEvent}); {@link Rotator.sizingLimitCount} counts every occurrence, check
+   * windows' included. Default: none (the count still counts).
    */
   onSizingLimit?: (event: SizingLimitEvent) => void
 }

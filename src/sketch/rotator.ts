@@ -30,6 +30,7 @@ import {
   earlyGrowthCells,
   sizeFromLoad,
   sizeNextWithHysteresis,
+  sizingLimitEvent,
   METER_BYTES,
   initialCellsPerLevel,
   type EarlyGeneration,
@@ -399,22 +400,12 @@ export class Rotator {
       peakWindowCostPerSecond === undefined
         ? sizeFromLoad(s, load)
         : sizeNextWithHysteresis(s, load, peakWindowCostPerSecond)
-    if (limit !== undefined) this.limit(limit, wanted, cells, load)
+    if (limit !== undefined) {
+      this.limitCount++
+      const event = sizingLimitEvent(s, this.limitReported, limit, wanted, cells, load, peakWindowCostPerSecond)
+      if (event !== undefined && s.onSizingLimit !== undefined) this.pendingEvents.push(event)
+    }
     return cells
-  }
-
-  private limit(kind: SizingLimitEvent['kind'], wanted: unknown, used: number, load: GenerationLoad): void {
-    this.limitCount++
-    if (this.limitReported[kind]) return
-    this.limitReported[kind] = true
-    if (this.sizing!.onSizingLimit !== undefined)
-      this.pendingEvents.push({
-        kind,
-        wanted,
-        usedCellsPerLevel: used,
-        maxCellsPerLevel: this.sizing!.maxCellsPerLevel,
-        load,
-      })
   }
 
   /** Hand the queued sizing events to onSizingLimit (after the state change that raised them). */

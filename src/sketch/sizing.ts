@@ -756,6 +756,16 @@ export const SELF_SIZED_CELL_RANGE: Readonly<{ minCells: number; maxCells: numbe
  */
 export const DEFAULT_TARGET_FALSE_REJECT = 1e-5
 
+/**
+ * The load factor ρ a self-sized debt meter stays under, its sizer's second target beside the
+ * false-reject rate (`debtMeterCellsFor`, `maxLoadFactor`): a key held at its limit keeps about
+ * 1 − ρ of its rate (spec/sizing.md §2.6), so 0.05 keeps heavy hitters' aggregate within 5 % of
+ * an exact GCRA. Its Rotator grows early when the sizer asks for twice the youngest's cells, i.e.
+ * once the youngest's ρ passes it; `stats().suggested` asks the same (spec/sizing.md §7). The one home.
+ * @internal
+ */
+export const DEBT_METER_MAX_LOAD_FACTOR = 0.05
+
 /** What {@link debtMeterCellsForLoad} and {@link scoreCellsForLoad} take besides the load. */
 export interface CellsForLoadOptions {
   /** L, levels: integer in [1, 64]. */

@@ -5,6 +5,7 @@ import t from 'tap'
 import { Limiter } from '../../src/limit/limiter.js'
 import { DEFAULT_POLICY_MEMORY_BYTES } from '../../src/limit/options.js'
 import { Telemetry } from '../../src/limit/telemetry.js'
+import { localRotatorOf } from '../../src/limit/store.js'
 import { prometheusText } from '../../src/http/prometheus.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
@@ -60,6 +61,33 @@ t.test('an explicit cellsPerLevel keeps a fixed shape: no resizes', async (t) =>
     earlyGrowths: 0,
     early: [],
   })
+  await l.close()
+})
+
+t.test("the budget notice waits for a whole period and names its figures, not a ramp's first second", async (t) => {
+  // a ramp: 50 fresh keys in the first second, then 100/s (ρ 0.39 on the budget's 256 cells;
+  // the sizer's ρ ≤ 0.05 misses at every check from the first); the period is maxDebt / rate = 100 s
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  const warned: string[] = []
+  const telemetry = new Telemetry({ clock, warn: (m) => warned.push(m) })
+  const l = new Limiter({ clock, ticker, telemetry, memory: '64KB', limit: { rate: 1, burst: 10 } })
+  t.equal(l.limit!.periodMs, 100_000)
+  const notices = () => warned.filter((m) => /asks for \d+ cells per level/.test(m))
+  drive(l, clock, ticker, 50, 1, 'ramp')
+  drive(l, clock, ticker, 100, 98, 'steady')
+  t.equal(notices().length, 0, 'no notice from the check windows before the first rotation')
+  const counted = localRotatorOf(l.limit!.store)!.sizingLimitCount
+  t.ok(counted >= 99, `the checks' misses are counted (${counted})`)
+  drive(l, clock, ticker, 100, 20, 'steady2')
+  t.equal(notices().length, 1, 'one notice, at the first rotation')
+  const cost = Number(/for ([\d.]+) admitted cost\/s/.exec(notices()[0])?.[1])
+  // the life's mean (50 + 99 × 100) / 100 s: the steady load's, not the first second's 50
+  t.ok(cost >= 95 && cost <= 100.5, `the period's admitted cost/s: ${cost}`)
+  t.match(notices()[0], /in the last 100\.0 s \(busiest check window 100\.0 cost\/s\)/)
+  t.match(notices()[0], `at 256: load factor ${(cost / 256).toFixed(3)} > 0.05`)
+  drive(l, clock, ticker, 1000, 110, 'more')
+  t.equal(notices().length, 1, 'still once: a later, larger shortfall is counted, not logged again')
   await l.close()
 })
 

@@ -86,7 +86,40 @@ t.test('one warning when the predicted false-reject rate passes the target, with
   const m = s.suggested?.cellsPerLevel ?? 0
   const load = { ...debt, requestsPerSecond: rps }
   t.ok(sketchFalsePositiveRate({ levels: 4, cellsPerLevel: m }, load) <= 0.01, 'the suggested size meets the target')
-  t.ok(sketchFalsePositiveRate({ levels: 4, cellsPerLevel: m / 2 }, load) > 0.01, 'half of it does not')
+  t.equal(s.suggested?.reason, 'false-reject')
+  // and ρ ≤ 0.05 (the sizer's second target): 1,000 / M ≤ 0.05 needs M ≥ 20,000, so 32,768
+  t.equal(m, 32768, 'the fewest power of two meeting both targets')
+  t.ok(
+    sketchFalsePositiveRate({ levels: 4, cellsPerLevel: m / 2 }, load) > 0.01 || rps / (m / 2) > 0.05,
+    'half of it misses one',
+  )
+})
+
+t.test("a suggestion when ρ passes the sizer's 0.05 though fresh keys pass (heavy hitters lose ≈ ρ)", async (t) => {
+  const clock = new FakeClock(0)
+  const warnings: string[] = []
+  const tel = new Telemetry({ clock, warn: (m) => warnings.push(m) })
+  tel.addSketch({
+    policy: 'limit',
+    levels: 4,
+    cellsPerLevel: 16384,
+    sizeBytes: () => 0,
+    debt: { rate: 1, burst: 10, cost: 1, maxDebt: 100 },
+  })
+  // 2,000 admitted requests in the current second on 16,384 cells per level: ρ ≈ 0.12, a fresh
+  // key's predicted rate far under the 0.01 target
+  for (let i = 0; i < 2000; i++) {
+    clock.set(i / 2)
+    tel.request('k' + i)
+    tel.policy('limit', true)
+  }
+  const s = tel.stats()
+  t.ok(s.falsePositiveRate < 1e-6, `predicted ${s.falsePositiveRate}`)
+  t.ok(Math.abs(s.loadFactor - 2000 / 16384) < 1e-9, `ρ ${s.loadFactor}`)
+  // ρ ≤ 0.05 at 2,000 requests/s and rate 1 needs M ≥ 40,000: the power of two 65,536
+  t.same(s.suggested, { levels: 4, cellsPerLevel: 65536, reason: 'load-factor' })
+  tel.checkHealth()
+  t.equal(warnings.length, 0, 'the false-reject warning stays for a false-reject rate over its target')
 })
 
 t.test('no suggestion when the sketch is large enough (it never reads as advice to shrink)', async (t) => {
@@ -99,11 +132,13 @@ t.test('no suggestion when the sketch is large enough (it never reads as advice 
     sizeBytes: () => 0,
     debt: { rate: 1, burst: 10, cost: 1, maxDebt: 100 },
   })
-  for (let i = 0; i < 5000; i++) {
+  // 800 requests/s: ρ = 800 / 16,384 ≈ 0.049, under the sizer's 0.05 as well
+  for (let i = 0; i < 800; i++) {
     tel.request('k' + i)
     tel.policy('limit', true)
   }
   const s = tel.stats()
+  t.ok(s.loadFactor < 0.05, `ρ ${s.loadFactor}`)
   t.equal(s.suggested, undefined)
   t.ok(s.falsePositiveRate < 1e-6)
 })
