@@ -96,8 +96,10 @@ export { Telemetry } from './limit/telemetry.js'
 export type {
   GenerationStats,
   LimiterStats,
+  MemoryStats,
   PolicyCounts,
   PolicyModelStats,
+  StoreMemory,
   TelemetryOptions,
 } from './limit/telemetry.js'
 export type { PolicySketchOptions, ResolvedSketchOptions } from './limit/options.js'

@@ -28,7 +28,20 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     per.set({ policy, result: 'rejected' }, c.rejected)
   }
   g('distinct_keys', 'Estimated distinct keys in the window').set(stats.distinctKeys)
-  g('memory_bytes', 'Memory of the sketches and counters in bytes').set(stats.memoryBytes)
+  g(
+    'memory_bytes',
+    'Memory in bytes of every store reporting to this telemetry and of the telemetry once: the sum of store_memory_bytes and telemetry_memory_bytes (spec/sizing.md §7)',
+  ).set(stats.memoryBytes)
+  g('telemetry_memory_bytes', "The telemetry's own HyperLogLog windows in bytes, counted once").set(
+    stats.memory.telemetryBytes,
+  )
+  if (stats.memory.stores.length > 0) {
+    const st = g('store_memory_bytes', 'Memory of each policy store of each limiter in bytes (all generations)', [
+      'store',
+      'policy',
+    ])
+    for (const s of stats.memory.stores) st.set({ store: s.store, policy: s.policy }, s.bytes)
+  }
   g(
     'false_positive_rate',
     "The debt meter's predicted false-reject rate of a fresh key at the window's load (spec/sizing.md)",

@@ -136,6 +136,8 @@ export class DebtMeter {
   readonly maxDebt: number
   /** Policy name for the rate-limit fields. */
   readonly name: string
+  /** The store name of this policy instance (e.g. `limit:GET /a`, a tier's `limit:default:gold`), as `stats().memory.stores` names it. */
+  readonly storeName: string
   /** Rotation period in ms actually used. */
   readonly periodMs: number
   /** Ms to restore a full quota from empty: burst / rate · 1000. */
@@ -174,6 +176,7 @@ export class DebtMeter {
     this.cost = c.cost
     this.maxDebt = c.maxDebt
     this.name = c.name
+    this.storeName = storeName
     this.windowMs = c.windowMs
     this.periodMs = c.periodMs
     const generations = sketch.generations

@@ -233,6 +233,7 @@ export class Limiter {
     for (const meter of this.meters())
       this.telemetry.addSketch({
         policy: 'limit',
+        store: meter.storeName,
         ...shape,
         sizeBytes: () => meter.store.sizeBytes(),
         shape: meter.store.generationShapes?.bind(meter.store),
@@ -249,6 +250,7 @@ export class Limiter {
     if (fairness !== undefined)
       this.telemetry.addSketch({
         policy: 'fairness',
+        store: `fairness:${this.name}`,
         ...shape,
         sizeBytes: () => fairness.store.sizeBytes(),
         shape: fairness.store.generationShapes?.bind(fairness.store),
@@ -258,6 +260,7 @@ export class Limiter {
     if (abuse !== undefined)
       this.telemetry.addSketch({
         policy: 'abuse',
+        store: `abuse:${this.name}`,
         ...shape,
         sizeBytes: () => abuse.store.sizeBytes(),
         shape: abuse.store.generationShapes?.bind(abuse.store),

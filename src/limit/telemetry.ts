@@ -39,8 +39,18 @@ export interface LimiterStats {
   policies: Record<PolicyName, PolicyCounts>
   /** Estimated distinct keys in the window (a Window of HyperLogLog sketches, precision 12: 1.04/√4096 ≈ 1.6 % standard error; 4 KiB a bucket, so the telemetry fits inside small `memory` budgets). */
   distinctKeys: number
-  /** Memory of the sketches (all generations) and of the telemetry, in bytes. */
+  /**
+   * Memory in bytes of every policy store that reports to this telemetry (all generations) and
+   * of the telemetry itself, once: the sum of {@link LimiterStats.memory}'s `stores[].bytes`
+   * and `telemetryBytes`. A Limiter alone, or an Express middleware, has one telemetry of its
+   * own: its policies' stores. A Fastify registration shares one telemetry among all its
+   * limiters: the plugin's own, every route's own `config.grudge` and every
+   * `fastify.grudge.hook(overrides)`, so four limiters of the default 8 MiB budget read about
+   * 4 × 8 MiB. Bloom filters of a registry are not counted (they are the registry's).
+   */
   memoryBytes: number
+  /** What {@link LimiterStats.memoryBytes} sums, store by store ({@link MemoryStats}). */
+  memory: MemoryStats
   /**
    * The predicted rate at which a fresh key's request is refused by others' scores in its
    * cells, per request, at the current load. With a debt meter, the debt meter's:
@@ -111,6 +121,30 @@ export interface LimiterStats {
   }
 }
 
+/** What {@link LimiterStats.memoryBytes} sums: each store that reports to the telemetry, and the telemetry once. */
+export interface MemoryStats {
+  /** The telemetry's own HyperLogLog windows, bytes ({@link Telemetry.sizeBytes}; at most {@link Telemetry.maxSizeBytes}), counted once however many limiters share it. */
+  telemetryBytes: number
+  /**
+   * Each policy store of each limiter reporting to this telemetry, in the order they were
+   * built: `store` its store name (`<policy>:<limiter name>`, a tier's `limit:<name>:<tier>`;
+   * the Fastify plugin's own limiter is `default`, a route's its methods and URL, `'GET /a'`, a
+   * hook's `hook:<n>`), `policy`, and `bytes` (all generations, the load meter and a fleet's
+   * pending twin included, as the store's `sizeBytes()`).
+   */
+  stores: readonly StoreMemory[]
+}
+
+/** One store's bytes in {@link MemoryStats.stores}. */
+export interface StoreMemory {
+  /** The store name of the policy instance, e.g. `limit:GET /a`. */
+  store: string
+  /** Its policy. */
+  policy: PolicyName
+  /** Its memory in bytes. */
+  bytes: number
+}
+
 /**
  * One policy's capacity figures in {@link LimiterStats.perPolicy}: what its sketch holds, the
  * load the window measured and the rate its model (spec/sizing.md §2–4) predicts there.
@@ -169,6 +203,8 @@ export interface PolicyModelStats {
 export interface SketchReport {
   /** Which policy the sketch belongs to. */
   policy: PolicyName
+  /** The store name of the policy instance (`limit:GET /a`), as {@link MemoryStats.stores} names it; default the policy's name. */
+  store?: string
   /** L. */
   levels: number
   /** M. */
@@ -518,8 +554,10 @@ export class Telemetry {
       scored.fairness += b.scored.fairness
     }
     const distinct = this.distinctKeys()
-    let memory = this.sizeBytes()
-    for (const sk of this.shapes) memory += sk.sizeBytes()
+    const telemetryBytes = this.sizeBytes()
+    const stores = this.shapes.map((sk) => ({ store: sk.store ?? sk.policy, policy: sk.policy, bytes: sk.sizeBytes() }))
+    let memory = telemetryBytes
+    for (const st of stores) memory += st.bytes
     const hotKeys = policies.limit.rejected === 0 ? 0 : Math.round(this.refusedKeys.estimateAt(this.nowMs))
     const windowMs = this.bucketMs * this.windowBuckets
     // the window's counts over the span it covers so far (the current bucket is partial)
@@ -621,6 +659,7 @@ export class Telemetry {
       policies,
       distinctKeys: distinct,
       memoryBytes: memory,
+      memory: { telemetryBytes, stores },
       falsePositiveRate: fpr,
       targetFalsePositiveRate: this.targetFalsePositiveRate,
       hotKeys,

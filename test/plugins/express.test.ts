@@ -84,6 +84,40 @@ for (const [label, make] of [
     t.equal(ticker.size, 0, 'close() stops the rotation timers')
   })
 
+  t.test(`${label}: memoryBytes is each middleware's own limiter, store by store`, async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const a = grudge({
+      clock,
+      ticker,
+      name: 'api',
+      levels: 2,
+      cellsPerLevel: 64,
+      limit: { rate: 1, burst: 1 },
+      fairness: {},
+    })
+    const b = grudge({ clock, ticker, name: 'admin', levels: 2, cellsPerLevel: 128, limit: { rate: 1, burst: 1 } })
+    const fixed = (m: number) => 2 * 2 * m * 16
+    const sa = a.stats()
+    const sb = b.stats()
+    t.same(
+      sa.memory.stores.map((x) => [x.store, x.policy, x.bytes]),
+      [
+        ['limit:api', 'limit', fixed(64)],
+        ['fairness:api', 'fairness', fixed(64)],
+      ],
+    )
+    t.same(
+      sb.memory.stores.map((x) => [x.store, x.policy, x.bytes]),
+      [['limit:admin', 'limit', fixed(128)]],
+      "a second middleware has its own telemetry: the first one's stores are not in it",
+    )
+    t.equal(sa.memoryBytes, sa.memory.telemetryBytes + 2 * fixed(64))
+    t.equal(sb.memoryBytes, sb.memory.telemetryBytes + fixed(128))
+    await a.close()
+    await b.close()
+  })
+
   t.test(`${label}: errors go to next(err); trust proxy rules X-Forwarded-For`, async (t) => {
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()

@@ -538,6 +538,43 @@ t.test('stats, memory and Prometheus text', async (t) => {
   await f.close()
 })
 
+t.test('memoryBytes of a registration sums every limiter sharing its telemetry, store by store', async (t) => {
+  // the plugin's own limiter, two routes with a config.grudge of their own and a hook: four
+  // limiters on one telemetry (spec/sizing.md §7, "What memoryBytes sums")
+  const { f, register } = app({ limit: { rate: 1, burst: 1 }, levels: 2, cellsPerLevel: 64 })
+  await register()
+  f.get('/', async () => 'ok')
+  f.get('/a', { config: { grudge: { limit: { rate: 1, burst: 3 } } } }, async () => 'a')
+  f.get('/b', { config: { grudge: { limit: { rate: 2, burst: 3 }, fairness: {} } } }, async () => 'b')
+  f.get('/c', { onRequest: f.grudge.hook({ limit: { rate: 1, burst: 5 } }) }, async () => 'c')
+  await f.ready()
+  for (const url of ['/', '/a', '/b', '/c']) await f.inject({ url, remoteAddress: '1.1.1.1' })
+  const s = f.grudge.stats()
+  // a fixed shape: 2 generations × L 2 × M 64 × 16 B per store
+  const fixed = 2 * 2 * 64 * 16
+  t.same(
+    s.memory.stores.map((st) => [st.store, st.policy, st.bytes]),
+    [
+      ['limit:default', 'limit', fixed],
+      ['limit:GET /a', 'limit', fixed],
+      ['limit:GET /b', 'limit', fixed],
+      ['fairness:GET /b', 'fairness', fixed],
+      ['limit:hook:3', 'limit', fixed],
+    ],
+    "in the order built: the plugin's, the routes' (each policy), the hook's (named by its index among the limiters)",
+  )
+  t.equal(
+    s.memoryBytes,
+    s.memory.telemetryBytes + 5 * fixed,
+    'the stores of all four limiters, and the shared telemetry once',
+  )
+  t.ok(s.memory.telemetryBytes >= 4096, 'the live HLL slot (2^12 registers) at least')
+  const text = await f.grudge.prometheus()
+  t.match(text, /grudge_store_memory_bytes\{store="limit:GET \/a",policy="limit"\} 4096/)
+  t.match(text, new RegExp(`grudge_telemetry_memory_bytes ${s.memory.telemetryBytes}`))
+  await f.close()
+})
+
 t.test('real server on loopback, hit with undici', async (t) => {
   const { f, register } = app({ limit: { rate: 1, burst: 2 } })
   await register()
