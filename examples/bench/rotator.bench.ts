@@ -2,7 +2,7 @@
 // measured in the same run. Run: `npm run bench -- rotator`; `GRUDGE_BENCH_QUICK=1` runs every
 // row with a tiny count of operations (a smoke test of the bench, not a measurement).
 import { Sketch, Rotator, SketchDelta, exponential, linear } from '../../src/index.js'
-import { FakeTicker } from '../../src/testing/index.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const RUNS = 7
 const KEYS = Array.from({ length: 4096 }, (_, i) => `10.0.${i >> 8}.${i & 255}`)
@@ -108,3 +108,51 @@ console.log(
 )
 console.log(`delta frame, 64 keys updated                ${fewBytes.length} bytes sparse (dense: ${dBytes.length})`)
 rotator.close()
+
+// The fold pause (spec/rotator.md §1, _Early growth by folding_, _Cost_): an in-process early
+// growth folds every live generation into the larger shape inside one check, so the event loop
+// pauses for it once per growth. Timed here as the one check (`ticker.tick()`) that folds both
+// generations (N = 2, L = 4) from 2^14 to 2^16 cells per level (the default budget's largest)
+// and from 2^19 to 2^21 (a 256 MiB budget), a fresh Rotator each time (a growth happens once);
+// median of 3. Quick: 2^8 → 2^10 once (the path, not a measurement).
+{
+  const rows: [string, number, number][] = QUICK
+    ? [['2^8 → 2^10 (smoke)', 1 << 8, 1 << 10]]
+    : [
+        ['2^14 → 2^16 (default 8 MiB budget)', 1 << 14, 1 << 16],
+        ['2^19 → 2^21 (256 MiB budget)', 1 << 19, 1 << 21],
+      ]
+  for (const [name, from, to] of rows) {
+    const ms: number[] = []
+    for (let run = 0; run < (QUICK ? 1 : 3); run++) {
+      const clock = new FakeClock(0)
+      const ticker = new FakeTicker()
+      let big = false
+      const r = new Rotator({
+        sketch: { levels: 4, cellsPerLevel: from, decay: linear(1), hi: 10 },
+        generations: 2,
+        periodMs: 60_000,
+        clock,
+        ticker,
+        sizing: { sizeNextGeneration: () => (big ? to : from), maxCellsPerLevel: to, growEarlyWhen: () => big },
+      })
+      for (let i = 0; i < 4096; i++) r.tryUpdate(KEYS[i], 1, 10)
+      ;(globalThis as { gc?: () => void }).gc?.()
+      big = true
+      clock.set(1000)
+      const t0 = process.hrtime.bigint()
+      ticker.tick()
+      const dt = Number(process.hrtime.bigint() - t0) / 1e6
+      if (r.earlyGrowths !== 1 || r.generationCellsPerLevel.some((m) => m !== to))
+        throw new Error(
+          `fold pause row: expected one early growth to ${to}, got ${r.generationCellsPerLevel.join(', ')}`,
+        )
+      ms.push(dt)
+      r.close()
+    }
+    const bytes = 2 * 4 * to * 16
+    console.log(
+      `fold pause, early growth ${name.padEnd(36)} ${median(ms).toFixed(1)} ms  (${bytes >= 1048576 ? `${bytes / 1048576} MiB` : `${bytes / 1024} KiB`} of cells written; one pause per growth)`,
+    )
+  }
+}
