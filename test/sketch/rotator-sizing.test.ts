@@ -827,3 +827,110 @@ t.test('sizeNextWithHysteresis: grow at once, shrink with the margin, an invalid
   // a load-blind sizer shrinks at once (its answer at twice the load is the same)
   t.equal(sizeNextWithHysteresis({ ...sizing, sizeNextGeneration: () => 64 }, load(1e6, 4096), 0).cells, 64)
 })
+
+t.test(
+  "the budget is reported from a rotation's whole life, not from a check window (spec/sizing.md §5, the budget notice)",
+  async (t) => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    const events: SizingLimitEvent[] = []
+    // always more than the budget's 256: every check and every rotation is capped
+    const r = sized(
+      {
+        sizeNextGeneration: () => 4096,
+        maxCellsPerLevel: 256,
+        onSizingLimit: (e) => events.push(e),
+        checkEveryMs: 1000,
+      },
+      clock,
+      ticker,
+    )
+    // a ramp: 10 writes in the first second, then 40 a second
+    for (let s = 0; s < 9; s++) {
+      const n = s === 0 ? 10 : 40
+      for (let i = 0; i < n; i++) {
+        clock.set(s * 1000 + (i * 1000) / n)
+        r.tryUpdate(`k${s}:${i}`, 1, HI)
+      }
+      clock.set((s + 1) * 1000)
+      ticker.tick()
+    }
+    t.equal(r.rotations, 0, 'no rotation yet (period 10 s)')
+    t.ok(r.sizingLimitCount >= 9, `the checks' budget misses are counted: ${r.sizingLimitCount}`)
+    t.same(events, [], 'and not reported')
+    for (let i = 0; i < 40; i++) {
+      clock.set(9000 + i * 25)
+      r.tryUpdate(`k9:${i}`, 1, HI)
+    }
+    clock.set(PERIOD)
+    ticker.tick()
+    t.equal(r.rotations, 1)
+    t.equal(events.length, 1, 'one event, at the rotation')
+    const e = events[0]
+    t.equal(e.kind, 'budget')
+    t.equal(e.load.reason, 'rotation')
+    // the life's mean: (10 + 9 × 40) cost over 10 s; the busiest window 40 cost/s
+    t.equal(e.load.costPerSecond, 37)
+    t.equal(e.load.periodMs, PERIOD)
+    t.equal(e.peakWindowCostPerSecond, 40)
+    r.close()
+  },
+)
+
+t.test(
+  'sizingLimitEvent: the one rule, also for the fleet (proposeEarlyCells reports no budget, proposeCells does)',
+  async (t) => {
+    const { sizingLimitEvent, LoadMeter, checkSizing } = await import('../../src/sketch/rotator-sizing.js')
+    const { proposeCells, proposeEarlyCells } = await import('../../src/cluster/fleet-sizing.js')
+    const base = {
+      distinctKeys: 10,
+      costPerSecond: 100,
+      periodMs: 1000,
+      currentCellsPerLevel: 64,
+      levels: 4,
+      generations: 2,
+      decay: linear(RATE),
+    }
+    const reported = { budget: false, invalid: false }
+    const s = { maxCellsPerLevel: 64 }
+    t.equal(
+      sizingLimitEvent(s, reported, undefined, 1, 64, { ...base, reason: 'rotation' }),
+      undefined,
+      'nothing to report',
+    )
+    t.equal(
+      sizingLimitEvent(s, reported, 'budget', 1024, 64, { ...base, reason: 'check' }),
+      undefined,
+      'a check: not reported',
+    )
+    t.same(reported, { budget: false, invalid: false }, 'and not remembered')
+    t.same(
+      sizingLimitEvent(s, reported, 'invalid', NaN, 64, { ...base, reason: 'check' })?.kind,
+      'invalid',
+      'invalid at once',
+    )
+    const e = sizingLimitEvent(s, reported, 'budget', 1024, 64, { ...base, reason: 'rotation' }, 120)
+    t.same(
+      [e?.kind, e?.wanted, e?.usedCellsPerLevel, e?.maxCellsPerLevel, e?.peakWindowCostPerSecond],
+      ['budget', 1024, 64, 64, 120],
+    )
+    t.equal(sizingLimitEvent(s, reported, 'budget', 1024, 64, { ...base, reason: 'rotation' }), undefined, 'once')
+
+    const events: SizingLimitEvent[] = []
+    const sizing = checkSizing(
+      { sizeNextGeneration: () => 4096, maxCellsPerLevel: 256, onSizingLimit: (ev) => events.push(ev) },
+      4,
+      2,
+      PERIOD,
+      linear(RATE),
+    )
+    const meter = new LoadMeter(0)
+    const seen = { budget: false, invalid: false }
+    const youngest = { cellsPerLevel: 256, decay: linear(RATE) }
+    t.equal(proposeEarlyCells(sizing, meter, youngest, 4, 2, 512, 1000, seen), 0, 'no room to grow')
+    t.same(events, [], "a fleet check's budget miss is not reported")
+    proposeCells(sizing, meter, youngest, 4, 2, 400, PERIOD, PERIOD, seen)
+    t.equal(events.length, 1, "a fleet rotation's is")
+    t.same([events[0].kind, events[0].load.reason, events[0].load.costPerSecond], ['budget', 'rotation', 40])
+  },
+)
