@@ -1031,44 +1031,15 @@ export class RedisSyncStore implements ScoreStore {
       const M = gen?.sketch.cellsPerLevel ?? this.shape.cellsPerLevel
       const Ms = Math.ceil(M / S)
       sizes.push(String(Ms))
-      if (gen === undefined || gen.dirtyCount === 0) {
-        args.push('')
-        continue
-      }
-      // one binary argument per generation: (u32 p, f64 delta) records, no per-cell argument
       const first = slot * Ms
-      let n = 0
-      for (let k = 0; k < gen.dirtyCount; k++) {
-        const idx = gen.dirty[k] % M
-        if (idx >= first && idx < first + Ms) n++
-      }
-      if (n === 0) {
+      const blob = gen === undefined || gen.dirtyCount === 0 ? undefined : takeSlot(gen, first, Ms, S)
+      if (blob === undefined) {
         args.push('')
         continue
       }
-      const blob = Buffer.allocUnsafe(n * 12)
-      const positions = new Uint32Array(n)
-      let w = 0
-      for (let k = 0; k < gen.dirtyCount; k++) {
-        const p = gen.dirty[k]
-        const idx = p % M
-        if (idx < first || idx >= first + Ms) continue
-        blob.writeUInt32LE(((p - idx) / M) * Ms + idx - first, w * 12)
-        blob.writeDoubleLE(gen.pending[p], w * 12 + 4)
-        positions[w++] = p
-      }
-      taken.push({ gen, blob, positions })
+      taken.push({ gen: gen!, blob, first, Ms })
       args.push(blob)
     }
-    // the taken cells leave the pending sums (put back if the slot's sync fails)
-    for (const { gen, positions } of taken) {
-      for (let k = 0; k < positions.length; k++) {
-        const p = positions[k]
-        gen.pending[p] = 0
-        gen.mark[p] &= HELD
-      }
-    }
-    for (const gen of new Set(taken.map((x) => x.gen))) compactDirty(gen)
     // the slot's cells per level of each generation: a missing string is created at that size
     args.push(...sizes)
     // the change logs beside the cells, and what this instance last pulled of each (a delta pull)
@@ -1296,26 +1267,62 @@ interface SlotCall {
   merged: boolean
 }
 
-/** What one slot's push took from a generation's pending sums: the records sent and their full-sketch positions. */
+/** What one slot's push took from a generation's pending sums: the records sent, and the slot's first index and cells per level (to map a record back to its cell). */
 interface Taken {
   gen: Generation
   blob: Buffer
-  positions: Uint32Array
+  first: number
+  Ms: number
 }
 
-/** A failed or refused slot push: its sums go back into the pending ones, for the next push. */
-function putBack(taken: readonly Taken[]): void {
-  for (const { gen, blob, positions } of taken) {
-    for (let k = 0; k < positions.length; k++) addPending(gen, positions[k], blob.readDoubleLE(k * 12 + 4))
+/**
+ * Take the pending sums of a generation's dirty cells in one slot (index j in [first,
+ * first + Ms) of every level) as the push argument: 12-byte records (u32le position in the
+ * slot's string, level·Ms + j − first; f64le sum), in one pass over the dirty list that also
+ * zeroes their sums, clears their {@link DIRTY} marks and keeps the other slots' cells in the
+ * list. With one slot (S = 1) every dirty cell is taken, uncounted.
+ * @returns the records, or undefined when the slot has no dirty cell
+ */
+function takeSlot(gen: Generation, first: number, Ms: number, S: number): Buffer | undefined {
+  const { dirty, pending, mark } = gen
+  const M = gen.sketch.cellsPerLevel
+  const count = gen.dirtyCount
+  let n = count
+  if (S > 1) {
+    n = 0
+    for (let k = 0; k < count; k++) {
+      const idx = dirty[k] % M
+      if (idx >= first && idx < first + Ms) n++
+    }
   }
-}
-
-/** Drop from a generation's dirty list the cells whose sums were taken (no {@link DIRTY} mark). */
-function compactDirty(gen: Generation): void {
+  if (n === 0) return undefined
+  const blob = Buffer.allocUnsafe(n * 12)
   let w = 0
-  for (let k = 0; k < gen.dirtyCount; k++) {
-    const p = gen.dirty[k]
-    if ((gen.mark[p] & DIRTY) !== 0) gen.dirty[w++] = p
+  let kept = 0
+  for (let k = 0; k < count; k++) {
+    const p = dirty[k]
+    const idx = p % M
+    if (idx < first || idx >= first + Ms) {
+      dirty[kept++] = p
+      continue
+    }
+    blob.writeUInt32LE(((p - idx) / M) * Ms + idx - first, w)
+    blob.writeDoubleLE(pending[p], w + 4)
+    w += 12
+    pending[p] = 0
+    mark[p] &= HELD
   }
-  gen.dirtyCount = w
+  gen.dirtyCount = kept
+  return blob
+}
+
+/** A failed or refused slot push: its sums go back into the pending ones (each record's cell: level·M + first + position mod Ms), for the next push. */
+function putBack(taken: readonly Taken[]): void {
+  for (const { gen, blob, first, Ms } of taken) {
+    const M = gen.sketch.cellsPerLevel
+    for (let o = 0; o + 12 <= blob.length; o += 12) {
+      const q = blob.readUInt32LE(o)
+      addPending(gen, Math.floor(q / Ms) * M + first + (q % Ms), blob.readDoubleLE(o + 4))
+    }
+  }
 }
