@@ -281,7 +281,7 @@ function pulledCells(raw: Uint8Array, count: number): Float64Array {
  * Float64 each), the fleet's cell as last pulled (the mirror a delta pull updates, 16), the
  * pending sum since the last push (Float64, 8), the dirty list entry (Uint32, 4) and the mark
  * (Uint8, 1: dirty, and whether the mirrored score is not 0). `examples/bench/sync-store-memory.ts`
- * measures it.
+ * measures it. Not counted: the marks' block bits ({@link Generation.blocks}, 1/128 B per cell).
  * @internal
  */
 export const SYNC_BYTES_PER_CELL = SKETCH_BYTES_PER_CELL + 16 + 8 + 4 + 1
