@@ -190,7 +190,8 @@ local function loadCell(key, p, k, m)
     redis.call('PEXPIRE', key, ttl(k))
     touchFp()
     redis.call('PEXPIRE', KEYS[1], ttl(G))
-    return 0, 0
+    -- the third value: the string was created (or grown) here
+    return 0, 0, true
   end
   local s, t = struct.unpack('<d<d', raw)
   return s, t
@@ -658,6 +659,8 @@ export const syncScript = (c: ScriptConstants): string =>
 local gb = tonumber(ARGV[6])
 local K = tonumber(ARGV[7])
 local oldest = G - N + 1
+-- per window index: the epoch of a log this call started (the pull reads no header for it)
+local started = {}
 -- a new log (epoch header only) for generation k: above the epoch of the one it replaces
 -- (when \`replaces\`: a log always starts with its epoch, except one APPEND just made)
 local function freshLog(lkey, k, replaces)
@@ -679,31 +682,36 @@ for j = 0, K - 1 do
     local lkey = KEYS[2 + K + j]
     local m = tonumber(ARGV[8 + K + j]) or M
     -- the log holds at most as many bytes as the cells (plus its epoch): a push whose entries
-    -- alone would pass that, and one that creates the cells string (loadCell), start a new log
-    -- instead (a full pull reads them all anyway)
+    -- alone would pass that, and one that creates the cells string (loadCell: a missing string
+    -- reads short at the first record), start a new log instead (a full pull reads them all anyway)
     local cap = 8 + L * m * 16
-    local logged = #blob / 12 * 20 <= cap and redis.call('EXISTS', key) == 1
+    local logged = #blob / 12 * 20 <= cap
+    local made = false
     local ent = {}
+    local n = 0
     for off = 1, #blob, 12 do
       local p, d = struct.unpack('<I4<d', blob, off)
-      local s, t = decayed(loadCell(key, p, k, m))
-      -- storeCell's write, its 16 bytes packed once for the cell and its log entry
+      local s, t, c = loadCell(key, p, k, m)
+      if c then made = true end
+      s, t = decayed(s, t)
+      -- the cell's 16 bytes packed once for its write and its log entry
       local cell = struct.pack('<d<d', clamp(s + d), t)
       redis.call('SETRANGE', key, p * 16, cell)
       if logged then
-        ent[#ent + 1] = string.sub(blob, off, off + 3)
-        ent[#ent + 1] = cell
+        ent[n + 1] = string.sub(blob, off, off + 3)
+        ent[n + 2] = cell
+        n = n + 2
       end
     end
-    if not logged then
-      freshLog(lkey, k, true)
+    if made or not logged then
+      started[j] = freshLog(lkey, k, true)
     else
       -- a log that was missing (APPEND made it: no epoch) or would pass its cap starts anew
       local len = redis.call('APPEND', lkey, table.concat(ent))
       if len == #blob / 12 * 20 then
-        freshLog(lkey, k, false)
+        started[j] = freshLog(lkey, k, false)
       elseif len > cap then
-        freshLog(lkey, k, true)
+        started[j] = freshLog(lkey, k, true)
       end
     end
   end
@@ -715,9 +723,11 @@ for j = 0, K - 1 do
   local k = gb + j
   if k >= oldest and k <= G then
     local lkey = KEYS[2 + K + j]
-    local h = redis.call('GETRANGE', lkey, 0, 7)
-    local e
-    if #h == 8 then e = struct.unpack('<d', h) else e = freshLog(lkey, k, false) end
+    local e = started[j]
+    if not e then
+      local h = redis.call('GETRANGE', lkey, 0, 7)
+      if #h == 8 then e = struct.unpack('<d', h) else e = freshLog(lkey, k, false) end
+    end
     local se, so = string.match(ARGV[9 + 2 * K + j] or '', '^([^:]+):(%d+)$')
     if se and tonumber(se) == e then
       local tail = redis.call('GETRANGE', lkey, tonumber(so), -1)

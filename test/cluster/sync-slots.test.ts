@@ -12,6 +12,7 @@ import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import { generationHasher } from '../../src/cluster/fleet-hash.js'
 import { seedBytes } from '../../src/hash/hasher.js'
 import type { StoreSpec } from '../../src/limit/store.js'
+import type { RedisLike } from '../../src/cluster/client.js'
 import { client, clusterClient, clusterFor, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '2222222222222222bbbbbbbbbbbbbbbb'
@@ -109,6 +110,90 @@ t.test('sync mode over 5 slots on one Redis', async (t) => {
     const other = mk(2)
     await t.rejects(other.ready(), { code: 'ERR_GRUDGE_CLUSTER_FINGERPRINT' }, 'another slot count is refused')
     for (const s of [a, b, other]) await s.close()
+    await dropPrefix(admin, prefix)
+  })
+})
+
+t.test('a failed sync over 5 slots puts every sum back into its own cell', async (t) => {
+  const opts = await needRedis(t)
+  t.test('the next push carries them: the slot strings hold one in-process Sketch', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    const prefix = uniquePrefix('sync-slots-back')
+    const clock = new FakeClock(9_000_000)
+    const L = 3
+    const M = 64
+    const S = 5 // slots of 13 index positions: a record's position in its slot string differs from its cell's
+    const spec: StoreSpec = {
+      name: 'b',
+      sketch: { levels: L, cellsPerLevel: M, decay: none() },
+      generations: 2,
+      periodMs: 60_000,
+    }
+    // the script refused before it runs (nothing merged) while `fail`: the push is put back
+    const r = admin as unknown as Required<RedisLike>
+    let fail = false
+    const flaky: RedisLike = {
+      evalsha: r.evalsha.bind(r),
+      evalshaBuffer: (sha: string, numKeys: number, ...args: (string | number | Buffer)[]) =>
+        fail ? Promise.reject(new Error('connection lost')) : r.evalshaBuffer(sha, numKeys, ...args),
+      eval: r.eval.bind(r),
+      evalBuffer: r.evalBuffer.bind(r),
+      script: r.script.bind(r),
+      mgetBuffer: r.mgetBuffer.bind(r),
+    }
+    const errors: unknown[] = []
+    const a = redisStore({
+      redis: flaky,
+      seed: SEED,
+      prefix,
+      mode: 'sync',
+      slots: S,
+      clock,
+      ticker: new FakeTicker(),
+      timeoutMs: 2000,
+      onError: (e) => errors.push(e),
+    })(spec) as RedisSyncStore
+    await a.ready()
+    const G = Math.floor(clock.now() / 60_000)
+    const ref = new OpenSketch({
+      ...spec.sketch,
+      hasher: generationHasher(a.shape.base, seedBytes(SEED, 'seed'), G),
+      clock,
+    })
+    const keys = Array.from({ length: 40 }, (_, i) => `user-${i}`)
+    for (const [i, k] of keys.entries()) {
+      a.add(k, i + 1)
+      ref.update(k, i + 1)
+    }
+    fail = true
+    await a.sync()
+    t.match(errors, [{ message: 'connection lost' }], 'the failed sync reaches onError')
+    // more adds on the cells put back (the sums add up), then a sync that succeeds
+    a.add('user-7', 1000)
+    ref.update('user-7', 1000)
+    fail = false
+    await a.sync()
+    const Ms = Math.ceil(M / S)
+    const cells = ref.raw
+    let wrong = 0
+    for (let s = 0; s < S; s++) {
+      const raw = await admin.getBuffer(`${prefix}:{${s === 0 ? 'b' : `b#${s}`}}:g${G}`)
+      for (let i = 0; i < L; i++) {
+        for (let j = s * Ms; j < Math.min(M, (s + 1) * Ms); j++) {
+          const q = i * Ms + j - s * Ms
+          const got = raw === null || raw.length < (q + 1) * 16 ? 0 : raw.readDoubleLE(q * 16)
+          if (got !== cells[2 * (i * M + j)]) wrong++
+        }
+      }
+    }
+    t.equal(wrong, 0, `every one of the ${L * M} cells in Redis as the in-process Sketch holds it`)
+    t.same(
+      keys.map((k) => a.read(k)),
+      keys.map((k) => ref.estimate(k)),
+      'and the store reads every key as the Sketch after its pull',
+    )
+    await a.close()
     await dropPrefix(admin, prefix)
   })
 })
