@@ -165,28 +165,33 @@ export const TWIN_SUFFIX = '+'
  * The early record of a generation: `<fingerprint>:<switchAtMs>:<cells per level>`, the time
  * (server ms, an integer) from which the twin decides in place of its base, then its size. The
  * shape script reads the size as the record's last number, so it creates the twin's slot-0
- * cells at that size as for any record. @internal
+ * cells at that size as for any record. A folding twin (exact mode, spec/cluster.md "Early
+ * growth": made of its base's cells at its switch) ends in `:fold`, so the shape script, which
+ * then finds no number at the end, creates no cells for it: its slot strings must not exist
+ * before the switch (the first call after it that finds one missing folds it). @internal
  */
-export function twinRecord(shape: FleetShape, switchAtMs: number, cellsPerLevel: number): string {
-  return `${shape.fingerprint}:${Math.ceil(switchAtMs)}:${cellsPerLevel}`
+export function twinRecord(shape: FleetShape, switchAtMs: number, cellsPerLevel: number, fold = false): string {
+  return `${shape.fingerprint}:${Math.ceil(switchAtMs)}:${cellsPerLevel}${fold ? ':fold' : ''}`
 }
 
-/** A twin as recorded: its cells per level and the server time from which it decides. @internal */
+/** A twin as recorded: its cells per level, the server time from which it decides, whether it folds its base then. @internal */
 export interface TwinShape {
   readonly cellsPerLevel: number
   readonly switchAtMs: number
+  readonly fold: boolean
 }
 
 /**
  * Read an early record: '' or nothing is no twin; `<this fingerprint>:<switchAtMs>:<M>` with M
- * a power of two ≤ the largest shape and switchAtMs a non-negative integer of at most 16 digits.
+ * a power of two ≤ the largest shape and switchAtMs a non-negative integer of at most 16 digits,
+ * optionally followed by `:fold` (a folding twin, see {@link twinRecord}).
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE` naming the key and what it held
  * @internal
  */
 export function parseTwinRecord(shape: FleetShape, id: number, raw: unknown): TwinShape | undefined {
   const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? Buffer.from(raw).toString('latin1') : ''
   if (text === '') return undefined
-  const m = /^([0-9a-f]{16}):([0-9]{1,16}):([1-9][0-9]{0,9})$/.exec(text)
+  const m = /^([0-9a-f]{16}):([0-9]{1,16}):([1-9][0-9]{0,9})(:fold)?$/.exec(text)
   const cells = m === null ? NaN : Number(m[3])
   if (
     m === null ||
@@ -196,10 +201,10 @@ export function parseTwinRecord(shape: FleetShape, id: number, raw: unknown): Tw
   ) {
     throw new GrudgeError(
       'ERR_GRUDGE_CLUSTER_SHAPE',
-      `${twinKey(shape, id)}: expected the early record "${shape.fingerprint}:<switch ms>:<M>" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${JSON.stringify(text.slice(0, 80))}`,
+      `${twinKey(shape, id)}: expected the early record "${shape.fingerprint}:<switch ms>:<M>[:fold]" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${JSON.stringify(text.slice(0, 80))}`,
     )
   }
-  return { cellsPerLevel: cells, switchAtMs: Number(m[2]) }
+  return { cellsPerLevel: cells, switchAtMs: Number(m[2]), fold: m[4] !== undefined }
 }
 
 /** One generation asked of the shape script: its id and the record to propose, or '' to read only; `twin`: its early record (`P s<id>+`, cells `P g<id>+`). @internal */

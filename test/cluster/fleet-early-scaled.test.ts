@@ -1,0 +1,124 @@
+// Issue 14, "A load jump must not wait a whole period", the scaled case (spec/cluster.md "Early
+// growth", _Bound on an undersized generation_): one self-sized exact store on a fake clock, a
+// debt meter of P = A = 10 s (linear decay 1/s, hi 10, burst 4), its generations recorded at 128
+// cells per level by 10 fresh clients per second, then 600 fresh clients per second for 15 s.
+// Every fresh client is innocent (one request each): a refusal is the 128 cells' overcount.
+// With folding twins every live generation smaller than the jump's size is folded at start + D,
+// so the fleet stops deciding on 128 cells about 2C + D after the jump, where a twin written
+// beside its base decided only from start + A + D (half the 9,000 refused before this change).
+import t, { type Test } from 'tap'
+import { FakeClock } from '../../src/testing/index.js'
+import { linear } from '../../src/sketch/decay.js'
+import { redisStore } from '../../src/index.js'
+import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import type { StoreSpec } from '../../src/limit/store.js'
+import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+
+const SEED = '5555555555555555eeeeeeeeeeeeeeee'
+const P = 10_000
+const RATE = 1
+const BURST = 4
+const HI = 10
+const T0 = 2000 * P
+const T_JUMP = T0 + 25_000 // 5 s into the youth of generation 2002 (youngest over [T0 + 20 s, T0 + 30 s))
+const SECONDS = 15
+const STEP = 50
+
+interface ScaledRun {
+  sent: number
+  refused: number
+  /** Refusals per second after the jump. */
+  perSecond: number[]
+  /** The early records Redis holds at the end, by generation id. */
+  records: Record<string, string | null>
+  earlyGrowths: number
+}
+
+async function scaled(t: Test, S: number, early: boolean): Promise<ScaledRun> {
+  const admin = client()
+  const prefix = uniquePrefix(`s30h1-scaled-x${S}${early ? 'e' : 'n'}`)
+  t.teardown(async () => {
+    await dropPrefix(admin, prefix)
+    await admin.quit()
+  })
+  const clock = new FakeClock(T0)
+  const spec: StoreSpec = {
+    name: 'sc',
+    sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
+    generations: 2,
+    periodMs: P,
+    // ρ target 0.25 at rotations: 10/s wants 40 cells (128, the least), 600/s wants 2,400
+    sizing: {
+      sizeNextGeneration: (l) => (4 * l.costPerSecond) / RATE,
+      minCellsPerLevel: 128,
+      maxCellsPerLevel: 4096,
+      ...(early ? {} : { growEarlyWhen: () => false }),
+    },
+  }
+  const store = redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: S, clock })(
+    spec,
+  ) as RedisExactStore
+  await store.ready()
+  const out: ScaledRun = { sent: 0, refused: 0, perSecond: Array(SECONDS).fill(0), records: {}, earlyGrowths: 0 }
+  let fresh = 0
+  for (let now = T0; now < T_JUMP + SECONDS * 1000; now += STEP) {
+    clock.set(now)
+    const perStep = now >= T_JUMP ? (600 * STEP) / 1000 : (10 * STEP) / 1000
+    const n = Math.floor(((now - T0) / STEP + 1) * perStep) - Math.floor(((now - T0) / STEP) * perStep)
+    const calls: Promise<void>[] = []
+    for (let i = 0; i < n; i++) {
+      calls.push(
+        store.tryConsume(`fresh-${fresh++}`, 1, BURST).then((r) => {
+          if (r.failure !== undefined) throw new Error(`a call failed: ${r.failure}`)
+          if (now < T_JUMP) return
+          out.sent++
+          if (!r.admitted) {
+            out.refused++
+            out.perSecond[Math.floor((now - T_JUMP) / 1000)]++
+          }
+        }),
+      )
+    }
+    await Promise.all(calls)
+    await store.settled()
+  }
+  for (const id of [2001, 2002, 2003, 2004]) out.records[id] = await admin.get(`${prefix}:{sc}:s${id}+`)
+  out.earlyGrowths = store.earlyGrowths
+  await store.close()
+  return out
+}
+
+t.test('scaled case: 10 → 600 fresh clients/s on 128 cells, one exact store', async (t) => {
+  const opts = await needRedis(t)
+  // measured before this change (a twin of the youngest only, written beside its base, deciding
+  // from start + A + D): 5,667 of 9,000 refused with 1 slot, 6,586 without early growth
+  for (const S of [1, 16])
+    t.test(`${S} slot(s): folding twins of both live generations`, opts, async (t) => {
+      const r = await scaled(t, S, true)
+      const without = await scaled(t, S, false)
+      t.comment(`with folding twins: refused ${r.refused} of ${r.sent}, per second ${JSON.stringify(r.perSecond)}`)
+      t.comment(
+        `without early growth: refused ${without.refused} of ${without.sent}, per second ${JSON.stringify(without.perSecond)}`,
+      )
+      t.comment(`early records: ${JSON.stringify(r.records)}`)
+      t.equal(r.sent, 600 * SECONDS, 'every fresh client after the jump was tried once')
+      // the jump at 25 s: 2002 decides, 2003 is the youngest; both get a folding twin
+      for (const id of ['2002', '2003']) {
+        const [, sw, cells, kind] = (r.records[id] ?? ':::').split(':')
+        t.equal(kind, 'fold', `${id}: a folding twin`)
+        t.ok(Number(cells) >= 2048, `${id}: of ${cells} cells per level (the sizer at 600/s: 2,400)`)
+        // C ≤ checkEveryMs + one step (1,050 ms), D = 2·checkEveryMs + timeoutMs (2,050 ms): the
+        // first check wholly after the jump is at most 2C after it
+        t.ok(
+          Number(sw) <= T_JUMP + 2 * 1050 + 2050,
+          `${id}: deciding ${Number(sw) - T_JUMP} ms after the jump ≤ 2C + D`,
+        )
+      }
+      t.ok(without.refused > r.sent / 2, `without early growth the 128 cells refuse ${without.refused}`)
+      t.ok(r.refused < without.refused / 4, `folding twins: ${r.refused} refused, against ${without.refused}`)
+      // from 5 s after the switch on the fold's inherited collisions have drained (at 1/s, the
+      // 600/s now spread over ≥ 2,048 cells per level): no innocent refused
+      const late = r.perSecond.slice(9).reduce((a, b) => a + b, 0)
+      t.equal(late, 0, 'none refused over the last 6 s')
+    })
+})
