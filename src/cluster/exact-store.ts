@@ -515,7 +515,7 @@ export class RedisExactStore implements ScoreStore {
    * (deciding) first: a fixed shape's N × cellsPerLevel; self-sized, the fleet's recorded shapes
    * as this instance last saw them (this instance's proposal for one not read yet, before the
    * first reply for all N), the oldest's twin in its place
-   * once it decides. `early` lists the window's twins (early growth, spec/cluster.md "Early
+   * once it decides, and a younger generation's folding twin in its place from its switch. `early` lists the window's twins (early growth, spec/cluster.md "Early
    * growth": `twin: true`, `decidesAtMs` the fleet's switch time in server ms, `deciding` from
    * then, by this instance's server-time estimate); `resizes` counts recorded generations whose
    * shape differs from the one before plus the twins adopted (`earlyGrowths`). Allocates.
@@ -544,9 +544,11 @@ export class RedisExactStore implements ScoreStore {
             deciding,
           })
         }
-        // a generation not read yet: this instance's proposal for it
+        // a generation not read yet: this instance's proposal for it; a folding twin past its
+        // switch replaces its base in a younger generation too (the base is no longer written)
         const base = this.shapes.get(id)?.cells ?? this.proposals.get(id) ?? this.initialCells
-        cells.push(deciding ? tw.shape.cells : base)
+        const replaced = deciding || (tw !== undefined && tw.fold && now >= tw.switchAtMs)
+        cells.push(replaced ? tw.shape.cells : base)
       }
     }
     return {

@@ -33,6 +33,8 @@ interface ScaledRun {
   /** The early records Redis holds at the end, by generation id. */
   records: Record<string, string | null>
   earlyGrowths: number
+  /** The store's telemetry 4 s after the jump (both folding twins switched). */
+  shapesAfter: ReturnType<RedisExactStore['generationShapes']> | undefined
 }
 
 /**
@@ -73,7 +75,14 @@ async function scaled(
     spec,
   ) as RedisExactStore
   await store.ready()
-  const out: ScaledRun = { sent: 0, refused: 0, perSecond: Array(SECONDS).fill(0), records: {}, earlyGrowths: 0 }
+  const out: ScaledRun = {
+    sent: 0,
+    refused: 0,
+    perSecond: Array(SECONDS).fill(0),
+    records: {},
+    earlyGrowths: 0,
+    shapesAfter: undefined,
+  }
   let fresh = 0
   for (let now = T0; now < T_JUMP + SECONDS * 1000; now += STEP) {
     clock.set(now)
@@ -95,6 +104,7 @@ async function scaled(
     }
     await Promise.all(calls)
     await store.settled()
+    if (now === T_JUMP + 4000) out.shapesAfter = store.generationShapes()
   }
   for (const id of [2001, 2002, 2003, 2004]) out.records[id] = await admin.get(`${prefix}:{sc}:s${id}+`)
   out.earlyGrowths = store.earlyGrowths
@@ -128,6 +138,13 @@ t.test('scaled case: 10 → 600 fresh clients/s on 128 cells, one exact store', 
           `${id}: deciding ${Number(sw) - T_JUMP} ms after the jump ≤ 2C + D`,
         )
       }
+      // telemetry: both live generations at their twins' size once switched, the oldest's deciding
+      const cells = Number(r.records['2002']!.split(':')[2])
+      t.same(r.shapesAfter?.generationCellsPerLevel, [cells, cells], 'shapes: both twins in their bases’ places')
+      t.match(r.shapesAfter?.early, [
+        { generation: 0, cellsPerLevel: cells, twin: true, deciding: true },
+        { generation: 1, cellsPerLevel: cells, twin: true, deciding: false },
+      ])
       t.ok(without.refused > r.sent / 2, `without early growth the 128 cells refuse ${without.refused}`)
       t.ok(r.refused < without.refused / 4, `folding twins: ${r.refused} refused, against ${without.refused}`)
       // from 5 s after the switch on the fold's inherited collisions have drained (at 1/s, the
