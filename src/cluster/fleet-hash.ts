@@ -61,8 +61,8 @@ export interface FingerprintInput {
   blockCells?: number
   /**
    * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
-   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized|early`
-   * (and `|fold` in exact mode, whose twins fold their base at the switch).
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains
+   * `|sized|early|fold` (its twins fold their base at the switch where the shapes allow).
    * Absent or false leaves the text of a fixed shape unchanged.
    */
   sized?: boolean
@@ -73,8 +73,8 @@ export interface FingerprintInput {
  * keyed by the shared secret over the canonical text
  * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
  * `|W<blockCells>` (the blocked layout), plus `|sized|early` for a self-sized policy (whose instances
- * start twins on a load jump, in both modes; in exact mode then `|fold`: its twins fold their
- * base at the switch), plus `|slot0`
+ * start twins on a load jump, in both modes, then `|fold`: its twins fold their base at the
+ * switch where the shapes allow), plus `|slot0`
  * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
  * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
  * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
@@ -102,10 +102,10 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     // does not follow: it would neither write a twin nor decide on one (sync since 0.2's twins,
     // exact since its sized script took the twins' arguments)
     ...(f.sized === true ? ['sized', 'early'] : []),
-    // exact mode's folding twins (spec/cluster.md "Early growth"): an instance of before writes a
-    // twin from its start and decides on it from start + A + D, one of this build neither writes
-    // nor reads a folding twin before its switch (start + D) and stops writing the base then
-    ...(f.sized === true && f.mode === 'exact' ? ['fold'] : []),
+    // folding twins (spec/cluster.md "Early growth"): an instance of before writes a twin from its
+    // start and decides on it from start + A + D, one of this build neither writes nor reads a
+    // folding twin before its switch (start + D) and stops writing the base then
+    ...(f.sized === true ? ['fold'] : []),
     ...(f.slots > 1 ? ['slot0'] : []),
     // sync mode's change log (spec/cluster.md "The change log"): an instance of before pushes
     // without logging, so this build's delta pulls would miss its writes
@@ -215,7 +215,7 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early`). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early|fold`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',
