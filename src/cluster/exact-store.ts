@@ -28,7 +28,7 @@ import {
 } from './connection.js'
 import type { ParsedRedisOptions } from './options.js'
 import { exactScript } from './scripts.js'
-import { BLOCK_CELLS, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
+import { BLOCK_CELLS, blockFoldable, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
 import {
   TWIN_SUFFIX,
   fleetWindowRate,
@@ -38,6 +38,7 @@ import {
   proposeEarlyCells,
   runShapeRound,
   shapeRecord,
+  twinKey,
   twinRecord,
   type FleetWindowMark,
   type ShapeAsk,
@@ -73,10 +74,16 @@ interface GenShape {
   readonly blocks: number
 }
 
-/** A twin as adopted (early growth, spec/cluster.md "Early growth"): its shape and the server ms from which it decides in its base's place. */
+/**
+ * A twin as adopted (early growth, spec/cluster.md "Early growth"): its shape, the server ms
+ * from which it decides in its base's place, and whether it folds its base then (`fold`: not
+ * written before its switch, made of its base's cells at it) or is written beside it from its
+ * start.
+ */
 interface Twin {
   readonly shape: GenShape
   readonly switchAtMs: number
+  readonly fold: boolean
 }
 
 /** A decoded script reply. */
@@ -157,6 +164,8 @@ export class RedisExactStore implements ScoreStore {
   private readonly twinsReadMs = new Map<number, number>()
   /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a shape round). */
   private lastEarlyCheckMs = -Infinity
+  /** Cells per level the last early check wanted for a twin (0: none): a twin is proposed at the second check in a row that wants one. */
+  private earlyWanted = 0
   /** The fleet's cost of the youngest at the last early check (the fleet's window rate, `fleetWindowRate`). */
   private readonly earlyMark: FleetWindowMark = { gen: NaN, ms: NaN, cost: 0 }
   /** performance.now() before which a call does not wait for fresh early records (a shape round failed). */
@@ -506,7 +515,7 @@ export class RedisExactStore implements ScoreStore {
    * (deciding) first: a fixed shape's N × cellsPerLevel; self-sized, the fleet's recorded shapes
    * as this instance last saw them (this instance's proposal for one not read yet, before the
    * first reply for all N), the oldest's twin in its place
-   * once it decides. `early` lists the window's twins (early growth, spec/cluster.md "Early
+   * once it decides, and a younger generation's folding twin in its place from its switch. `early` lists the window's twins (early growth, spec/cluster.md "Early
    * growth": `twin: true`, `decidesAtMs` the fleet's switch time in server ms, `deciding` from
    * then, by this instance's server-time estimate); `resizes` counts recorded generations whose
    * shape differs from the one before plus the twins adopted (`earlyGrowths`). Allocates.
@@ -535,9 +544,11 @@ export class RedisExactStore implements ScoreStore {
             deciding,
           })
         }
-        // a generation not read yet: this instance's proposal for it
+        // a generation not read yet: this instance's proposal for it; a folding twin past its
+        // switch replaces its base in a younger generation too (the base is no longer written)
         const base = this.shapes.get(id)?.cells ?? this.proposals.get(id) ?? this.initialCells
-        cells.push(deciding ? tw.shape.cells : base)
+        const replaced = deciding || (tw !== undefined && tw.fold && now >= tw.switchAtMs)
+        cells.push(replaced ? tw.shape.cells : base)
       }
     }
     return {
@@ -806,7 +817,7 @@ export class RedisExactStore implements ScoreStore {
     const G = this.meterGen
     let reported = 0
     let next = false
-    let early = ''
+    let early = new Map<number, string>()
     if (!Number.isNaN(G)) {
       const meter = this.meter!
       early = this.earlyCheck(G, now)
@@ -828,11 +839,12 @@ export class RedisExactStore implements ScoreStore {
     if (next && !asks.some((a) => a.id === G + 1)) {
       asks.push({ id: G + 1, want: shapeRecord(this.shape, this.proposalFor(G + 1)) })
     }
-    // early records: every generation of the window without a twin here (and the youngest's proposal)
+    // early records: every generation of the window without a twin here (and the proposals of
+    // an early check, for every live generation smaller than the size it wants)
     for (let id = wb; id <= wb + N; id++) {
-      if (!this.twins.has(id)) asks.push({ id, want: id === G ? early : '', twin: true })
+      if (!this.twins.has(id)) asks.push({ id, want: early.get(id) ?? '', twin: true })
     }
-    if (early !== '' && !(G >= wb && G <= wb + N)) asks.push({ id: G, want: early, twin: true })
+    for (const [id, want] of early) if (!(id >= wb && id <= wb + N)) asks.push({ id, want, twin: true })
     this.nextReportMs = now + this.sizing!.checkEveryMs
     const costGen = Number.isNaN(G) ? Math.floor(now / period) + N - 1 : G
     const clockArg = this.o.clock !== undefined ? String(this.o.clock.now()) : ''
@@ -858,7 +870,15 @@ export class RedisExactStore implements ScoreStore {
       if (twin === undefined) {
         if (!((this.twinsReadMs.get(id) ?? -Infinity) >= now)) this.twinsReadMs.set(id, now)
       } else if (!this.twins.has(id)) {
-        this.twins.set(id, { shape: genShape(twin.cellsPerLevel, this.shape.slots), switchAtMs: twin.switchAtMs })
+        const tshape = genShape(twin.cellsPerLevel, this.shape.slots)
+        const base = this.shapes.get(id)
+        if (twin.fold && base !== undefined && !foldable(base, tshape, this.shape.slots)) {
+          throw new GrudgeError(
+            'ERR_GRUDGE_CLUSTER_SHAPE',
+            `${twinKey(this.shape, id)}: a folding twin of ${tshape.cells} cells per level cannot fold its base of ${base.cells} over ${this.shape.slots} slot(s) (blocks of ${base.blockCells} × ${base.blocks} and ${tshape.blockCells} × ${tshape.blocks})`,
+          )
+        }
+        this.twins.set(id, { shape: tshape, switchAtMs: twin.switchAtMs, fold: twin.fold })
         this.twinsReadMs.delete(id)
         this.earlyGrowths++
       }
@@ -869,15 +889,19 @@ export class RedisExactStore implements ScoreStore {
    * Early growth (spec/cluster.md "Early growth"), at a shape round at least
    * `sizing.checkEveryMs` after the last check: the Rotator's rule (`proposeEarlyCells`) on this
    * instance's meter over the window since its last round, the cost rate the larger of its own
-   * and the fleet's (`fleetWindowRate`); on a load jump the early record to propose for the
-   * youngest generation G — a twin of the sizer's size deciding from A + the adoption lag
-   * ({@link adoptionLagMs}) after now — or ''. None when G's shape is not known here, G has a
-   * twin, or the twin would retire before it could decide.
+   * and the fleet's (`fleetWindowRate`); on a load jump the early records to propose, by
+   * generation id: a twin of the sizer's size M′ for every live generation smaller than M′ and
+   * without a twin here (the deciding one included, as the in-process Rotator folds every live
+   * generation) — a folding twin deciding from the adoption lag ({@link adoptionLagMs}) after
+   * now where its base folds into it (`blockFoldable`), else a twin written beside its base
+   * deciding from A + the adoption lag after now — but none that would retire before it could
+   * decide. Nothing when G's shape is not known here or G has a twin.
    */
-  private earlyCheck(G: number, nowMs: number): string {
+  private earlyCheck(G: number, nowMs: number): Map<number, string> {
+    const out = new Map<number, string>()
     const y = this.shapes.get(G)
-    if (y === undefined || this.twins.has(G)) return ''
-    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return ''
+    if (y === undefined || this.twins.has(G)) return out
+    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return out
     this.lastEarlyCheckMs = nowMs
     const meter = this.meter!
     const fleetRate = fleetWindowRate(
@@ -902,11 +926,23 @@ export class RedisExactStore implements ScoreStore {
       this.limitReported,
       fleetRate,
     )
-    if (cells === 0) return ''
+    // a jump inside the window is seen at a fraction of its rate: grow from the next window,
+    // the first wholly after it, which confirms the jump and sizes the twin on the load after it
+    const wanted = this.earlyWanted
+    this.earlyWanted = cells
+    if (cells === 0 || wanted === 0) return out
     const period = this.schedule.periodMs
-    const switchAtMs = nowMs + promotionAgeMs(this.shape.decay, this.schedule.hi, N, period) + this.adoptionLagMs()
-    if (switchAtMs >= (G + 1) * period) return ''
-    return twinRecord(this.shape, switchAtMs, cells)
+    const twin = genShape(cells, this.shape.slots)
+    const lag = this.adoptionLagMs()
+    const age = promotionAgeMs(this.shape.decay, this.schedule.hi, N, period)
+    for (let id = G - N + 1; id <= G; id++) {
+      const base = this.shapes.get(id)
+      if (base === undefined || base.cells >= cells || this.twins.has(id)) continue
+      const fold = foldable(base, twin, this.shape.slots)
+      const switchAtMs = nowMs + (fold ? 0 : age) + lag
+      if (switchAtMs < (id + 1) * period) out.set(id, twinRecord(this.shape, switchAtMs, cells, fold))
+    }
+    return out
   }
 
   /** What this instance proposes for generation `id` when it finds it unrecorded: its meter's decision, else the nearest recorded older shape, else the initial size. */
@@ -1050,7 +1086,10 @@ export class RedisExactStore implements ScoreStore {
       for (const j of tw) args.push(this.twins.get(gb + j)!.shape.blockCells)
       for (let j = 0; j < K; j++) args.push(check ? '' : this.shapes.get(gb + j)!.blocks)
       for (const j of tw) args.push(this.twins.get(gb + j)!.shape.blocks)
-      for (const j of tw) args.push(j, this.twins.get(gb + j)!.switchAtMs)
+      for (const j of tw) {
+        const x = this.twins.get(gb + j)!
+        args.push(j, x.switchAtMs, x.fold ? 1 : 0)
+      }
     }
     if (check) return { keys, args }
     // hashers first: deriving one hashes its seed through the shared key scratch buffer
@@ -1158,6 +1197,11 @@ class Batch {
 function genShape(cells: number, slots: number): GenShape {
   const { blockCells, blocks } = blockShape(Math.ceil(cells / slots))
   return { cells, blockCells, blocks }
+}
+
+/** Whether a generation of shape `base` folds into a twin of shape `twin` over `slots` slots (`blockFoldable`). */
+function foldable(base: GenShape, twin: GenShape, slots: number): boolean {
+  return blockFoldable(Math.ceil(base.cells / slots), Math.ceil(twin.cells / slots))
 }
 
 /** A grudge error (bad key, mismatch, closed…): thrown to the caller, never absorbed by a failure mode. */

@@ -61,7 +61,8 @@ export interface FingerprintInput {
   blockCells?: number
   /**
    * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
-   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains `|sized|early`.
+   * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains
+   * `|sized|early|fold` (its twins fold their base at the switch where the shapes allow).
    * Absent or false leaves the text of a fixed shape unchanged.
    */
   sized?: boolean
@@ -72,7 +73,8 @@ export interface FingerprintInput {
  * keyed by the shared secret over the canonical text
  * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
  * `|W<blockCells>` (the blocked layout), plus `|sized|early` for a self-sized policy (whose instances
- * start twins on a load jump, in both modes), plus `|slot0`
+ * start twins on a load jump, in both modes, then `|fold`: its twins fold their base at the
+ * switch where the shapes allow), plus `|slot0`
  * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
  * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
  * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
@@ -100,6 +102,10 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     // does not follow: it would neither write a twin nor decide on one (sync since 0.2's twins,
     // exact since its sized script took the twins' arguments)
     ...(f.sized === true ? ['sized', 'early'] : []),
+    // folding twins (spec/cluster.md "Early growth"): an instance of before writes a twin from its
+    // start and decides on it from start + A + D, one of this build neither writes nor reads a
+    // folding twin before its switch (start + D) and stops writing the base then
+    ...(f.sized === true ? ['fold'] : []),
     ...(f.slots > 1 ? ['slot0'] : []),
     // sync mode's change log (spec/cluster.md "The change log"): an instance of before pushes
     // without logging, so this build's delta pulls would miss its writes
@@ -157,6 +163,24 @@ export function blockShape(slotCells: number): { blockCells: number; blocks: num
 }
 
 /**
+ * Whether a generation of `baseSlotCells` cells per level per slot folds into a twin of
+ * `twinSlotCells` in the blocked layout (spec/cluster.md "Early growth", _The fold_): the two
+ * have the same block width W and the twin's block count is a multiple of the base's. A key's
+ * block in the twin, hashHi mod B′, then reduces mod B to its block in the base (B divides B′),
+ * and its offsets in a block (mod W) are the same, so the twin's slot string made of the base's
+ * repeated B′ / B times reads every key exactly as the base does. True for W = 8 (M / S ≥ 8)
+ * when M, M′ and S are powers of two; false for the tiny shapes whose W < 8 grows with M, and
+ * for most S that are not powers of two (e.g. S = 3: B = 6 for 128 cells, 22 for 512).
+ * @param baseSlotCells ceil(M / S), integer ≥ 1
+ * @param twinSlotCells ceil(M′ / S), integer ≥ 1
+ */
+export function blockFoldable(baseSlotCells: number, twinSlotCells: number): boolean {
+  const a = blockShape(baseSlotCells)
+  const b = blockShape(twinSlotCells)
+  return a.blockCells === b.blockCells && b.blocks % a.blocks === 0
+}
+
+/**
  * A key's cells in the blocked layout (spec/cluster.md, "Blocked layout"), from its 64-bit
  * hash under the generation's hasher: `out[0]` = the block b = (hashHi as uint32) mod B, and
  * `out[1 + i]` = level i's offset in the block, `fmix32((hashLo + (i + 1)·0x9e3779b9) mod 2^32)
@@ -191,7 +215,7 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early`). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early|fold`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',

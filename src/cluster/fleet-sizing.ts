@@ -166,28 +166,33 @@ export const TWIN_SUFFIX = '+'
  * The early record of a generation: `<fingerprint>:<switchAtMs>:<cells per level>`, the time
  * (server ms, an integer) from which the twin decides in place of its base, then its size. The
  * shape script reads the size as the record's last number, so it creates the twin's slot-0
- * cells at that size as for any record. @internal
+ * cells at that size as for any record. A folding twin (exact mode, spec/cluster.md "Early
+ * growth": made of its base's cells at its switch) ends in `:fold`, so the shape script, which
+ * then finds no number at the end, creates no cells for it: its slot strings must not exist
+ * before the switch (the first call after it that finds one missing folds it). @internal
  */
-export function twinRecord(shape: FleetShape, switchAtMs: number, cellsPerLevel: number): string {
-  return `${shape.fingerprint}:${Math.ceil(switchAtMs)}:${cellsPerLevel}`
+export function twinRecord(shape: FleetShape, switchAtMs: number, cellsPerLevel: number, fold = false): string {
+  return `${shape.fingerprint}:${Math.ceil(switchAtMs)}:${cellsPerLevel}${fold ? ':fold' : ''}`
 }
 
-/** A twin as recorded: its cells per level and the server time from which it decides. @internal */
+/** A twin as recorded: its cells per level, the server time from which it decides, whether it folds its base then. @internal */
 export interface TwinShape {
   readonly cellsPerLevel: number
   readonly switchAtMs: number
+  readonly fold: boolean
 }
 
 /**
  * Read an early record: '' or nothing is no twin; `<this fingerprint>:<switchAtMs>:<M>` with M
- * a power of two ≤ the largest shape and switchAtMs a non-negative integer of at most 16 digits.
+ * a power of two ≤ the largest shape and switchAtMs a non-negative integer of at most 16 digits,
+ * optionally followed by `:fold` (a folding twin, see {@link twinRecord}).
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_SHAPE` naming the key and what it held
  * @internal
  */
 export function parseTwinRecord(shape: FleetShape, id: number, raw: unknown): TwinShape | undefined {
   const text = typeof raw === 'string' ? raw : raw instanceof Uint8Array ? Buffer.from(raw).toString('latin1') : ''
   if (text === '') return undefined
-  const m = /^([0-9a-f]{16}):([0-9]{1,16}):([1-9][0-9]{0,9})$/.exec(text)
+  const m = /^([0-9a-f]{16}):([0-9]{1,16}):([1-9][0-9]{0,9})(:fold)?$/.exec(text)
   const cells = m === null ? NaN : Number(m[3])
   if (
     m === null ||
@@ -197,10 +202,10 @@ export function parseTwinRecord(shape: FleetShape, id: number, raw: unknown): Tw
   ) {
     throw new GrudgeError(
       'ERR_GRUDGE_CLUSTER_SHAPE',
-      `${twinKey(shape, id)}: expected the early record "${shape.fingerprint}:<switch ms>:<M>" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${JSON.stringify(text.slice(0, 80))}`,
+      `${twinKey(shape, id)}: expected the early record "${shape.fingerprint}:<switch ms>:<M>[:fold]" (M a power of two ≤ ${shape.cellsPerLevel}, this policy's largest shape), received ${JSON.stringify(text.slice(0, 80))}`,
     )
   }
-  return { cellsPerLevel: cells, switchAtMs: Number(m[2]) }
+  return { cellsPerLevel: cells, switchAtMs: Number(m[2]), fold: m[4] !== undefined }
 }
 
 /** One generation asked of the shape script: its id and the record to propose, or '' to read only; `twin`: its early record (`P s<id>+`, cells `P g<id>+`). @internal */
@@ -457,4 +462,94 @@ export function policyFleetShape(
       given === undefined ? undefined : Math.min(given, sizing.maxCellsPerLevel),
     ),
   }
+}
+
+/**
+ * Sync mode's fold (spec/cluster.md "Early growth", _The fold_, one slot): make a folding
+ * twin's cells `P g<k>+` of its base's `P g<k>` once every base push has landed.
+ * KEYS: [1] the base's cells, [2] the twin's cells, [3] the twin's change log `P l<k>+`.
+ * ARGV: 1 now in ms (empty: Redis `TIME`), 2 the earliest server ms of the fold (the switch plus
+ * the guard, see {@link SYNC_FOLD_GUARD_TIMEOUTS}), 3 L, 4 the base's M, 5 the twin's M (a
+ * multiple), 6 the generation id, 7 periodMs.
+ * When the twin's cells exist (folded before, by any instance) the reply is 1 and nothing
+ * changes; before the earliest fold time it is 0 (the caller keeps its twin's sums for a later
+ * sync); otherwise the twin is created as each of the base's L level-major rows of M cells
+ * repeated M′ / M times (zeros when the base is absent or not L·M·16 bytes, a base never
+ * written), expiring with the generation, its change log deleted (the sync script starts it
+ * anew, so every instance's first pull of the twin is full), and the reply is 1.
+ * @internal
+ */
+export const syncFoldScript = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 1 end
+local now
+if ARGV[1] == '' then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+else
+  now = tonumber(ARGV[1])
+end
+if now < tonumber(ARGV[2]) then return 0 end
+local L = tonumber(ARGV[3])
+local M = tonumber(ARGV[4])
+local M2 = tonumber(ARGV[5])
+local ms = math.ceil((tonumber(ARGV[6]) + 2) * tonumber(ARGV[7]) - now)
+if ms < 1 then ms = 1 end
+local b = redis.call('GET', KEYS[1])
+if b and #b == L * M * 16 then
+  local rows = {}
+  for i = 0, L - 1 do rows[i + 1] = string.rep(string.sub(b, i * M * 16 + 1, (i + 1) * M * 16), M2 / M) end
+  redis.call('SET', KEYS[2], table.concat(rows), 'PX', ms)
+else
+  redis.call('SETRANGE', KEYS[2], L * M2 * 16 - 1, '\\0')
+  redis.call('PEXPIRE', KEYS[2], ms)
+end
+redis.call('DEL', KEYS[3])
+return 1
+`
+
+/**
+ * How long after a sync-mode folding twin's switch Redis folds it, in timeoutMs: a push an
+ * instance sent before its own switch (its server-time estimate off by at most half a round
+ * trip) lands within timeoutMs, so every base push is in the base by switch + 2·timeoutMs.
+ * @internal
+ */
+export const SYNC_FOLD_GUARD_TIMEOUTS = 2
+
+/**
+ * One round trip of {@link syncFoldScript} on slot 0: whether the twin of generation `id`
+ * (`twinCells` per level, over a base of `baseCells`) is folded in Redis now.
+ * @param clockArg the explicit time in ms as text, or '' for Redis `TIME`
+ * @param foldAtMs the earliest server ms of the fold
+ * @throws the client's error, or `ERR_GRUDGE_CLUSTER_REPLY` for a reply other than 0 or 1
+ * @internal
+ */
+export async function runSyncFold(
+  client: RedisLike,
+  shape: FleetShape,
+  clockArg: string,
+  id: number,
+  baseCells: number,
+  twinCells: number,
+  foldAtMs: number,
+  periodMs: number,
+): Promise<boolean> {
+  const p = shape.keyPrefix
+  const raw = await evalScript(
+    client,
+    syncFoldScript,
+    shaOf(syncFoldScript),
+    [`${p}g${id}`, `${p}g${id}${TWIN_SUFFIX}`, `${p}l${id}${TWIN_SUFFIX}`],
+    [
+      clockArg,
+      String(foldAtMs),
+      String(shape.levels),
+      String(baseCells),
+      String(twinCells),
+      String(id),
+      String(periodMs),
+    ],
+    false,
+  )
+  if (raw !== 0 && raw !== 1) throw replyError('redis sync fold script', raw)
+  return raw === 1
 }

@@ -245,19 +245,35 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * takes after the floors T (8 + Q; `NT` in the script), the number of twins in the call (0..K),
  * then for each of the K + T window entries j (0..K−1 the generations gb + j, K + t twin t) its
  * W_j (9 + Q + j), then its B_j (9 + Q + K + T + j), then per twin t its base's window index
- * (9 + Q + 2(K + T) + 2t) and its switch time in server ms (the next argument), all in decimal;
+ * (9 + Q + 2(K + T) + 3t), its switch time in server ms and its kind (`1` a folding twin, `0`
+ * a written-beside one), all in decimal;
  * each decision has K + T span arguments (the twins' last), and twin t of group q is
  * KEYS[Q·(K + 1) + q·T + t + 1]
  * (after every group). Entry j's slot strings are B_j blocks of L·W_j·16 bytes (its recorded
  * M, `blockShape(ceil(M / S))`), read, written and created at that size; the compiled W and B
  * (the largest shape's) are not used. The oldest generation's twin decides in its base's place
- * once `now ≥` its switch time (the base is then no longer written); every other live twin is
- * written after the younger generations as one of them, with the same carried floor.
+ * once `now ≥` its switch time (the base is then no longer written). A written-beside twin
+ * (kind 0) is written after the younger generations as one of them, with the same carried
+ * floor, from its start. A folding twin (kind 1, spec/cluster.md "Early growth": its W equal to
+ * its base's and its B a multiple of the base's) is neither read nor written before its switch;
+ * from then on it replaces its base everywhere (deciding, or written as the younger generation
+ * in the base's place, the base no longer written), and the first call that reaches its slot
+ * string, missing, creates it as its base's slot string repeated B_twin / B_base times (the
+ * fold: a key's block in the twin, hashHi mod B_twin, reduces mod B_base to its block in the
+ * base, and its offsets in a block are the same, so every key reads there what it read in the
+ * base), or zeros when the base's string is absent.
  */
 /** The sized scripts' twin count NT, window entries and where their W (wb + j) and B (wb + KT + j) are. */
 const SIZED_PROLOGUE = `local NT = tonumber(ARGV[8 + Q])
 local KT = K + NT
 local wb = 9 + Q
+-- per twin t: its base's window index, its switch time, whether it folds (1) or is written beside (0)
+local twj, tws, twf = {}, {}, {}
+for t = 0, NT - 1 do
+  twj[t] = tonumber(ARGV[wb + 2 * KT + 3 * t])
+  tws[t] = tonumber(ARGV[wb + 2 * KT + 3 * t + 1])
+  twf[t] = ARGV[wb + 2 * KT + 3 * t + 2] == '1'
+end
 `
 /** The sized looped script's block(): generation j's W, B and block bytes BB, shadowing the compiled ones. */
 const SIZED_BLOCK = `  local W = tonumber(ARGV[wb + j])
@@ -274,31 +290,46 @@ local BB = ${L * 16} * W
 /**
  * The sized scripts' per-call plan (all decisions of a call share now and the oldest): dtw, the
  * twin deciding in the oldest's place (−1: its base decides), and the entries written after the
- * deciding one, in order: the younger generations' bases, then every live twin but the deciding
- * one (wj: window entry, wk: generation id, for the expiry).
+ * deciding one, in order: the younger generations' bases (but those a folding twin replaces
+ * from its switch), then every live twin but the deciding one (a folding twin from its switch
+ * only) (wj: window entry, wk: generation id, for the expiry).
  */
-const SIZED_WINDOW = `local twj, tws = {}, {}
+const SIZED_WINDOW = `local dtw = -1
+-- the bases a folding twin replaces from its switch on (by window index)
+local rep = {}
 for t = 0, NT - 1 do
-  twj[t] = tonumber(ARGV[wb + 2 * KT + 2 * t])
-  tws[t] = tonumber(ARGV[wb + 2 * KT + 2 * t + 1])
-end
-local dtw = -1
-for t = 0, NT - 1 do
-  if twj[t] == oj and now >= tws[t] then dtw = t end
+  if now >= tws[t] then
+    if twj[t] == oj then dtw = t end
+    if twf[t] then rep[twj[t]] = true end
+  end
 end
 local wj, wk = {}, {}
 local NW = 0
 for j = oj + 1, G - gb do
-  NW = NW + 1
-  wj[NW] = j
-  wk[NW] = gb + j
+  if not rep[j] then
+    NW = NW + 1
+    wj[NW] = j
+    wk[NW] = gb + j
+  end
 end
 for t = 0, NT - 1 do
-  if t ~= dtw and twj[t] >= oj and twj[t] <= G - gb then
+  if t ~= dtw and twj[t] >= oj and twj[t] <= G - gb and (not twf[t] or now >= tws[t]) then
     NW = NW + 1
     wj[NW] = K + t
     wk[NW] = gb + twj[t]
   end
+end
+`
+
+/**
+ * Sized: a folding twin's source, its base's slot string (window index bj of the decision's
+ * group, from KEYS[kb + 1 + bj]) when it holds the base's full B·L·W·16 bytes, else false
+ * (a base never written in this slot: the twin starts at zeros, as its base would read).
+ */
+const SIZED_FOLD_SOURCE = `local function foldSource(bj, kb)
+  local src = redis.call('GET', KEYS[kb + 1 + bj])
+  if src and #src == L * 16 * tonumber(ARGV[wb + bj]) * tonumber(ARGV[wb + KT + bj]) then return src end
+  return false
 end
 `
 
@@ -319,7 +350,7 @@ if j < K then key = KEYS[kb + 1 + j] else key = KEYS[Q * (K + 1) + gq * NT + j -
 `
 
 /** The decision loop's start, shared by both forms: decision d's op, group (its KEYS from kb + 1), delta, limit, span arguments from ARGV[ai]. */
-const decisionLoop = (sized: boolean) => `local p0 = ${sized ? 'wb + 2 * KT + 2 * NT' : '8 + Q'}
+const decisionLoop = (sized: boolean) => `local p0 = ${sized ? 'wb + 2 * KT + 3 * NT' : '8 + Q'}
 local D = (#ARGV - p0 + 1) / (3 + ${sized ? 'KT' : 'K'})
 local oldest = G - N + 1
 if D > 0 and (oldest < gb or G > gb + K - 1) then
@@ -348,9 +379,9 @@ local delta = tonumber(ARGV[oi + 1])
  */
 export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   exactHeader(c) +
-  (sized ? SIZED_PROLOGUE : '') +
+  (sized ? SIZED_PROLOGUE + SIZED_FOLD_SOURCE : '') +
   helpers +
-  `${sized ? '' : 'local BB = L * W * 16\n'}local ai = 0
+  `${sized ? 'local kb = 1\n' : 'local BB = L * W * 16\n'}local ai = 0
 -- the key's block in generation k (key name) for window index j: its bytes, the block's byte
 -- offset and the byte offset in the block of each level's cell (increasing with the level);
 -- a new generation marks its group's record to be written (q: 1-based)
@@ -361,13 +392,26 @@ ${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
   local base = tonumber(string.sub(a, L + 1)) - O[1]
   local raw = redis.call('GETRANGE', key, base, base + BB - 1)
   if #raw < BB then
-    -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
+${
+  sized
+    ? `    local src = false
+    if j >= K and twf[j - K] then src = foldSource(twj[j - K], kb) end
+    if src then
+    -- a folding twin's first access after its switch: its base's string repeated
+    local full = string.rep(src, B * BB / #src)
+    redis.call('SET', key, full, 'PX', ttl(k))
+    rec[q] = false
+    raw = string.sub(full, base + 1, base + BB)
+    else
+`
+    : ''
+}    -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
     -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
     redis.call('SETRANGE', key, B * BB - 1, '\0')
     redis.call('PEXPIRE', key, ttl(k))
     rec[q] = false
     raw = string.rep('\0', BB)
-  end
+${sized ? '    end\n' : ''}  end
   return raw, base, O
 end
 -- one SETRANGE from the key's first cell to its last, the cells between as read
@@ -384,7 +428,9 @@ local function store(key, raw, base, O, S, T)
   end
   redis.call('SETRANGE', key, base + O[1], table.concat(parts))
 end
-${decisionLoop(sized).replace('local ai = oi + 3', 'ai = oi + 3')}local function put(status, v)
+${decisionLoop(sized)
+  .replace('local ai = oi + 3', 'ai = oi + 3')
+  .replace('local kb = ', sized ? 'kb = ' : 'local kb = ')}local function put(status, v)
   local lo32, hi32 = struct.unpack('<i4<i4', struct.pack('<d', v))
   out[ro] = status
   out[ro + 1] = lo32
@@ -541,7 +587,22 @@ local ats = string.sub(a, ${L + 1})
 local at = tonumber(ats)
 local blk = redis.call('GETRANGE', ${key}, ats, at + ${last} + 14)
 if #blk < ${last} + 15 then
-  -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
+${
+  sized
+    ? `  local src = false
+  if ${j} >= K and twf[${j} - K] then src = foldSource(twj[${j} - K], kb) end
+  if src then
+  -- a folding twin's first access after its switch: its base's string repeated
+  local full = string.rep(src, B * BB / #src)
+  local ms = math.ceil((${k} + 2) * period - now)
+  if ms < 1 then ms = 1 end
+  redis.call('SET', ${key}, full, 'PX', ms)
+  rec[gq + 1] = false
+  blk = string.sub(full, at + 1, at + ${last} + 15)
+  else
+`
+    : ''
+}  -- a new generation: allocate all B blocks at once (zeros), so the string never grows by
   -- SETRANGE's doubling and its memory is exactly B·L·W·16 bytes; it expires on its own
   redis.call('SETRANGE', ${key}, B * ${bb} - 1, '\\0')
   local ms = math.ceil((${k} + 2) * period - now)
@@ -549,7 +610,7 @@ if #blk < ${last} + 15 then
   redis.call('PEXPIRE', ${key}, ms)
   rec[gq + 1] = false
   blk = string.rep('\\0', ${last} + 15)
-end
+${sized ? '  end\n' : ''}end
 local ${list((i) => `s${i}, t${i}`)}
 ${list((i) => `s${i}, t${i} = struct.unpack('<d<d', blk, ${i === 1 ? '1' : `o${i}`})`, '\n')}`
   // the span from the key's first cell to its last, the other keys' cells between as read
@@ -569,7 +630,7 @@ out[ro + 1] = lo32
 out[ro + 2] = hi32`
   return (
     exactHeader(c) +
-    (sized ? SIZED_PROLOGUE : '') +
+    (sized ? SIZED_PROLOGUE + SIZED_FOLD_SOURCE : '') +
     decisionLoop(sized) +
     `local okey = KEYS[kb + 1 + oj]
 ${sized ? SIZED_DECIDER : ''}repeat

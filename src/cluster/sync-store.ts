@@ -37,6 +37,9 @@ import {
   proposeEarlyCells,
   runShapeRound,
   shapeRecord,
+  SYNC_FOLD_GUARD_TIMEOUTS,
+  runSyncFold,
+  twinKey,
   twinRecord,
   type FleetWindowMark,
   type ShapeAnswer,
@@ -341,8 +344,17 @@ interface Generation {
   twin: Generation | undefined
   /** Server ms from which the twin decides in place of this base (NaN: no twin). */
   switchAtMs: number
-  /** A twin that decides in its base's place: the server ms from which it does (NaN otherwise; telemetry). */
+  /** A twin in its base's place: the server ms from which it decides there (its switch; NaN otherwise). */
   decidesFromMs: number
+  /**
+   * A recorded folding twin not switched to yet (spec/cluster.md "Early growth", one slot): its
+   * cells per level and switch time. Nothing of it is held, written or synced before the switch.
+   */
+  foldTwin: { readonly cells: number; readonly switchAtMs: number } | undefined
+  /** A folding twin in its base's place: its base's cells per level until Redis holds its folded cells (0 then, and for any other generation). */
+  awaitFoldFrom: number
+  /** A base replaced by its folding twin: the twin (sums of a failed push of the base go there, folded). */
+  foldedInto: Generation | undefined
   /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
   mirror: Float64Array
   /** Per slot: `<epoch>:<length>` of the slot's change log as of this instance's last pull, '' before one (a full pull). */
@@ -423,6 +435,10 @@ export class RedisSyncStore implements ScoreStore {
   private readonly earlyMark: FleetWindowMark = { gen: NaN, ms: NaN, cost: 0 }
   /** Twins started (recorded and adopted here). */
   earlyGrowths = 0
+  /** Cells per level the last early check wanted for a twin (0: none): twins are proposed at the second check in a row that wants one. */
+  private earlyWanted = 0
+  /** The earliest switch of a folding twin adopted here and not switched to yet (Infinity: none). */
+  private nextFoldAtMs = Infinity
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -622,7 +638,15 @@ export class RedisSyncStore implements ScoreStore {
     this.gens.forEach((g, generation) => {
       const cellsPerLevel = g.sketch.cellsPerLevel
       if (g.suffix !== '')
-        early.push({ generation, cellsPerLevel, twin: true, decidesAtMs: g.decidesFromMs, deciding: true })
+        early.push({ generation, cellsPerLevel, twin: true, decidesAtMs: g.decidesFromMs, deciding: generation === 0 })
+      if (g.foldTwin !== undefined)
+        early.push({
+          generation,
+          cellsPerLevel: g.foldTwin.cells,
+          twin: true,
+          decidesAtMs: g.foldTwin.switchAtMs,
+          deciding: false,
+        })
       if (g.twin !== undefined)
         early.push({
           generation,
@@ -651,6 +675,7 @@ export class RedisSyncStore implements ScoreStore {
       cellsPerLevel: g.sketch.cellsPerLevel,
       provisional: g.provisional,
       ...(g.twin === undefined ? {} : { twin: g.twin.sketch.cellsPerLevel }),
+      ...(g.foldTwin === undefined ? {} : { twin: g.foldTwin.cells }),
       ...(g.suffix === '' ? {} : { early: true }),
     }))
   }
@@ -734,12 +759,45 @@ export class RedisSyncStore implements ScoreStore {
     const G = Math.floor(now / this.schedule.periodMs) + N - 1
     const gens = this.gens
     if (gens.length !== N || gens[N - 1].id !== G) this.rotateTo(G)
+    // folding twins take their bases' places from their switch (spec/cluster.md "Early growth")
+    if (now >= this.nextFoldAtMs) this.foldTwins(now)
     // a twin decides in its base's place once it is old enough (spec/cluster.md "Early growth")
     if (now >= gens[0].switchAtMs) {
       const twin = gens[0].twin!
       twin.decidesFromMs = gens[0].switchAtMs
       gens[0] = twin
     }
+  }
+
+  /**
+   * Every live generation whose folding twin's switch is at or before `nowMs` (server ms) is
+   * replaced by the twin, made of it by the Sketch's fold (each level repeated: every key reads
+   * there what it read in the base), its pending sums folded alike (each base cell's sum on every
+   * twin cell it repeats into: what the base would hold), until Redis holds the twin's folded cells
+   * (`awaitFoldFrom`, see {@link RedisSyncStore.runSync}). From then on the base is neither
+   * written nor synced here.
+   */
+  private foldTwins(nowMs: number): void {
+    const gens = this.gens
+    let next = Infinity
+    for (let i = 0; i < gens.length; i++) {
+      const g = gens[i]
+      const f = g.foldTwin
+      if (f === undefined) continue
+      if (nowMs < f.switchAtMs) {
+        if (f.switchAtMs < next) next = f.switchAtMs
+        continue
+      }
+      const twin = this.generationOf(g.id, f.cells, false, TWIN_SUFFIX)
+      twin.sketch.foldFrom(g.sketch)
+      foldPending(g, twin)
+      twin.awaitFoldFrom = g.sketch.cellsPerLevel
+      twin.decidesFromMs = f.switchAtMs
+      g.foldTwin = undefined
+      g.foldedInto = twin
+      gens[i] = twin
+    }
+    this.nextFoldAtMs = next
   }
 
   /** Keep exactly the live generations G − N + 1..G (a clock estimate that moved back keeps the newer ones). */
@@ -817,6 +875,9 @@ export class RedisSyncStore implements ScoreStore {
       twin: undefined,
       switchAtMs: NaN,
       decidesFromMs: NaN,
+      foldTwin: undefined,
+      awaitFoldFrom: 0,
+      foldedInto: undefined,
       mirror: new Float64Array(2 * n),
       seen: Array.from({ length: this.shape.slots }, () => ''),
       pending: new Float64Array(n),
@@ -848,6 +909,8 @@ export class RedisSyncStore implements ScoreStore {
       }
       this.rotate()
     }
+    // a folding twin in its base's place syncs once Redis holds its folded cells
+    for (const g of this.gens) if (g.awaitFoldFrom > 0) await this.foldRound(g, timeoutMs)
     const gens = this.gens
     const gb = gens[0].id
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
@@ -856,7 +919,7 @@ export class RedisSyncStore implements ScoreStore {
     const window: (Generation | undefined)[] = []
     for (let j = 0; j < K; j++) {
       const gen = gens.find((g) => g.id === gb + j)
-      window.push(gen === undefined || gen.provisional ? undefined : gen)
+      window.push(gen === undefined || gen.provisional || gen.awaitFoldFrom > 0 ? undefined : gen)
     }
     // one script per slot, each on its own hash tag (on a Cluster, on its own master), in parallel;
     // a twin still beside its base (early growth) syncs as a window of its own, on the same script
@@ -958,6 +1021,40 @@ export class RedisSyncStore implements ScoreStore {
         downForMs,
         message: `grudge: ${this.spec.name}: redis at ${this.shared.target} answers again after ${downForMs} ms; syncing with the fleet`,
       })
+    }
+  }
+
+  /**
+   * Ask Redis to fold `twin` (a folding twin in its base's place, sync mode over one slot) from
+   * its base, once every base push has landed: from its switch + {@link SYNC_FOLD_GUARD_TIMEOUTS}
+   * × timeoutMs (`runSyncFold`). Until Redis holds it the twin is not synced: its sums wait
+   * here, its cells are this instance's fold of its base plus its own writes. A failure leaves it
+   * waiting (the next sync asks again).
+   */
+  private async foldRound(twin: Generation, timeoutMs: number): Promise<void> {
+    const foldAtMs = twin.decidesFromMs + SYNC_FOLD_GUARD_TIMEOUTS * this.o.timeoutMs
+    if (this.serverNow() < foldAtMs) return
+    try {
+      const folded = await withTimeout(
+        this.shared
+          .get()
+          .then((c: RedisLike) =>
+            runSyncFold(
+              c,
+              this.shape,
+              this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+              twin.id,
+              twin.awaitFoldFrom,
+              twin.sketch.cellsPerLevel,
+              foldAtMs,
+              this.schedule.periodMs,
+            ),
+          ),
+        timeoutMs,
+      )
+      if (folded) twin.awaitFoldFrom = 0
+    } catch (err) {
+      this.o.onError?.(err)
     }
   }
 
@@ -1065,18 +1162,18 @@ export class RedisSyncStore implements ScoreStore {
     const G = gens[N - 1].id
     const now = this.serverNow()
     const meter = this.meter!
-    const early = this.earlyCheck(now)
+    const early = this.earlyCheck(now, G)
     this.fleetCost[1] += meter.windowCost()
     meter.closeWindow(now)
     const elapsedMs = now - (G - N + 1) * period
     const ask: ShapeAsk[] = []
     for (const g of gens)
       if (g.provisional) ask.push({ id: g.id, want: shapeRecord(this.shape, g.sketch.cellsPerLevel) })
-    // early growth: this instance's twin proposal for the youngest, else a read of every live
-    // generation's early record (the others' proposals are adopted at this check)
+    // early growth: this instance's twin proposals, else a read of every live generation's
+    // early record (the others' proposals are adopted at this check)
     for (const g of gens) {
-      if (g.twin !== undefined || g.suffix !== '') continue
-      ask.push({ id: g.id, want: g.id === G && early !== '' ? early : '', twin: true })
+      if (g.twin !== undefined || g.foldTwin !== undefined || g.suffix !== '') continue
+      ask.push({ id: g.id, want: early.get(g.id) ?? '', twin: true })
     }
     if (!this.shapes.has(G + 1) && elapsedMs >= period / 2) {
       let cells = this.proposals.get(G + 1)
@@ -1115,9 +1212,21 @@ export class RedisSyncStore implements ScoreStore {
       if (ask[j].twin === true) {
         const twin = answer.twins[j]
         const base = this.gens.find((g) => g.id === id && g.suffix === '')
-        if (twin === undefined || base === undefined || base.twin !== undefined) continue
-        base.twin = this.generationOf(id, twin.cellsPerLevel, false, TWIN_SUFFIX)
-        base.switchAtMs = twin.switchAtMs
+        if (twin === undefined || base === undefined || base.twin !== undefined || base.foldTwin !== undefined) continue
+        if (twin.fold) {
+          // a folding twin: held from its switch only (foldTwins)
+          if (!this.folds(base.sketch.cellsPerLevel, twin.cellsPerLevel)) {
+            throw (this.fatal = new GrudgeError(
+              'ERR_GRUDGE_CLUSTER_SHAPE',
+              `${twinKey(this.shape, id)}: a folding twin of ${twin.cellsPerLevel} cells per level cannot fold its base of ${base.sketch.cellsPerLevel} over ${this.shape.slots} slot(s) in sync mode (one slot, a multiple of the base)`,
+            ))
+          }
+          base.foldTwin = { cells: twin.cellsPerLevel, switchAtMs: twin.switchAtMs }
+          if (twin.switchAtMs < this.nextFoldAtMs) this.nextFoldAtMs = twin.switchAtMs
+        } else {
+          base.twin = this.generationOf(id, twin.cellsPerLevel, false, TWIN_SUFFIX)
+          base.switchAtMs = twin.switchAtMs
+        }
         this.earlyGrowths++
         if (twin.cellsPerLevel !== base.sketch.cellsPerLevel) this.resizeCount++
         continue
@@ -1143,19 +1252,23 @@ export class RedisSyncStore implements ScoreStore {
   /**
    * Early growth (spec/cluster.md "Early growth"): at a check (the first sync at least
    * `sizing.checkEveryMs` after the last one), this instance's own meter over the window since
-   * the last sync, the cost rate the larger of its own and the fleet's (`fleetWindowRate`); on a load jump (the Rotator's rule, `proposeEarlyCells`)
-   * the early record to propose for the youngest generation — a twin of the sizer's size that
-   * decides in its base's place from A + the adoption lag (syncMs + timeoutMs) after now — or ''.
-   * None for a generation that has a twin (the record is set-if-absent: a repeated proposal
-   * after a failed round changes nothing), that is still provisional here, or that would
-   * retire before its twin could decide.
+   * the last sync, the cost rate the larger of its own and the fleet's (`fleetWindowRate`); on a
+   * load jump (the Rotator's rule, `proposeEarlyCells`) confirmed by the check before (the first
+   * window wholly after a jump sizes it), the early records to propose, by generation id: a twin
+   * of the sizer's size M′ for every live generation G′ ≤ `G` smaller than M′ — folding (one
+   * slot, {@link RedisSyncStore.folds}), deciding from the adoption lag D = syncMs + timeoutMs
+   * after now, else written beside its base, deciding from A + D after now — but none that
+   * would retire before it could decide. Nothing while the youngest has a twin or is still
+   * provisional here (the record is set-if-absent: a repeated proposal after a failed round
+   * changes nothing).
    */
-  private earlyCheck(nowMs: number): string {
+  private earlyCheck(nowMs: number, G: number): Map<number, string> {
+    const out = new Map<number, string>()
     const gens = this.gens
     const y = gens[gens.length - 1]
-    if (y.provisional || y.twin !== undefined) return ''
+    if (y.provisional || y.twin !== undefined || y.foldTwin !== undefined || y.suffix !== '') return out
     // the sizer runs at most once per checkEveryMs, as in a Rotator: a sync is more frequent
-    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return ''
+    if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return out
     this.lastEarlyCheckMs = nowMs
     let live = 0
     for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
@@ -1176,15 +1289,31 @@ export class RedisSyncStore implements ScoreStore {
       this.limitReported,
       fleetRate,
     )
-    if (cells === 0) return ''
+    const wanted = this.earlyWanted
+    this.earlyWanted = cells
+    if (cells === 0 || wanted === 0) return out
     const period = this.schedule.periodMs
-    const switchAtMs =
-      nowMs +
-      promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period) +
-      this.o.syncMs +
-      this.o.timeoutMs
-    if (switchAtMs >= (y.id + 1) * period) return ''
-    return twinRecord(this.shape, switchAtMs, cells)
+    const lag = this.o.syncMs + this.o.timeoutMs
+    const age = promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period)
+    for (const g of gens) {
+      if (g.id > G || g.provisional || g.suffix !== '' || g.twin !== undefined || g.foldTwin !== undefined) continue
+      if (g.sketch.cellsPerLevel >= cells) continue
+      const fold = this.folds(g.sketch.cellsPerLevel, cells)
+      const switchAtMs = nowMs + (fold ? 0 : age) + lag
+      if (switchAtMs < (g.id + 1) * period) out.set(g.id, twinRecord(this.shape, switchAtMs, cells, fold))
+    }
+    return out
+  }
+
+  /**
+   * Whether a generation of `baseCells` per level folds into a twin of `twinCells` in sync mode
+   * (spec/cluster.md "Early growth", _The fold_): over one slot (the level-major layout of the
+   * Sketch, a key's index mod M′ reducing mod M to its index in the base), M dividing M′; over
+   * S > 1 slots the cells are split by index range, so a twin's slot would take cells of every
+   * slot of its base, in other Redis Cluster slots: no fold.
+   */
+  private folds(baseCells: number, twinCells: number): boolean {
+    return this.shape.slots === 1 && twinCells >= baseCells && twinCells % baseCells === 0
   }
 
   /** This instance's proposal for the next generation: its sizer on the youngest's load, the cost rate the fleet's. */
@@ -1234,7 +1363,7 @@ function writeOne(gen: Generation, key: string, delta: number, floor: number, ca
 /** Cells per level of the youngest generation as it will decide: its twin's when it has one. */
 function youngestCells(gens: readonly Generation[]): number {
   const y = gens[gens.length - 1]
-  return (y.twin ?? y).sketch.cellsPerLevel
+  return y.foldTwin?.cells ?? (y.twin ?? y).sketch.cellsPerLevel
 }
 
 /** Remember that the last located key's cells got `delta`. */
@@ -1320,9 +1449,30 @@ function takeSlot(gen: Generation, first: number, Ms: number, S: number): Buffer
 function putBack(taken: readonly Taken[]): void {
   for (const { gen, blob, first, Ms } of taken) {
     const M = gen.sketch.cellsPerLevel
+    // a base replaced by its folding twin meanwhile: its sums go to the twin, folded
+    const into = gen.foldedInto
     for (let o = 0; o + 12 <= blob.length; o += 12) {
       const q = blob.readUInt32LE(o)
-      addPending(gen, Math.floor(q / Ms) * M + first + (q % Ms), blob.readDoubleLE(o + 4))
+      const p = Math.floor(q / Ms) * M + first + (q % Ms)
+      if (into === undefined) addPending(gen, p, blob.readDoubleLE(o + 4))
+      else addFolded(into, M, p, blob.readDoubleLE(o + 4))
     }
   }
+}
+
+/** A folding twin's pending sums gain its base's (every base cell's sum on each twin cell it repeats into). */
+function foldPending(base: Generation, twin: Generation): void {
+  const M = base.sketch.cellsPerLevel
+  for (let k = 0; k < base.dirtyCount; k++) {
+    const p = base.dirty[k]
+    if (base.pending[p] !== 0) addFolded(twin, M, p, base.pending[p])
+  }
+}
+
+/** Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of folding twin `twin` that repeats it. */
+function addFolded(twin: Generation, baseCells: number, p: number, delta: number): void {
+  const M2 = twin.sketch.cellsPerLevel
+  const level = Math.floor(p / baseCells)
+  const j = p - level * baseCells
+  for (let c = j; c < M2; c += baseCells) addPending(twin, level * M2 + c, delta)
 }

@@ -83,8 +83,10 @@ class Model {
     private readonly periodMs: number,
     private readonly clock: FakeClock,
     private readonly cellsOf?: (k: number) => number,
-    private readonly twinOf?: (k: number) => { cells: number; switchAtMs: number } | undefined,
+    private readonly twinOf?: (k: number) => { cells: number; switchAtMs: number; fold?: boolean } | undefined,
   ) {}
+  /** The folding twins already made of their base (at the first access at or after their switch). */
+  private readonly folded = new Set<number>()
   /** Cells per level of each generation created so far, by id. */
   cellsById(): Map<number, number> {
     return new Map([...this.gens].map(([k, s]) => [k, s.cellsPerLevel]))
@@ -109,7 +111,20 @@ class Model {
         ts = this.sketchOf(k, tw.cells)
         this.twinGens.set(k, ts)
       }
-      if (k === oldest && tw !== undefined && this.clock.now() >= tw.switchAtMs) out.push(ts!)
+      const switched = tw !== undefined && this.clock.now() >= tw.switchAtMs
+      if (tw?.fold === true) {
+        // a folding twin: nothing before its switch; from it, its base's cells repeated (the
+        // Sketch's own fold, each level's row of B·W cells repeated: the blocked layout's
+        // B′/B repetitions of the string), in the base's place (spec/cluster.md "Early growth")
+        if (!switched) out.push(s)
+        else {
+          if (!this.folded.has(k)) {
+            ts!.foldFrom(s)
+            this.folded.add(k)
+          }
+          out.push(ts!)
+        }
+      } else if (k === oldest && switched) out.push(ts!)
       else {
         out.push(s)
         if (ts !== undefined) twins.push(ts)
@@ -202,8 +217,9 @@ async function table(
   c: (typeof configs)[number],
   ci: number,
   sized: boolean,
+  fold = false,
 ): Promise<Set<number>> {
-  const prefix = uniquePrefix(`exact-eq${sized ? 's' : ''}${ci}`)
+  const prefix = uniquePrefix(`exact-eq${sized ? 's' : ''}${fold ? 'f' : ''}${ci}`)
   const clock = new FakeClock(1_000_000)
   // sized: a shorter period, so the table crosses more generations (the amnesty guard still holds)
   const periodMs = sized ? 4000 : 10_000
@@ -218,7 +234,7 @@ async function table(
     ...(sized
       ? {
           sizing: {
-            sizeNextGeneration: () => SIZES[turn++ % SIZES.length],
+            sizeNextGeneration: () => (fold ? FOLD_SIZES : SIZES)[turn++ % (fold ? FOLD_SIZES : SIZES).length],
             minCellsPerLevel: 4,
             maxCellsPerLevel: 64,
             checkEveryMs: 500,
@@ -234,14 +250,28 @@ async function table(
   // the generation (a call waits until it has read every early record of its window); the
   // switch before the generation is the oldest (it decides at once) or in the middle of that
   // period; some twins larger, some smaller than their base (the script takes any shape)
-  const twins = new Map<number, { cells: number; switchAtMs: number }>()
+  // fold: generations of 8 and 16 cells per level (W = 8, B = 1 or 2) and folding twins of 16,
+  // 32 or 64 (B = 2, 4, 8: a multiple of the base's) for two generations in three, switching
+  // while the generation is the youngest (it is then written as the twin from the switch on),
+  // just after it became the oldest, or in the middle of that period (it decides on its base
+  // until then); one in three has a twin written beside it (not folding), so both kinds meet
+  const twins = new Map<number, { cells: number; switchAtMs: number; fold?: boolean }>()
   if (sized) {
     const first = Math.floor(clock.now() / periodMs)
     for (let k = first - 1; k < first + 90; k++) {
-      if (k % 3 !== 0) continue
-      const tw = { cells: [64, 8, 32][(k / 3) % 3], switchAtMs: k * periodMs + (k % 2 === 0 ? -1000 : periodMs / 2) }
+      if (!fold && k % 3 !== 0) continue
+      const tw = fold
+        ? {
+            cells: [64, 16, 32][k % 3],
+            switchAtMs: k * periodMs + [-periodMs / 2, 300, periodMs / 2][(k >> 1) % 3],
+            fold: k % 3 !== 0,
+          }
+        : { cells: [64, 8, 32][(k / 3) % 3], switchAtMs: k * periodMs + (k % 2 === 0 ? -1000 : periodMs / 2) }
       twins.set(k, tw)
-      await admin.set(`${prefix}:{policy}:s${k}+`, `${store.shape.fingerprint}:${tw.switchAtMs}:${tw.cells}`)
+      await admin.set(
+        `${prefix}:{policy}:s${k}+`,
+        `${store.shape.fingerprint}:${tw.switchAtMs}:${tw.cells}${tw.fold === true ? ':fold' : ''}`,
+      )
     }
   }
   const model = new Model(
@@ -306,11 +336,25 @@ async function table(
       if (mismatches <= 3) t.same(got, want, `${c.name}: step ${step} key ${JSON.stringify(key)} at ${clock.now()}`)
     }
   }
-  const what = sized ? `${c.name}, self-sized` : c.name
+  const what = sized ? `${c.name}, self-sized${fold ? ', folding twins' : ''}` : c.name
   if (sized) {
     const used = [...twins.keys()].filter((k) => model.cellsById().has(k)).length
     t.ok(used >= 2, `${c.name}: the table crossed ${used} generations with twins`)
     t.ok(store.earlyGrowths >= used, `the store adopted ${store.earlyGrowths} twins`)
+  }
+  if (fold) {
+    // the folds happened in Redis: a folded twin's slot string is its size, the base's repeated
+    let folds = 0
+    for (const [k, tw] of twins) {
+      if (tw.fold !== true || !model.cellsById().has(k)) continue
+      const twin = await admin.getBuffer(`${prefix}:{policy}:g${k}+`)
+      const base = await admin.getBuffer(`${prefix}:{policy}:g${k}`)
+      if (twin === null || base === null) continue
+      folds++
+      if (folds > 3) continue
+      t.equal(twin.length, (c.sketch.levels ?? 4) * tw.cells * 16, `generation ${k}: its folding twin at its own size`)
+    }
+    t.ok(folds >= 4, `${c.name}: ${folds} twins folded from their base in Redis`)
   }
   t.equal(mismatches, 0, `${what}: ${STEPS} ops, 0 mismatches (admitted ${admitted}, denied ${denied})`)
   t.ok(c.sketch.lo !== 0 || (admitted > 20 && denied > 20), 'the table exercises both outcomes')
@@ -321,6 +365,8 @@ async function table(
 
 /** What the self-sized tables' sizer asks for, in turn (clamped to [4, 64]: 2 becomes 4). */
 const SIZES = [64, 4, 32, 2, 16, 8]
+/** What the folding tables' sizer asks for: W = 8 in every generation and twin. */
+const FOLD_SIZES = [8, 16]
 
 t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t) => {
   const opts = await needRedis(t)
@@ -338,6 +384,14 @@ t.test('exact mode: same decisions and scores as the Sketch, op by op', async (t
       const sizes = await table(t, admin, c, ci, true)
       t.ok(sizes.size >= 3, `${c.name}: the table crossed generations of ${[...sizes].join(', ')} cells per level`)
     }
+  })
+  // issue #14, "A load jump must not wait a whole period": folding twins (spec/cluster.md "Early
+  // growth") against the Sketch's own fold (Sketch.foldFrom) of the model's base at the switch:
+  // every key reads in the twin exactly what it read in its base, the decisions go on equal
+  t.test('step tables, self-sized: folding twins', opts, async (t) => {
+    const admin = client()
+    t.teardown(() => admin.quit())
+    for (const [ci, c] of configs.entries()) await table(t, admin, c, ci, true, true)
   })
 })
 

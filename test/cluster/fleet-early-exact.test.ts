@@ -1,12 +1,15 @@
 // Issue 14 item 2 for an exact fleet (spec/cluster.md "Early growth"): a load jump must not wait a
 // whole period in exact mode either. Two exact stores with their own Redis clients on one injected
 // clock (the script decides at that time) share a self-sized debt meter; one of them takes a 10×
-// jump of fresh clients. It records a larger twin of the youngest generation before the period
-// ends, the other adopts it at its next cost report, the script writes base and twin in one call
-// and decides on the twin from A + the adoption lag after its start (a key idle since before the
-// twin keeps its debt at the period boundary; a key held at its limit stays refused across the
-// switch), and the innocent refusals fall against the same run without early growth. A jump
-// spread over both instances (each seeing ρ below the threshold, the fleet above) grows too.
+// jump of fresh clients. It records a larger twin of every live generation before the period
+// ends, the other adopts them at its next cost report. With 1 slot the twins fold (W = 8 in both
+// shapes, B 16 → 64): not written before their switch, start + the adoption lag, then made of
+// their base's cells by the script and deciding at once; with 3 slots they do not (B 6 → 22) and
+// the youngest's twin is written beside its base and decides from A + the adoption lag after its
+// start. Either way a key idle since before the twin keeps its debt at the period boundary, a key
+// held at its limit stays refused across the switch, and the innocent refusals fall against the
+// same run without early growth. A jump spread over both instances (each seeing ρ below the
+// threshold, the fleet above) grows too.
 import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import t, { type Test } from 'tap'
@@ -41,8 +44,11 @@ interface Run {
   twinSeenAt: number
   adoptedByB: number
   record: string | null
+  record1001: string | null
   baseRecord: string | null
   twinLengths: number[]
+  /** STRLEN of 1002's twin on slot 0 at the last step before its switch (a folding twin: 0, none yet). */
+  twinLengthBeforeSwitch: number
   idle: { admitted1: number; read: number; admitted2: number }
   /** The held key: admitted at the switch (of 4 tries), its read then, and the exact bucket's debt of what the store admitted for it. */
   held: { atSwitch: number; read: number; debt: number; switchAt: number }
@@ -111,8 +117,10 @@ async function run(
     twinSeenAt: NaN,
     adoptedByB: NaN,
     record: null,
+    record1001: null,
     baseRecord: null,
     twinLengths: [],
+    twinLengthBeforeSwitch: NaN,
     telemetryAtTwin: null,
     telemetryAtEnd: null,
     endMs: NaN,
@@ -185,6 +193,9 @@ async function run(
     // the rounds (cost reports, early checks) left by these requests, before the clock moves
     await a.settled()
     await b.settled()
+    if (now + STEP >= out.held.switchAt && now < out.held.switchAt) {
+      out.twinLengthBeforeSwitch = await admin.strlen(`${prefix}:{e}:g1002+`)
+    }
     const sa = a.liveShapes()
     const sb = b.liveShapes()
     if (Number.isNaN(out.twinSeenAt) && sa.some((g) => g.twin !== undefined)) out.twinSeenAt = now
@@ -195,6 +206,7 @@ async function run(
       out.telemetryAtTwin = { gs: a.generationShapes(), live: sa }
   }
   out.record = await admin.get(`${prefix}:{e}:s1002+`)
+  out.record1001 = await admin.get(`${prefix}:{e}:s1001+`)
   out.baseRecord = await admin.get(`${prefix}:{e}:s1002`)
   out.twinLengths = await Promise.all(
     Array.from({ length: S }, (_, s) => admin.strlen(`${prefix}:{${s === 0 ? 'e' : `e#${s}`}}:g1002+`)),
@@ -217,8 +229,9 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
       const r = await run(t, S, true, [10, 100], [10, 10])
       const without = S === 1 ? await run(t, S, false, [10, 100], [10, 10]) : undefined
       t.equal(r.errors, 0, 'no call failed')
+      // at the first check whose window lies wholly after the jump (the second that wants a twin)
       t.ok(
-        r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 2 * CHECK_MS,
+        r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 2 * (CHECK_MS + STEP),
         `A started a twin ${r.twinSeenAt - T_JUMP} ms after the jump`,
       )
       t.ok(r.twinSeenAt < T0 + 20_000, 'before the period of the youngest (1002) ended')
@@ -226,15 +239,24 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
         r.adoptedByB - r.twinSeenAt <= CHECK_MS,
         `B adopted it at its next report (${r.adoptedByB - r.twinSeenAt} ms later)`,
       )
-      const [, switchText, cellsText] = (r.record ?? '::').split(':')
+      const [, switchText, cellsText, kind] = (r.record ?? '::').split(':')
       const switchAt = Number(switchText)
+      const fold = S === 1
       t.ok(Number(cellsText) >= 512, `the early record of 1002: ${cellsText} cells per level (the base: 128)`)
       t.equal(r.baseRecord?.split(':')[1], '128', 'the base record unchanged')
-      t.equal(
-        switchAt,
-        r.twinSeenAt + A + LAG,
-        'it decides from its start + A + the adoption lag 2·checkEveryMs + timeoutMs',
-      )
+      if (fold) {
+        t.equal(kind, 'fold', 'one slot: a folding twin (W = 8 in both shapes, B 16 → 64)')
+        t.equal(switchAt, r.twinSeenAt + LAG, 'it decides from its start + the adoption lag 2·checkEveryMs + timeoutMs')
+        t.equal(r.twinLengthBeforeSwitch, 0, 'no cells of it in Redis before its switch')
+      } else {
+        t.equal(kind, undefined, '3 slots: a twin written beside its base (B 6 → 22: no fold)')
+        t.equal(
+          switchAt,
+          r.twinSeenAt + A + LAG,
+          'it decides from its start + A + the adoption lag 2·checkEveryMs + timeoutMs',
+        )
+        t.ok(r.twinLengthBeforeSwitch > 0, 'its cells in Redis before its switch')
+      }
       // every slot string of the twin at its blocked size B·L·W·16 (W = min(8, ceil(M / S)))
       const Ms = Math.ceil(Number(cellsText) / S)
       const W = Math.min(8, Ms)
@@ -243,11 +265,18 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
         Array(S).fill(Math.ceil(Ms / W) * W * 4 * 16),
         `its cells in Redis at its own size on every slot (${r.twinLengths.join(', ')} bytes)`,
       )
-      const bound = T_JUMP + 3 * CHECK_MS + A + 2 * LAG
+      // C = checkEveryMs + one step (a report leaves after the first request past it)
+      const C = CHECK_MS + STEP
+      const bound = fold ? T_JUMP + 2 * C + LAG : T_JUMP + 3 * C + A + 2 * LAG
       t.ok(
         switchAt <= bound,
-        `undersized until ${switchAt - T_JUMP} ms after the jump ≤ 3C + A + 2D = ${bound - T_JUMP} ms`,
+        `undersized until ${switchAt - T_JUMP} ms after the jump ≤ ${fold ? '2C + D' : '3C + A + 2D'} = ${bound - T_JUMP} ms`,
       )
+      // the deciding generation (1001, until 20 s) folds too: the in-process Rotator's fold
+      const t1001 = r.record1001?.split(':')
+      if (fold)
+        t.same(t1001?.slice(1), [switchText, cellsText, 'fold'], '1001 (deciding then) got the same folding twin')
+      else t.equal(r.record1001, null, '1001 got none (a twin written beside it could not decide before it retires)')
       t.ok(switchAt < T0 + 30_000, 'sooner than the next generation (1003) would decide without early growth')
       t.same(r.shapesA, r.shapesB, 'both hold the same live generations and twins')
       t.comment(JSON.stringify(r.shapesA))
@@ -275,17 +304,19 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
       )
       t.same(
         atTwin.gs.early,
-        [
-          {
-            generation: atTwin.live.indexOf(live1002),
-            cellsPerLevel: live1002.twin,
+        atTwin.live
+          .filter((g) => g.twin !== undefined)
+          .map((g) => ({
+            generation: atTwin.live.indexOf(g),
+            cellsPerLevel: g.twin,
             twin: true,
-            decidesAtMs: live1002.switchAtMs,
+            decidesAtMs: g.switchAtMs,
             deciding: false,
-          },
-        ],
-        "early: 1002's twin, pending",
+          })),
+        fold ? "early: 1001's and 1002's twins, pending" : "early: 1002's twin, pending",
       )
+      t.equal(atTwin.gs.early?.length, fold ? 2 : 1, 'as many as the live twins')
+      t.ok(live1002.twin !== undefined, "1002's among them")
       // at the end 1003 (the oldest) decides on its twin: it takes 1003's place in the shapes
       const end = r.telemetryAtEnd!
       t.ok(r.endMs >= r.shapesA[0].switchAtMs!, "the run ends after 1003's twin decides")
@@ -336,7 +367,9 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
     const r = await run(t, 1, true, [5, 55], [5, 55])
     t.equal(r.errors, 0, 'no call failed')
     t.ok(
-      r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 3 * CHECK_MS,
+      // the fleet's rate lags by one window (the other's cost arrives with its report), and the
+      // twin waits for the second window in a row that wants it
+      r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 3 * (CHECK_MS + STEP),
       `a twin started ${r.twinSeenAt - T_JUMP} ms after the jump`,
     )
     t.ok(Number((r.record ?? '::').split(':')[2]) >= 512, `1002's twin: ${r.record?.split(':')[2]} cells per level`)

@@ -1,10 +1,13 @@
 // Issue 14 item 2 for a fleet (spec/cluster.md "Early growth"): a load jump must not wait a whole
 // period in sync mode either. Two sync stores with their own Redis clients on one injected clock
 // share a self-sized debt meter; one of them takes a 10× jump of fresh clients. It records a
-// larger twin of the youngest generation before the period ends, the other adopts it at its
-// next sync, the twin decides from A + the adoption lag after its start (not at the period
-// boundary: a key idle since before the twin keeps its debt), and a heavy key's admitted total
-// across both stays within the sync bound of the exact token bucket.
+// larger twin before the period ends, the other adopts it at its next sync. With one slot every
+// live generation gets a folding twin, deciding from the adoption lag after its start, made of
+// its base's cells (locally at the switch, in Redis by the fold script once every base push has
+// landed); with 3 slots the youngest's twin is written beside its base and decides from A + the
+// adoption lag after its start. Either way a key idle since before the twin keeps its debt at
+// the period boundary, and a heavy key's admitted total across both stays within the sync bound
+// of the exact token bucket.
 import t from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
@@ -126,17 +129,28 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
         }
       }
       t.equal(errors, 0, 'no call threw or rejected')
+      // at the second check in a row that wants one (the first window wholly after the jump)
       t.ok(
         twinSeenAt >= T_JUMP && twinSeenAt <= T_JUMP + 2 * SYNC_MS,
         `A started a twin ${twinSeenAt - T_JUMP} ms after the jump`,
       )
+      const fold = S === 1
       t.ok(twinSeenAt < T0 + 20_000, 'before the period of the youngest (1002) ended')
       t.ok(adoptedByB - twinSeenAt <= SYNC_MS, `B adopted it at its next sync (${adoptedByB - twinSeenAt} ms later)`)
       const rec = await admin.get(`${prefix}:{e}:s1002+`)
-      const [, switchText, cellsText] = (rec ?? '::').split(':')
+      const [, switchText, cellsText, kind] = (rec ?? '::').split(':')
       const switchAt = Number(switchText)
       t.ok(Number(cellsText) >= 512, `the early record of 1002: ${cellsText} cells per level (the base: 128)`)
-      t.equal(switchAt, twinSeenAt + A + LAG, 'it decides from its start + A + the adoption lag')
+      if (fold) {
+        t.equal(kind, 'fold', 'one slot: a folding twin')
+        t.equal(switchAt, twinSeenAt + LAG, 'it decides from its start + the adoption lag')
+        // the deciding generation then (1001) got one too, switching at the same instant
+        const r1001 = await admin.get(`${prefix}:{e}:s1001+`)
+        t.same(r1001?.split(':').slice(1), [switchText, cellsText, 'fold'], '1001 got the same folding twin')
+      } else {
+        t.equal(kind, undefined, '3 slots: a twin written beside its base (no fold over index-range slots)')
+        t.equal(switchAt, twinSeenAt + A + LAG, 'it decides from its start + A + the adoption lag')
+      }
       const lengths = await Promise.all(
         Array.from({ length: S }, (_, s) => admin.strlen(`${prefix}:{${s === 0 ? 'e' : `e#${s}`}}:g1002+`)),
       )
@@ -149,10 +163,11 @@ t.test('sync mode: a 10× jump on one instance starts a larger twin early; both 
       // both switch at the first call at or after switchAt; the bound of spec/rotator.md's fleet case
       t.ok(switchedA >= switchAt && switchedA < switchAt + SYNC_MS, `A decides on the twin from ${switchedA - T0} ms`)
       t.equal(switchedB, switchedA, 'B switches at the same instant')
-      const bound = T_JUMP + 3 * SYNC_MS + A + 2 * LAG
+      // (switches are seen at the syncs, every SYNC_MS: one more C)
+      const bound = fold ? T_JUMP + 3 * SYNC_MS + LAG : T_JUMP + 3 * SYNC_MS + A + 2 * LAG
       t.ok(
         switchedA <= bound,
-        `undersized until ${switchedA - T_JUMP} ms after the jump ≤ 3C + A + 2·lag = ${bound - T_JUMP} ms`,
+        `undersized until ${switchedA - T_JUMP} ms after the jump ≤ ${fold ? '2C + lag (+ C, seen at a sync)' : '3C + A + 2·lag'} = ${bound - T_JUMP} ms`,
       )
       t.ok(switchedA < T0 + 30_000, 'sooner than the next generation (1003) would decide without early growth')
       // 1003 was proposed at 128 at half of 1002's youth, before the jump: it got a twin of its own

@@ -54,6 +54,9 @@ t.test('sync mode: a twin is in the shapes, the bytes, the resizes and the Prome
       seed: SEED,
       prefix,
       mode: 'sync',
+      // 3 slots: the twin written beside its base (over one slot it would fold, see
+      // fleet-early.test.ts, and hold nothing before its switch)
+      slots: 3,
       clock,
       ticker: new FakeTicker(),
       syncMs: SYNC_MS,
