@@ -7,6 +7,7 @@ import {
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
   fairnessFalseThrottleRate,
+  requestsPerKeyOf,
   scoreBackground,
   sketchFalsePositiveRate,
   type ScoreLoad,
@@ -71,6 +72,13 @@ export interface LimiterStats {
    * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
    */
   requestsPerSecond: number
+  /**
+   * B, the requests per distinct key of the model's load (spec/sizing.md §2.6, §7): the debt
+   * meter's admitted requests in the window over the window's distinct keys, at least 1 (one
+   * request per key; also without a debt meter). A key's requests feed the same cells, so the
+   * model takes them as one jump of B × cost (lumped: an upper bound, their spacing is not measured).
+   */
+  requestsPerKey: number
   /**
    * ρ, the debt meter's load factor: {@link LimiterStats.requestsPerSecond} × cost / (M × rate),
    * M of the deciding generation. Above 1 a level cannot drain what it is offered (its admitted
@@ -522,6 +530,7 @@ export class Telemetry {
     let fpr: number | undefined
     let loadFactor = 0
     let requestsPerSecond = 0
+    let requestsPerKey = 1
     let suggested: LimiterStats['suggested']
     let generations: LimiterStats['generations']
     const perPolicy: LimiterStats['perPolicy'] = {}
@@ -546,6 +555,9 @@ export class Telemetry {
           ...sk.debt,
           requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
           hotKeys: 0,
+          // B, the requests a key sends (spec/sizing.md §2.6, §7): the window's admitted requests
+          // over its distinct keys, lumped (spacing 0: an upper bound, the spacing is not measured)
+          requestsPerKey: requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost),
         }
         const rate = sketchFalsePositiveRate(shape, load)
         // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the
@@ -561,6 +573,7 @@ export class Telemetry {
         }
         fpr = rate
         requestsPerSecond = load.requestsPerSecond
+        requestsPerKey = load.requestsPerKey
         loadFactor = rho
         if (rate > this.targetFalsePositiveRate) {
           const maxCells = 1 << 24
@@ -615,6 +628,7 @@ export class Telemetry {
       targetFalsePositiveRate: this.targetFalsePositiveRate,
       hotKeys,
       requestsPerSecond,
+      requestsPerKey,
       loadFactor,
       perPolicy,
     }
