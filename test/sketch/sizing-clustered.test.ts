@@ -86,6 +86,8 @@ t.test('requestsPerKeyOf: admitted cost over distinct keys, never below 1', asyn
   t.equal(requestsPerKeyOf(900_000, 300_000, 1), 3)
   t.equal(requestsPerKeyOf(1800, 300, 2), 3)
   t.equal(requestsPerKeyOf(290, 300, 1), 1, 'a HyperLogLog estimate above the requests')
+  t.equal(requestsPerKeyOf(330, 300, 1), 1, 'within the HyperLogLog error of 1 (3σ at precision 10)')
+  t.equal(requestsPerKeyOf(333, 300, 1), 1.11)
   t.equal(requestsPerKeyOf(0, 0, 1), 1)
   t.equal(requestsPerKeyOf(10, 0, 1), 1)
   t.equal(requestsPerKeyOf(NaN, 10, 1), 1)
