@@ -343,7 +343,10 @@ export function formatSuggestion(s: Suggestion, o: SuggestOptions): string {
   if (s.policy === 'limit') {
     if ((o.requestsPerSecond ?? 0) > 0)
       load.push(
-        `${o.requestsPerSecond} requests/s at rate ${o.rate}/s, burst ${o.burst}${o.cost === undefined ? '' : `, cost ${o.cost}`}`,
+        `${o.requestsPerSecond} requests/s at rate ${o.rate}/s, burst ${o.burst}${o.cost === undefined ? '' : `, cost ${o.cost}`}` +
+          ((o.requestsPerKey ?? 1) > 1
+            ? `, ${o.requestsPerKey} requests per key ${(o.requestSpacingMs ?? 0) > 0 ? `${o.requestSpacingMs} ms apart` : 'at once'}`
+            : ''),
       )
   } else if ((o.eventsPerSecond ?? 0) > 0)
     load.push(`${o.eventsPerSecond} ${s.policy === 'abuse' ? 'scored events' : 'failures'}/s`)

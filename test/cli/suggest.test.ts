@@ -120,6 +120,14 @@ t.test('clustered arrivals: --requests-per-key and --request-spacing reach the m
   )
   t.ok(lumped.falsePositiveRate > spaced.falsePositiveRate, `B = 3, 0 s: ${lumped.falsePositiveRate}`)
   t.notOk(spaced.meetsTarget)
+  t.match(
+    formatSuggestion(spaced, { ...load, targetFalsePositive: 1e-5, requestsPerKey: 3, requestSpacingMs: 1000 }),
+    /^limit: 3000 requests\/s at rate 1\/s, burst 10, 3 requests per key 1000 ms apart,/,
+  )
+  t.match(
+    formatSuggestion(lumped, { ...load, targetFalsePositive: 1e-5, requestsPerKey: 3 }),
+    /, 3 requests per key at once,/,
+  )
   t.throws(() => suggestShape({ ...load, targetFalsePositive: 1e-5, requestsPerKey: 0.5 }), {
     code: 'ERR_GRUDGE_SIZING_INVALID',
     message: /^requestsPerKey:/,
