@@ -653,9 +653,11 @@ export function spreadFactor(rho: number, batch: number, spacingJ: number): numb
   }
   const r = lo
   const tilted = lam * Math.exp(r * batch)
-  let sum = 0
-  const whole = Math.ceil(batch) - 1
-  for (let k = 1; k <= whole; k++) sum += (k < batch - 1 ? 1 : batch - 1 - (k - 1)) * -Math.expm1(-r * k)
+  // Σ_{k=1}^{n} (1 − e^(−R·k)) = n − e^(−R)(1 − e^(−R·n)) / (1 − e^(−R)), n = ⌈B⌉ − 2 whole
+  // terms, then the last, k = ⌈B⌉ − 1, weighted by B − 1 − n (1 for an integer B): O(1) for any B
+  const n = Math.ceil(batch) - 2
+  const whole = n <= 0 ? 0 : n - (Math.exp(-r) * -Math.expm1(-r * n)) / -Math.expm1(-r)
+  const sum = whole + (batch - 1 - Math.max(0, n)) * -Math.expm1(-r * (n + 1))
   return Math.exp(-tilted * spacingJ * sum)
 }
 
