@@ -44,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
       burst: cmd.burst,
       cost: cmd.cost,
       periodMs: cmd.periodMs,
+      requestsPerKey: cmd.requestsPerKey,
+      requestSpacingMs: cmd.requestSpacingMs,
       eventsPerSecond: cmd.eventsPerSecond,
       weight: cmd.weight,
       threshold: cmd.threshold,

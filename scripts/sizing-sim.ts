@@ -1,4 +1,4 @@
-// `npx tsx scripts/sizing-sim.ts [--quick] [--cells M] [--only K] [--overload]`: the debt-meter capacity model of
+// `npx tsx scripts/sizing-sim.ts [--quick] [--cells M] [--only K] [--overload | --clustered]`: the debt-meter capacity model of
 // spec/sizing.md §2 against the real DebtMeter (an in-process Rotator of Sketches) on a fake
 // clock, and against one Sketch that never rotates (the stationary model's object). Fresh
 // keys arrive as a Poisson process, each sending one request of `cost`; after a warm-up of two
@@ -35,6 +35,10 @@ export interface SimPoint {
   seed: number
   /** What decides: one Sketch (the model's object, in steady state) or the DebtMeter (a Rotator of 2 generations with carry-forward). */
   engine: 'sketch' | 'meter'
+  /** B, requests each fresh key sends (an integer ≥ 1); default 1. */
+  requestsPerKey?: number
+  /** The spacing of a key's requests in s (≥ 0); default 0 (all at once). */
+  spacingS?: number
 }
 
 /** What one point measured. */
@@ -45,8 +49,10 @@ export interface SimResult extends SimPoint {
   requests: number
   /** Refused requests in the measured span. */
   refused: number
-  /** refused / requests. */
+  /** refused / requests: of the keys' first requests (a fresh key's, the model's object, §2.6). */
   measured: number
+  /** Refused over all requests, the keys' later ones included (their own debt lowers their margin). */
+  measuredAll: number
   /** sketchFalsePositiveRate at the offered load (with the Rotator's generations and period for the DebtMeter). */
   predicted: number
 }
@@ -67,7 +73,46 @@ export function simSketch(
   return { clock, ticker, sketch }
 }
 
-/** Run one point: Poisson fresh keys through a real DebtMeter on a FakeClock. */
+/** A binary min-heap of a key's pending requests: [time ms, key, index], by time. */
+class Pending {
+  private readonly h: [number, number, number][] = []
+  get size(): number {
+    return this.h.length
+  }
+  peek(): number {
+    return this.h[0][0]
+  }
+  push(e: [number, number, number]): void {
+    const h = this.h
+    h.push(e)
+    for (let i = h.length - 1; i > 0;) {
+      const p = (i - 1) >> 1
+      if (h[p][0] <= h[i][0]) break
+      ;[h[p], h[i]] = [h[i], h[p]]
+      i = p
+    }
+  }
+  pop(): [number, number, number] {
+    const h = this.h
+    const top = h[0]
+    const last = h.pop() as [number, number, number]
+    if (h.length > 0) {
+      h[0] = last
+      for (let i = 0; ;) {
+        const l = 2 * i + 1
+        let m = i
+        if (l < h.length && h[l][0] < h[m][0]) m = l
+        if (l + 1 < h.length && h[l + 1][0] < h[m][0]) m = l + 1
+        if (m === i) break
+        ;[h[m], h[i]] = [h[i], h[m]]
+        i = m
+      }
+    }
+    return top
+  }
+}
+
+/** Run one point: Poisson fresh keys (each B requests s apart) through a real DebtMeter on a FakeClock. */
 export function simulate(p: SimPoint): SimResult {
   const rate = 1
   const cost = 1
@@ -98,18 +143,34 @@ export function simulate(p: SimPoint): SimResult {
     consume = (key, nowMs) => s.tryUpdateAt(nowMs, key, cost, p.burst)
   }
   const random = mulberry32(p.seed)
+  const perKey = p.requestsPerKey ?? 1
+  const spacingMs = (p.spacingS ?? 0) * 1000
   const perMs = (p.rho * p.cellsPerLevel * rate) / cost / 1000
+  // keys arrive at perMs / B, each then sends B requests spacingMs apart
+  const keysPerMs = perMs / perKey
+  const pending = new Pending()
   const warmMs = 2 * periodMs
   const endMs = warmMs + p.measureS * 1000
-  let t = 0
+  let t: number
+  let nextKeyMs = -Math.log(1 - random()) / keysPerMs
   let nextTickMs = periodMs
   let key = 0
   let requests = 0
   let refused = 0
+  let all = 0
+  let refusedAll = 0
   let admittedCost = 0
   for (;;) {
-    t += -Math.log(1 - random()) / perMs
+    let k: number
+    let j = 0
+    if (pending.size > 0 && pending.peek() <= nextKeyMs) [t, k, j] = pending.pop()
+    else {
+      t = nextKeyMs
+      k = key++
+      nextKeyMs += -Math.log(1 - random()) / keysPerMs
+    }
     if (t >= endMs) break
+    if (j + 1 < perKey) pending.push([t + spacingMs, k, j + 1])
     if (p.engine === 'meter') {
       while (t >= nextTickMs) {
         clock.set(nextTickMs)
@@ -118,19 +179,39 @@ export function simulate(p: SimPoint): SimResult {
       }
       clock.set(t)
     }
-    const admitted = consume(`k${key++}`, t)
+    const admitted = consume(`k${k}`, t)
     if (t < warmMs) continue
-    requests++
+    all++
     if (admitted) admittedCost += cost
-    else refused++
+    else refusedAll++
+    if (j > 0) continue
+    requests++
+    if (!admitted) refused++
   }
   close()
   const rhoAdmitted = admittedCost / (p.measureS * p.cellsPerLevel * rate)
   const predicted = sketchFalsePositiveRate(
     { levels: p.levels, cellsPerLevel: p.cellsPerLevel },
-    { requestsPerSecond: perMs * 1000, rate, burst: p.burst, cost, maxDebt, ...rotation },
+    {
+      requestsPerSecond: perMs * 1000,
+      rate,
+      burst: p.burst,
+      cost,
+      maxDebt,
+      ...rotation,
+      requestsPerKey: perKey,
+      requestSpacingMs: spacingMs,
+    },
   )
-  return { ...p, rhoAdmitted, requests, refused, measured: refused / Math.max(1, requests), predicted }
+  return {
+    ...p,
+    rhoAdmitted,
+    requests,
+    refused,
+    measured: refused / Math.max(1, requests),
+    measuredAll: refusedAll / Math.max(1, all),
+    predicted,
+  }
 }
 
 /** Whether predicted and measured agree: within 2× of each other, or within 1e-6 absolute. */
@@ -179,6 +260,54 @@ export const OVERLOAD_SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cell
   { rho: 300, levels: 1, burst: 5 },
 ]
 
+/**
+ * Clustered points (spec/sizing.md §6.1, "Clustered arrivals"): each fresh key sends B = 3 or 10
+ * requests, 1 s or 0 s apart (issue 14's clients send 3, 1 s apart, at rate 1, burst 10). The
+ * model's object is a fresh key, so the measured rate is its first request's; the script prints
+ * the rate over all requests beside it (later ones carry the key's own debt).
+ */
+export const CLUSTER_SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel' | 'engine'>[] = [
+  { rho: 0.73, levels: 4, burst: 10, requestsPerKey: 3, spacingS: 1 },
+  { rho: 0.73, levels: 4, burst: 10, requestsPerKey: 3, spacingS: 0 },
+  { rho: 0.5, levels: 2, burst: 10, requestsPerKey: 10, spacingS: 1 },
+  { rho: 0.5, levels: 3, burst: 10, requestsPerKey: 10, spacingS: 0 },
+  { rho: 0.3, levels: 2, burst: 10, requestsPerKey: 10, spacingS: 1 },
+  { rho: 0.3, levels: 2, burst: 5, requestsPerKey: 3, spacingS: 0 },
+  { rho: 0.9, levels: 6, burst: 10, requestsPerKey: 3, spacingS: 1 },
+  { rho: 1, levels: 3, burst: 10, requestsPerKey: 3, spacingS: 1 },
+  { rho: 1.2, levels: 4, burst: 10, requestsPerKey: 10, spacingS: 0 },
+  { rho: 1.5, levels: 5, burst: 10, requestsPerKey: 10, spacingS: 1 },
+]
+
+function clustered(argv: readonly string[], flag: (name: string) => number | undefined): void {
+  const cellsPerLevel = flag('--cells') ?? 1024
+  const measureS = argv.includes('--quick') ? 200 : 1000
+  const only = flag('--only')
+  const sweep = only === undefined ? CLUSTER_SWEEP : CLUSTER_SWEEP.slice(only - 1, only)
+  const lines = [
+    '| ρ | L | M | burst | B | spacing s | first requests | refused | measured (first) | predicted | agree | measured (all requests) | predicted without B |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ]
+  let agreeMeter = 0
+  let seed = 200 + (only ?? 1)
+  for (const s of sweep) {
+    const m = simulate({ ...s, cellsPerLevel, measureS, seed: seed++, engine: 'meter' })
+    const single = sketchFalsePositiveRate(
+      { levels: m.levels, cellsPerLevel },
+      { requestsPerSecond: m.rho * cellsPerLevel, rate: 1, burst: m.burst, cost: 1, generations: 2 },
+    )
+    if (agrees(m)) agreeMeter++
+    lines.push(
+      `| ${m.rho} | ${m.levels} | ${cellsPerLevel} | ${m.burst} | ${m.requestsPerKey} | ${m.spacingS} | ${m.requests} | ${m.refused} | ${m.measured.toExponential(2)} | ${m.predicted.toExponential(2)} | ${agrees(m) ? 'yes' : 'NO'} | ${m.measuredAll.toExponential(2)} | ${single.toExponential(2)} |`,
+    )
+    console.log(lines[lines.length - 1])
+  }
+  console.log('\n' + lines.join('\n'))
+  console.log(
+    `\nM = ${cellsPerLevel}, ${measureS} s measured per point. DebtMeter: ${agreeMeter} of ${sweep.length} agree.`,
+  )
+}
+
 /** 1 − rate, to 3 digits: under an overload the admitted share is the figure that moves. */
 function share(rate: number): string {
   return (1 - rate).toExponential(2)
@@ -222,6 +351,8 @@ function main(): void {
   }
   // --overload: the overloaded sweep (M = 64, 200 s; --quick 50 s)
   if (argv.includes('--overload')) return overload(argv, flag)
+  // --clustered: keys of B requests s apart (M = 1024, 1000 s; --quick 200 s)
+  if (argv.includes('--clustered')) return clustered(argv, flag)
   const cellsPerLevel = flag('--cells') ?? (quick ? 128 : 1024)
   const measureS = quick ? 400 : 2000
   const only = flag('--only')

@@ -15,6 +15,8 @@ export const USAGE = `usage:
 suggest loads (--hot-keys H, keys held at their limit, adds to any of them):
   limit (default)   --rps R --rate r --burst b [--cost c] [--period D]   requests/s of all keys; D the rotation
                     period (default the shortest the amnesty guard allows); or --hot-keys H alone
+                    [--requests-per-key B [--request-spacing D]]   each key sends B requests (a mean ≥ 1,
+                    default 1), D apart (default 0: all at once, an upper bound for any spacing)
   abuse             --events E [--weight w] [--threshold 10] [--half-life 10m] [--max-score 4×threshold]
                     E scored events/s of all keys (responses with a positive weight), w the heaviest weight (default 1)
   fairness          --events E [--failure-delta 0.1] [--lambda 0.1]   E failures/s of all keys, λ per second
@@ -59,6 +61,8 @@ export type Command =
       json: boolean
       policy: SuggestPolicy
       periodMs: number | undefined
+      requestsPerKey: number | undefined
+      requestSpacingMs: number | undefined
       levels: number | undefined
       eventsPerSecond: number | undefined
       weight: number | undefined
@@ -104,6 +108,8 @@ const SUGGEST_FLAGS = {
   'max-levels': { type: 'string' },
   levels: { type: 'string' },
   period: { type: 'string' },
+  'requests-per-key': { type: 'string' },
+  'request-spacing': { type: 'string' },
   policy: { type: 'string' },
   events: { type: 'string' },
   weight: { type: 'string' },
@@ -118,7 +124,7 @@ const SUGGEST_FLAGS = {
 const SUGGEST_POLICIES: readonly SuggestPolicy[] = ['limit', 'abuse', 'fairness']
 /** The flags of each policy's load in `grudge suggest` (besides --hot-keys). */
 const SUGGEST_LOAD_FLAGS: Readonly<Record<SuggestPolicy, readonly string[]>> = {
-  limit: ['rps', 'rate', 'burst', 'cost', 'period'],
+  limit: ['rps', 'rate', 'burst', 'cost', 'period', 'requests-per-key', 'request-spacing'],
   abuse: ['events', 'weight', 'threshold', 'half-life', 'max-score'],
   fairness: ['events', 'failure-delta', 'lambda'],
 }
@@ -200,6 +206,8 @@ const FLAG_OF: Record<string, string> = {
   maxDisorderMs: 'max-disorder',
   cellsPerLevel: 'cells',
   periodMs: 'period',
+  requestsPerKey: 'requests-per-key',
+  requestSpacingMs: 'request-spacing',
   binMs: 'bin',
   ratePerSecond: 'rate',
   maxScore: 'max-score',
@@ -274,6 +282,16 @@ export function parseCommand(argv: string[]): Command {
     const failureDelta = checked('failure-delta', values['failure-delta'], 'a number in (0, 1]', (n) => n > 0 && n <= 1)
     const lambdaPerSecond = checked('lambda', values.lambda, 'a decay rate > 0 (per second)', (n) => n > 0)
     const periodMs = values.period === undefined ? undefined : parseDurationMs('period', values.period)
+    const requestsPerKey = checked(
+      'requests-per-key',
+      values['requests-per-key'],
+      'a number ≥ 1 (the requests each key sends, a mean)',
+      (n) => n >= 1,
+    )
+    const requestSpacingMs =
+      values['request-spacing'] === undefined
+        ? undefined
+        : parseDurationMs('request-spacing', values['request-spacing'])
     const levels = checked(
       'levels',
       values.levels,
@@ -314,6 +332,8 @@ export function parseCommand(argv: string[]): Command {
           ['burst', burst],
           ['cost', cost],
           ['period', periodMs],
+          ['requests-per-key', requestsPerKey],
+          ['request-spacing', requestSpacingMs],
         ] as const)
           if (v !== undefined) badFlag(flag, 'sizes a request load: add --rps R (requests per second, all keys)')
       } else {
@@ -345,6 +365,8 @@ export function parseCommand(argv: string[]): Command {
       json: values.json ?? false,
       policy,
       periodMs,
+      requestsPerKey,
+      requestSpacingMs,
       levels,
       eventsPerSecond,
       weight,

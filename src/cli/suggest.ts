@@ -129,6 +129,8 @@ function policyModel(o: SuggestOptions, policy: SuggestPolicy, generations: numb
         ['cost', o.cost],
         ['maxDebt', o.maxDebt],
         ['period', o.periodMs],
+        ['requests-per-key', o.requestsPerKey],
+        ['request-spacing', o.requestSpacingMs],
       ] as const)
         if (v !== undefined) invalidOption(flag, 'a request load (rps > 0) to act on', v)
       const load = { hotKeys }
@@ -149,10 +151,11 @@ function policyModel(o: SuggestOptions, policy: SuggestPolicy, generations: numb
       '',
     )
     const costPerSecond = rps * c.cost
-    const load = debtMeterLoad(c, generations, costPerSecond, hotKeys)
+    const clustering = { requestsPerKey: o.requestsPerKey, requestSpacingMs: o.requestSpacingMs }
+    const load = debtMeterLoad(c, generations, costPerSecond, hotKeys, clustering)
     return {
       costPerSecond,
-      cellsFor: (L) => debtMeterCellsFor(c, generations, L, costPerSecond, p, hotKeys),
+      cellsFor: (L) => debtMeterCellsFor(c, generations, L, costPerSecond, p, hotKeys, clustering),
       rate: (shape) => sketchFalsePositiveRate(shape, load),
       loadFactor: (M) => debtMeterLoadFactor(M, load.requestsPerSecond!, c.rate, c.cost, 0),
       periodMs: c.periodMs,
@@ -164,6 +167,8 @@ function policyModel(o: SuggestOptions, policy: SuggestPolicy, generations: numb
     ['burst', o.burst],
     ['cost', o.cost],
     ['period', o.periodMs],
+    ['requests-per-key', o.requestsPerKey],
+    ['request-spacing', o.requestSpacingMs],
   ] as const)
     if (v !== undefined) invalidOption(flag, `no ${flag} for --policy ${policy} (the score models read --events)`, v)
   const events = checkedNumber('events', o.eventsPerSecond, (n) => n >= 0, 'a finite number ≥ 0 (events per second)')
@@ -338,7 +343,10 @@ export function formatSuggestion(s: Suggestion, o: SuggestOptions): string {
   if (s.policy === 'limit') {
     if ((o.requestsPerSecond ?? 0) > 0)
       load.push(
-        `${o.requestsPerSecond} requests/s at rate ${o.rate}/s, burst ${o.burst}${o.cost === undefined ? '' : `, cost ${o.cost}`}`,
+        `${o.requestsPerSecond} requests/s at rate ${o.rate}/s, burst ${o.burst}${o.cost === undefined ? '' : `, cost ${o.cost}`}` +
+          ((o.requestsPerKey ?? 1) > 1
+            ? `, ${o.requestsPerKey} requests per key ${(o.requestSpacingMs ?? 0) > 0 ? `${o.requestSpacingMs} ms apart` : 'at once'}`
+            : ''),
       )
   } else if ((o.eventsPerSecond ?? 0) > 0)
     load.push(`${o.eventsPerSecond} ${s.policy === 'abuse' ? 'scored events' : 'failures'}/s`)

@@ -54,6 +54,10 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     'requests_per_second',
     "The debt meter's offered requests per second, the load of its model: admitted plus refused ones, of the latest check window or its decayed mean (spec/sizing.md §7)",
   ).set(stats.requestsPerSecond)
+  g(
+    'requests_per_key',
+    "B, the debt meter's admitted requests in the window per distinct key, at least 1: the model takes a key's requests as one jump of B × cost (spec/sizing.md §2.6)",
+  ).set(stats.requestsPerKey)
   // per policy with a capacity model (stats().perPolicy, spec/sizing.md §2–4): the figures of
   // item 5 of issue 14, labelled by policy; shapes also for a fixed shape
   const models = Object.entries(stats.perPolicy)

@@ -6,9 +6,11 @@ import {
   SELF_SIZED_CELL_RANGE,
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
+  requestsPerKeyOf,
   sketchFalsePositiveRate,
   type DebtMeterLoad,
 } from '../sketch/sizing.js'
+import type { GenerationLoad } from '../sketch/rotator-sizing.js'
 import { policyStore, positive, type ResolvedSketchOptions } from './options.js'
 import { suggestPeriodMs } from '../sketch/rotator-period.js'
 import {
@@ -186,7 +188,10 @@ export class DebtMeter {
       this.periodMs,
       linear(this.rate),
       this.maxDebt,
-      (load) => debtMeterCellsFor(c, generations, load.levels, load.costPerSecond),
+      (load) =>
+        debtMeterCellsFor(c, generations, load.levels, load.costPerSecond, undefined, 0, {
+          requestsPerKey: generationRequestsPerKey(c, load),
+        }),
       (load, cells) => debtMeterAtSize(c, generations, load, cells),
     )
     this.local = localRotatorOf(this.store)
@@ -318,6 +323,20 @@ export class DebtMeter {
   }
 }
 
+/** How a key's requests cluster, for {@link debtMeterLoad}: B and their spacing (spec/sizing.md §2.6). */
+export type DebtMeterClustering = Pick<DebtMeterLoad, 'requestsPerKey' | 'requestSpacingMs'>
+
+/**
+ * B of a self-sized meter's measurement (spec/sizing.md §2.6 _Clustered arrivals_): the admitted
+ * cost of the window over its distinct keys, in requests of `cost` ({@link requestsPerKeyOf}).
+ * At a rotation the window is the youngest generation's life (a period); at a check, the last
+ * check window (about a second: keys whose requests are a second or more apart count 1 there).
+ * @internal
+ */
+export function generationRequestsPerKey(c: Pick<DebtMeterConfig, 'cost'>, load: GenerationLoad): number {
+  return requestsPerKeyOf((load.costPerSecond * load.periodMs) / 1000, load.distinctKeys, c.cost)
+}
+
 /**
  * The capacity model's load of a debt meter (spec/sizing.md §2) from the admitted cost per
  * second it measured: `requestsPerSecond = costPerSecond / cost`, the meter's rate, burst,
@@ -328,6 +347,8 @@ export class DebtMeter {
  * @param generations N of its Rotator, integer in [2, 16]
  * @param costPerSecond admitted cost per second, all keys (finite, ≥ 0)
  * @param hotKeys keys held at their limit (finite, ≥ 0); default 0 (the meter's sizer measures none)
+ * @param clustering `requestsPerKey` B (finite, ≥ 1; measured by {@link requestsPerKeyOf}; default 1)
+ * and `requestSpacingMs` (default 0: a key's B requests lumped, an upper bound; spec/sizing.md §2.6)
  * @internal
  */
 export function debtMeterLoad(
@@ -335,8 +356,10 @@ export function debtMeterLoad(
   generations: number,
   costPerSecond: number,
   hotKeys = 0,
+  clustering: DebtMeterClustering = {},
 ): DebtMeterLoad {
   return {
+    ...clustering,
     requestsPerSecond: costPerSecond / c.cost,
     rate: c.rate,
     burst: c.burst,
@@ -359,10 +382,10 @@ export function debtMeterLoad(
 export function debtMeterAtSize(
   c: Pick<DebtMeterConfig, 'rate' | 'burst' | 'cost' | 'maxDebt' | 'periodMs'>,
   generations: number,
-  load: { costPerSecond: number; levels: number },
+  load: GenerationLoad,
   cellsPerLevel: number,
 ): string {
-  const m = debtMeterLoad(c, generations, load.costPerSecond)
+  const m = debtMeterLoad(c, generations, load.costPerSecond, 0, { requestsPerKey: generationRequestsPerKey(c, load) })
   const rho = debtMeterLoadFactor(cellsPerLevel, m.requestsPerSecond ?? 0, c.rate, c.cost, 0)
   const fr = sketchFalsePositiveRate({ levels: load.levels, cellsPerLevel }, m)
   return (
@@ -384,6 +407,7 @@ export function debtMeterAtSize(
  * @param costPerSecond admitted cost per second, all keys (finite, ≥ 0)
  * @param targetFalseReject the rate to reach, in (0, 1); default 1e-5 (the meter's)
  * @param hotKeys keys held at their limit; default 0
+ * @param clustering B and the spacing of a key's requests, as {@link debtMeterLoad}; default none (B = 1)
  * @returns M, a power of two in [16, 2^30]
  * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID` for a load out of the model's domain (a cost of 0)
  * @internal
@@ -395,8 +419,9 @@ export function debtMeterCellsFor(
   costPerSecond: number,
   targetFalseReject?: number,
   hotKeys = 0,
+  clustering: DebtMeterClustering = {},
 ): number {
-  return debtMeterCellsForLoad(debtMeterLoad(c, generations, costPerSecond, hotKeys), {
+  return debtMeterCellsForLoad(debtMeterLoad(c, generations, costPerSecond, hotKeys, clustering), {
     levels,
     targetFalseReject,
     ...SELF_SIZED_CELL_RANGE,

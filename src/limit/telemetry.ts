@@ -8,6 +8,7 @@ import {
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
   fairnessFalseThrottleRate,
+  requestsPerKeyOf,
   scoreBackground,
   sketchFalsePositiveRate,
   type ScoreLoad,
@@ -82,6 +83,13 @@ export interface LimiterStats {
    * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
    */
   requestsPerSecond: number
+  /**
+   * B, the requests per distinct key of the model's load (spec/sizing.md §2.6, §7): the debt
+   * meter's admitted requests in the window over the window's distinct keys, at least 1 (one
+   * request per key; also without a debt meter). A key's requests feed the same cells, so the
+   * model takes them as one jump of B × cost (lumped: an upper bound, their spacing is not measured).
+   */
+  requestsPerKey: number
   /**
    * ρ, the debt meter's load factor: {@link LimiterStats.requestsPerSecond} × cost / (M × rate),
    * M of the deciding generation. Above 1 a level cannot drain what it is offered (its admitted
@@ -567,6 +575,7 @@ export class Telemetry {
     let fpr: number | undefined
     let loadFactor = 0
     let requestsPerSecond = 0
+    let requestsPerKey = 1
     let suggested: LimiterStats['suggested']
     let generations: LimiterStats['generations']
     const perPolicy: LimiterStats['perPolicy'] = {}
@@ -591,6 +600,9 @@ export class Telemetry {
           ...sk.debt,
           requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
           hotKeys: 0,
+          // B, the requests a key sends (spec/sizing.md §2.6, §7): the window's admitted requests
+          // over its distinct keys, lumped (spacing 0: an upper bound, the spacing is not measured)
+          requestsPerKey: requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost),
         }
         const rate = sketchFalsePositiveRate(shape, load)
         // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the
@@ -606,6 +618,7 @@ export class Telemetry {
         }
         fpr = rate
         requestsPerSecond = load.requestsPerSecond
+        requestsPerKey = load.requestsPerKey
         loadFactor = rho
         // the sizer's two targets (spec/sizing.md §7): the false-reject rate (here the telemetry's
         // target) and ρ ≤ DEBT_METER_MAX_LOAD_FACTOR, past which the self-sized Rotator grows
@@ -664,6 +677,7 @@ export class Telemetry {
       targetFalsePositiveRate: this.targetFalsePositiveRate,
       hotKeys,
       requestsPerSecond,
+      requestsPerKey,
       loadFactor,
       perPolicy,
     }

@@ -116,7 +116,7 @@ t.test('suggest: the policies, their loads and the period', async (t) => {
   )
   t.equal(
     fails(['suggest', '--events', '5', '--fp', '0.01']),
-    '--events: belongs to --policy abuse; --policy limit reads --rps --rate --burst --cost --period',
+    '--events: belongs to --policy abuse; --policy limit reads --rps --rate --burst --cost --period --requests-per-key --request-spacing',
   )
   t.match(fails(['suggest', '--policy', 'fairness', '--fp', '0.01']), /^--events: missing: give the scored events/)
   t.equal(
@@ -174,4 +174,32 @@ t.test('suggest: the policies, their loads and the period', async (t) => {
     '0.01',
   ])
   t.equal(limit.command === 'suggest' && limit.periodMs, 120_000)
+  // clustered arrivals (spec/sizing.md §2.6): B requests per key, D apart
+  const clustered = parseCommand(
+    ['suggest', '--rps', '3000', '--rate', '1', '--burst', '10', '--fp', '1e-4'].concat([
+      '--requests-per-key',
+      '3',
+      '--request-spacing',
+      '1s',
+    ]),
+  )
+  t.same(clustered.command === 'suggest' && [clustered.requestsPerKey, clustered.requestSpacingMs], [3, 1000])
+  t.equal(
+    fails(['suggest', '--rps', '3000', '--rate', '1', '--burst', '10', '--fp', '1e-4', '--requests-per-key', '0.5']),
+    '--requests-per-key: expected a number ≥ 1 (the requests each key sends, a mean), received "0.5"',
+  )
+  t.equal(
+    fails(['suggest', '--rps', '3000', '--rate', '1', '--burst', '10', '--fp', '1e-4', '--requests-per-key', 'NaN']),
+    '--requests-per-key: expected a number, received "NaN"',
+  )
+  t.equal(
+    fails(['suggest', '--hot-keys', '10', '--requests-per-key', '3', '--fp', '0.01']),
+    '--requests-per-key: sizes a request load: add --rps R (requests per second, all keys)',
+  )
+  t.equal(
+    fails(['suggest', '--rps', '30', '--rate', '1', '--burst', '10', '--request-spacing', '-1s', '--fp', '0.01']).split(
+      ':',
+    )[0],
+    '--request-spacing',
+  )
 })

@@ -97,6 +97,46 @@ t.test('with a request load: the power of two that meets the target, by the load
   })
 })
 
+t.test('clustered arrivals: --requests-per-key and --request-spacing reach the model (issue 14)', async (t) => {
+  // issue 14's clients: 3 requests 1 s apart at rate 1, burst 10; a 1 MiB budget holds 4 × 4,096
+  // (ρ 0.73), where a real DebtMeter refused 1.81e-4 of the clients' first requests (spec/sizing.md
+  // §6.1, "Clustered arrivals"); the Poisson model of single requests said 4e-10
+  const load = { requestsPerSecond: 3000, rate: 1, burst: 10, levels: 4, memoryBytes: 1 << 20 }
+  const single = suggestShape({ ...load, targetFalsePositive: 1e-5 })
+  const spaced = suggestShape({ ...load, targetFalsePositive: 1e-5, requestsPerKey: 3, requestSpacingMs: 1000 })
+  const lumped = suggestShape({ ...load, targetFalsePositive: 1e-5, requestsPerKey: 3 })
+  t.equal(spaced.cellsPerLevel, single.cellsPerLevel, 'the budget decides the shape')
+  const shape = { levels: 4, cellsPerLevel: spaced.cellsPerLevel }
+  const model = { requestsPerSecond: 3000, rate: 1, burst: 10, generations: 2 }
+  t.equal(
+    spaced.falsePositiveRate,
+    sketchFalsePositiveRate(shape, { ...model, requestsPerKey: 3, requestSpacingMs: 1000 }),
+  )
+  t.ok(single.falsePositiveRate < 1e-8, `B = 1: ${single.falsePositiveRate}`)
+  // within 2× of the measured first-request rate (1.81e-4), and lumped above it
+  t.ok(
+    spaced.falsePositiveRate > 0.905e-4 && spaced.falsePositiveRate < 3.62e-4,
+    `B = 3, 1 s: ${spaced.falsePositiveRate}`,
+  )
+  t.ok(lumped.falsePositiveRate > spaced.falsePositiveRate, `B = 3, 0 s: ${lumped.falsePositiveRate}`)
+  t.notOk(spaced.meetsTarget)
+  t.match(
+    formatSuggestion(spaced, { ...load, targetFalsePositive: 1e-5, requestsPerKey: 3, requestSpacingMs: 1000 }),
+    /^limit: 3000 requests\/s at rate 1\/s, burst 10, 3 requests per key 1000 ms apart,/,
+  )
+  t.match(
+    formatSuggestion(lumped, { ...load, targetFalsePositive: 1e-5, requestsPerKey: 3 }),
+    /, 3 requests per key at once,/,
+  )
+  t.throws(() => suggestShape({ ...load, targetFalsePositive: 1e-5, requestsPerKey: 0.5 }), {
+    code: 'ERR_GRUDGE_SIZING_INVALID',
+    message: /^requestsPerKey:/,
+  })
+  t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, requestsPerKey: 3 }), {
+    message: /"requests-per-key"/,
+  })
+})
+
 t.test(
   "the period enters the debt meter's carry-forward model; short ones are refused as a Limiter refuses them",
   async (t) => {
