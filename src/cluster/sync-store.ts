@@ -1299,8 +1299,9 @@ export class RedisSyncStore implements ScoreStore {
     // the sizer runs at most once per checkEveryMs, as in a Rotator: a sync is more frequent
     if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return out
     this.lastEarlyCheckMs = nowMs
+    // what is held, or will be from a recorded folding twin's switch (in its base's place)
     let live = 0
-    for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
+    for (const g of gens) live += (g.foldTwin?.cells ?? g.sketch.cellsPerLevel) + (g.twin?.sketch.cellsPerLevel ?? 0)
     const fleetRate = fleetWindowRate(
       this.earlyMark,
       y.id,
@@ -1324,12 +1325,22 @@ export class RedisSyncStore implements ScoreStore {
     const period = this.schedule.periodMs
     const lag = this.o.syncMs + this.o.timeoutMs
     const age = promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period)
-    for (const g of gens) {
+    // the budget (N × the largest shape per level) holds every twin proposed here, not only one:
+    // a folding twin takes its base's place (it costs the difference), a written-beside one is
+    // held beside it (its whole size); the youngest first, as it lives longest
+    let room = this.shape.generations * this.sizing!.maxCellsPerLevel - live
+    for (let i = gens.length - 1; i >= 0; i--) {
+      const g = gens[i]
       if (g.id > G || g.provisional || g.suffix !== '' || g.twin !== undefined || g.foldTwin !== undefined) continue
       if (g.sketch.cellsPerLevel >= cells) continue
       const fold = this.folds(g.sketch.cellsPerLevel, cells)
+      const cost = fold ? cells - g.sketch.cellsPerLevel : cells
+      if (cost > room) continue
       const switchAtMs = nowMs + (fold ? 0 : age) + lag
-      if (switchAtMs < (g.id + 1) * period) out.set(g.id, twinRecord(this.shape, switchAtMs, cells, fold))
+      if (switchAtMs < (g.id + 1) * period) {
+        out.set(g.id, twinRecord(this.shape, switchAtMs, cells, fold))
+        room -= cost
+      }
     }
     return out
   }
