@@ -4,12 +4,12 @@
 // 8 MiB budget's), S slots, both live generations at 128 with folding twins of 65,536 (records
 // written here, as an instance would). Prints the batch's wall time and its failures, and the
 // Redis commandstats time of the sized script over the batch. Loaded machine: indicative only.
-// Run: npx tsx scripts/fold-batch-cost.ts [slots] [requests]
-import { FakeClock } from '../src/testing/index.js'
-import { linear } from '../src/sketch/decay.js'
-import { redisStore } from '../src/index.js'
-import type { RedisExactStore } from '../src/cluster/exact-store.js'
-import type { StoreSpec } from '../src/limit/store.js'
+// Run: npx tsx examples/bench/fold-batch-cost.ts [slots] [requests]
+import { FakeClock } from '../../src/testing/index.js'
+import { linear } from '../../src/sketch/decay.js'
+import { redisStore } from '../../src/index.js'
+import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import type { StoreSpec } from '../../src/limit/store.js'
 import { Redis } from 'ioredis'
 
 const S = Number(process.argv[2] ?? 16)

@@ -2,12 +2,12 @@
 // maxDebt 100, period 100 s), one self-sized exact store on a fake clock, 128 cells per level
 // recorded by 10 fresh clients/s, then `JUMP` fresh clients/s (one request each: every refusal
 // is an innocent one). Prints refusals per second after the jump, with folding twins and
-// without early growth. Run: npx tsx scripts/fold-tail-defaults.ts [jump/s] [seconds]
-import { FakeClock } from '../src/testing/index.js'
-import { linear } from '../src/sketch/decay.js'
-import { redisStore } from '../src/index.js'
-import type { RedisExactStore } from '../src/cluster/exact-store.js'
-import type { StoreSpec } from '../src/limit/store.js'
+// without early growth. Run: npx tsx examples/bench/fold-tail-defaults.ts [jump/s] [seconds]
+import { FakeClock } from '../../src/testing/index.js'
+import { linear } from '../../src/sketch/decay.js'
+import { redisStore } from '../../src/index.js'
+import type { RedisExactStore } from '../../src/cluster/exact-store.js'
+import type { StoreSpec } from '../../src/limit/store.js'
 import { Redis } from 'ioredis'
 
 const P = 100_000
@@ -46,7 +46,7 @@ async function run(early: boolean): Promise<{ refused: number; sent: number; per
     timeoutMs: 500,
   })(spec) as RedisExactStore
   await store.ready()
-  const perSecond: number[] = Array(SECONDS).fill(0)
+  const perSecond = new Array<number>(SECONDS).fill(0)
   let sent = 0
   let refused = 0
   let fresh = 0
