@@ -58,6 +58,7 @@ t.test('sync: a failed base push across the local fold goes to the twin', async 
     let release: () => void = () => {}
     const reachedP = new Promise<void>((r) => (reached = r))
     const gate = new Promise<void>((r) => (release = r))
+    const r = admin as unknown as Required<RedisLike>
     const wrapped: RedisLike = {
       evalsha: (sha, n, ...a) => admin.evalsha(sha, n, ...a),
       evalshaBuffer: async (sha, n, ...a) => {
@@ -68,10 +69,10 @@ t.test('sync: a failed base push across the local fold goes to the twin', async 
           await gate
           throw new Error('injected: the push failed before Redis saw it')
         }
-        return admin.evalshaBuffer(sha, n, ...a) as Promise<unknown>
+        return r.evalshaBuffer(sha, n, ...a)
       },
       eval: (src, n, ...a) => admin.eval(src, n, ...a),
-      evalBuffer: (src, n, ...a) => admin.evalBuffer(src, n, ...a) as Promise<unknown>,
+      evalBuffer: (src, n, ...a) => r.evalBuffer(src, n, ...a),
       mgetBuffer: (...keys) => admin.mgetBuffer(...keys),
       script: (sub, src) => admin.script(sub, src),
     }

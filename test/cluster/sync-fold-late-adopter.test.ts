@@ -42,11 +42,12 @@ t.test('sync: a store whose syncs fail from before the twin’s start to after t
     }
     let down = false
     const fail = () => Promise.reject(new Error('injected: Redis unreachable'))
+    const r = admin as unknown as Required<RedisLike>
     const wrapped: RedisLike = {
       evalsha: (sha, n, ...a) => (down ? fail() : admin.evalsha(sha, n, ...a)),
-      evalshaBuffer: (sha, n, ...a) => (down ? fail() : (admin.evalshaBuffer(sha, n, ...a) as Promise<unknown>)),
+      evalshaBuffer: (sha, n, ...a) => (down ? fail() : r.evalshaBuffer(sha, n, ...a)),
       eval: (src, n, ...a) => (down ? fail() : admin.eval(src, n, ...a)),
-      evalBuffer: (src, n, ...a) => (down ? fail() : (admin.evalBuffer(src, n, ...a) as Promise<unknown>)),
+      evalBuffer: (src, n, ...a) => (down ? fail() : r.evalBuffer(src, n, ...a)),
       mgetBuffer: (...keys) => (down ? Promise.reject(new Error('injected')) : admin.mgetBuffer(...keys)),
       script: (sub, src) => admin.script(sub, src),
     }
