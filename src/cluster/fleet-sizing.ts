@@ -472,8 +472,10 @@ export function policyFleetShape(
  * the guard, see {@link SYNC_FOLD_GUARD_TIMEOUTS}), 3 L, 4 the base's M, 5 the twin's M (a
  * multiple), 6 the generation id, 7 periodMs.
  * When the twin's cells exist (folded before, by any instance) the reply is 1 and nothing
- * changes; before the earliest fold time it is 0 (the caller keeps its twin's sums for a later
- * sync); otherwise the twin is created as each of the base's L level-major rows of M cells
+ * changes; before the earliest fold time it is the base's cells string (empty when absent),
+ * nothing changed: the caller folds it locally under its twin's sums (so an instance that never
+ * pulled the base, one started after the switch, does not decide on a twin of zeros) and keeps
+ * the sums for a later sync; otherwise the twin is created as each of the base's L level-major rows of M cells
  * repeated M′ / M times (zeros when the base is absent or not L·M·16 bytes, a base never
  * written), expiring with the generation, its change log deleted (the sync script starts it
  * anew, so every instance's first pull of the twin is full), and the reply is 1.
@@ -488,7 +490,7 @@ if ARGV[1] == '' then
 else
   now = tonumber(ARGV[1])
 end
-if now < tonumber(ARGV[2]) then return 0 end
+if now < tonumber(ARGV[2]) then return redis.call('GET', KEYS[1]) or '' end
 local L = tonumber(ARGV[3])
 local M = tonumber(ARGV[4])
 local M2 = tonumber(ARGV[5])
@@ -516,11 +518,12 @@ return 1
 export const SYNC_FOLD_GUARD_TIMEOUTS = 2
 
 /**
- * One round trip of {@link syncFoldScript} on slot 0: whether the twin of generation `id`
- * (`twinCells` per level, over a base of `baseCells`) is folded in Redis now.
+ * One round trip of {@link syncFoldScript} on slot 0: `true` when the twin of generation `id`
+ * (`twinCells` per level, over a base of `baseCells`) is folded in Redis now, else the base's
+ * cells string as Redis holds it (empty: absent) for the caller's local fold.
  * @param clockArg the explicit time in ms as text, or '' for Redis `TIME`
  * @param foldAtMs the earliest server ms of the fold
- * @throws the client's error, or `ERR_GRUDGE_CLUSTER_REPLY` for a reply other than 0 or 1
+ * @throws the client's error, or `ERR_GRUDGE_CLUSTER_REPLY` for a reply other than 1 or a binary string
  * @internal
  */
 export async function runSyncFold(
@@ -532,7 +535,7 @@ export async function runSyncFold(
   twinCells: number,
   foldAtMs: number,
   periodMs: number,
-): Promise<boolean> {
+): Promise<true | Uint8Array> {
   const p = shape.keyPrefix
   const raw = await evalScript(
     client,
@@ -548,8 +551,9 @@ export async function runSyncFold(
       String(id),
       String(periodMs),
     ],
-    false,
+    true,
   )
-  if (raw !== 0 && raw !== 1) throw replyError('redis sync fold script', raw)
-  return raw === 1
+  if (raw === 1) return true
+  if (raw instanceof Uint8Array) return raw
+  throw replyError('redis sync fold script', raw)
 }

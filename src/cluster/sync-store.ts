@@ -911,6 +911,8 @@ export class RedisSyncStore implements ScoreStore {
     }
     // a folding twin in its base's place syncs once Redis holds its folded cells
     for (const g of this.gens) if (g.awaitFoldFrom > 0) await this.foldRound(g, timeoutMs)
+    // a switch passed during those round trips: its base's sums go to its twin, not to the base
+    this.rotate()
     const gens = this.gens
     const gb = gens[0].id
     const K = gens[gens.length - 1].id - gb + 2 // one generation ahead, in case server time is ahead
@@ -1028,12 +1030,12 @@ export class RedisSyncStore implements ScoreStore {
    * Ask Redis to fold `twin` (a folding twin in its base's place, sync mode over one slot) from
    * its base, once every base push has landed: from its switch + {@link SYNC_FOLD_GUARD_TIMEOUTS}
    * × timeoutMs (`runSyncFold`). Until Redis holds it the twin is not synced: its sums wait
-   * here, its cells are this instance's fold of its base plus its own writes. A failure leaves it
-   * waiting (the next sync asks again).
+   * here, and its cells are made again at each sync of the base's as Redis holds them, folded,
+   * plus those sums ({@link RedisSyncStore.foldLocally}). A failure leaves it waiting (the next
+   * sync asks again).
    */
   private async foldRound(twin: Generation, timeoutMs: number): Promise<void> {
     const foldAtMs = twin.decidesFromMs + SYNC_FOLD_GUARD_TIMEOUTS * this.o.timeoutMs
-    if (this.serverNow() < foldAtMs) return
     try {
       const folded = await withTimeout(
         this.shared
@@ -1052,10 +1054,37 @@ export class RedisSyncStore implements ScoreStore {
           ),
         timeoutMs,
       )
-      if (folded) twin.awaitFoldFrom = 0
+      if (folded === true) twin.awaitFoldFrom = 0
+      else this.foldLocally(twin, folded)
     } catch (err) {
       this.o.onError?.(err)
     }
+  }
+
+  /**
+   * Before Redis folds a folding twin: its cells made again of the base's cells as Redis holds
+   * them (`base`, L × M_base level-major cells, empty or short: a base never written), each
+   * level repeated, plus this instance's sums of the twin (everything it added since its switch,
+   * and its base's sums not pushed then): what a full pull of the twin would read once Redis
+   * folds it with no other instance's write since. Without it an instance that never pulled the
+   * base (one started after the switch) would decide on a twin of zeros until the fold.
+   */
+  private foldLocally(twin: Generation, base: Uint8Array): void {
+    const M = twin.awaitFoldFrom
+    const M2 = twin.sketch.cellsPerLevel
+    const L = this.shape.levels
+    const row = M * 16
+    let raw: Uint8Array | undefined
+    if (base.length === L * row) {
+      const out = Buffer.allocUnsafe(L * M2 * 16)
+      for (let i = 0; i < L; i++) {
+        const src = base.subarray(i * row, (i + 1) * row)
+        for (let r = 0; r < M2 / M; r++) out.set(src, (i * M2 + r * M) * 16)
+      }
+      raw = out
+    }
+    const localNow = this.local.now()
+    twin.sketch.loadSlot(raw, 0, M2, this.serverNowAt(localNow), localNow, twin)
   }
 
   /**
@@ -1270,8 +1299,9 @@ export class RedisSyncStore implements ScoreStore {
     // the sizer runs at most once per checkEveryMs, as in a Rotator: a sync is more frequent
     if (nowMs - this.lastEarlyCheckMs < this.sizing!.checkEveryMs) return out
     this.lastEarlyCheckMs = nowMs
+    // what is held, or will be from a recorded folding twin's switch (in its base's place)
     let live = 0
-    for (const g of gens) live += g.sketch.cellsPerLevel + (g.twin?.sketch.cellsPerLevel ?? 0)
+    for (const g of gens) live += (g.foldTwin?.cells ?? g.sketch.cellsPerLevel) + (g.twin?.sketch.cellsPerLevel ?? 0)
     const fleetRate = fleetWindowRate(
       this.earlyMark,
       y.id,
@@ -1295,12 +1325,22 @@ export class RedisSyncStore implements ScoreStore {
     const period = this.schedule.periodMs
     const lag = this.o.syncMs + this.o.timeoutMs
     const age = promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period)
-    for (const g of gens) {
+    // the budget (N × the largest shape per level) holds every twin proposed here, not only one:
+    // a folding twin takes its base's place (it costs the difference), a written-beside one is
+    // held beside it (its whole size); the youngest first, as it lives longest
+    let room = this.shape.generations * this.sizing!.maxCellsPerLevel - live
+    for (let i = gens.length - 1; i >= 0; i--) {
+      const g = gens[i]
       if (g.id > G || g.provisional || g.suffix !== '' || g.twin !== undefined || g.foldTwin !== undefined) continue
       if (g.sketch.cellsPerLevel >= cells) continue
       const fold = this.folds(g.sketch.cellsPerLevel, cells)
+      const cost = fold ? cells - g.sketch.cellsPerLevel : cells
+      if (cost > room) continue
       const switchAtMs = nowMs + (fold ? 0 : age) + lag
-      if (switchAtMs < (g.id + 1) * period) out.set(g.id, twinRecord(this.shape, switchAtMs, cells, fold))
+      if (switchAtMs < (g.id + 1) * period) {
+        out.set(g.id, twinRecord(this.shape, switchAtMs, cells, fold))
+        room -= cost
+      }
     }
     return out
   }
