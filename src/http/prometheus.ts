@@ -58,6 +58,17 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
     'requests_per_key',
     "B, the debt meter's admitted requests in the window per distinct key, at least 1: the model takes a key's requests as one jump of B × cost (spec/sizing.md §2.6)",
   ).set(stats.requestsPerKey)
+  // the debt meter's suggested shape (stats().suggested, spec/sizing.md §7): present only when it
+  // misses one of its two targets, so an alert can fire on the family's presence
+  if (stats.suggested !== undefined)
+    g(
+      'suggested_cells_per_level',
+      "The cells per level the debt meter's sizer suggests when its shape misses a target (reason: false-reject, or load-factor when only rho > 0.05 does); absent when none is needed",
+      ['policy', 'levels', 'reason'],
+    ).set(
+      { policy: 'limit', levels: String(stats.suggested.levels), reason: stats.suggested.reason },
+      stats.suggested.cellsPerLevel,
+    )
   // per policy with a capacity model (stats().perPolicy, spec/sizing.md §2–4): the figures of
   // item 5 of issue 14, labelled by policy; shapes also for a fixed shape
   const models = Object.entries(stats.perPolicy)

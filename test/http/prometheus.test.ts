@@ -70,6 +70,15 @@ t.test('per-policy figures with a policy label: rate, load, background, bytes, l
   t.equal(sample(text, 'grudge_generation_cells_per_level', 'policy="limit",generation="1"'), 128, 'a fixed shape too')
   t.equal(sample(text, 'grudge_resizes', 'policy="abuse"'), 1)
   t.equal(sample(text, 'grudge_resizes', 'policy="fairness"'), 0)
+  // the suggested shape: ρ = 100 / 128 misses the 0.05 cap, and the fewest power-of-two cells
+  // under it is 2,048 (100 / 0.05 = 2,000), same L
+  const suggested = tel.stats().suggested
+  t.ok(suggested !== undefined, 'stats() suggests a shape')
+  t.equal(
+    sample(text, 'grudge_suggested_cells_per_level', `policy="limit",levels="4",reason="${suggested?.reason}"`),
+    2048,
+    'suggested cells per level, with its reason',
+  )
   // the top-level figures keep the debt meter's meaning
   near(Number(/^grudge_false_positive_rate (\S+)$/m.exec(text)?.[1]), pL, 'top level')
   // a valid exposition: metric and label names, one HELP and one TYPE per family, each label set once
@@ -154,4 +163,28 @@ t.test('no policy model: no per-policy metrics', async (t) => {
   t.notMatch(text, /grudge_generation_cells_per_level/)
   t.match(text, /grudge_false_positive_rate 0/)
   parsePrometheusText(text)
+})
+
+t.test('a debt meter that meets both targets: no suggested shape', async (t) => {
+  const clock = new FakeClock(0)
+  const tel = new Telemetry({ clock, bucketMs: 1000 })
+  tel.addSketch({
+    policy: 'limit',
+    levels: 4,
+    cellsPerLevel: 128,
+    generations: 2,
+    sizeBytes: () => 1,
+    debt: { rate: 1, burst: 3, cost: 1, maxDebt: 30 },
+  })
+  // 2 requests/s: ρ = 2 / 128 ≈ 0.016, under the 0.05 cap
+  for (let sec = 0; sec < 2; sec++) {
+    for (let i = 0; i < 2; i++) {
+      tel.request(`k${sec}:${i}`)
+      tel.policy('limit', true)
+    }
+    clock.advance(1000)
+  }
+  const stats = tel.stats()
+  t.equal(stats.suggested, undefined)
+  t.notMatch(await prometheusText(stats), /grudge_suggested_cells_per_level/)
 })
