@@ -43,7 +43,7 @@ export interface SizingLimitEvent {
   readonly usedCellsPerLevel: number
   /** The maximum cells per level (the budget). */
   readonly maxCellsPerLevel: number
-  /** The measurement the decision was made on: for `'budget'` always a rotation's (`load.reason === 'rotation'`, the youngest generation's whole life, {@link sizingLimitEvent}). */
+  /** The measurement the decision was made on: for `'budget'` always a rotation's (`load.reason === 'rotation'`, the youngest generation's whole life, `sizingLimitEvent`). */
   readonly load: GenerationLoad
   /** For `'budget'`: the highest admitted cost per second of a check window in that life (the busiest second at the default 1 s checks), ≥ 0; absent when not measured. */
   readonly peakWindowCostPerSecond?: number
@@ -163,7 +163,7 @@ export interface RotatorSizing {
    * Called when a decision cannot be honoured (see {@link SizingLimitEvent}): the first time
    * for each kind only, so an adapter can log it once, and `'budget'` only from a rotation's
    * decision (its figures are a whole period's; a check window's miss is not reported,
-   * {@link sizingLimitEvent}); {@link Rotator.sizingLimitCount} counts every occurrence, check
+   * `sizingLimitEvent`); {@link Rotator.sizingLimitCount} counts every occurrence, check
    * windows' included. Default: none (the count still counts).
    */
   onSizingLimit?: (event: SizingLimitEvent) => void

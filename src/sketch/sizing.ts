@@ -414,7 +414,7 @@ export interface DebtMeterLoad {
    * cells, so the cells are fed in batches (spec/sizing.md §2.6 _Clustered arrivals_): compound
    * Poisson jumps of B × cost at requestsPerSecond / B, corrected for their spread by
    * `requestSpacingMs`. Measured as admitted cost / (distinct keys × cost) over a window
-   * ({@link requestsPerKeyOf}). Below 1, NaN or infinite: `ERR_GRUDGE_SIZING_INVALID`.
+   * (`requestsPerKeyOf` (src/sketch/sizing.ts)). Below 1, NaN or infinite: `ERR_GRUDGE_SIZING_INVALID`.
    */
   requestsPerKey?: number
   /**
