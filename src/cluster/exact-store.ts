@@ -762,8 +762,12 @@ export class RedisExactStore implements ScoreStore {
   }
 
   /**
-   * Self-sized: the adoption lag D of a twin, in ms: {@link twinFreshMs} + timeoutMs (a call
-   * decided at most timeoutMs after it was sent). A twin decides from its start + A + D.
+   * Self-sized: this instance's adoption lag D of a twin, in ms: {@link twinFreshMs} + timeoutMs
+   * (a call decided at most timeoutMs after it was sent), so no call of this instance writes a
+   * base later than D after the round whose read of "no twin" it relied on. Every shape round
+   * registers it in the fleet lag record (`lagKey`), and a twin proposed anywhere decides from
+   * its start + (A +) the largest D registered by an instance whose reads may still be trusted
+   * (spec/cluster.md "Early growth", _The fleet's adoption lag_).
    */
   private adoptionLagMs(): number {
     return this.twinFreshMs() + this.o.timeoutMs
@@ -848,7 +852,10 @@ export class RedisExactStore implements ScoreStore {
     this.nextReportMs = now + this.sizing!.checkEveryMs
     const costGen = Number.isNaN(G) ? Math.floor(now / period) + N - 1 : G
     const clockArg = this.o.clock !== undefined ? String(this.o.clock.now()) : ''
-    const answer = await runShapeRound(client, this.shape, clockArg, period, asks, reported, costGen, BLOCK_CELLS)
+    // every round registers this instance's adoption lag in the fleet's, and the script moves
+    // this round's twin proposals to the fleet's largest (spec/cluster.md "Early growth")
+    const lag = { ownLagMs: this.adoptionLagMs(), proposedAtMs: now }
+    const answer = await runShapeRound(client, this.shape, clockArg, period, asks, reported, costGen, BLOCK_CELLS, lag)
     if (answer.periodMs !== undefined) {
       this.adopt(answer.periodMs)
       return

@@ -32,7 +32,19 @@ import { evalScript, fingerprintError, fleetShape, replyError, shaOf, type Fleet
  * id, then per generation: its id and the record to propose (`<fingerprint>:<M>`, checked by
  * the caller) or the empty string to read only; then the fingerprint (7 + 2n), S, the
  * slots (8 + 2n; absent: 1) and, in exact mode, the blocked layout's widest block BLOCK_CELLS
- * (9 + 2n; absent: the level-major layout).
+ * (9 + 2n; absent or empty: the level-major layout); then, for the fleet's adoption lag
+ * (spec/cluster.md "Early growth", _The fleet's adoption lag_), this instance's own lag D in
+ * whole ms (10 + 2n; absent: none of what follows) and the time in ms its twin proposals'
+ * switches were computed from (11 + 2n), with the fleet lag record `P lag` as KEYS[2n + 3].
+ *
+ * The fleet lag record is a hash of lag → until: every round sets field D (its own lag) to
+ * max(stored, now + D), deletes the fields whose until is before now, and takes the fleet's lag
+ * as the largest field left (its own included), the key expiring with its latest until. Each
+ * twin proposal (a record `<fp>:<switch>:<M>…`, two numbers) is then moved to
+ * `switch − base + max(now, base) + fleet lag − D` (base: ARGV 11 + 2n), so its switch is at
+ * least the script's now + the promotion age it included + the largest lag of every instance
+ * whose reads of "no twin" may still be trusted; a proposal moved to or past its generation's end
+ * (`(id + 1)·periodMs`) is not recorded (the reply is then '').
  *
  * Per generation: the record is read; when absent and a proposal is given it is set (expiring
  * with the generation, at `(id + 2)·periodMs`) and slot 0's cells of the generation are
@@ -77,6 +89,31 @@ if fpraw then
   if sfp ~= ARGV[7 + 2 * n] then return {-1, fpraw} end
   if tonumber(sp) ~= period then return {-3, sp} end
 end
+-- the fleet's adoption lag: every round registers its own, a proposal waits for the largest
+local ownLag = tonumber(ARGV[10 + 2 * n])
+local shift = 0
+if ownLag then
+  local lk = KEYS[2 * n + 3]
+  local mine = now + ownLag
+  local stored = tonumber(redis.call('HGET', lk, ARGV[10 + 2 * n]))
+  if not stored or stored < mine then redis.call('HSET', lk, ARGV[10 + 2 * n], string.format('%.17g', mine)) end
+  local all = redis.call('HGETALL', lk)
+  local fleetLag = ownLag
+  local last = mine
+  for i = 1, #all, 2 do
+    local u = tonumber(all[i + 1])
+    local d = tonumber(all[i])
+    if not u or not d or u < now then
+      redis.call('HDEL', lk, all[i])
+    else
+      if d > fleetLag then fleetLag = d end
+      if u > last then last = u end
+    end
+  end
+  redis.call('PEXPIRE', lk, math.ceil(last - now) + 1)
+  local base = tonumber(ARGV[11 + 2 * n]) or now
+  shift = math.max(now, base) - base + fleetLag - ownLag
+end
 local out = {}
 local cid = tonumber(ARGV[6])
 local total = redis.call('INCRBYFLOAT', KEYS[2 * n + 1], ARGV[5])
@@ -86,6 +123,13 @@ for j = 1, n do
   local id = tonumber(ARGV[5 + 2 * j])
   local want = ARGV[6 + 2 * j]
   local v = redis.call('GET', KEYS[2 * j - 1])
+  if not v and want ~= '' and ownLag then
+    local tfp, sw, rest = string.match(want, '^(%x+):(%d+)(:%d+.*)$')
+    if tfp then
+      local at = math.ceil(tonumber(sw) + shift)
+      if at >= (id + 1) * period then want = '' else want = tfp .. ':' .. string.format('%.17g', at) .. rest end
+    end
+  end
   if not v and want ~= '' then
     redis.call('SET', KEYS[2 * j - 1], want, 'PX', ttl(id))
     v = want
@@ -228,12 +272,34 @@ export type ShapeAnswer =
     }
 
 /**
+ * The key of the fleet lag record (spec/cluster.md "Early growth", _The fleet's adoption lag_):
+ * `P lag`, a hash on slot 0 of adoption lag (whole ms) → the server ms until which a read of
+ * "no twin" by an instance of that lag may still be trusted. @internal
+ */
+export function lagKey(shape: FleetShape): string {
+  return `${shape.keyPrefix}lag`
+}
+
+/**
+ * What a shape round tells the fleet lag record: this instance's adoption lag D in ms (> 0,
+ * rounded up to whole ms) and the time in ms (server estimate, or the explicit clock) from
+ * which its twin proposals' switches were computed. @internal
+ */
+export interface AdoptionLag {
+  readonly ownLagMs: number
+  readonly proposedAtMs: number
+}
+
+/**
  * One round trip of {@link shapeScript} on slot 0 (spec/cluster.md "Shapes"), shared by the
  * sync and the exact store: reports `cost` to generation `costGen`'s fleet counter, records
  * each ask's proposal if absent, and reads every ask's record (each one must be proposed:
  * a read-only ask that is absent is refused as a bad record).
  * @param clockArg the explicit time in ms as text, or '' for Redis `TIME`
  * @param blockCells exact mode: the widest block of the blocked layout, BLOCK_CELLS (absent: sync's level-major layout)
+ * @param lag this instance's adoption lag, registered in the fleet lag record ({@link lagKey}), and
+ * the time in ms the asks' twin proposals were computed from: each proposal's switch is moved
+ * to cover the fleet's largest lag (spec/cluster.md "Early growth"); absent: neither
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` (another fleet), `ERR_GRUDGE_CLUSTER_REPLY`
  * (a reply of another shape), `ERR_GRUDGE_CLUSTER_SHAPE` (a record this instance cannot adopt)
  * @internal
@@ -247,6 +313,7 @@ export async function runShapeRound(
   cost: number,
   costGen: number,
   blockCells?: number,
+  lag?: AdoptionLag,
 ): Promise<ShapeAnswer> {
   const keys: string[] = []
   const args: string[] = [
@@ -264,7 +331,11 @@ export async function runShapeRound(
   }
   keys.push(costKey(shape, costGen), shape.fpKey)
   args.push(shape.fingerprint, String(shape.slots))
-  if (blockCells !== undefined) args.push(String(blockCells))
+  if (blockCells !== undefined || lag !== undefined) args.push(blockCells === undefined ? '' : String(blockCells))
+  if (lag !== undefined) {
+    keys.push(lagKey(shape))
+    args.push(String(Math.ceil(lag.ownLagMs)), String(lag.proposedAtMs))
+  }
   const raw = await evalScript(client, shapeScript, shaOf(shapeScript), keys, args, false)
   if (!Array.isArray(raw) || raw.length < 1) throw replyError('redis shape script', raw)
   if (raw[0] === -1) throw fingerprintError(shape, String(raw[1]))

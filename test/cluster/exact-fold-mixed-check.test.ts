@@ -1,15 +1,17 @@
-// r1 (s30): exact mode's adoption lag D = 2·checkEveryMs + timeoutMs is the proposer's, but
+// r1 (s30): exact mode's adoption lag D = 2·checkEveryMs + timeoutMs was the proposer's, but
 // `sizing.checkEveryMs` and `timeoutMs` are per instance (not in the fingerprint): an instance
 // that checks less often trusts its read of the early records for 2 × its own checkEveryMs, so it
-// may write the base after the twin's switch, when another instance has folded it. Measured here:
-// B (checkEveryMs 5000) holds a key at its limit on the base after A's twin switched; A, deciding
-// on the twin, does not see B's writes after the fold.
+// wrote the base after the twin's switch, when another instance had folded it (B admitted a key
+// held at its limit 16 times against the exact bucket's 12). Now every shape round registers its
+// instance's lag in the fleet lag record `P lag` and the shape script moves a proposal's switch to
+// the largest lag registered (spec/cluster.md "Early growth", _The fleet's adoption lag_).
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
+import { lagKey } from '../../src/cluster/fleet-sizing.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '7777777777777777aaaaaaaaaaaaaaaa'
@@ -26,16 +28,18 @@ t.test('exact: instances with another checkEveryMs around a folding twin', async
     })
     const T0 = 100 * P + 1000
     const clock = new FakeClock(T0)
+    // A's early check wants twins of 512 once `jump` is set (a load jump, seen by its sizer)
+    let jump = false
     const spec = (checkEveryMs: number): StoreSpec => ({
       name: 'm',
       sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
       generations: 2,
       periodMs: P,
       sizing: {
-        sizeNextGeneration: () => 128,
+        sizeNextGeneration: () => (jump ? 512 : 128),
         minCellsPerLevel: 16,
         maxCellsPerLevel: 512,
-        growEarlyWhen: () => false,
+        growEarlyWhen: () => jump,
         checkEveryMs,
       },
     })
@@ -47,17 +51,17 @@ t.test('exact: instances with another checkEveryMs around a folding twin', async
     const b = make(5000)
     await a.ready()
     await b.ready()
-    // A's proposal at T0 + 100: switch = now + 2·200 + 500
-    clock.set(T0 + 100)
-    const SWITCH = T0 + 100 + 900
-    for (const id of [100, 101]) await admin.set(`${prefix}:{m}:s${id}+`, `${a.shape.fingerprint}:${SWITCH}:512:fold`)
+    // B's lag: 2 × 5000 + 500, registered by its ready() at T0 until T0 + 10,500
+    t.same(await admin.hgetall(lagKey(a.shape)), { '900': String(T0 + 900), '10500': String(T0 + 10_500) })
+    jump = true
     // both serve traffic every 50 ms; B alone serves the key 'held' (5 a second, burst 5)
     let bAdmitted = 0
     let exactAdmitted = 0
     // the exact per-key bucket on the same requests (linear decay 1/s, burst 5)
     let debt = 0
     let at = T0
-    for (let now = T0 + 150; now < T0 + 8000; now += 50) {
+    let proposedAt: number | undefined
+    for (let now = T0 + 150; now < T0 + 16_000; now += 50) {
       clock.set(now)
       await a.tryConsume(`other-${now}`, 1, 5)
       if (now % 200 === 0) {
@@ -71,13 +75,21 @@ t.test('exact: instances with another checkEveryMs around a folding twin', async
       }
       await a.settled()
       await b.settled()
+      if (proposedAt === undefined && (await admin.exists(`${prefix}:{m}:s100+`)) === 1) proposedAt = now
     }
-    t.comment(`B admitted 'held' ${bAdmitted} times in [0.15, 8) s, the exact bucket ${exactAdmitted}`)
-    // B wrote the base until its next report read the twin (about 5 s): what it admitted there
-    // after A's fold (about 1 s) is not in the twin, and B admits it once more after it adopts the twin
-    t.ok(bAdmitted <= exactAdmitted, `B admits the key at most what the exact bucket does`, {
-      todo: 'the adoption lag D is the proposer’s (2 × its checkEveryMs + its timeoutMs); an instance with a longer checkEveryMs writes the base after the fold (r1, s30: 16 against 12; 12 when B checks every 200 ms too)',
-    })
+    // A proposed at its second check after the jump, from its own lag a switch 900 ms on: the
+    // script moved it to B's 10,500 (the record was absent before the step that wrote it)
+    t.ok(proposedAt !== undefined, 'A proposed twins')
+    for (const id of [100, 101]) {
+      const rec = (await admin.get(`${prefix}:{m}:s${id}+`)) ?? ''
+      const m = /^[0-9a-f]{16}:(\d+):512:fold$/.exec(rec)
+      t.ok(m !== null, `a folding twin of ${id} is recorded`)
+      t.equal(Number(m?.[1]), proposedAt! + 10_500, `${id}'s switch is the proposal + B's lag 10,500 ms (not A's 900)`)
+    }
+    t.comment(`B admitted 'held' ${bAdmitted} times in [0.15, 16) s, the exact bucket ${exactAdmitted}`)
+    // with the proposer's lag alone B wrote the base until its next report read the twin (about
+    // 5 s) after A's fold (about 1 s): not in the twin, what it admitted there was admitted once more
+    t.ok(bAdmitted <= exactAdmitted, `B admits the key at most what the exact bucket does`)
     await a.close()
     await b.close()
   })
