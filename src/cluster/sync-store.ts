@@ -1223,6 +1223,10 @@ export class RedisSyncStore implements ScoreStore {
             ask,
             reported,
             G,
+            undefined,
+            // every sync's round registers this instance's adoption lag in the fleet's, and the
+            // script moves this round's twin proposals to the largest (spec/cluster.md "Early growth")
+            { ownLagMs: this.adoptionLagMs(), proposedAtMs: now },
           ),
         )
     } catch (err) {
@@ -1286,7 +1290,7 @@ export class RedisSyncStore implements ScoreStore {
    * window wholly after a jump sizes it), the early records to propose, by generation id: a twin
    * of the sizer's size M′ for every live generation G′ ≤ `G` smaller than M′ — folding (one
    * slot, {@link RedisSyncStore.folds}), deciding from the adoption lag D = syncMs + timeoutMs
-   * after now, else written beside its base, deciding from A + D after now — but none that
+   * after now (moved by the shape script to the fleet's largest), else written beside its base, deciding from A + D after now — but none that
    * would retire before it could decide. Nothing while the youngest has a twin or is still
    * provisional here (the record is set-if-absent: a repeated proposal after a failed round
    * changes nothing).
@@ -1323,7 +1327,7 @@ export class RedisSyncStore implements ScoreStore {
     this.earlyWanted = cells
     if (cells === 0 || wanted === 0) return out
     const period = this.schedule.periodMs
-    const lag = this.o.syncMs + this.o.timeoutMs
+    const lag = this.adoptionLagMs()
     const age = promotionAgeMs(y.sketch.decay, this.schedule.hi, this.shape.generations, period)
     // the budget (N × the largest shape per level) holds every twin proposed here, not only one:
     // a folding twin takes its base's place (it costs the difference), a written-beside one is
@@ -1343,6 +1347,18 @@ export class RedisSyncStore implements ScoreStore {
       }
     }
     return out
+  }
+
+  /**
+   * Self-sized: this instance's adoption lag D of a twin, in ms: syncMs + timeoutMs (its next
+   * sync's shape round, which reads the early records before anything is pushed, lands within
+   * it of the last). Every sync's shape round registers it in the fleet lag record (`lagKey`),
+   * and a twin proposed anywhere decides from its start + (A +) the largest D registered by an
+   * instance whose last read may still be trusted (spec/cluster.md "Early growth", _The fleet's
+   * adoption lag_).
+   */
+  private adoptionLagMs(): number {
+    return this.o.syncMs + this.o.timeoutMs
   }
 
   /**
