@@ -1212,23 +1212,21 @@ export class RedisSyncStore implements ScoreStore {
     const reported = this.fleetCost[1]
     let answer: ShapeAnswer
     try {
-      answer = await this.shared
-        .get()
-        .then((c: RedisLike) =>
-          runShapeRound(
-            c,
-            this.shape,
-            this.o.clock !== undefined ? String(this.o.clock.now()) : '',
-            period,
-            ask,
-            reported,
-            G,
-            undefined,
-            // every sync's round registers this instance's adoption lag in the fleet's, and the
-            // script moves this round's twin proposals to the largest (spec/cluster.md "Early growth")
-            { ownLagMs: this.adoptionLagMs(), proposedAtMs: now },
-          ),
-        )
+      answer = await this.shared.get().then((c: RedisLike) =>
+        runShapeRound(
+          c,
+          this.shape,
+          this.o.clock !== undefined ? String(this.o.clock.now()) : '',
+          period,
+          ask,
+          reported,
+          G,
+          undefined,
+          // every sync's round registers this instance's adoption lag in the fleet's, and the
+          // script moves this round's twin proposals to the largest (spec/cluster.md "Early growth")
+          { ownLagMs: this.adoptionLagMs(), proposedAtMs: now },
+        ),
+      )
     } catch (err) {
       // another fleet, a reply or a record this instance cannot use: the store is unusable
       if (isCoded(err)) throw (this.fatal = err as GrudgeError)
