@@ -8,7 +8,8 @@ import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import { lagKey } from '../../src/cluster/fleet-sizing.js'
+import { lagKey, runShapeRound, twinRecord } from '../../src/cluster/fleet-sizing.js'
+import { BLOCK_CELLS } from '../../src/cluster/fleet-hash.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '7777777777777777bbbbbbbbbbbbbbbb'
@@ -89,5 +90,60 @@ t.test('exact: the fleet lag record', async (t) => {
     t.match(rec, new RegExp(`^${a.shape.fingerprint}:${proposedAt! + 900}:512:fold$`), 'switch = proposal + 900')
     await a.close()
     await b.close()
+  })
+
+  t.test("the shape script moves a proposal from the proposer's time to its own + the fleet lag", opts, async (t) => {
+    const admin = client()
+    const prefix = uniquePrefix('f3-fleet-lag-script')
+    t.teardown(async () => {
+      await dropPrefix(admin, prefix)
+      await admin.quit()
+    })
+    const k = 200
+    const T = (k + 1) * P - 12_000 // k ends 12 s after T
+    const store = redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: 1 })({
+      name: 'q',
+      sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
+      generations: 2,
+      periodMs: P,
+      sizing: { sizeNextGeneration: () => 128, minCellsPerLevel: 16, maxCellsPerLevel: 512 },
+    }) as RedisExactStore
+    const shape = store.shape
+    const round = (nowMs: number, ownLagMs: number, proposedAtMs: number, want: Map<number, string>) =>
+      runShapeRound(
+        admin,
+        shape,
+        String(nowMs),
+        P,
+        [...want].map(([id, w]) => ({ id, want: w, twin: true })),
+        0,
+        k + 1,
+        BLOCK_CELLS,
+        { ownLagMs, proposedAtMs },
+      )
+    // a slow instance's round at T (lag 10,000), then a proposer of lag 900 whose estimate trails
+    // the script's time by 60 ms proposes twins of k and k + 1 from its estimate T + 40
+    await round(T, 10_000, T, new Map())
+    const asked = new Map([
+      [k, twinRecord(shape, T + 40 + 900, 512, true)],
+      [k + 1, twinRecord(shape, T + 40 + 900, 512, true)],
+    ])
+    const answer = await round(T + 100, 900, T + 40, asked)
+    t.equal(answer.periodMs, undefined)
+    if (answer.periodMs !== undefined) return
+    // reference: switch − t_c + max(now, t_c) + F − D = T + 100 + 10,000, before k's end T + 12,000
+    t.same(
+      answer.twins.map((tw) => tw?.switchAtMs),
+      [T + 10_100, T + 10_100],
+      'both moved to the script time + the fleet lag 10,000',
+    )
+    t.equal(await admin.get(`${shape.keyPrefix}s${k}+`), `${shape.fingerprint}:${T + 10_100}:512:fold`)
+    // a later proposal for a generation whose end the fleet lag passes is not recorded
+    await admin.del(`${shape.keyPrefix}s${k}+`)
+    await round(T + 1000, 12_000, T + 1000, new Map())
+    const late = await round(T + 1100, 900, T + 1100, new Map([[k, twinRecord(shape, T + 2000, 512, true)]]))
+    t.ok(late.periodMs === undefined && late.twins[0] === undefined, 'T + 1,100 + 12,000 is past k’s end: no twin')
+    t.equal(await admin.exists(`${shape.keyPrefix}s${k}+`), 0, 'nothing recorded')
+    await store.close()
   })
 })
