@@ -1,6 +1,6 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { parseSizeBytes } from '../sketch/sizing.js'
-import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
+import { DEFAULT_LEVELS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import {
   METER_BYTES,
   budgetCellsPerLevel,
@@ -218,7 +218,7 @@ export function resolveSketchOptions(
 ): ResolvedSketchOptions {
   const src = o ?? {}
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
-  const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
+  const levels = int(prefix + 'levels', src.levels, 1, 16, DEFAULT_LEVELS)
   const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
   const { cellsPerLevel, memoryBytes, fixedShape } = sketchBudget(src, levels, generations, prefix, reservedBytes)
   let periodMs: number | undefined
