@@ -46,6 +46,38 @@ async function records(admin: Pick<Cluster, 'get'>, prefix: string): Promise<Rec
 }
 
 /**
+ * The jump through `store` ({@link JUMP}, `afterStep` after each step: the exact store's
+ * settling, the sync store's syncs), its telemetry 4 s after the jump, then the records Redis
+ * holds; the store is closed.
+ */
+async function measured(
+  store: RedisExactStore | RedisSyncStore,
+  clock: FakeClock,
+  admin: Pick<Cluster, 'get'>,
+  prefix: string,
+  afterStep: (nowMs: number) => Promise<void>,
+): Promise<ScaledRun> {
+  let shapesAfter: ScaledRun['shapesAfter']
+  const run = await driveFreshClients(
+    JUMP,
+    clock,
+    (key) => store.tryConsume(key, 1, BURST),
+    async (now) => {
+      await afterStep(now)
+      if (now === T_JUMP + 4000) shapesAfter = store.generationShapes()
+    },
+  )
+  const out: ScaledRun = {
+    ...run,
+    records: await records(admin, prefix),
+    earlyGrowths: store.earlyGrowths,
+    shapesAfter,
+  }
+  await store.close()
+  return out
+}
+
+/**
  * One run on its own prefix, on the single Redis, or with `cluster` on a Redis Cluster (its
  * URLs for the store, a client of it to read the records; the keys expire with their
  * generations there).
@@ -73,24 +105,7 @@ async function scaled(
   })(spec) as RedisExactStore
   t.teardown(() => store.close())
   await store.ready()
-  let shapesAfter: ScaledRun['shapesAfter']
-  const run = await driveFreshClients(
-    JUMP,
-    clock,
-    (key) => store.tryConsume(key, 1, BURST),
-    async (now) => {
-      await store.settled()
-      if (now === T_JUMP + 4000) shapesAfter = store.generationShapes()
-    },
-  )
-  const out: ScaledRun = {
-    ...run,
-    records: await records(admin, prefix),
-    earlyGrowths: store.earlyGrowths,
-    shapesAfter,
-  }
-  await store.close()
-  return out
+  return measured(store, clock, admin, prefix, () => store.settled())
 }
 
 t.test('scaled case: 10 → 600 fresh clients/s on 128 cells, one exact store', async (t) => {
@@ -170,24 +185,9 @@ async function scaledSync(t: Test, early: boolean): Promise<ScaledRun> {
   })(spec) as RedisSyncStore
   t.teardown(() => store.close())
   await store.ready()
-  let shapesAfter: ScaledRun['shapesAfter']
-  const run = await driveFreshClients(
-    JUMP,
-    clock,
-    (key) => store.tryConsume(key, 1, BURST),
-    async (now) => {
-      if ((now - T0) % 100 === 0) await store.sync(true)
-      if (now === T_JUMP + 4000) shapesAfter = store.generationShapes()
-    },
-  )
-  const out: ScaledRun = {
-    ...run,
-    records: await records(admin, prefix),
-    earlyGrowths: store.earlyGrowths,
-    shapesAfter,
-  }
-  await store.close()
-  return out
+  return measured(store, clock, admin, prefix, async (now) => {
+    if ((now - T0) % 100 === 0) await store.sync(true)
+  })
 }
 
 t.test('scaled case in sync mode: one store, one slot', async (t) => {
