@@ -4,11 +4,10 @@
 // is an innocent one). Prints refusals per second after the jump, with folding twins and
 // without early growth. Run: npx tsx examples/bench/fold-tail-defaults.ts [jump/s] [seconds]
 import { FakeClock } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
-import type { StoreSpec } from '../../src/limit/store.js'
 import { Redis } from 'ioredis'
+import { driveFreshClients, scaledSpec } from '../../test/fixtures/fleet-fold.js'
 
 const P = 100_000
 const RATE = 1
@@ -18,24 +17,12 @@ const JUMP = Number(process.argv[2] ?? 600)
 const SECONDS = Number(process.argv[3] ?? 40)
 const T0 = 2000 * P
 const T_JUMP = T0 + 150_000 // 50 s into the youth of generation 2002
-const STEP = 50
 
 async function run(early: boolean): Promise<{ refused: number; sent: number; perSecond: number[]; twins: string }> {
   const admin = new Redis('redis://127.0.0.1:6379')
   const prefix = `s30r1:tail:${early ? 'e' : 'n'}:${process.pid}:${Date.now()}`
   const clock = new FakeClock(T0)
-  const spec: StoreSpec = {
-    name: 'd',
-    sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
-    generations: 2,
-    periodMs: P,
-    sizing: {
-      sizeNextGeneration: (l) => (4 * l.costPerSecond) / RATE,
-      minCellsPerLevel: 128,
-      maxCellsPerLevel: 4096,
-      ...(early ? {} : { growEarlyWhen: () => false }),
-    },
-  }
+  const spec = scaledSpec({ name: 'd', periodMs: P, rate: RATE, hi: HI, early })
   const store = redisStore({
     redis: admin,
     seed: '5555555555555555eeeeeeeeeeeeeeee',
@@ -46,30 +33,12 @@ async function run(early: boolean): Promise<{ refused: number; sent: number; per
     timeoutMs: 500,
   })(spec) as RedisExactStore
   await store.ready()
-  const perSecond = new Array<number>(SECONDS).fill(0)
-  let sent = 0
-  let refused = 0
-  let fresh = 0
-  for (let now = T0; now < T_JUMP + SECONDS * 1000; now += STEP) {
-    clock.set(now)
-    const perStep = now >= T_JUMP ? (JUMP * STEP) / 1000 : (10 * STEP) / 1000
-    const n = Math.floor(((now - T0) / STEP + 1) * perStep) - Math.floor(((now - T0) / STEP) * perStep)
-    const calls: Promise<void>[] = []
-    for (let i = 0; i < n; i++)
-      calls.push(
-        store.tryConsume(`fresh-${fresh++}`, 1, BURST).then((r) => {
-          if (r.failure !== undefined) throw new Error(`a call failed: ${r.failure}`)
-          if (now < T_JUMP) return
-          sent++
-          if (!r.admitted) {
-            refused++
-            perSecond[Math.floor((now - T_JUMP) / 1000)]++
-          }
-        }),
-      )
-    await Promise.all(calls)
-    await store.settled()
-  }
+  const { refused, sent, perSecond } = await driveFreshClients(
+    { t0: T0, jumpAt: T_JUMP, seconds: SECONDS, before: 10, after: JUMP },
+    clock,
+    (key) => store.tryConsume(key, 1, BURST),
+    () => store.settled(),
+  )
   const twins = JSON.stringify(store.generationShapes().early)
   await store.close()
   const keys = await admin.keys(`${prefix}*`)

@@ -3,7 +3,9 @@
 // sketch), on a fake clock. Traffic: 1,000 fresh clients per second for 150 s, each sending
 // 3 requests one second apart (3,000 requests/s, none ever over its limit), plus 50 heavy
 // hitters at 20 requests/s. Targets: innocent false-reject ≤ 1e-4 after the first rotation
-// period, heavy hitters admitted within ±5 % of an exact per-key GCRA.
+// period, heavy hitters admitted within ±5 % of an exact per-key GCRA in aggregate (all 50
+// together; one by one 0–5 of 50 fall outside ±5 % over 150 s, spec/sizing.md §2.6: the row
+// prints that count, which is not a target).
 //
 // `npx tsx examples/bench/no-size-option.ts` runs it at full size (≈ 600,000 requests);
 // `--quick` at a tenth of the clients (the row's shape, not its figures). It also prints the
@@ -246,6 +248,13 @@ export function formatTrafficJump(r: TrafficJumpRow): string {
   )
 }
 
+/**
+ * The heading of the heavy hitters' column, one home for this bench and compare.ts: the ±5 %
+ * target is the aggregate; the per-key spread is printed beside it, not held to ±5 %.
+ */
+export const HEAVY_COLUMN =
+  'heavy hitters admitted vs exact GCRA: aggregate (target ±5 %); per key (min / median / max, outside ±5 %)'
+
 /** Per heavy hitter, admitted by grudge / admitted by the exact GCRA: the smallest, the median, the largest, and how many are outside ±5 %. */
 export function heavyPerKey(r: NoSizeOptionRow): { min: number; median: number; max: number; outside5: number } {
   const ratios = Array.from(r.heavyAdmittedPerKey, (a, h) => a / Math.max(1, r.heavyReferencePerKey[h])).sort(
@@ -266,7 +275,7 @@ export function formatNoSizeOption(r: NoSizeOptionRow): string {
   return (
     `| grudge, no size option (${r.levels} × ${r.cellsPerLevel.toLocaleString('en-US')} from the default budget, ${(r.memoryBytes / 1048576).toFixed(1)} MiB) ` +
     `| ${fr.toExponential(2)} (${r.innocentRefused} of ${r.innocentRequests.toLocaleString('en-US')}) ` +
-    `| ${heavy >= 0 ? '+' : ''}${(heavy * 100).toFixed(1)} % (${r.heavyAdmitted} vs ${r.heavyReference}); ` +
+    `| aggregate ${heavy >= 0 ? '+' : ''}${(heavy * 100).toFixed(1)} % (${r.heavyAdmitted} vs ${r.heavyReference}); ` +
     `per key ${pct(k.min)} / ${pct(k.median)} / ${pct(k.max)} (min / median / max), ${k.outside5} of ${r.heavyAdmittedPerKey.length} outside ±5 % |`
   )
 }
@@ -274,9 +283,7 @@ export function formatNoSizeOption(r: NoSizeOptionRow): string {
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick')
   const r = quick ? runNoSizeOption(100, 120, 5) : runNoSizeOption()
-  console.log(
-    '| limiter | innocent false-reject after the first period | heavy hitters admitted vs exact GCRA |\n|---|---:|---:|',
-  )
+  console.log(`| limiter | innocent false-reject after the first period | ${HEAVY_COLUMN} |\n|---|---:|---:|`)
   console.log(formatNoSizeOption(r))
   console.log('\n' + JUMP_TABLE_HEAD)
   for (const row of quick ? [runTrafficJump(150, 60, 20, 200)] : trafficJumpRows()) console.log(formatTrafficJump(row))

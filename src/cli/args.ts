@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util'
 import { GrudgeError, invalidOption } from '../errors.js'
 import { closestName } from '../options.js'
+import { DEFAULT_LEVELS } from '../sketch/shape.js'
 import type { KeyKind, LogFormat, ReplayOptions } from './replay-config.js'
 import type { SuggestPolicy } from './suggest.js'
 import { parseBytes, parseDurationMs, parseWeights } from './units.js'
@@ -8,8 +9,11 @@ import { parseBytes, parseDurationMs, parseWeights } from './units.js'
 /** Usage text of the `grudge` command. */
 export const USAGE = `usage:
   grudge replay [options] [file|-]    replay an access or sshd auth log (.gz read too; stdin when no file or -)
-  grudge suggest [--policy limit|abuse|fairness] <load> --fp P [--memory 8MB] [--generations 2] [--levels L | --max-levels 8]
-                                      size a policy's sketch for a load and a false-reject rate P
+  grudge suggest [--policy limit|abuse|fairness] <load> --fp P [--memory 8MB] [--generations 2] [--levels L | --max-levels N]
+                                      size a policy's sketch for a load and a false-reject rate P: at the
+                                      policies' default ${DEFAULT_LEVELS} levels, at L levels (1–16) with --levels L, or the
+                                      best of 1..N levels (N 1–64) with --max-levels N (1 level has no Min
+                                      aggregation to lean on: a fragile shape)
   grudge --version                    print the version
 
 suggest loads (--hot-keys H, keys held at their limit, adds to any of them):
@@ -32,7 +36,7 @@ replay options:
   --half-life D               half-life of the abuse score (default 10m)
   --memory B                  each policy's memory budget, as the adapters' memory option (default 8MB + 32KB): the
                               policies size themselves within it, and the report lists the sizes they chose over time
-  --levels L --cells M        sketch shape: L levels (1–16, default 4); --cells M (16–2^24) fixes M, 16 B a cell
+  --levels L --cells M        sketch shape: L levels (1–16, default ${DEFAULT_LEVELS}); --cells M (16–2^24) fixes M, 16 B a cell
   --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)
   --max-disorder D            lines up to D out of order are put back in order (default 1m)
   --seed S                    hashing seed (an integer) for a reproducible replay (default random)
@@ -57,7 +61,7 @@ export type Command =
       fp: number
       memoryBytes: number | undefined
       generations: number
-      maxLevels: number
+      maxLevels: number | undefined
       json: boolean
       policy: SuggestPolicy
       periodMs: number | undefined
@@ -361,7 +365,7 @@ export function parseCommand(argv: string[]): Command {
       fp,
       memoryBytes,
       generations: generations ?? 2,
-      maxLevels: maxLevels ?? 8,
+      maxLevels,
       json: values.json ?? false,
       policy,
       periodMs,

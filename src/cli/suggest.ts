@@ -7,7 +7,7 @@ import {
   type DebtMeterLoad,
   type SketchSize,
 } from '../sketch/sizing.js'
-import { MAX_CELLS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
+import { DEFAULT_LEVELS, MAX_CELLS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { invalidOption } from '../errors.js'
 import { formatBytes, formatDuration } from './units.js'
 import { selfSizedCells, sketchBudget } from '../limit/options.js'
@@ -86,9 +86,14 @@ export interface SuggestOptions extends DebtMeterLoad {
    * `periodMs` (default the shortest the amnesty guard allows; spec/sizing.md §2.5).
    */
   generations?: number
-  /** L, levels: given, only this L is weighed (an integer in [1, 16], a Limiter's `levels`); default every L up to `maxLevels`. */
+  /**
+   * L, levels: given, only this L is weighed (an integer in [1, 16], a Limiter's `levels`).
+   * Default: the policies' own default, 4 levels, unless `maxLevels` is given (then every L
+   * in 1..maxLevels is weighed). A search over L may answer 1 level, which has no Min
+   * aggregation to lean on (spec/sizing.md §8), so it is asked for, not the default.
+   */
   levels?: number
-  /** The most levels to consider, integer in [1, 64]; default 8. */
+  /** The most levels to weigh, integer in [1, 64] (at most 16 under a budget); without it (and without `levels`) L is 4. */
   maxLevels?: number
 }
 
@@ -220,8 +225,9 @@ function policyModel(o: SuggestOptions, policy: SuggestPolicy, generations: numb
  * - `fairness`: the feedback score; `eventsPerSecond` failures of `failureDelta` decaying at
  *   `lambdaPerSecond`; the rate is the false-throttle rate (§4).
  *
- * Levels cost a hash probe each on every request, so L is capped at `maxLevels` (default 8),
- * or fixed by `levels`.
+ * L is the policies' default, 4 levels (`DEFAULT_LEVELS`), unless `levels` fixes another or
+ * `maxLevels` asks for a search over 1..maxLevels (levels cost a hash probe each on every
+ * request, and 1 level has no Min aggregation: spec/sizing.md §8). Searching:
  *
  * - Without a budget: for each L the sizer's M; the shape with the fewest cells L × M that
  *   reaches p wins.
@@ -245,14 +251,15 @@ export function suggestShape(options: SuggestOptions): Suggestion {
   if (policy !== 'limit' && policy !== 'abuse' && policy !== 'fairness')
     invalidOption('policy', 'limit, abuse or fairness', policy)
   const generations = options.generations ?? 2
-  const maxLevels = options.maxLevels ?? 8
+  const maxLevels = options.maxLevels ?? DEFAULT_LEVELS
   if (!(targetFalsePositive > 0 && targetFalsePositive < 1))
     invalidOption('fp', 'a probability in (0, 1)', targetFalsePositive)
   if (!Number.isInteger(generations) || generations < 2 || generations > 16)
     invalidOption('generations', 'an integer in [2, 16]', generations)
   if (!Number.isInteger(maxLevels) || maxLevels < 1 || maxLevels > 64)
     invalidOption('max-levels', 'an integer in [1, 64]', maxLevels)
-  const fixedL = options.levels
+  // without levels or maxLevels the policies' default L, not a search that may answer L = 1
+  const fixedL = options.levels ?? (options.maxLevels === undefined ? DEFAULT_LEVELS : undefined)
   if (fixedL !== undefined && (!Number.isInteger(fixedL) || fixedL < 1 || fixedL > MAX_LIMITER_LEVELS))
     invalidOption('levels', `an integer in [1, ${MAX_LIMITER_LEVELS}]`, fixedL)
   if (memoryBytes !== undefined && (!Number.isFinite(memoryBytes) || memoryBytes <= 0))

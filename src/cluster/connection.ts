@@ -1,6 +1,13 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import type { Hasher, KeyHash } from '../hash/hasher.js'
-import { AGGREGATOR_IDS, DECAY_IDS, MAX_CELLS_PER_LEVEL, MAX_LEVELS, type SketchShape } from '../sketch/shape.js'
+import {
+  AGGREGATOR_IDS,
+  DECAY_IDS,
+  DEFAULT_LEVELS,
+  MAX_CELLS_PER_LEVEL,
+  MAX_LEVELS,
+  type SketchShape,
+} from '../sketch/shape.js'
 import { Sketch } from '../sketch/sketch.js'
 import type { StoreSpec } from '../limit/store.js'
 import { keyHashFor } from '../sketch/generation-seed.js'
@@ -225,7 +232,7 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false
   if (typeof spec.name !== 'string' || spec.name.length === 0 || /[{}]/.test(spec.name)) {
     invalidOption('spec.name', 'a non-empty string without { or }', spec.name)
   }
-  const levels = spec.sketch?.levels ?? 4
+  const levels = spec.sketch?.levels ?? DEFAULT_LEVELS
   const cells = spec.sketch?.cellsPerLevel ?? 1024
   const slots = o.slots
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)

@@ -4,6 +4,7 @@ import type { Hasher } from '../hash/hasher.js'
 import { keyBytes, keyLength, keyView } from '../hash/key-bytes.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import { Rotator } from '../sketch/rotator.js'
+import { DEFAULT_LEVELS } from '../sketch/shape.js'
 import {
   LoadMeter,
   METER_BYTES,
@@ -188,7 +189,7 @@ export class RedisExactStore implements ScoreStore {
         ? undefined
         : checkSizing(
             spec.sizing,
-            spec.sketch?.levels ?? 4,
+            spec.sketch?.levels ?? DEFAULT_LEVELS,
             spec.generations,
             spec.periodMs,
             new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,

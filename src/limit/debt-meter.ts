@@ -399,7 +399,7 @@ export function debtMeterAtSize(
  * The cells per level a self-sized debt meter asks for its next generation (before the
  * Rotator rounds and clamps it to its budget): the fewest, a power of two, at which the
  * predicted false-reject rate of {@link debtMeterLoad} is at most the target and the load
- * factor at most 0.05 (heavy hitters within 5 % of an exact GCRA, spec/sizing.md §2.6), by
+ * factor at most 0.05 (heavy hitters' aggregate within 5 % of an exact GCRA, spec/sizing.md §2.6), by
  * `debtMeterCellsForLoad`. The one home of the rule: the meter's sizer and `grudge suggest`.
  * @param c the meter's checked options
  * @param generations N of its Rotator

@@ -1,6 +1,6 @@
 import { GrudgeError, invalidOption } from '../errors.js'
 import { parseSizeBytes } from '../sketch/sizing.js'
-import { SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
+import { DEFAULT_LEVELS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import {
   METER_BYTES,
   budgetCellsPerLevel,
@@ -30,7 +30,8 @@ export interface PolicySketchOptions {
    * budget. The Redis sync store holds 45 B per cell and sizes its generations at that rate from
    * the same budget. Default 8 MiB + 2 KiB + 30 KiB (8,421,376 bytes: at most L = 4, M = 65,536
    * at 2 generations, plus the meter and the telemetry: a level drains 65,536 × rate per second,
-   * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA).
+   * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA in
+   * aggregate; one by one, 0–5 of 50 fall outside ±5 % over a 150 s run, spec/sizing.md §2.6).
    * Given with both `levels` and `cellsPerLevel` their sketches and the telemetry must fit in it
    * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB + T +
    * L × 16 cells × 16 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
@@ -218,7 +219,7 @@ export function resolveSketchOptions(
 ): ResolvedSketchOptions {
   const src = o ?? {}
   if (typeof src !== 'object' || src === null) invalidOption(prefix || 'options', 'an object', src)
-  const levels = int(prefix + 'levels', src.levels, 1, 16, 4)
+  const levels = int(prefix + 'levels', src.levels, 1, 16, DEFAULT_LEVELS)
   const generations = int(prefix + 'generations', src.generations, 2, 16, 2)
   const { cellsPerLevel, memoryBytes, fixedShape } = sketchBudget(src, levels, generations, prefix, reservedBytes)
   let periodMs: number | undefined

@@ -114,7 +114,7 @@ export interface LimiterStats {
    * more cells per level would meet both: the predicted rate is above
    * {@link LimiterStats.targetFalsePositiveRate}, or ρ ({@link LimiterStats.loadFactor}) is above
    * 0.05 (`DEBT_METER_MAX_LOAD_FACTOR`, where heavy hitters start to lose more than 5 % of their
-   * rate, spec/sizing.md §2.6, and where a self-sized Rotator grows). The power-of-two
+   * rate in aggregate, a few keys more, spec/sizing.md §2.6, and where a self-sized Rotator grows). The power-of-two
    * `cellsPerLevel` (at the same levels, ≤ 2^24) that meets both at this load, the size to set
    * (or the `memory` that holds it). Absent when the sketch is large enough, so it never reads
    * as advice to shrink.

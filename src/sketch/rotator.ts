@@ -40,6 +40,7 @@ import {
 } from './rotator-sizing.js'
 import { checkDecay } from './decay.js'
 import {
+  DEFAULT_LEVELS,
   MAX_LEVELS,
   ROTATOR_DESERIALIZE_KEYS,
   ROTATOR_OPTION_KEYS,
@@ -116,7 +117,7 @@ function masterSeedOf(options: RotatorOptions): Uint8Array | undefined {
  * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the bad option
  */
 function sizingOf(o: RotatorOptions, first: Sketch | undefined): ResolvedSizing {
-  const levels = first?.levels ?? o.sketch.levels ?? 4
+  const levels = first?.levels ?? o.sketch.levels ?? DEFAULT_LEVELS
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
     invalidOption('sketch.levels', 'an integer in [1, 2^20]', levels)
   const decay = first?.decay ?? checkDecay(o.sketch.decay)

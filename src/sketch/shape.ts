@@ -48,6 +48,15 @@ export const AGGREGATOR_IDS = { min: 0, max: 1, mean: 2 } as const satisfies Rec
 export const AGGREGATORS: readonly Aggregator[] = ['min', 'max', 'mean']
 
 /**
+ * L, the levels of a sketch when none is given: a `Sketch`, a `Rotator`, a policy of a
+ * `Limiter`, a Redis store's spec, and what `grudge suggest` sizes unless it is given
+ * `levels` or `maxLevels`. Four levels give the Min aggregation its benefit (a key is
+ * overcounted only when all four of its cells collide; spec/sizing.md §1) at four hash
+ * probes a request.
+ * @internal
+ */
+export const DEFAULT_LEVELS = 4
+/**
  * Upper bound of L, the levels (also what a frame reader accepts).
  * @internal
  */

@@ -78,6 +78,22 @@ t.test('suggest: a bad value is named before a missing flag, by its flag', async
   t.equal(fails(['suggest', '--max-levels', '65']), '--max-levels: expected an integer in [1, 64], received "65"')
 })
 
+t.test(
+  'suggest: --max-levels N asks for a search over 1..N; without it the levels are left to the default',
+  async (t) => {
+    const base = ['suggest', '--hot-keys', '10', '--fp', '0.01']
+    const none = parseCommand(base)
+    t.same(none.command === 'suggest' && [none.levels, none.maxLevels], [undefined, undefined])
+    const six = parseCommand([...base, '--max-levels', '6'])
+    t.equal(six.command === 'suggest' && six.maxLevels, 6)
+    for (const bad of ['0', '2.5', 'x'])
+      t.match(
+        fails([...base, '--max-levels', bad]),
+        new RegExp(`^--max-levels: expected (an integer in \\[1, 64\\]|a number), received "${bad}"`),
+      )
+  },
+)
+
 t.test('suggest: flags that go together, then what is missing', async (t) => {
   // rate, burst and cost size a request load; alone they would be ignored, so they are refused
   t.equal(

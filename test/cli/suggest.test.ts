@@ -10,7 +10,7 @@ t.test('without a budget: the target is met, and one cell fewer per level misses
     [10, 0.01],
     [100_000, 1e-6],
   ] as const) {
-    const s = suggestShape({ hotKeys: H, targetFalsePositive: p })
+    const s = suggestShape({ hotKeys: H, targetFalsePositive: p, maxLevels: 8 })
     t.ok(s.meetsTarget && s.falsePositiveRate <= p, `H=${H} p=${p}: ${s.levels} × ${s.cellsPerLevel}`)
     t.ok(
       sketchFalsePositiveRate({ levels: s.levels, cellsPerLevel: s.cellsPerLevel - 1 }, { hotKeys: H }) > p,
@@ -21,8 +21,38 @@ t.test('without a budget: the target is met, and one cell fewer per level misses
   }
 })
 
+t.test("without levels or maxLevels: the policies' default 4 levels, never a search that may answer 1", async (t) => {
+  // The load of issue #14: a search over 1..8 answers 1 level for the debt meter here
+  // (the fewest cells), which has no Min aggregation; the default keeps a Limiter's 4.
+  const load = { requestsPerSecond: 3000, rate: 1, burst: 10, targetFalsePositive: 1e-3 }
+  const searched = suggestShape({ ...load, maxLevels: 8 })
+  const kept = suggestShape(load)
+  t.equal(kept.levels, 4, 'the default levels')
+  t.equal(kept.cellsPerLevel, suggestShape({ ...load, levels: 4 }).cellsPerLevel, 'as --levels 4')
+  t.ok(kept.meetsTarget)
+  t.equal(suggestShape({ hotKeys: 1000, targetFalsePositive: 0.01 }).levels, 4, 'hot keys alone')
+  t.equal(suggestShape({ hotKeys: 1000, targetFalsePositive: 0.01, memoryBytes: 8 * 1048576 }).levels, 4, 'budget')
+  t.equal(suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4 }).levels, 4, 'fairness')
+  // the heavy-hitter cap ρ ≤ 0.05 (spec/sizing.md §2.6) asks M ≥ 3000 / 0.05 = 60,000 → 65,536
+  // at every L, so the fewest cells L × M of a search are at L = 1
+  t.equal(kept.cellsPerLevel, 65_536)
+  t.equal(searched.levels, 1, 'a search over 1..8 answers 1 level')
+  // hot keys alone size as a partitioned Bloom filter, whose fewest cells are at L = log2(1/p)
+  // ≈ 10 levels (Broder & Mitzenmacher 2004, §2.1): a search over 1..6 takes the most it may
+  t.equal(suggestShape({ hotKeys: 1000, targetFalsePositive: 0.001, maxLevels: 6 }).levels, 6, 'maxLevels 6')
+  t.equal(suggestShape({ hotKeys: 1000, targetFalsePositive: 0.001, maxLevels: 2 }).levels, 2, 'maxLevels 2')
+  t.throws(() => suggestShape({ ...load, maxLevels: 0 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"max-levels"/,
+  })
+  t.throws(() => suggestShape({ ...load, maxLevels: 2.5 }), {
+    code: 'ERR_GRUDGE_OPTION_INVALID',
+    message: /"max-levels"/,
+  })
+})
+
 t.test('with a budget: the fewest levels that reach the target', async (t) => {
-  const s = suggestShape({ hotKeys: 1000, targetFalsePositive: 0.01, memoryBytes: 8 * 1048576 })
+  const s = suggestShape({ hotKeys: 1000, targetFalsePositive: 0.01, memoryBytes: 8 * 1048576, maxLevels: 8 })
   t.ok(s.meetsTarget && s.bytes <= 8 * 1048576)
   const fewer = s.levels - 1
   if (fewer >= 1)
@@ -51,7 +81,7 @@ t.test(
     // Mitzenmacher 2004, §2.1), and the L with the lowest rate wins.
     const H = 1000
     const memory = 200_000
-    const s = suggestShape({ hotKeys: H, targetFalsePositive: 0.0001, memoryBytes: memory })
+    const s = suggestShape({ hotKeys: H, targetFalsePositive: 0.0001, memoryBytes: memory, maxLevels: 8 })
     t.notOk(s.meetsTarget, 'the budget is too small for 1e-4')
     let best = { L: 0, fp: Infinity }
     for (let L = 1; L <= 8; L++) {
@@ -185,7 +215,7 @@ t.test("abuse and fairness: the scores' own sizers, and the rates of spec/sizing
   t.ok(Math.abs(a.loadFactor - (50 * 2) / (a.cellsPerLevel * lambda)) < 1e-9 * a.loadFactor)
   t.equal(a.periodMs, undefined, 'the score models do not read the period')
   // fairness: 5 failures/s of 0.1, λ 0.1/s, ceiling 1
-  const f = suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4 })
+  const f = suggestShape({ policy: 'fairness', eventsPerSecond: 5, targetFalsePositive: 1e-4, maxLevels: 8 })
   const fairLoad = { eventsPerSecond: 5, weight: 0.1, lambdaPerSecond: 0.1, maxScore: 1 }
   const thr = (L: number, m: number): number => fairnessFalseThrottleRate({ levels: L, cellsPerLevel: m }, fairLoad)
   t.ok(f.meetsTarget && thr(f.levels, f.cellsPerLevel) <= 1e-4 && thr(f.levels, f.cellsPerLevel / 2) > 1e-4)

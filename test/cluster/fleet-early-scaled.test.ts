@@ -8,13 +8,12 @@
 // beside its base decided only from start + A + D (half the 9,000 refused before this change).
 import t, { type Test } from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
-import type { StoreSpec } from '../../src/limit/store.js'
 import type { Cluster } from 'ioredis'
-import { client, clusterClient, clusterFor, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { driveFreshClients, scaledSpec, type FreshJump, type FreshRun } from '../fixtures/fleet-fold.js'
+import { adminFor, clusterClient, clusterFor, needRedis, uniquePrefix } from './redis-helper.js'
 
 const SEED = '5555555555555555eeeeeeeeeeeeeeee'
 const P = 10_000
@@ -24,22 +23,58 @@ const HI = 10
 const T0 = 2000 * P
 const T_JUMP = T0 + 25_000 // 5 s into the youth of generation 2002 (youngest over [T0 + 20 s, T0 + 30 s))
 const SECONDS = 15
-const STEP = 50
+/** 10 fresh clients per second, then 600 from T_JUMP for SECONDS. */
+const JUMP: FreshJump = { t0: T0, jumpAt: T_JUMP, seconds: SECONDS, before: 10, after: 600 }
 // timeoutMs: a real-time bound on each Redis call (the fake clock does not move during one), set
 // above the 50 ms default so a loaded machine fails no call; it is in D (exact 2·checkEveryMs +
 // timeoutMs = 2,500 ms, sync syncMs + timeoutMs = 600 ms)
 const TIMEOUT_MS = 500
 
-interface ScaledRun {
-  sent: number
-  refused: number
-  /** Refusals per second after the jump. */
-  perSecond: number[]
+interface ScaledRun extends FreshRun {
   /** The early records Redis holds at the end, by generation id. */
   records: Record<string, string | null>
   earlyGrowths: number
   /** The store's telemetry 4 s after the jump (both folding twins switched). */
   shapesAfter: ReturnType<RedisExactStore['generationShapes']> | undefined
+}
+
+/** The early records Redis holds for generations 2001–2004 of spec `sc`. */
+async function records(admin: Pick<Cluster, 'get'>, prefix: string): Promise<Record<string, string | null>> {
+  const out: Record<string, string | null> = {}
+  for (const id of [2001, 2002, 2003, 2004]) out[id] = await admin.get(`${prefix}:{sc}:s${id}+`)
+  return out
+}
+
+/**
+ * The jump through `store` ({@link JUMP}, `afterStep` after each step: the exact store's
+ * settling, the sync store's syncs), its telemetry 4 s after the jump, then the records Redis
+ * holds; the store is closed.
+ */
+async function measured(
+  store: RedisExactStore | RedisSyncStore,
+  clock: FakeClock,
+  admin: Pick<Cluster, 'get'>,
+  prefix: string,
+  afterStep: (nowMs: number) => Promise<void>,
+): Promise<ScaledRun> {
+  let shapesAfter: ScaledRun['shapesAfter']
+  const run = await driveFreshClients(
+    JUMP,
+    clock,
+    (key) => store.tryConsume(key, 1, BURST),
+    async (now) => {
+      await afterStep(now)
+      if (now === T_JUMP + 4000) shapesAfter = store.generationShapes()
+    },
+  )
+  const out: ScaledRun = {
+    ...run,
+    records: await records(admin, prefix),
+    earlyGrowths: store.earlyGrowths,
+    shapesAfter,
+  }
+  await store.close()
+  return out
 }
 
 /**
@@ -53,29 +88,12 @@ async function scaled(
   early: boolean,
   cluster?: { urls: string[]; reader: Cluster },
 ): Promise<ScaledRun> {
-  const admin = cluster?.reader ?? client()
-  const prefix = uniquePrefix(`s30h1-scaled-x${S}${early ? 'e' : 'n'}${cluster === undefined ? '' : 'c'}`)
-  if (cluster === undefined) {
-    const single = admin as ReturnType<typeof client>
-    t.teardown(async () => {
-      await dropPrefix(single, prefix)
-      await single.quit()
-    })
-  }
+  const name = `s30h1-scaled-x${S}${early ? 'e' : 'n'}${cluster === undefined ? '' : 'c'}`
+  const { admin, prefix } =
+    cluster === undefined ? adminFor(t, name) : { admin: cluster.reader, prefix: uniquePrefix(name) }
   const clock = new FakeClock(T0)
-  const spec: StoreSpec = {
-    name: 'sc',
-    sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
-    generations: 2,
-    periodMs: P,
-    // ρ target 0.25 at rotations: 10/s wants 40 cells (128, the least), 600/s wants 2,400
-    sizing: {
-      sizeNextGeneration: (l) => (4 * l.costPerSecond) / RATE,
-      minCellsPerLevel: 128,
-      maxCellsPerLevel: 4096,
-      ...(early ? {} : { growEarlyWhen: () => false }),
-    },
-  }
+  // ρ target 0.25 at rotations: 10/s wants 40 cells (128, the least), 600/s wants 2,400
+  const spec = scaledSpec({ name: 'sc', periodMs: P, rate: RATE, hi: HI, early })
   const store = redisStore({
     redis: cluster?.urls ?? admin,
     seed: SEED,
@@ -87,41 +105,7 @@ async function scaled(
   })(spec) as RedisExactStore
   t.teardown(() => store.close())
   await store.ready()
-  const out: ScaledRun = {
-    sent: 0,
-    refused: 0,
-    perSecond: Array(SECONDS).fill(0),
-    records: {},
-    earlyGrowths: 0,
-    shapesAfter: undefined,
-  }
-  let fresh = 0
-  for (let now = T0; now < T_JUMP + SECONDS * 1000; now += STEP) {
-    clock.set(now)
-    const perStep = now >= T_JUMP ? (600 * STEP) / 1000 : (10 * STEP) / 1000
-    const n = Math.floor(((now - T0) / STEP + 1) * perStep) - Math.floor(((now - T0) / STEP) * perStep)
-    const calls: Promise<void>[] = []
-    for (let i = 0; i < n; i++) {
-      calls.push(
-        store.tryConsume(`fresh-${fresh++}`, 1, BURST).then((r) => {
-          if (r.failure !== undefined) throw new Error(`a call failed: ${r.failure}`)
-          if (now < T_JUMP) return
-          out.sent++
-          if (!r.admitted) {
-            out.refused++
-            out.perSecond[Math.floor((now - T_JUMP) / 1000)]++
-          }
-        }),
-      )
-    }
-    await Promise.all(calls)
-    await store.settled()
-    if (now === T_JUMP + 4000) out.shapesAfter = store.generationShapes()
-  }
-  for (const id of [2001, 2002, 2003, 2004]) out.records[id] = await admin.get(`${prefix}:{sc}:s${id}+`)
-  out.earlyGrowths = store.earlyGrowths
-  await store.close()
-  return out
+  return measured(store, clock, admin, prefix, () => store.settled())
 }
 
 t.test('scaled case: 10 → 600 fresh clients/s on 128 cells, one exact store', async (t) => {
@@ -187,25 +171,9 @@ t.test('scaled case on a Redis Cluster, 16 slots', async (t) => {
 
 /** The scaled case in sync mode: one sync store, a sync every syncMs (100 ms, the default) of the fake clock. */
 async function scaledSync(t: Test, early: boolean): Promise<ScaledRun> {
-  const admin = client()
-  const prefix = uniquePrefix(`s30h1-scaled-s${early ? 'e' : 'n'}`)
-  t.teardown(async () => {
-    await dropPrefix(admin, prefix)
-    await admin.quit()
-  })
+  const { admin, prefix } = adminFor(t, `s30h1-scaled-s${early ? 'e' : 'n'}`)
   const clock = new FakeClock(T0)
-  const spec: StoreSpec = {
-    name: 'sc',
-    sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
-    generations: 2,
-    periodMs: P,
-    sizing: {
-      sizeNextGeneration: (l) => (4 * l.costPerSecond) / RATE,
-      minCellsPerLevel: 128,
-      maxCellsPerLevel: 4096,
-      ...(early ? {} : { growEarlyWhen: () => false }),
-    },
-  }
+  const spec = scaledSpec({ name: 'sc', periodMs: P, rate: RATE, hi: HI, early })
   const store = redisStore({
     redis: admin,
     seed: SEED,
@@ -217,36 +185,9 @@ async function scaledSync(t: Test, early: boolean): Promise<ScaledRun> {
   })(spec) as RedisSyncStore
   t.teardown(() => store.close())
   await store.ready()
-  const out: ScaledRun = {
-    sent: 0,
-    refused: 0,
-    perSecond: Array(SECONDS).fill(0),
-    records: {},
-    earlyGrowths: 0,
-    shapesAfter: undefined,
-  }
-  let fresh = 0
-  for (let now = T0; now < T_JUMP + SECONDS * 1000; now += STEP) {
-    clock.set(now)
-    const perStep = now >= T_JUMP ? (600 * STEP) / 1000 : (10 * STEP) / 1000
-    const n = Math.floor(((now - T0) / STEP + 1) * perStep) - Math.floor(((now - T0) / STEP) * perStep)
-    for (let i = 0; i < n; i++) {
-      const r = store.tryConsume(`fresh-${fresh++}`, 1, BURST)
-      if (r.failure !== undefined) throw new Error(`a call failed: ${r.failure}`)
-      if (now < T_JUMP) continue
-      out.sent++
-      if (!r.admitted) {
-        out.refused++
-        out.perSecond[Math.floor((now - T_JUMP) / 1000)]++
-      }
-    }
+  return measured(store, clock, admin, prefix, async (now) => {
     if ((now - T0) % 100 === 0) await store.sync(true)
-    if (now === T_JUMP + 4000) out.shapesAfter = store.generationShapes()
-  }
-  for (const id of [2001, 2002, 2003, 2004]) out.records[id] = await admin.get(`${prefix}:{sc}:s${id}+`)
-  out.earlyGrowths = store.earlyGrowths
-  await store.close()
-  return out
+  })
 }
 
 t.test('scaled case in sync mode: one store, one slot', async (t) => {

@@ -63,6 +63,20 @@ export function uniquePrefix(name: string): string {
   return `grudge-test:${name}:${process.pid}:${Date.now().toString(36)}`
 }
 
+/**
+ * An admin {@link client} and a {@link uniquePrefix} for test `t`: at t's teardown every key
+ * under the prefix is deleted and the client quits.
+ */
+export function adminFor(t: Test, name: string): { admin: Redis; prefix: string } {
+  const admin = client()
+  const prefix = uniquePrefix(name)
+  t.teardown(async () => {
+    await dropPrefix(admin, prefix)
+    await admin.quit()
+  })
+  return { admin, prefix }
+}
+
 /** Delete every key under `prefix` (SCAN + UNLINK). */
 export async function dropPrefix(r: Redis, prefix: string): Promise<void> {
   let cursor = '0'

@@ -13,34 +13,13 @@ import { applyDecay, exponential, linear } from '../../src/sketch/decay.js'
 import type { Decay } from '../../src/sketch/shape.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
-import type { RedisLike } from '../../src/cluster/client.js'
 import { slotKeyPrefix } from '../../src/cluster/connection.js'
 import type { StoreSpec } from '../../src/limit/store.js'
-import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { mulberry32 } from '../fixtures/mulberry32.js'
+import { heldGenerations, scriptClient } from '../fixtures/fleet-fold.js'
+import { adminFor, needRedis } from './redis-helper.js'
 
 const SEED = '3333333333333333cccccccccccccccc'
-
-/** mulberry32: a small seeded PRNG, so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** What the test reads of a store's live generations (private fields). */
-interface Held {
-  gens: {
-    id: number
-    suffix: string
-    pending: Float64Array
-    seen: string[]
-    sketch: { cells: Float64Array; cellsPerLevel: number }
-  }[]
-}
 
 const cases: { name: string; decay: Decay; levels: number; cells: number; slots: number; lo: number }[] = [
   { name: 'linear, 1 slot', decay: linear(5), levels: 3, cells: 64, slots: 1, lo: 0 },
@@ -59,9 +38,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
   const opts = await needRedis(t)
   for (const c of cases) {
     t.test(c.name, opts, async (t) => {
-      const admin = client()
-      t.teardown(() => admin.quit())
-      const prefix = uniquePrefix('sync-delta')
+      const { admin, prefix } = adminFor(t, 'sync-delta')
       const clock = new FakeClock(9_000_000)
       const PERIOD = 20_000
       const spec: StoreSpec = {
@@ -71,19 +48,13 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
         periodMs: PERIOD,
       }
       // the script commands of the shared client, MGET (the full pulls) counted
-      const r = admin as unknown as Required<RedisLike>
       let fullPulls = 0
-      const counted: RedisLike = {
-        evalsha: r.evalsha.bind(r),
-        evalshaBuffer: r.evalshaBuffer.bind(r),
-        eval: r.eval.bind(r),
-        evalBuffer: r.evalBuffer.bind(r),
-        script: r.script.bind(r),
+      const counted = scriptClient(admin, {
         mgetBuffer: (...keys: string[]) => {
           fullPulls += keys.length
-          return r.mgetBuffer(...keys)
+          return admin.mgetBuffer(...keys)
         },
-      }
+      })
       const stores = [0, 1, 2].map(
         () =>
           redisStore({
@@ -98,7 +69,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
           })(spec) as RedisSyncStore,
       )
       for (const s of stores) await s.ready()
-      const random = rng(0x5eed + c.cells)
+      const random = mulberry32(0x5eed + c.cells)
       const keys = Array.from({ length: 12 }, (_, i) => `key-${i}`)
       const M = c.cells
       const Ms = Math.ceil(M / c.slots)
@@ -111,7 +82,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
       /** Compare every cell score of `s` with the full pull of the strings as they are now. */
       const check = async (s: RedisSyncStore) => {
         const now = clock.now()
-        for (const g of (s as unknown as Held).gens) {
+        for (const g of heldGenerations(s)) {
           const strings = await Promise.all(
             Array.from({ length: c.slots }, (_, slot) =>
               admin.getBuffer(slotKeyPrefix(prefix, 'd', slot) + 'g' + g.id + g.suffix),
@@ -164,7 +135,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
           }
           await sync
           syncs++
-          for (const g of (s as unknown as Held).gens) for (const m of g.seen) epochs.add(m.split(':')[0])
+          for (const g of heldGenerations(s)) for (const m of g.seen) epochs.add(m.split(':')[0])
           await check(s)
         }
       }
@@ -176,7 +147,6 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
       // 2 generations per slot at first, and about 2 more per slot as the clock crosses periods
       t.ok(epochs.size > 6 * c.slots, `logs started anew: ${epochs.size} epochs over ${c.slots} slot(s)`)
       for (const s of stores) await s.close()
-      await dropPrefix(admin, prefix)
     })
   }
 })
@@ -184,9 +154,7 @@ t.test('a delta pull leaves exactly the cells a full pull would', async (t) => {
 t.test('a log that is lost or replaced makes the next pull a full one', async (t) => {
   const opts = await needRedis(t)
   t.test('deleted, and its cells string recreated', opts, async (t) => {
-    const admin = client()
-    t.teardown(() => admin.quit())
-    const prefix = uniquePrefix('sync-delta-lost')
+    const { admin, prefix } = adminFor(t, 'sync-delta-lost')
     const clock = new FakeClock(9_000_000)
     const spec: StoreSpec = {
       name: 'z',
@@ -216,6 +184,5 @@ t.test('a log that is lost or replaced makes the next pull a full one', async (t
     t.equal(b.read('other'), 1, "and A's write after it")
     await a.close()
     await b.close()
-    await dropPrefix(admin, prefix)
   })
 })

@@ -38,12 +38,12 @@ t.test('every suggestion under a budget is the shape a Limiter builds from it', 
       [100, 1e-6],
       [100_000, 1e-9],
     ] as const) {
-      const s = suggestShape({ hotKeys, targetFalsePositive: fp, memoryBytes: memory })
+      const s = suggestShape({ hotKeys, targetFalsePositive: fp, memoryBytes: memory, maxLevels: 8 })
       t.equal(s.cellsPerLevel, built(memory, s.levels), `${memory} B, H ${hotKeys}, p ${fp}: L ${s.levels}`)
       t.ok(s.bytes <= memory, 'the cells fit the budget')
     }
   }
-  t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, memoryBytes: 4096 }), {
+  t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, memoryBytes: 4096, maxLevels: 8 }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
     message: /"memory": expected ≥ 33280 bytes/,
   })
