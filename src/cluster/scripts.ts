@@ -338,7 +338,8 @@ export const FOLD_CHUNK_BYTES = 65536
  * repeated, built from its start: its length F, a multiple of the block bytes BB, is the
  * progress (twin byte p < F holds what was base byte p mod blen when it was copied; APPEND
  * keeps its expiry). foldStep makes the call's one step — the next min(FOLD_CHUNK_BYTES in
- * whole blocks, to the end of the base's repetition, to tlen) bytes appended, an absent base
+ * whole blocks, tlen − F) bytes appended (a base larger than that: to the end of its
+ * repetition at most, so one step reads and writes at most FOLD_CHUNK_BYTES), an absent base
  * read as zeros, the twin created by the first step (SET … PX, its group's record q to be
  * written) — once per call (foldLeft), and returns F after it. A key whose span lies below F is
  * read and written in the twin, any other at the same offsets in its base (byte at mod blen).
@@ -351,10 +352,20 @@ local function foldStep(tkey, bkey, tlen, blen, BB, k, q)
   local x = F % blen
   local n = math.floor(${FOLD_CHUNK_BYTES} / BB) * BB
   if n < BB then n = BB end
-  if n > blen - x then n = blen - x end
   if n > tlen - F then n = tlen - F end
-  local c = redis.call('GETRANGE', bkey, x, x + n - 1)
-  if #c < n then c = c .. string.rep('\\0', n - #c) end
+  local m = blen - x
+  local c
+  if n > m and blen <= n then
+    -- a base no larger than the step: read whole, the step is its bytes from x on, repeated
+    c = redis.call('GET', bkey) or ''
+    if #c < blen then c = c .. string.rep('\\0', blen - #c) end
+    c = string.sub(c, x + 1) .. string.rep(c, math.floor((n - m) / blen)) .. string.sub(c, 1, (n - m) % blen)
+  else
+    -- else the step ends at the end of the base's repetition at most
+    if n > m then n = m end
+    c = redis.call('GETRANGE', bkey, x, x + n - 1)
+    if #c < n then c = c .. string.rep('\\0', n - #c) end
+  end
   if F == 0 then
     local ms = math.ceil((k + 2) * period - now)
     if ms < 1 then ms = 1 end
