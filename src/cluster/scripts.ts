@@ -257,11 +257,14 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * floor, from its start. A folding twin (kind 1, spec/cluster.md "Early growth": its W equal to
  * its base's and its B a multiple of the base's) is neither read nor written before its switch;
  * from then on it replaces its base everywhere (deciding, or written as the younger generation
- * in the base's place, the base no longer written), and the first call that reaches its slot
- * string, missing, creates it as its base's slot string repeated B_twin / B_base times (the
- * fold: a key's block in the twin, hashHi mod B_twin, reduces mod B_base to its block in the
- * base, and its offsets in a block are the same, so every key reads there what it read in the
- * base), or zeros when the base's string is absent.
+ * in the base's place, the base no longer written). Its slot string is its base's repeated
+ * B_twin / B_base times (the fold: a key's block in the twin, hashHi mod B_twin, reduces mod
+ * B_base to its block in the base, and its offsets in a block are the same, so every key reads
+ * there what it read in the base; zeros where the base's string is absent), built
+ * incrementally: a call that reaches a twin string short of a key's span makes one fold step,
+ * at most `FOLD_CHUNK_BYTES` appended to one string per call, and a span still past the
+ * string's length is read and written at the same offsets in the base (byte at mod the base's
+ * length), so a call's fold work is bounded and no key reads differently across a step.
  */
 /** The sized scripts' twin count NT, window entries and where their W (wb + j) and B (wb + KT + j) are. */
 const SIZED_PROLOGUE = `local NT = tonumber(ARGV[8 + Q])
