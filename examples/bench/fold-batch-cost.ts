@@ -110,7 +110,9 @@ plain.sort((a, b) => a - b)
 console.log(
   `after the fold, ${plain.length} turns of ${REQ} requests: Redis time per call median ${plain[plain.length >> 1]} µs, largest ${plain[plain.length - 1]} µs`,
 )
-console.log(`twin slot strings whole: ${(await Promise.all(twinKeys.map((k) => admin.strlen(k)))).filter((n) => n === full).length} of ${twinKeys.length}`)
+console.log(
+  `twin slot strings whole: ${(await Promise.all(twinKeys.map((k) => admin.strlen(k)))).filter((n) => n === full).length} of ${twinKeys.length}`,
+)
 await store.close()
 for (let s = 0; s < S; s++) {
   const p = s === 0 ? `${prefix}:{fc}:` : `${prefix}:{fc#${s}}:`

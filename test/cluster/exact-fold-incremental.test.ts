@@ -184,7 +184,10 @@ t.test('exact mode: a large fold runs over many calls, each bounded; reads are u
         S * full,
         'the steps add up to the twin strings, each byte once',
       )
-      t.ok(growing.length >= Math.ceil((S * full) / FOLD_CHUNK_BYTES), `the fold took ${growing.length} calls (>= ${Math.ceil((S * full) / FOLD_CHUNK_BYTES)})`)
+      t.ok(
+        growing.length >= Math.ceil((S * full) / FOLD_CHUNK_BYTES),
+        `the fold took ${growing.length} calls (>= ${Math.ceil((S * full) / FOLD_CHUNK_BYTES)})`,
+      )
       // reads decide on the oldest only: the younger generation's twin is folded by writes
       for (const k of twinOf(101)) t.equal(await admin.strlen(k), 0, `${k.slice(-6)}: untouched by reads`)
     })
@@ -210,7 +213,7 @@ t.test('exact mode: two stores writing during a partial fold lose nothing agains
       let partialAdmits = 0
       const allTwins = [...twinOf(100), ...twinOf(101)]
       const END = SWITCH + 9000
-      for (let now = T0; now < END; ) {
+      for (let now = T0; now < END;) {
         now += 1 + Math.floor(random() * 60)
         clock.set(now)
         const lens = await Promise.all(allTwins.map((k) => admin.strlen(k)))
@@ -237,20 +240,31 @@ t.test('exact mode: two stores writing during a partial fold lose nothing agains
         for (let i = 0; i < 3; i++) {
           const key = keys[Math.floor(random() * keys.length)]
           const r = await stores[reads++ % 2].read(key)
-          if (r < exact(key, now) - 1e-9 && below++ < 5) t.fail(`t = ${now - T0}: ${key} reads ${r} < exact ${exact(key, now)}`)
+          if (r < exact(key, now) - 1e-9 && below++ < 5)
+            t.fail(`t = ${now - T0}: ${key} reads ${r} < exact ${exact(key, now)}`)
         }
       }
       for (const key of keys) {
         const r = await stores[reads++ % 2].read(key)
-        if (r < exact(key, clock.now()) - 1e-9 && below++ < 5) t.fail(`end: ${key} reads ${r} < exact ${exact(key, clock.now())}`)
+        if (r < exact(key, clock.now()) - 1e-9 && below++ < 5)
+          t.fail(`end: ${key} reads ${r} < exact ${exact(key, clock.now())}`)
       }
       t.comment(`admitted ${admitted} (${partialAdmits} during a partial fold), refused ${refused}, reads ${reads}`)
       t.equal(below, 0, `no read below the exact per-key debt (${reads} reads)`)
       t.ok(refused > 100, 'keys were held at their limit')
-      t.ok(partialSteps >= 10 && partialAdmits >= 50, `writes admitted while a twin was partly folded (${partialSteps} steps)`)
+      t.ok(
+        partialSteps >= 10 && partialAdmits >= 50,
+        `writes admitted while a twin was partly folded (${partialSteps} steps)`,
+      )
       const most = Math.max(...calls.map((c) => c.bytes))
-      t.ok(calls.every((c) => c.bytes <= FOLD_CHUNK_BYTES && c.strings <= 1), `every call folds at most one step (largest ${most} bytes)`)
+      t.ok(
+        calls.every((c) => c.bytes <= FOLD_CHUNK_BYTES && c.strings <= 1),
+        `every call folds at most one step (largest ${most} bytes)`,
+      )
       const lens = await Promise.all(allTwins.map((k) => admin.strlen(k)))
-      t.ok(lens.every((n) => n === full), `every twin string folded in the end (${lens.join(', ')})`)
+      t.ok(
+        lens.every((n) => n === full),
+        `every twin string folded in the end (${lens.join(', ')})`,
+      )
     })
 })
