@@ -261,8 +261,8 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * B_twin / B_base times (the fold: a key's block in the twin, hashHi mod B_twin, reduces mod
  * B_base to its block in the base, and its offsets in a block are the same, so every key reads
  * there what it read in the base; zeros where the base's string is absent), built
- * incrementally: a call that reaches a twin string short of a key's span makes one fold step,
- * at most `FOLD_CHUNK_BYTES` appended to one string per call, and a span still past the
+ * incrementally: a call that reaches a twin string short of a key's span makes a fold step
+ * there, at most `FOLD_CHUNK_BYTES` appended per call in all, and a span still past the
  * string's length is read and written at the same offsets in the base (byte at mod the base's
  * length), so a call's fold work is bounded and no key reads differently across a step.
  */
@@ -325,9 +325,9 @@ end
 `
 
 /**
- * The most bytes one call of the sized exact script copies from a base into its folding twin
- * (65,536: 64 KiB, whole blocks of L·W·16 bytes, at least one block). A call makes at most one
- * fold step, on one slot string, so no call's fold work grows with the twin: the first batch
+ * The most bytes one call of the sized exact script copies from bases into their folding twins
+ * (65,536: 64 KiB in all, whole blocks of L·W·16 bytes, at least one block), in one fold step
+ * or a few (small slot strings), so no call's fold work grows with the twins: the first batch
  * after a switch once folded every slot string it touched in one call, 7.5 MiB in 46–81 ms of
  * Redis time for 4 levels × 65,536 cells over 16 slots (past a 50 ms timeoutMs in 2 of 4 runs),
  * 100–172 ms over one slot (examples/bench/fold-batch-cost.ts; spec/cluster.md "Early growth",
@@ -344,18 +344,22 @@ export const FOLD_CHUNK_BYTES = 65536
  * whole blocks, tlen − F) bytes appended (a base larger than that: to the end of its
  * repetition at most, so one step reads and writes at most FOLD_CHUNK_BYTES), an absent base
  * read as zeros, the twin created by the first step (SET … PX, its group's record q to be
- * written) — once per call (foldLeft), and returns F after it. A key whose span lies below F is
+ * written) — while the call's budget foldLeft (FOLD_CHUNK_BYTES in all) holds a whole block
+ * (one block when a block alone is larger), and returns F after it. A key whose span lies below F is
  * read and written in the twin, any other at the same offsets in its base (byte at mod blen).
  */
-const SIZED_FOLD = `local foldLeft = true
+const SIZED_FOLD = `local foldLeft = ${FOLD_CHUNK_BYTES}
 local function foldStep(tkey, bkey, tlen, blen, BB, k, q)
   local F = redis.call('STRLEN', tkey)
-  if not foldLeft or F >= tlen then return F end
-  foldLeft = false
-  local x = F % blen
-  local n = math.floor(${FOLD_CHUNK_BYTES} / BB) * BB
-  if n < BB then n = BB end
+  if F >= tlen then return F end
+  local n = math.floor(foldLeft / BB) * BB
+  if n < BB then
+    -- a block larger than the whole budget: one block, as the call's only step
+    if foldLeft < ${FOLD_CHUNK_BYTES} then return F end
+    n = BB
+  end
   if n > tlen - F then n = tlen - F end
+  local x = F % blen
   local m = blen - x
   local c
   if n > m and blen <= n then
@@ -369,6 +373,7 @@ local function foldStep(tkey, bkey, tlen, blen, BB, k, q)
     c = redis.call('GETRANGE', bkey, x, x + n - 1)
     if #c < n then c = c .. string.rep('\\0', n - #c) end
   end
+  foldLeft = foldLeft - n
   if F == 0 then
     local ms = math.ceil((k + 2) * period - now)
     if ms < 1 then ms = 1 end

@@ -22,7 +22,6 @@ const P = 20_000
 const T0 = 100 * P + 1000
 const SWITCH = T0 + 5000
 const BASE = 128
-const TWIN = 16_384
 const RATE = 1
 const HI = 10
 const BURST = 5
@@ -37,8 +36,8 @@ function rng(seed: number): () => number {
   }
 }
 
-/** The policy at L levels (4: the unrolled script; 17, above UNROLLED_MAX_LEVELS: the looped one). */
-const specOf = (L: number): StoreSpec => ({
+/** The policy at L levels (4: the unrolled script; 17, above UNROLLED_MAX_LEVELS: the looped one), twins up to TWIN cells per level. */
+const specOf = (L: number, TWIN: number): StoreSpec => ({
   name: 'x',
   sketch: { levels: L, cellsPerLevel: BASE, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
   generations: 2,
@@ -52,11 +51,12 @@ const specOf = (L: number): StoreSpec => ({
   },
 })
 
-/** The shapes run: slots and levels. */
+/** The shapes run: slots, levels and the twins' cells per level (1 MiB of twin per generation and slot string of 256 KiB to 4.4 MiB; or 16 strings of 4 KiB, several folded by one call). */
 const CASES = [
-  { S: 1, L: 4 },
-  { S: 4, L: 4 },
-  { S: 1, L: 17 },
+  { S: 1, L: 4, TWIN: 16_384 },
+  { S: 4, L: 4, TWIN: 16_384 },
+  { S: 1, L: 17, TWIN: 16_384 },
+  { S: 16, L: 4, TWIN: 1024 },
 ]
 
 /** What one EVALSHA did to the twin strings: bytes added in total, and how many strings grew. */
@@ -69,9 +69,9 @@ interface CallFold {
  * Two stores on one Redis and one fake clock, each with its own client whose EVALSHA runs one
  * at a time across both (a shared chain) between two reads of every twin string's length.
  */
-async function fleet(t: Test, S: number, L: number, label: string) {
+async function fleet(t: Test, S: number, L: number, TWIN: number, label: string) {
   const admin = client()
-  const prefix = uniquePrefix(`f4-xfold-${S}-${L}-${label}`)
+  const prefix = uniquePrefix(`f4-xfold-${S}-${L}-${TWIN}-${label}`)
   const clients: Redis[] = [client(), client()]
   const calls: CallFold[] = []
   let twinKeys: string[] = []
@@ -103,7 +103,7 @@ async function fleet(t: Test, S: number, L: number, label: string) {
   const stores = clients.map(
     (r) =>
       redisStore({ redis: r, seed: SEED, prefix, mode: 'exact', slots: S, clock, timeoutMs: 5000 })(
-        specOf(L),
+        specOf(L, TWIN),
       ) as RedisExactStore,
   )
   t.teardown(async () => {
@@ -125,9 +125,9 @@ async function fleet(t: Test, S: number, L: number, label: string) {
 
 t.test('exact mode: a large fold runs over many calls, each bounded; reads are unchanged at every step', async (t) => {
   const opts = await needRedis(t)
-  for (const { S, L } of CASES)
-    t.test(`${S} slot(s), ${L} levels`, opts, async (t) => {
-      const { admin, stores, clock, calls, twinOf, full } = await fleet(t, S, L, 'reads')
+  for (const { S, L, TWIN } of CASES)
+    t.test(`${S} slot(s), ${L} levels, twins of ${TWIN}`, opts, async (t) => {
+      const { admin, stores, clock, calls, twinOf, full } = await fleet(t, S, L, TWIN, 'reads')
       const store = stores[0]
       const keys = Array.from({ length: 300 }, (_, i) => `key-${i}`)
       // every slot's bases written before the switch
@@ -175,10 +175,12 @@ t.test('exact mode: a large fold runs over many calls, each bounded; reads are u
         calls.every((c) => c.bytes <= FOLD_CHUNK_BYTES),
         `no call folds more than FOLD_CHUNK_BYTES (largest ${most})`,
       )
-      t.ok(
-        calls.every((c) => c.strings <= 1),
-        'no call folds into more than one slot string',
-      )
+      // the budget is the call's, in bytes: small strings, several in one call
+      if (full < FOLD_CHUNK_BYTES)
+        t.ok(
+          calls.some((c) => c.strings > 1),
+          `one call folds several strings of ${full} bytes (at most ${Math.max(...calls.map((c) => c.strings))})`,
+        )
       t.equal(
         growing.reduce((a, c) => a + c.bytes, 0),
         S * full,
@@ -195,9 +197,9 @@ t.test('exact mode: a large fold runs over many calls, each bounded; reads are u
 
 t.test('exact mode: two stores writing during a partial fold lose nothing against the exact bucket', async (t) => {
   const opts = await needRedis(t)
-  for (const { S, L } of CASES)
-    t.test(`${S} slot(s), ${L} levels`, opts, async (t) => {
-      const { admin, stores, clock, calls, twinOf, full } = await fleet(t, S, L, 'writes')
+  for (const { S, L, TWIN } of CASES)
+    t.test(`${S} slot(s), ${L} levels, twins of ${TWIN}`, opts, async (t) => {
+      const { admin, stores, clock, calls, twinOf, full } = await fleet(t, S, L, TWIN, 'writes')
       const random = rng(0xf4 + S)
       const keys = Array.from({ length: 300 }, (_, i) => `key-${i}`)
       const debt = new Map<string, { d: number; at: number }>()
@@ -252,14 +254,16 @@ t.test('exact mode: two stores writing during a partial fold lose nothing agains
       t.comment(`admitted ${admitted} (${partialAdmits} during a partial fold), refused ${refused}, reads ${reads}`)
       t.equal(below, 0, `no read below the exact per-key debt (${reads} reads)`)
       t.ok(refused > 100, 'keys were held at their limit')
-      t.ok(
-        partialSteps >= 10 && partialAdmits >= 50,
-        `writes admitted while a twin was partly folded (${partialSteps} steps)`,
-      )
+      // (the small twins fold within a few calls: no partial state to speak of there)
+      if (2 * S * full >= 16 * FOLD_CHUNK_BYTES)
+        t.ok(
+          partialSteps >= 10 && partialAdmits >= 50,
+          `writes admitted while a twin was partly folded (${partialSteps} steps)`,
+        )
       const most = Math.max(...calls.map((c) => c.bytes))
       t.ok(
-        calls.every((c) => c.bytes <= FOLD_CHUNK_BYTES && c.strings <= 1),
-        `every call folds at most one step (largest ${most} bytes)`,
+        calls.every((c) => c.bytes <= FOLD_CHUNK_BYTES),
+        `no call folds more than FOLD_CHUNK_BYTES (largest ${most} bytes)`,
       )
       const lens = await Promise.all(allTwins.map((k) => admin.strlen(k)))
       t.ok(
