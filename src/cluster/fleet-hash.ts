@@ -62,7 +62,8 @@ export interface FingerprintInput {
   /**
    * Whether each generation's cells per level is the fleet's recorded shape (a self-sized
    * policy, spec/cluster.md "Shapes"), M then being the largest; the text gains
-   * `|sized|early|fold` (its twins fold their base at the switch where the shapes allow).
+   * `|sized|early|fold` (its twins fold their base at the switch where the shapes allow), in
+   * exact mode then `|foldsteps` (the fold made incrementally).
    * Absent or false leaves the text of a fixed shape unchanged.
    */
   sized?: boolean
@@ -74,7 +75,8 @@ export interface FingerprintInput {
  * `grudge-fleet/3|mode|hasher|L|M|S|decayKind|aggregator|N`, followed in exact mode by
  * `|W<blockCells>` (the blocked layout), plus `|sized|early` for a self-sized policy (whose instances
  * start twins on a load jump, in both modes, then `|fold`: its twins fold their base at the
- * switch where the shapes allow), plus `|slot0`
+ * switch where the shapes allow; in exact mode then `|foldsteps`: the fold made a bounded step
+ * per script call), plus `|slot0`
  * when S > 1 (numbers in JavaScript's shortest round-trip form). `slot0` names where slot 0
  * lives: under the policy's own hash tag `{name}`, as the cells of S = 1 (so the two check one
  * record); a node of a snapshot before it put slot 0 under `{name#0}`, and its fingerprint,
@@ -106,6 +108,10 @@ export function fingerprint(secret: Uint8Array, f: FingerprintInput): string {
     // start and decides on it from start + A + D, one of this build neither writes nor reads a
     // folding twin before its switch (start + D) and stops writing the base then
     ...(f.sized === true ? ['fold'] : []),
+    // exact mode's incremental fold (spec/cluster.md "Early growth", _The incremental fold_): an
+    // instance of before finds a partly folded twin string short and remakes it whole from the
+    // base, dropping what was written in its folded part
+    ...(f.sized === true && f.blockCells !== undefined ? ['foldsteps'] : []),
     ...(f.slots > 1 ? ['slot0'] : []),
     // sync mode's change log (spec/cluster.md "The change log"): an instance of before pushes
     // without logging, so this build's delta pulls would miss its writes
@@ -215,7 +221,7 @@ export function blockedIndexes(
   }
 }
 
-/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early|fold`). */
+/** Fingerprint input of a sketch (used by tests and the store); `blockCells` names the exact layout's W (exact mode), `sized` a self-sized policy (text gains `|sized|early|fold`, exact mode `|sized|early|fold|foldsteps`). */
 export function sketchFingerprintInput(
   s: Pick<SketchShape, 'hasher' | 'levels' | 'cellsPerLevel' | 'decay' | 'aggregator'>,
   mode: 'exact' | 'sync',

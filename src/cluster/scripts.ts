@@ -257,11 +257,14 @@ const prologue = (c: ScriptConstants) => header(c) + helpers
  * floor, from its start. A folding twin (kind 1, spec/cluster.md "Early growth": its W equal to
  * its base's and its B a multiple of the base's) is neither read nor written before its switch;
  * from then on it replaces its base everywhere (deciding, or written as the younger generation
- * in the base's place, the base no longer written), and the first call that reaches its slot
- * string, missing, creates it as its base's slot string repeated B_twin / B_base times (the
- * fold: a key's block in the twin, hashHi mod B_twin, reduces mod B_base to its block in the
- * base, and its offsets in a block are the same, so every key reads there what it read in the
- * base), or zeros when the base's string is absent.
+ * in the base's place, the base no longer written). Its slot string is its base's repeated
+ * B_twin / B_base times (the fold: a key's block in the twin, hashHi mod B_twin, reduces mod
+ * B_base to its block in the base, and its offsets in a block are the same, so every key reads
+ * there what it read in the base; zeros where the base's string is absent), built
+ * incrementally: a call that reaches a twin string short of a key's span makes a fold step
+ * there, at most `FOLD_CHUNK_BYTES` appended per call in all, and a span still past the
+ * string's length is read and written at the same offsets in the base (byte at mod the base's
+ * length), so a call's fold work is bounded and no key reads differently across a step.
  */
 /** The sized scripts' twin count NT, window entries and where their W (wb + j) and B (wb + KT + j) are. */
 const SIZED_PROLOGUE = `local NT = tonumber(ARGV[8 + Q])
@@ -322,14 +325,64 @@ end
 `
 
 /**
- * Sized: a folding twin's source, its base's slot string (window index bj of the decision's
- * group, from KEYS[kb + 1 + bj]) when it holds the base's full B·L·W·16 bytes, else false
- * (a base never written in this slot: the twin starts at zeros, as its base would read).
+ * The most bytes one call of the sized exact script copies from bases into their folding twins
+ * (65,536: 64 KiB in all, whole blocks of L·W·16 bytes, at least one block), in one fold step
+ * or a few (small slot strings), so no call's fold work grows with the twins: the first batch
+ * after a switch once folded every slot string it touched in one call, 7.5 MiB in 46–81 ms of
+ * Redis time for 4 levels × 65,536 cells over 16 slots (past a 50 ms timeoutMs in 2 of 4 runs),
+ * 100–172 ms over one slot (examples/bench/fold-batch-cost.ts; spec/cluster.md "Early growth",
+ * _The incremental fold_).
  */
-const SIZED_FOLD_SOURCE = `local function foldSource(bj, kb)
-  local src = redis.call('GET', KEYS[kb + 1 + bj])
-  if src and #src == L * 16 * tonumber(ARGV[wb + bj]) * tonumber(ARGV[wb + KT + bj]) then return src end
-  return false
+export const FOLD_CHUNK_BYTES = 65536
+
+/**
+ * Sized: the incremental fold (spec/cluster.md "Early growth", _The incremental fold_). A
+ * folding twin's slot string tkey (full length tlen) is its base's bkey (full length blen)
+ * repeated, built from its start: its length F, a multiple of the block bytes BB, is the
+ * progress (twin byte p < F holds what was base byte p mod blen when it was copied; APPEND
+ * keeps its expiry). foldStep makes the call's one step — the next min(FOLD_CHUNK_BYTES in
+ * whole blocks, tlen − F) bytes appended (a base larger than that: to the end of its
+ * repetition at most, so one step reads and writes at most FOLD_CHUNK_BYTES), an absent base
+ * read as zeros, the twin created by the first step (SET … PX, its group's record q to be
+ * written) — while the call's budget foldLeft (FOLD_CHUNK_BYTES in all) holds a whole block
+ * (one block when a block alone is larger), and returns F after it. A key whose span lies below F is
+ * read and written in the twin, any other at the same offsets in its base (byte at mod blen).
+ */
+const SIZED_FOLD = `local foldLeft = ${FOLD_CHUNK_BYTES}
+local function foldStep(tkey, bkey, tlen, blen, BB, k, q)
+  local F = redis.call('STRLEN', tkey)
+  if F >= tlen then return F end
+  local n = math.floor(foldLeft / BB) * BB
+  if n < BB then
+    -- a block larger than the whole budget: one block, as the call's only step
+    if foldLeft < ${FOLD_CHUNK_BYTES} then return F end
+    n = BB
+  end
+  if n > tlen - F then n = tlen - F end
+  local x = F % blen
+  local m = blen - x
+  local c
+  if n > m and blen <= n then
+    -- a base no larger than the step: read whole, the step is its bytes from x on, repeated
+    c = redis.call('GET', bkey) or ''
+    if #c < blen then c = c .. string.rep('\\0', blen - #c) end
+    c = string.sub(c, x + 1) .. string.rep(c, math.floor((n - m) / blen)) .. string.sub(c, 1, (n - m) % blen)
+  else
+    -- else the step ends at the end of the base's repetition at most
+    if n > m then n = m end
+    c = redis.call('GETRANGE', bkey, x, x + n - 1)
+    if #c < n then c = c .. string.rep('\\0', n - #c) end
+  end
+  foldLeft = foldLeft - n
+  if F == 0 then
+    local ms = math.ceil((k + 2) * period - now)
+    if ms < 1 then ms = 1 end
+    redis.call('SET', tkey, c, 'PX', ms)
+    rec[q] = false
+  else
+    redis.call('APPEND', tkey, c)
+  end
+  return F + n
 end
 `
 
@@ -379,7 +432,7 @@ local delta = tonumber(ARGV[oi + 1])
  */
 export const loopedExactScript = (c: ScriptConstants, sized = false): string =>
   exactHeader(c) +
-  (sized ? SIZED_PROLOGUE + SIZED_FOLD_SOURCE : '') +
+  (sized ? SIZED_PROLOGUE + SIZED_FOLD : '') +
   helpers +
   `${sized ? 'local kb = 1\n' : 'local BB = L * W * 16\n'}local ai = 0
 -- the key's block in generation k (key name) for window index j: its bytes, the block's byte
@@ -394,14 +447,25 @@ ${sized ? SIZED_BLOCK : ''}  local O = {string.byte(a, 1, L)}
   if #raw < BB then
 ${
   sized
-    ? `    local src = false
-    if j >= K and twf[j - K] then src = foldSource(twj[j - K], kb) end
-    if src then
-    -- a folding twin's first access after its switch: its base's string repeated
-    local full = string.rep(src, B * BB / #src)
-    redis.call('SET', key, full, 'PX', ttl(k))
-    rec[q] = false
-    raw = string.sub(full, base + 1, base + BB)
+    ? `    if j >= K and twf[j - K] then
+    -- a folding twin after its switch, its string short of this block: one fold step (once
+    -- per call), then the block from the twin if folded, else from its base (SIZED_FOLD)
+    local bj = twj[j - K]
+    local bkey = KEYS[kb + 1 + bj]
+    local blen = BB * tonumber(ARGV[wb + KT + bj])
+    if foldStep(key, bkey, B * BB, blen, BB, k, q) > base then
+      raw = redis.call('GETRANGE', key, base, base + BB - 1)
+    else
+      key = bkey
+      base = base % blen
+      raw = redis.call('GETRANGE', key, base, base + BB - 1)
+      if #raw < BB then
+        redis.call('SETRANGE', key, blen - 1, '\\0')
+        redis.call('PEXPIRE', key, ttl(k))
+        rec[q] = false
+        raw = string.rep('\\0', BB)
+      end
+    end
     else
 `
     : ''
@@ -412,7 +476,7 @@ ${
     rec[q] = false
     raw = string.rep('\0', BB)
 ${sized ? '    end\n' : ''}  end
-  return raw, base, O
+  return raw, base, O, key
 end
 -- one SETRANGE from the key's first cell to its last, the cells between as read
 local function store(key, raw, base, O, S, T)
@@ -438,7 +502,7 @@ ${decisionLoop(sized)
   if ro == 1 then ro = 6 else ro = ro + 3 end
 end
 local okey = KEYS[kb + 1 + oj]
-${sized ? SIZED_DECIDER : ''}local raw, base, O = block(okey, ${sized ? 'oa' : 'oj'}, oldest, gq + 1)
+${sized ? SIZED_DECIDER : ''}local raw, base, O, dkey = block(okey, ${sized ? 'oa' : 'oj'}, oldest, gq + 1)
 local S = {}
 local T = {}
 local changed = false
@@ -461,7 +525,7 @@ end
 if agg == 2 then acc = acc / L end
 if op == 2 or (op == 0 and acc + delta > tonumber(ARGV[oi + 2])) then
   -- a read or a denial: the decayed cells are written back (as the Sketch does), nothing added
-  if changed then store(okey, raw, base, O, S, T) end
+  if changed then store(dkey, raw, base, O, S, T) end
   if op == 2 then put(1, acc) else put(0, acc) end
 else
 if agg == 0 then acc = math.huge elseif agg == 1 then acc = -math.huge else acc = 0 end
@@ -476,7 +540,7 @@ for i = 1, L do
     acc = acc + s
   end
 end
-store(okey, raw, base, O, S, T)
+store(dkey, raw, base, O, S, T)
 if agg == 2 then acc = acc / L end
 ${
   sized
@@ -485,7 +549,7 @@ ${
   local j = k - gb
   local key = KEYS[kb + 1 + j]
 `
-}  local yraw, ybase, YO = block(key, j, k, gq + 1)
+}  local yraw, ybase, YO, ykey = block(key, j, k, gq + 1)
   for i = 1, L do
     local s, t = decayed(struct.unpack('<d<d', yraw, YO[i] + 1))
     local v = s + delta
@@ -496,7 +560,7 @@ ${
     S[i] = clamp(v)
     T[i] = t
   end
-  store(key, yraw, ybase, YO, S, T)
+  store(ykey, yraw, ybase, YO, S, T)
 end
 put(1, acc)
 end
@@ -589,16 +653,29 @@ local blk = redis.call('GETRANGE', ${key}, ats, at + ${last} + 14)
 if #blk < ${last} + 15 then
 ${
   sized
-    ? `  local src = false
-  if ${j} >= K and twf[${j} - K] then src = foldSource(twj[${j} - K], kb) end
-  if src then
-  -- a folding twin's first access after its switch: its base's string repeated
-  local full = string.rep(src, B * BB / #src)
-  local ms = math.ceil((${k} + 2) * period - now)
-  if ms < 1 then ms = 1 end
-  redis.call('SET', ${key}, full, 'PX', ms)
-  rec[gq + 1] = false
-  blk = string.sub(full, at + 1, at + ${last} + 15)
+    ? `  if ${j} >= K and twf[${j} - K] then
+  -- a folding twin after its switch, its string short of this span: one fold step (once per
+  -- call), then the span from the twin if folded (F > at: F is whole blocks, a span lies in
+  -- one), else at the same offsets in its base, byte at mod blen (SIZED_FOLD)
+  local bj = twj[${j} - K]
+  local bkey = KEYS[kb + 1 + bj]
+  local blen = BB * tonumber(ARGV[wb + KT + bj])
+  if foldStep(${key}, bkey, B * BB, blen, BB, ${k}, gq + 1) > at then
+    blk = redis.call('GETRANGE', ${key}, ats, at + ${last} + 14)
+  else
+    ${key} = bkey
+    at = at % blen
+    ats = string.format('%d', at)
+    blk = redis.call('GETRANGE', bkey, ats, at + ${last} + 14)
+    if #blk < ${last} + 15 then
+      redis.call('SETRANGE', bkey, blen - 1, '\\0')
+      local ms = math.ceil((${k} + 2) * period - now)
+      if ms < 1 then ms = 1 end
+      redis.call('PEXPIRE', bkey, ms)
+      rec[gq + 1] = false
+      blk = string.rep('\\0', ${last} + 15)
+    end
+  end
   else
 `
     : ''
@@ -630,7 +707,7 @@ out[ro + 1] = lo32
 out[ro + 2] = hi32`
   return (
     exactHeader(c) +
-    (sized ? SIZED_PROLOGUE + SIZED_FOLD_SOURCE : '') +
+    (sized ? SIZED_PROLOGUE + SIZED_FOLD : '') +
     decisionLoop(sized) +
     `local okey = KEYS[kb + 1 + oj]
 ${sized ? SIZED_DECIDER : ''}repeat

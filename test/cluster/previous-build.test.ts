@@ -219,7 +219,7 @@ for (const [first, sized] of [
 
 t.test("a previous-build self-sized fleet is refused: this build's self-sized fingerprint differs", async (t) => {
   // The previous build's fingerprint text of a self-sized exact policy ended in `|sized`
-  // (317afd1's fleet-hash.ts), this build's in `|sized|early|fold`: the records differ, so the two
+  // (317afd1's fleet-hash.ts), this build's in `|sized|early|fold|foldsteps`: the records differ, so the two
   // refuse each other at ready() (a record mismatch is ERR_GRUDGE_CLUSTER_FINGERPRINT, tested in
   // the placement test below and in fleet-shape.test.ts). The text is rebuilt here from its
   // fields and checked against this build's own fingerprint first, so the comparison is of the
@@ -233,10 +233,13 @@ t.test("a previous-build self-sized fleet is refused: this build's self-sized fi
   const hash = (text: string) => new SipHasher(o.secret).hash(text).toString(16).padStart(16, '0')
   t.equal(hash(fields + slot0), fixed.fingerprint, 'the rebuilt text is the fixed shape fingerprint')
   t.equal(
-    hash(`${fields}|sized|early|fold${slot0}`),
+    hash(`${fields}|sized|early|fold|foldsteps${slot0}`),
     sized.fingerprint,
-    "and with |sized|early|fold this build's self-sized one",
+    "and with |sized|early|fold|foldsteps this build's self-sized one",
   )
+  // the build before the incremental fold wrote `|sized|early|fold`: it remakes a partly folded
+  // twin string whole from the base (spec/cluster.md "Early growth", Fingerprint)
+  t.not(hash(`${fields}|sized|early|fold${slot0}`), sized.fingerprint, "the one-call fold's build's is another too")
   t.not(hash(`${fields}|sized${slot0}`), sized.fingerprint, "the previous build's self-sized fingerprint is another")
   // the build before folding twins (spec/cluster.md "Early growth") wrote `|sized|early`: its
   // twins are written beside their base from their start, this build's folding ones are not
