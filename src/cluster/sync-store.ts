@@ -61,6 +61,19 @@ class FleetSketch extends Sketch {
     return this.idx
   }
 
+  /** Locate `key` (its cell index per level into {@link FleetSketch.lastIdx}), touching no cell. */
+  locateKey(key: string | Uint8Array): void {
+    this.locate(key)
+  }
+
+  /** Copy cell `q` (score and time) of `from` into this sketch's cell `p` (a fold's one cell). */
+  copyCellFrom(from: FleetSketch, q: number, p: number): void {
+    const c = this.cells
+    const b = from.cells
+    c[CELL_STRIDE * p + CELL_SCORE] = b[CELL_STRIDE * q + CELL_SCORE]
+    c[CELL_STRIDE * p + CELL_TIME] = b[CELL_STRIDE * q + CELL_TIME]
+  }
+
   /** Per-level scratch: the key's decayed cells before a carried write. */
   private readonly before: Float64Array = new Float64Array(this.levels)
 
@@ -250,6 +263,39 @@ function markBlock(gen: Generation, p: number): void {
 const DIRTY = 1
 /** A cell's {@link Generation.mark} bits: its mirrored score (the fleet's as last pulled) is not 0. */
 const HELD = 2
+/**
+ * A cell's {@link Generation.mark} bits, a folding twin's during its fold only: folded ahead of
+ * the sweep ({@link Fold.next}), by a key's call or a put-back sum; the sweep clears it as it
+ * passes, so no cell keeps it once the fold is done (a pull's scan never sees it).
+ */
+const FOLDED = 4
+
+/**
+ * Cells a call folds at most (besides the L cells of its key in each folding twin), and a
+ * sync's completion per turn of the event loop (spec/cluster.md "Early growth", _The fold_).
+ * 8,192 cells are 128 KiB of cells written, about 0.1–0.3 ms into fresh pages; a twin of at
+ * most this many cells is folded at once (`Sketch.foldFrom`). The synchronous fold wrote every
+ * twin's cells in one call: 2 twins × 4 levels × 65,536 cells (1,024 → 65,536, 23.6 MB held)
+ * paused a review's tryConsume 8–48 ms.
+ */
+export const FOLD_SLICE_CELLS = 8192
+
+/**
+ * A folding twin's fold in progress: the twin is made of its base lazily (spec/cluster.md
+ * "Early growth", _The fold_). From its switch the base is neither written nor synced here, so
+ * its cells and sums stay as they were then: a twin cell not folded yet (at or past `next`, no
+ * {@link FOLDED} mark) is base cell level·M + (j mod M), with its base sum still to add, exactly
+ * what `Sketch.foldFrom` and the sums' fold would have made it at the switch. A cell is folded
+ * before anything reads or writes it (a key's call, a put-back sum), else by the sweep.
+ */
+interface Fold {
+  /** The base's sketch, unchanged since the switch. */
+  readonly from: FleetSketch
+  /** The base's pending sums at the switch (unchanged since). */
+  readonly pending: Float64Array
+  /** The sweep's next cell (Sketch layout): every twin cell below it is folded. */
+  next: number
+}
 
 /** {@link RedisSyncStore}'s decision outcomes (its private `outcome`). */
 const DENIED = 0
@@ -355,6 +401,10 @@ interface Generation {
   awaitFoldFrom: number
   /** A base replaced by its folding twin: the twin (sums of a failed push of the base go there, folded). */
   foldedInto: Generation | undefined
+  /** A folding twin in its base's place whose cells are not all folded yet ({@link Fold}); undefined otherwise. */
+  fold: Fold | undefined
+  /** Cells folded into this generation so far (from its base: a folding twin's, 0 for any other). */
+  foldCopied: number
   /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
   mirror: Float64Array
   /** Per slot: `<epoch>:<length>` of the slot's change log as of this instance's last pull, '' before one (a full pull). */
@@ -439,6 +489,15 @@ export class RedisSyncStore implements ScoreStore {
   private earlyWanted = 0
   /** The earliest switch of a folding twin adopted here and not switched to yet (Infinity: none). */
   private nextFoldAtMs = Infinity
+  /** Live generations whose fold is in progress ({@link Generation.fold}), as of the last fold step: 0 keeps the calls' path as it was. */
+  private foldingCount = 0
+  /**
+   * Cells a call or a completion turn folds at most ({@link FOLD_SLICE_CELLS}); a twin of at most
+   * this many cells folds at once. Tests lower it (a small shape folding over many calls) or set
+   * it to Infinity (every fold at once, by `Sketch.foldFrom`, as before: the reference).
+   * @internal
+   */
+  foldSliceCells = FOLD_SLICE_CELLS
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -559,6 +618,7 @@ export class RedisSyncStore implements ScoreStore {
     // median batch of 5 rounds, load average 9 on 2 cores; examples/bench/sync-store-cost.ts)
     const nowMs = this.local.now()
     this.rotate(nowMs)
+    if (this.foldingCount > 0) this.foldStep(key)
     const gens = this.gens
     const oldest = gens[0]
     const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
@@ -600,6 +660,7 @@ export class RedisSyncStore implements ScoreStore {
     checkFinite('delta', delta)
     this.assertOpen()
     this.rotate()
+    if (this.foldingCount > 0) this.foldStep(key)
     const oldest = this.gens[0]
     oldest.sketch.update(key, delta)
     record(oldest, delta)
@@ -613,14 +674,20 @@ export class RedisSyncStore implements ScoreStore {
   read(key: string): number {
     this.assertOpen()
     this.rotate()
+    if (this.foldingCount > 0) this.foldStep(key)
     return this.gens[0].sketch.estimate(key)
   }
 
-  /** Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus the 2 KiB load meter when self-sized. */
+  /**
+   * Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus
+   * the 2 KiB load meter when self-sized; while a folding twin's fold is in progress, also its
+   * base's cells and sums (L × M_base × 24 bytes, the synchronous fold's garbage until the next GC).
+   */
   sizeBytes(): number {
     let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) {
       bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
+      if (g.fold !== undefined) bytes += this.shape.levels * g.fold.from.cellsPerLevel * (SKETCH_BYTES_PER_CELL + 8)
       if (g.twin !== undefined) bytes += this.shape.levels * g.twin.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
     }
     return bytes
@@ -704,6 +771,17 @@ export class RedisSyncStore implements ScoreStore {
         })
   }
 
+  /**
+   * Cells the live generations had folded into them from their bases so far (folding twins'),
+   * for tests of the bounded fold (cells copied per call).
+   * @internal
+   */
+  get foldCellsCopied(): number {
+    let n = 0
+    for (const g of this.gens) n += g.foldCopied
+    return n
+  }
+
   /** Whether the last sync failed and the fleet view is older than 3 × syncMs. */
   get failing(): boolean {
     return this.stale()
@@ -775,7 +853,8 @@ export class RedisSyncStore implements ScoreStore {
    * there what it read in the base), its pending sums folded alike (each base cell's sum on every
    * twin cell it repeats into: what the base would hold), until Redis holds the twin's folded cells
    * (`awaitFoldFrom`, see {@link RedisSyncStore.runSync}). From then on the base is neither
-   * written nor synced here.
+   * written nor synced here. A twin of more than `foldSliceCells` cells is folded lazily, in
+   * bounded slices ({@link Fold}, {@link RedisSyncStore.foldStep}): the switch itself copies nothing.
    */
   private foldTwins(nowMs: number): void {
     const gens = this.gens
@@ -789,8 +868,15 @@ export class RedisSyncStore implements ScoreStore {
         continue
       }
       const twin = this.generationOf(g.id, f.cells, false, TWIN_SUFFIX)
-      twin.sketch.foldFrom(g.sketch)
-      foldPending(g, twin)
+      if (this.shape.levels * f.cells <= this.foldSliceCells) {
+        twin.sketch.foldFrom(g.sketch)
+        foldPending(g, twin)
+        twin.foldCopied = this.shape.levels * f.cells
+      } else {
+        // folded lazily ({@link Fold}): each call folds a slice and its key's cells, a sync the rest
+        twin.fold = { from: g.sketch, pending: g.pending, next: 0 }
+        this.foldingCount++
+      }
       twin.awaitFoldFrom = g.sketch.cellsPerLevel
       twin.decidesFromMs = f.switchAtMs
       g.foldTwin = undefined
@@ -798,6 +884,54 @@ export class RedisSyncStore implements ScoreStore {
       gens[i] = twin
     }
     this.nextFoldAtMs = next
+  }
+
+  /**
+   * A call's share of the folds in progress: the sweep of at most `foldSliceCells` cells over
+   * the folding twins (oldest first), then `key`'s cell in each level of every twin still
+   * folding, so the call reads and writes them as folded. Allocates nothing.
+   */
+  private foldStep(key: string): void {
+    this.sweepFolds()
+    const gens = this.gens
+    for (let g = 0; g < gens.length; g++) {
+      const gen = gens[g]
+      const f = gen.fold
+      if (f === undefined) continue
+      const sketch = gen.sketch
+      sketch.locateKey(key)
+      const idx = sketch.lastIdx
+      const M2 = sketch.cellsPerLevel
+      for (let i = 0; i < idx.length; i++) foldCellOnce(gen, f, i * M2 + idx[i])
+    }
+  }
+
+  /**
+   * Sweep at most `foldSliceCells` cells of the folds in progress, oldest generation first;
+   * a finished fold lets its base go. Sets and returns the count of folds still in progress.
+   */
+  private sweepFolds(): number {
+    let budget = this.foldSliceCells
+    let left = 0
+    const gens = this.gens
+    for (let g = 0; g < gens.length; g++) {
+      const gen = gens[g]
+      const f = gen.fold
+      if (f === undefined) continue
+      if (budget > 0) budget -= sweepFold(gen, f, budget)
+      if (gen.fold !== undefined) left++
+    }
+    this.foldingCount = left
+    return left
+  }
+
+  /**
+   * Finish the folds in progress before a sync reads or replaces a twin's cells or pushes its
+   * sums: a slice of `foldSliceCells` cells per turn of the event loop (setImmediate between),
+   * so the sync's own pause stays bounded too; calls in between fold their keys' cells.
+   */
+  private async finishFolds(): Promise<void> {
+    while (this.foldingCount > 0 && this.sweepFolds() > 0) await new Promise((resolve) => setImmediate(resolve))
   }
 
   /** Keep exactly the live generations G − N + 1..G (a clock estimate that moved back keeps the newer ones). */
@@ -878,6 +1012,8 @@ export class RedisSyncStore implements ScoreStore {
       foldTwin: undefined,
       awaitFoldFrom: 0,
       foldedInto: undefined,
+      fold: undefined,
+      foldCopied: 0,
       mirror: new Float64Array(2 * n),
       seen: Array.from({ length: this.shape.slots }, () => ''),
       pending: new Float64Array(n),
@@ -909,7 +1045,8 @@ export class RedisSyncStore implements ScoreStore {
       }
       this.rotate()
     }
-    // a folding twin in its base's place syncs once Redis holds its folded cells
+    // a folding twin in its base's place syncs once Redis holds its folded cells, and once it is all folded here
+    await this.finishFolds()
     for (const g of this.gens) if (g.awaitFoldFrom > 0) await this.foldRound(g, timeoutMs)
     // a switch passed during those round trips: its base's sums go to its twin, not to the base
     this.rotate()
@@ -1035,6 +1172,8 @@ export class RedisSyncStore implements ScoreStore {
    * sync asks again).
    */
   private async foldRound(twin: Generation, timeoutMs: number): Promise<void> {
+    // a switch during the round trips before this one: its twin all folded before its cells are made again or pushed
+    await this.finishFolds()
     const foldAtMs = twin.decidesFromMs + SYNC_FOLD_GUARD_TIMEOUTS * this.o.timeoutMs
     try {
       const folded = await withTimeout(
@@ -1509,10 +1648,63 @@ function foldPending(base: Generation, twin: Generation): void {
   }
 }
 
-/** Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of folding twin `twin` that repeats it. */
+/**
+ * Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of
+ * folding twin `twin` that repeats it (each folded first while its fold is in progress, so its
+ * sum adds in the order the synchronous fold's would).
+ */
 function addFolded(twin: Generation, baseCells: number, p: number, delta: number): void {
   const M2 = twin.sketch.cellsPerLevel
   const level = Math.floor(p / baseCells)
   const j = p - level * baseCells
-  for (let c = j; c < M2; c += baseCells) addPending(twin, level * M2 + c, delta)
+  for (let c = j; c < M2; c += baseCells) {
+    const f = twin.fold
+    if (f !== undefined) foldCellOnce(twin, f, level * M2 + c)
+    addPending(twin, level * M2 + c, delta)
+  }
+}
+
+/**
+ * Fold twin cell `p` (Sketch layout) from its base: the base's cell level·M + (j mod M), score
+ * and time (the mapping of `foldLevels`), and its pending sum, as the synchronous fold made it.
+ */
+function foldCell(twin: Generation, f: Fold, p: number): void {
+  const M2 = twin.sketch.cellsPerLevel
+  const M = f.from.cellsPerLevel
+  const level = Math.floor(p / M2)
+  const q = level * M + ((p - level * M2) % M)
+  twin.sketch.copyCellFrom(f.from, q, p)
+  const sum = f.pending[q]
+  if (sum !== 0) addPending(twin, p, sum)
+  twin.foldCopied++
+}
+
+/** Fold twin cell `p` now unless it is folded already (below the sweep, or marked {@link FOLDED}). */
+function foldCellOnce(twin: Generation, f: Fold, p: number): void {
+  if (p < f.next) return
+  const m = twin.mark[p]
+  if ((m & FOLDED) !== 0) return
+  foldCell(twin, f, p)
+  // after the fold's sum: its addPending marks the cell dirty
+  twin.mark[p] |= FOLDED
+}
+
+/**
+ * The sweep of a fold in progress: up to `budget` cells from {@link Fold.next}, each folded
+ * unless a call folded it already (whose {@link FOLDED} mark it clears); the last cell ends the
+ * fold (the base is let go). Returns the cells swept.
+ */
+function sweepFold(twin: Generation, f: Fold, budget: number): number {
+  const n = twin.pending.length
+  const start = f.next
+  const end = n - start > budget ? start + budget : n
+  const mark = twin.mark
+  for (let p = start; p < end; p++) {
+    const m = mark[p]
+    if ((m & FOLDED) !== 0) mark[p] = m & ~FOLDED
+    else foldCell(twin, f, p)
+  }
+  f.next = end
+  if (end === n) twin.fold = undefined
+  return end - start
 }
