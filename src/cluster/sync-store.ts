@@ -1650,8 +1650,9 @@ function foldPending(base: Generation, twin: Generation): void {
 
 /**
  * Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of
- * folding twin `twin` that repeats it (each folded first while its fold is in progress, so its
- * sum adds in the order the synchronous fold's would).
+ * folding twin `twin` that repeats it (each folded first while its fold is in progress, so the
+ * sums add in the synchronous fold's order: the base's first; two addends, as a switch has at
+ * most one base push put back, would commute anyway).
  */
 function addFolded(twin: Generation, baseCells: number, p: number, delta: number): void {
   const M2 = twin.sketch.cellsPerLevel
