@@ -66,12 +66,17 @@ class FleetSketch extends Sketch {
     this.locate(key)
   }
 
-  /** Copy cell `q` (score and time) of `from` into this sketch's cell `p` (a fold's one cell). */
-  copyCellFrom(from: FleetSketch, q: number, p: number): void {
-    const c = this.cells
-    const b = from.cells
-    c[CELL_STRIDE * p + CELL_SCORE] = b[CELL_STRIDE * q + CELL_SCORE]
-    c[CELL_STRIDE * p + CELL_TIME] = b[CELL_STRIDE * q + CELL_TIME]
+  /** Views of this sketch's cells by chunks of `chunk` cells (a folding base's, made at its switch). */
+  chunkViews(chunk: number): Float64Array[] {
+    const views: Float64Array[] = []
+    for (let p = 0; p < this.levels * this.cellsPerLevel; p += chunk)
+      views.push(this.cells.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
+    return views
+  }
+
+  /** Overwrite this sketch's cells from cell `p` on with `view`'s (a fold's one native copy). */
+  setCellsAt(view: Float64Array, p: number): void {
+    this.cells.set(view, CELL_STRIDE * p)
   }
 
   /** Per-level scratch: the key's decayed cells before a carried write. */
@@ -264,36 +269,48 @@ const DIRTY = 1
 /** A cell's {@link Generation.mark} bits: its mirrored score (the fleet's as last pulled) is not 0. */
 const HELD = 2
 /**
- * A cell's {@link Generation.mark} bits, a folding twin's during its fold only: folded ahead of
- * the sweep ({@link Fold.next}), by a key's call or a put-back sum; the sweep clears it as it
- * passes, so no cell keeps it once the fold is done (a pull's scan never sees it).
- */
-const FOLDED = 4
-
-/**
- * Cells a call folds at most (besides the L cells of its key in each folding twin), and a
- * sync's completion per turn of the event loop (spec/cluster.md "Early growth", _The fold_).
- * 8,192 cells are 128 KiB of cells written, about 0.1–0.3 ms into fresh pages; a twin of at
- * most this many cells is folded at once (`Sketch.foldFrom`). The synchronous fold wrote every
- * twin's cells in one call: 2 twins × 4 levels × 65,536 cells (1,024 → 65,536, 23.6 MB held)
- * paused a review's tryConsume 8–48 ms.
+ * Cells a call folds at most besides its key's chunks, and a sync's completion per turn of the
+ * event loop (spec/cluster.md "Early growth", _The fold_): 8,192 cells, 32 chunks of
+ * {@link FOLD_CHUNK_CELLS}, 128 KiB of cells written by native copies; a twin of at most this
+ * many cells is folded at once (`Sketch.foldFrom`). The synchronous fold wrote every twin's
+ * cells in one call: 2 twins × 4 levels × 65,536 cells (1,024 → 65,536, 23.6 MB held) paused a
+ * review's tryConsume 8–48 ms.
  */
 export const FOLD_SLICE_CELLS = 8192
 
 /**
- * A folding twin's fold in progress: the twin is made of its base lazily (spec/cluster.md
- * "Early growth", _The fold_). From its switch the base is neither written nor synced here, so
- * its cells and sums stay as they were then: a twin cell not folded yet (at or past `next`, no
- * {@link FOLDED} mark) is base cell level·M + (j mod M), with its base sum still to add, exactly
- * what `Sketch.foldFrom` and the sums' fold would have made it at the switch. A cell is folded
- * before anything reads or writes it (a key's call, a put-back sum), else by the sweep.
+ * Cells of a fold's chunk (at most; fewer when the base's cells per level are a smaller power
+ * of two): the unit folded at once, by one native copy of 4 KiB from a view of the base made at
+ * the switch, so a slice costs about the same in cold code as in optimized code (a cell at a
+ * time, the first slices of a fold, which runs once per growth, took 15–17 ms for 8,192 cells
+ * before V8 optimized them; load ≈ 10 on 2 cores), and a call's key costs at most L chunks per
+ * folding twin.
+ */
+export const FOLD_CHUNK_CELLS = 256
+
+/**
+ * A folding twin's fold in progress: the twin is made of its base lazily, a chunk of cells at a
+ * time (spec/cluster.md "Early growth", _The fold_). From its switch the base is neither written
+ * nor synced here, so its cells and sums stay as they were then: a twin chunk not folded yet (at
+ * or past `next`, `done` 0) is made, once copied, exactly what `Sketch.foldFrom` and the sums'
+ * fold made it at the switch (twin cell level·M′ + j from base cell level·M + (j mod M), the
+ * mapping of `foldLevels`, plus that base cell's sum). A chunk is folded before anything reads
+ * or writes a cell of it (a key's call, a put-back sum), else by the sweep.
  */
 interface Fold {
-  /** The base's sketch, unchanged since the switch. */
-  readonly from: FleetSketch
+  /** The base's cells per level, M. */
+  readonly baseCells: number
+  /** log2 of the chunk's cells: the largest power of two dividing M, at most `foldChunkCells`. */
+  readonly shift: number
+  /** The base's cells by chunk (2 doubles a cell), views made at the switch: view k is base cells [k·chunk, (k + 1)·chunk). */
+  readonly views: Float64Array[]
   /** The base's pending sums at the switch (unchanged since). */
   readonly pending: Float64Array
-  /** The sweep's next cell (Sketch layout): every twin cell below it is folded. */
+  /** The base's {@link Generation.blocks} (a block without a mark has no sum: its cells are skipped). */
+  readonly blocks: Uint32Array
+  /** Per twin chunk: 1 once folded. */
+  readonly done: Uint8Array
+  /** The sweep's next chunk: every twin chunk below it is folded. */
   next: number
 }
 
@@ -498,6 +515,11 @@ export class RedisSyncStore implements ScoreStore {
    * @internal
    */
   foldSliceCells = FOLD_SLICE_CELLS
+  /**
+   * A fold's chunk at most ({@link FOLD_CHUNK_CELLS}, a power of two); tests lower it.
+   * @internal
+   */
+  foldChunkCells = FOLD_CHUNK_CELLS
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -687,7 +709,7 @@ export class RedisSyncStore implements ScoreStore {
     let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) {
       bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
-      if (g.fold !== undefined) bytes += this.shape.levels * g.fold.from.cellsPerLevel * (SKETCH_BYTES_PER_CELL + 8)
+      if (g.fold !== undefined) bytes += this.shape.levels * g.fold.baseCells * (SKETCH_BYTES_PER_CELL + 8)
       if (g.twin !== undefined) bytes += this.shape.levels * g.twin.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
     }
     return bytes
@@ -873,8 +895,18 @@ export class RedisSyncStore implements ScoreStore {
         foldPending(g, twin)
         twin.foldCopied = this.shape.levels * f.cells
       } else {
-        // folded lazily ({@link Fold}): each call folds a slice and its key's cells, a sync the rest
-        twin.fold = { from: g.sketch, pending: g.pending, next: 0 }
+        // folded lazily ({@link Fold}): each call folds a slice and its key's chunks, a sync the rest
+        const M = g.sketch.cellsPerLevel
+        const shift = 31 - Math.clz32(Math.min(M & -M, this.foldChunkCells))
+        twin.fold = {
+          baseCells: M,
+          shift,
+          views: g.sketch.chunkViews(1 << shift),
+          pending: g.pending,
+          blocks: g.blocks,
+          done: new Uint8Array((this.shape.levels * f.cells) >>> shift),
+          next: 0,
+        }
         this.foldingCount++
       }
       twin.awaitFoldFrom = g.sketch.cellsPerLevel
@@ -1045,8 +1077,7 @@ export class RedisSyncStore implements ScoreStore {
       }
       this.rotate()
     }
-    // a folding twin in its base's place syncs once Redis holds its folded cells, and once it is all folded here
-    await this.finishFolds()
+    // a folding twin in its base's place syncs once it is all folded here and Redis holds its folded cells
     for (const g of this.gens) if (g.awaitFoldFrom > 0) await this.foldRound(g, timeoutMs)
     // a switch passed during those round trips: its base's sums go to its twin, not to the base
     this.rotate()
@@ -1172,7 +1203,7 @@ export class RedisSyncStore implements ScoreStore {
    * sync asks again).
    */
   private async foldRound(twin: Generation, timeoutMs: number): Promise<void> {
-    // a switch during the round trips before this one: its twin all folded before its cells are made again or pushed
+    // every fold in progress finished first: its twin's cells are made again or pulled, its sums pushed, only after
     await this.finishFolds()
     const foldAtMs = twin.decidesFromMs + SYNC_FOLD_GUARD_TIMEOUTS * this.o.timeoutMs
     try {
@@ -1666,46 +1697,50 @@ function addFolded(twin: Generation, baseCells: number, p: number, delta: number
 }
 
 /**
- * Fold twin cell `p` (Sketch layout) from its base: the base's cell level·M + (j mod M), score
- * and time (the mapping of `foldLevels`), and its pending sum, as the synchronous fold made it.
+ * Fold twin chunk `c` from its base: its cells (scores and times) by one native copy of the base
+ * chunk they repeat, and the base's sums of that chunk on them, as the synchronous fold made them.
  */
-function foldCell(twin: Generation, f: Fold, p: number): void {
+function foldChunk(twin: Generation, f: Fold, c: number): void {
+  const chunk = 1 << f.shift
+  const p0 = c << f.shift
   const M2 = twin.sketch.cellsPerLevel
-  const M = f.from.cellsPerLevel
-  const level = Math.floor(p / M2)
-  const q = level * M + ((p - level * M2) % M)
-  twin.sketch.copyCellFrom(f.from, q, p)
-  const sum = f.pending[q]
-  if (sum !== 0) addPending(twin, p, sum)
-  twin.foldCopied++
+  const M = f.baseCells
+  const level = Math.floor(p0 / M2)
+  const q0 = level * M + ((p0 - level * M2) % M)
+  twin.sketch.setCellsAt(f.views[q0 >>> f.shift], p0)
+  // the base's sums: only in its blocks with a mark (a sum marks its cell dirty)
+  const end = q0 + chunk
+  for (let b = q0 >>> MARK_BLOCK_SHIFT; b << MARK_BLOCK_SHIFT < end; b++) {
+    if ((f.blocks[b >>> 5] & (1 << (b & 31))) === 0) continue
+    const last = Math.min(end, (b + 1) << MARK_BLOCK_SHIFT)
+    for (let q = Math.max(q0, b << MARK_BLOCK_SHIFT); q < last; q++) {
+      const sum = f.pending[q]
+      if (sum !== 0) addPending(twin, p0 + q - q0, sum)
+    }
+  }
+  f.done[c] = 1
+  twin.foldCopied += chunk
 }
 
-/** Fold twin cell `p` now unless it is folded already (below the sweep, or marked {@link FOLDED}). */
+/** Fold the chunk of twin cell `p` now unless it is folded already (below the sweep, or done). */
 function foldCellOnce(twin: Generation, f: Fold, p: number): void {
-  if (p < f.next) return
-  const m = twin.mark[p]
-  if ((m & FOLDED) !== 0) return
-  foldCell(twin, f, p)
-  // after the fold's sum: its addPending marks the cell dirty
-  twin.mark[p] |= FOLDED
+  const c = p >>> f.shift
+  if (c < f.next || f.done[c] !== 0) return
+  foldChunk(twin, f, c)
 }
 
 /**
- * The sweep of a fold in progress: up to `budget` cells from {@link Fold.next}, each folded
- * unless a call folded it already (whose {@link FOLDED} mark it clears); the last cell ends the
- * fold (the base is let go). Returns the cells swept.
+ * The sweep of a fold in progress: from {@link Fold.next}, the chunks of up to `budget` cells
+ * (one at least), each folded unless a call folded it already; the last chunk ends the fold (the
+ * base is let go). Returns the cells swept.
  */
 function sweepFold(twin: Generation, f: Fold, budget: number): number {
-  const n = twin.pending.length
+  const count = f.done.length
   const start = f.next
-  const end = n - start > budget ? start + budget : n
-  const mark = twin.mark
-  for (let p = start; p < end; p++) {
-    const m = mark[p]
-    if ((m & FOLDED) !== 0) mark[p] = m & ~FOLDED
-    else foldCell(twin, f, p)
-  }
+  const chunks = Math.max(1, Math.floor(budget / (1 << f.shift)))
+  const end = count - start > chunks ? start + chunks : count
+  for (let c = start; c < end; c++) if (f.done[c] === 0) foldChunk(twin, f, c)
   f.next = end
-  if (end === n) twin.fold = undefined
-  return end - start
+  if (end === count) twin.fold = undefined
+  return (end - start) << f.shift
 }
