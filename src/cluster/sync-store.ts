@@ -1,6 +1,6 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
-import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
+import { CELL_SCORE, CELL_STRIDE, CELL_TIME, FOLD_CHUNK_CELLS, FOLD_SLICE_CELLS } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
@@ -268,25 +268,6 @@ function markBlock(gen: Generation, p: number): void {
 const DIRTY = 1
 /** A cell's {@link Generation.mark} bits: its mirrored score (the fleet's as last pulled) is not 0. */
 const HELD = 2
-/**
- * Cells a call folds at most besides its key's chunks, and a sync's completion per turn of the
- * event loop (spec/cluster.md "Early growth", _The fold_): 8,192 cells, 32 chunks of
- * {@link FOLD_CHUNK_CELLS}, 128 KiB of cells written by native copies; a twin of at most this
- * many cells is folded at once (`Sketch.foldFrom`). The synchronous fold wrote every twin's
- * cells in one call: 2 twins × 4 levels × 65,536 cells (1,024 → 65,536, 23.6 MB held) paused a
- * review's tryConsume 8–48 ms.
- */
-export const FOLD_SLICE_CELLS = 8192
-
-/**
- * Cells of a fold's chunk (at most; fewer when the base's cells per level are a smaller power
- * of two): the unit folded at once, by one native copy of 4 KiB from a view of the base made at
- * the switch, so a slice costs about the same in cold code as in optimized code (a cell at a
- * time, the first slices of a fold, which runs once per growth, took 15–17 ms for 8,192 cells
- * before V8 optimized them; load ≈ 10 on 2 cores), and a call's key costs at most L chunks per
- * folding twin.
- */
-export const FOLD_CHUNK_CELLS = 256
 
 /**
  * A folding twin's fold in progress: the twin is made of its base lazily, a chunk of cells at a
@@ -509,14 +490,14 @@ export class RedisSyncStore implements ScoreStore {
   /** Live generations whose fold is in progress ({@link Generation.fold}), as of the last fold step: 0 keeps the calls' path as it was. */
   private foldingCount = 0
   /**
-   * Cells a call or a completion turn folds at most ({@link FOLD_SLICE_CELLS}); a twin of at most
+   * Cells a call or a completion turn folds at most (`FOLD_SLICE_CELLS`); a twin of at most
    * this many cells folds at once. Tests lower it (a small shape folding over many calls) or set
    * it to Infinity (every fold at once, by `Sketch.foldFrom`, as before: the reference).
    * @internal
    */
   foldSliceCells = FOLD_SLICE_CELLS
   /**
-   * A fold's chunk at most ({@link FOLD_CHUNK_CELLS}, a power of two); tests lower it.
+   * A fold's chunk at most (`FOLD_CHUNK_CELLS`, a power of two); tests lower it.
    * @internal
    */
   foldChunkCells = FOLD_CHUNK_CELLS
