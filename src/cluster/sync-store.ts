@@ -61,22 +61,32 @@ class FleetSketch extends Sketch {
     return this.idx
   }
 
-  /** Locate `key` (its cell index per level into {@link FleetSketch.lastIdx}), touching no cell. */
-  locateKey(key: string | Uint8Array): void {
-    this.locate(key)
-  }
+  /**
+   * A folding twin's lazy fold in progress (`Sketch.foldLazilyFrom`, spec/cluster.md "Early
+   * growth", _Bounded pause_): the twin's generation and its base's pending sums and mark blocks
+   * at the switch (unchanged since: the base is neither written nor synced from then on), whose
+   * sums each chunk folded gains ({@link FleetSketch.foldedChunk}); undefined otherwise.
+   */
+  foldSums: { readonly gen: Generation; readonly pending: Float64Array; readonly blocks: Uint32Array } | undefined =
+    undefined
 
-  /** Views of this sketch's cells by chunks of `chunk` cells (a folding base's, made at its switch). */
-  chunkViews(chunk: number): Float64Array[] {
-    const views: Float64Array[] = []
-    for (let p = 0; p < this.levels * this.cellsPerLevel; p += chunk)
-      views.push(this.cells.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
-    return views
-  }
-
-  /** Overwrite this sketch's cells from cell `p` on with `view`'s (a fold's one native copy). */
-  setCellsAt(view: Float64Array, p: number): void {
-    this.cells.set(view, CELL_STRIDE * p)
+  /**
+   * A chunk folded from the base: the base's sums of its cells onto the twin's (only in the
+   * base's mark blocks with a mark: a sum marks its cell dirty), as the fold at once made them.
+   */
+  protected override foldedChunk(fromCell: number, toCell: number, cells: number): void {
+    const f = this.foldSums
+    if (f === undefined) return
+    const end = fromCell + cells
+    for (let b = fromCell >>> MARK_BLOCK_SHIFT; b << MARK_BLOCK_SHIFT < end; b++) {
+      if ((f.blocks[b >>> 5] & (1 << (b & 31))) === 0) continue
+      const last = Math.min(end, (b + 1) << MARK_BLOCK_SHIFT)
+      for (let q = Math.max(fromCell, b << MARK_BLOCK_SHIFT); q < last; q++) {
+        const sum = f.pending[q]
+        if (sum !== 0) addPending(f.gen, toCell + q - fromCell, sum)
+      }
+    }
+    f.gen.foldCopied += cells
   }
 
   /** Per-level scratch: the key's decayed cells before a carried write. */
@@ -269,32 +279,6 @@ const DIRTY = 1
 /** A cell's {@link Generation.mark} bits: its mirrored score (the fleet's as last pulled) is not 0. */
 const HELD = 2
 
-/**
- * A folding twin's fold in progress: the twin is made of its base lazily, a chunk of cells at a
- * time (spec/cluster.md "Early growth", _The fold_). From its switch the base is neither written
- * nor synced here, so its cells and sums stay as they were then: a twin chunk not folded yet (at
- * or past `next`, `done` 0) is made, once copied, exactly what `Sketch.foldFrom` and the sums'
- * fold made it at the switch (twin cell level·M′ + j from base cell level·M + (j mod M), the
- * mapping of `foldLevels`, plus that base cell's sum). A chunk is folded before anything reads
- * or writes a cell of it (a key's call, a put-back sum), else by the sweep.
- */
-interface Fold {
-  /** The base's cells per level, M. */
-  readonly baseCells: number
-  /** log2 of the chunk's cells: the largest power of two dividing M, at most `foldChunkCells`. */
-  readonly shift: number
-  /** The base's cells by chunk (2 doubles a cell), views made at the switch: view k is base cells [k·chunk, (k + 1)·chunk). */
-  readonly views: Float64Array[]
-  /** The base's pending sums at the switch (unchanged since). */
-  readonly pending: Float64Array
-  /** The base's {@link Generation.blocks} (a block without a mark has no sum: its cells are skipped). */
-  readonly blocks: Uint32Array
-  /** Per twin chunk: 1 once folded. */
-  readonly done: Uint8Array
-  /** The sweep's next chunk: every twin chunk below it is folded. */
-  next: number
-}
-
 /** {@link RedisSyncStore}'s decision outcomes (its private `outcome`). */
 const DENIED = 0
 const ADMITTED = 1
@@ -399,8 +383,6 @@ interface Generation {
   awaitFoldFrom: number
   /** A base replaced by its folding twin: the twin (sums of a failed push of the base go there, folded). */
   foldedInto: Generation | undefined
-  /** A folding twin in its base's place whose cells are not all folded yet ({@link Fold}); undefined otherwise. */
-  fold: Fold | undefined
   /** Cells folded into this generation so far (from its base: a folding twin's, 0 for any other). */
   foldCopied: number
   /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
@@ -487,7 +469,7 @@ export class RedisSyncStore implements ScoreStore {
   private earlyWanted = 0
   /** The earliest switch of a folding twin adopted here and not switched to yet (Infinity: none). */
   private nextFoldAtMs = Infinity
-  /** Live generations whose fold is in progress ({@link Generation.fold}), as of the last fold step: 0 keeps the calls' path as it was. */
+  /** Live generations whose lazy fold is in progress (`Sketch.folding`), as of the last sweep: 0 keeps the calls' path as it was. */
   private foldingCount = 0
   /**
    * Cells a call or a completion turn folds at most (`FOLD_SLICE_CELLS`); a twin of at most
@@ -621,7 +603,7 @@ export class RedisSyncStore implements ScoreStore {
     // median batch of 5 rounds, load average 9 on 2 cores; examples/bench/sync-store-cost.ts)
     const nowMs = this.local.now()
     this.rotate(nowMs)
-    if (this.foldingCount > 0) this.foldStep(key)
+    if (this.foldingCount > 0) this.sweepFolds()
     const gens = this.gens
     const oldest = gens[0]
     const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
@@ -663,7 +645,7 @@ export class RedisSyncStore implements ScoreStore {
     checkFinite('delta', delta)
     this.assertOpen()
     this.rotate()
-    if (this.foldingCount > 0) this.foldStep(key)
+    if (this.foldingCount > 0) this.sweepFolds()
     const oldest = this.gens[0]
     oldest.sketch.update(key, delta)
     record(oldest, delta)
@@ -677,7 +659,7 @@ export class RedisSyncStore implements ScoreStore {
   read(key: string): number {
     this.assertOpen()
     this.rotate()
-    if (this.foldingCount > 0) this.foldStep(key)
+    if (this.foldingCount > 0) this.sweepFolds()
     return this.gens[0].sketch.estimate(key)
   }
 
@@ -690,7 +672,8 @@ export class RedisSyncStore implements ScoreStore {
     let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) {
       bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
-      if (g.fold !== undefined) bytes += this.shape.levels * g.fold.baseCells * (SKETCH_BYTES_PER_CELL + 8)
+      const sums = g.sketch.foldSums
+      if (sums !== undefined) bytes += sums.pending.length * (SKETCH_BYTES_PER_CELL + 8)
       if (g.twin !== undefined) bytes += this.shape.levels * g.twin.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
     }
     return bytes
@@ -856,8 +839,9 @@ export class RedisSyncStore implements ScoreStore {
    * there what it read in the base), its pending sums folded alike (each base cell's sum on every
    * twin cell it repeats into: what the base would hold), until Redis holds the twin's folded cells
    * (`awaitFoldFrom`, see {@link RedisSyncStore.runSync}). From then on the base is neither
-   * written nor synced here. A twin of more than `foldSliceCells` cells is folded lazily, in
-   * bounded slices ({@link Fold}, {@link RedisSyncStore.foldStep}): the switch itself copies nothing.
+   * written nor synced here. A twin of more than `foldSliceCells` cells is folded lazily
+   * (`Sketch.foldLazilyFrom`, its base's sums with each chunk: {@link FleetSketch.foldedChunk}),
+   * in bounded slices ({@link RedisSyncStore.sweepFolds}): the switch itself copies nothing.
    */
   private foldTwins(nowMs: number): void {
     const gens = this.gens
@@ -876,18 +860,9 @@ export class RedisSyncStore implements ScoreStore {
         foldPending(g, twin)
         twin.foldCopied = this.shape.levels * f.cells
       } else {
-        // folded lazily ({@link Fold}): each call folds a slice and its key's chunks, a sync the rest
-        const M = g.sketch.cellsPerLevel
-        const shift = 31 - Math.clz32(Math.min(M & -M, this.foldChunkCells))
-        twin.fold = {
-          baseCells: M,
-          shift,
-          views: g.sketch.chunkViews(1 << shift),
-          pending: g.pending,
-          blocks: g.blocks,
-          done: new Uint8Array((this.shape.levels * f.cells) >>> shift),
-          next: 0,
-        }
+        // folded lazily: each call folds its key's chunks (locate) and a slice, a sync the rest
+        twin.sketch.foldSums = { gen: twin, pending: g.pending, blocks: g.blocks }
+        twin.sketch.foldLazilyFrom(g.sketch, this.foldChunkCells)
         this.foldingCount++
       }
       twin.awaitFoldFrom = g.sketch.cellsPerLevel
@@ -900,39 +875,21 @@ export class RedisSyncStore implements ScoreStore {
   }
 
   /**
-   * A call's share of the folds in progress: the sweep of at most `foldSliceCells` cells over
-   * the folding twins (oldest first), then `key`'s cell in each level of every twin still
-   * folding, so the call reads and writes them as folded. Allocates nothing.
-   */
-  private foldStep(key: string): void {
-    this.sweepFolds()
-    const gens = this.gens
-    for (let g = 0; g < gens.length; g++) {
-      const gen = gens[g]
-      const f = gen.fold
-      if (f === undefined) continue
-      const sketch = gen.sketch
-      sketch.locateKey(key)
-      const idx = sketch.lastIdx
-      const M2 = sketch.cellsPerLevel
-      for (let i = 0; i < idx.length; i++) foldCellOnce(gen, f, i * M2 + idx[i])
-    }
-  }
-
-  /**
-   * Sweep at most `foldSliceCells` cells of the folds in progress, oldest generation first;
-   * a finished fold lets its base go. Sets and returns the count of folds still in progress.
+   * A call's or a turn's share of the folds in progress: at most `foldSliceCells` cells (whole
+   * chunks, one at least), oldest generation first (a call's key's chunks are folded by the
+   * Sketch's locate before the call touches them); a finished fold lets its base go. Sets and
+   * returns the count of folds still in progress. Allocates nothing.
    */
   private sweepFolds(): number {
     let budget = this.foldSliceCells
     let left = 0
     const gens = this.gens
     for (let g = 0; g < gens.length; g++) {
-      const gen = gens[g]
-      const f = gen.fold
-      if (f === undefined) continue
-      if (budget > 0) budget -= sweepFold(gen, f, budget)
-      if (gen.fold !== undefined) left++
+      const sketch = gens[g].sketch
+      if (!sketch.folding) continue
+      if (budget > 0) budget -= sketch.foldSome(budget)
+      if (sketch.folding) left++
+      else sketch.foldSums = undefined // the base's sums are let go with its cells
     }
     this.foldingCount = left
     return left
@@ -1025,7 +982,6 @@ export class RedisSyncStore implements ScoreStore {
       foldTwin: undefined,
       awaitFoldFrom: 0,
       foldedInto: undefined,
-      fold: undefined,
       foldCopied: 0,
       mirror: new Float64Array(2 * n),
       seen: Array.from({ length: this.shape.slots }, () => ''),
@@ -1671,57 +1627,7 @@ function addFolded(twin: Generation, baseCells: number, p: number, delta: number
   const level = Math.floor(p / baseCells)
   const j = p - level * baseCells
   for (let c = j; c < M2; c += baseCells) {
-    const f = twin.fold
-    if (f !== undefined) foldCellOnce(twin, f, level * M2 + c)
+    if (twin.sketch.folding) twin.sketch.foldChunkOf(level * M2 + c)
     addPending(twin, level * M2 + c, delta)
   }
-}
-
-/**
- * Fold twin chunk `c` from its base: its cells (scores and times) by one native copy of the base
- * chunk they repeat, and the base's sums of that chunk on them, as the synchronous fold made them.
- */
-function foldChunk(twin: Generation, f: Fold, c: number): void {
-  const chunk = 1 << f.shift
-  const p0 = c << f.shift
-  const M2 = twin.sketch.cellsPerLevel
-  const M = f.baseCells
-  const level = Math.floor(p0 / M2)
-  const q0 = level * M + ((p0 - level * M2) % M)
-  twin.sketch.setCellsAt(f.views[q0 >>> f.shift], p0)
-  // the base's sums: only in its blocks with a mark (a sum marks its cell dirty)
-  const end = q0 + chunk
-  for (let b = q0 >>> MARK_BLOCK_SHIFT; b << MARK_BLOCK_SHIFT < end; b++) {
-    if ((f.blocks[b >>> 5] & (1 << (b & 31))) === 0) continue
-    const last = Math.min(end, (b + 1) << MARK_BLOCK_SHIFT)
-    for (let q = Math.max(q0, b << MARK_BLOCK_SHIFT); q < last; q++) {
-      const sum = f.pending[q]
-      if (sum !== 0) addPending(twin, p0 + q - q0, sum)
-    }
-  }
-  f.done[c] = 1
-  twin.foldCopied += chunk
-}
-
-/** Fold the chunk of twin cell `p` now unless it is folded already (below the sweep, or done). */
-function foldCellOnce(twin: Generation, f: Fold, p: number): void {
-  const c = p >>> f.shift
-  if (c < f.next || f.done[c] !== 0) return
-  foldChunk(twin, f, c)
-}
-
-/**
- * The sweep of a fold in progress: from {@link Fold.next}, the chunks of up to `budget` cells
- * (one at least), each folded unless a call folded it already; the last chunk ends the fold (the
- * base is let go). Returns the cells swept.
- */
-function sweepFold(twin: Generation, f: Fold, budget: number): number {
-  const count = f.done.length
-  const start = f.next
-  const chunks = Math.max(1, Math.floor(budget / (1 << f.shift)))
-  const end = count - start > chunks ? start + chunks : count
-  for (let c = start; c < end; c++) if (f.done[c] === 0) foldChunk(twin, f, c)
-  f.next = end
-  if (end === count) twin.fold = undefined
-  return (end - start) << f.shift
 }

@@ -651,6 +651,29 @@ export class Sketch {
     this.cells.set(f.views[k], CELL_STRIDE * p0)
     if (f.baseline !== undefined) f.baseline.set(f.baseViews![k], CELL_STRIDE * p0)
     f.done[c] = 1
+    this.foldedChunk(k << f.shift, p0, 1 << f.shift)
+  }
+
+  /**
+   * Called after a lazy fold copied a chunk: `cells` cells from the smaller sketch's cell
+   * `fromCell` to this one's `toCell` (a subclass folds what it keeps beside the cells alike).
+   * @internal
+   */
+  protected foldedChunk(fromCell: number, toCell: number, cells: number): void {
+    void fromCell
+    void toCell
+    void cells
+  }
+
+  /**
+   * A lazy fold in progress: fold the chunk of cell `p` (level-major index) now unless it is folded already.
+   * @internal
+   */
+  foldChunkOf(p: number): void {
+    const f = this.lazy
+    if (f === undefined) return
+    const c = p >>> f.shift
+    if (c >= f.next && f.done[c] === 0) this.foldChunk(f, c)
   }
 
   /**

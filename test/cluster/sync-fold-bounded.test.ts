@@ -41,17 +41,12 @@ interface Held {
     suffix: string
     awaitFoldFrom: number
     pending: Float64Array
-    sketch: { cells: Float64Array; cellsPerLevel: number }
-    fold:
-      | {
-          baseCells: number
-          shift: number
-          views: Float64Array[]
-          pending: Float64Array
-          done: Uint8Array
-          next: number
-        }
-      | undefined
+    sketch: {
+      cells: Float64Array
+      cellsPerLevel: number
+      lazy: { fromCells: number; shift: number; views: Float64Array[]; done: Uint8Array; next: number } | undefined
+      foldSums: { pending: Float64Array } | undefined
+    }
   }[]
 }
 
@@ -161,7 +156,7 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
             )
           if (x.awaitFoldFrom !== y.awaitFoldFrom)
             fail(`${when}: awaitFoldFrom ${x.awaitFoldFrom} / ${y.awaitFoldFrom}`)
-          const f = x.fold
+          const f = x.sketch.lazy
           for (let p = 0; p < L * M2; p++) {
             let score = x.sketch.cells[2 * p]
             let time = x.sketch.cells[2 * p + 1]
@@ -169,12 +164,12 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
             if (f !== undefined && p >> f.shift >= f.next && f.done[p >> f.shift] === 0) {
               // a chunk not folded yet: its base's cell, the mapping of Sketch.foldFrom (level i
               // repeated), read through the fold's view of the base's cells
-              const q = Math.floor(p / M2) * f.baseCells + ((p % M2) % f.baseCells)
+              const q = Math.floor(p / M2) * f.fromCells + ((p % M2) % f.fromCells)
               const view = f.views[q >> f.shift]
               const at = 2 * (q - ((q >> f.shift) << f.shift))
               score = view[at]
               time = view[at + 1]
-              pending += f.pending[q]
+              pending += x.sketch.foldSums!.pending[q]
             }
             compared++
             if (!Object.is(score, y.sketch.cells[2 * p]) || !Object.is(time, y.sketch.cells[2 * p + 1]))
@@ -239,7 +234,7 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
       clock.set(SWITCH + 5)
       for (let step = 0; step < 10; step++) call(`in flight, step ${step}`)
       t.ok(
-        (a as unknown as Held).gens.some((g) => g.fold !== undefined),
+        (a as unknown as Held).gens.some((g) => g.sketch.lazy !== undefined),
         'A folds lazily, in progress',
       )
       for (const g of gates) g.release()
@@ -254,7 +249,7 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
         clock.advance(Math.floor(random() * 20))
         call(`folding, step ${step}`)
       }
-      const inProgress = (a as unknown as Held).gens.some((g) => g.fold !== undefined)
+      const inProgress = (a as unknown as Held).gens.some((g) => g.sketch.lazy !== undefined)
       t.equal(inProgress, slice === 1, slice === 1 ? 'a sync finishes the fold' : 'the calls finished the fold')
       // syncs from here (the first finishes a fold still in progress), past the Redis fold
       for (let step = 0; step < 200; step++) {
@@ -265,7 +260,7 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
       t.ok(clock.now() > SWITCH + 2 * TIMEOUT_MS, 'past the Redis fold')
       await syncBoth('last sync')
       t.ok(
-        (a as unknown as Held).gens.every((g) => g.fold === undefined && g.awaitFoldFrom === 0),
+        (a as unknown as Held).gens.every((g) => g.sketch.lazy === undefined && g.awaitFoldFrom === 0),
         'A: the folds are done and Redis holds the twins',
       )
       for (const key of keys) {
