@@ -31,6 +31,11 @@ export const STANDALONE: Record<string, Standalone> = {
       'what a Redis sync store adds per request over the in-process store; starts its own redis-server; [--quick] [--keys=N]',
     reads: 'flags',
   },
+  'sync-fold-pause.ts': {
+    about:
+      "the longest event-loop turn of a sync store across a folding twin's switch, lazy fold against at once; starts its own redis-server; [--quick]",
+    reads: 'flags',
+  },
   'sync-store-memory.ts': {
     about: 'the bytes a sync store holds per cell, process.memoryUsage after GC; Redis on GRUDGE_REDIS_URL; [--quick]',
     reads: 'flags',

@@ -1,6 +1,6 @@
 import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clock.js'
 import { GrudgeError } from '../errors.js'
-import { CELL_SCORE, CELL_STRIDE, CELL_TIME } from '../sketch/cells.js'
+import { CELL_SCORE, CELL_STRIDE, CELL_TIME, FOLD_CHUNK_CELLS, FOLD_SLICE_CELLS } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
 import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
@@ -59,6 +59,34 @@ class FleetSketch extends Sketch {
   /** The cell index per level of the last key located (the sketch's own, not a copy). */
   get lastIdx(): Uint32Array {
     return this.idx
+  }
+
+  /**
+   * A folding twin's lazy fold in progress (`Sketch.foldLazilyFrom`, spec/cluster.md "Early
+   * growth", _Bounded pause_): the twin's generation and its base's pending sums and mark blocks
+   * at the switch (unchanged since: the base is neither written nor synced from then on), whose
+   * sums each chunk folded gains ({@link FleetSketch.foldedChunk}); undefined otherwise.
+   */
+  foldSums: { readonly gen: Generation; readonly pending: Float64Array; readonly blocks: Uint32Array } | undefined =
+    undefined
+
+  /**
+   * A chunk folded from the base: the base's sums of its cells onto the twin's (only in the
+   * base's mark blocks with a mark: a sum marks its cell dirty), as the fold at once made them.
+   */
+  protected override foldedChunk(fromCell: number, toCell: number, cells: number): void {
+    const f = this.foldSums
+    if (f === undefined) return
+    const end = fromCell + cells
+    for (let b = fromCell >>> MARK_BLOCK_SHIFT; b << MARK_BLOCK_SHIFT < end; b++) {
+      if ((f.blocks[b >>> 5] & (1 << (b & 31))) === 0) continue
+      const last = Math.min(end, (b + 1) << MARK_BLOCK_SHIFT)
+      for (let q = Math.max(fromCell, b << MARK_BLOCK_SHIFT); q < last; q++) {
+        const sum = f.pending[q]
+        if (sum !== 0) addPending(f.gen, toCell + q - fromCell, sum)
+      }
+    }
+    f.gen.foldCopied += cells
   }
 
   /** Per-level scratch: the key's decayed cells before a carried write. */
@@ -355,6 +383,8 @@ interface Generation {
   awaitFoldFrom: number
   /** A base replaced by its folding twin: the twin (sums of a failed push of the base go there, folded). */
   foldedInto: Generation | undefined
+  /** Cells folded into this generation so far (from its base: a folding twin's, 0 for any other). */
+  foldCopied: number
   /** The fleet's cells as last pulled (score, time per cell, the Sketch's layout): what a delta pull updates (spec/cluster.md "The change log"). */
   mirror: Float64Array
   /** Per slot: `<epoch>:<length>` of the slot's change log as of this instance's last pull, '' before one (a full pull). */
@@ -439,6 +469,20 @@ export class RedisSyncStore implements ScoreStore {
   private earlyWanted = 0
   /** The earliest switch of a folding twin adopted here and not switched to yet (Infinity: none). */
   private nextFoldAtMs = Infinity
+  /** Live generations whose lazy fold is in progress (`Sketch.folding`), as of the last sweep: 0 keeps the calls' path as it was. */
+  private foldingCount = 0
+  /**
+   * Cells a call or a completion turn folds at most (`FOLD_SLICE_CELLS`); a twin of at most
+   * this many cells folds at once. Tests lower it (a small shape folding over many calls) or set
+   * it to Infinity (every fold at once, by `Sketch.foldFrom`, as before: the reference).
+   * @internal
+   */
+  foldSliceCells = FOLD_SLICE_CELLS
+  /**
+   * A fold's chunk at most (`FOLD_CHUNK_CELLS`, a power of two); tests lower it.
+   * @internal
+   */
+  foldChunkCells = FOLD_CHUNK_CELLS
 
   /** @internal built by {@link redisStore} */
   constructor(
@@ -559,6 +603,7 @@ export class RedisSyncStore implements ScoreStore {
     // median batch of 5 rounds, load average 9 on 2 cores; examples/bench/sync-store-cost.ts)
     const nowMs = this.local.now()
     this.rotate(nowMs)
+    if (this.foldingCount > 0) this.sweepFolds()
     const gens = this.gens
     const oldest = gens[0]
     const before = oldest.sketch.consumeTrackedAt(nowMs, key, cost, limit)
@@ -600,6 +645,7 @@ export class RedisSyncStore implements ScoreStore {
     checkFinite('delta', delta)
     this.assertOpen()
     this.rotate()
+    if (this.foldingCount > 0) this.sweepFolds()
     const oldest = this.gens[0]
     oldest.sketch.update(key, delta)
     record(oldest, delta)
@@ -613,14 +659,21 @@ export class RedisSyncStore implements ScoreStore {
   read(key: string): number {
     this.assertOpen()
     this.rotate()
+    if (this.foldingCount > 0) this.sweepFolds()
     return this.gens[0].sketch.estimate(key)
   }
 
-  /** Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus the 2 KiB load meter when self-sized. */
+  /**
+   * Cells held in this process: per live generation L × M × {@link SYNC_BYTES_PER_CELL} bytes, plus
+   * the 2 KiB load meter when self-sized; while a folding twin's fold is in progress, also its
+   * base's cells and sums (L × M_base × 24 bytes, the synchronous fold's garbage until the next GC).
+   */
   sizeBytes(): number {
     let bytes = this.meter === null ? 0 : METER_BYTES
     for (const g of this.gens) {
       bytes += this.shape.levels * g.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
+      const sums = g.sketch.foldSums
+      if (sums !== undefined) bytes += sums.pending.length * (SKETCH_BYTES_PER_CELL + 8)
       if (g.twin !== undefined) bytes += this.shape.levels * g.twin.sketch.cellsPerLevel * SYNC_BYTES_PER_CELL
     }
     return bytes
@@ -704,6 +757,17 @@ export class RedisSyncStore implements ScoreStore {
         })
   }
 
+  /**
+   * Cells the live generations had folded into them from their bases so far (folding twins'),
+   * for tests of the bounded fold (cells copied per call).
+   * @internal
+   */
+  get foldCellsCopied(): number {
+    let n = 0
+    for (const g of this.gens) n += g.foldCopied
+    return n
+  }
+
   /** Whether the last sync failed and the fleet view is older than 3 × syncMs. */
   get failing(): boolean {
     return this.stale()
@@ -775,7 +839,9 @@ export class RedisSyncStore implements ScoreStore {
    * there what it read in the base), its pending sums folded alike (each base cell's sum on every
    * twin cell it repeats into: what the base would hold), until Redis holds the twin's folded cells
    * (`awaitFoldFrom`, see {@link RedisSyncStore.runSync}). From then on the base is neither
-   * written nor synced here.
+   * written nor synced here. A twin of more than `foldSliceCells` cells is folded lazily
+   * (`Sketch.foldLazilyFrom`, its base's sums with each chunk: {@link FleetSketch.foldedChunk}),
+   * in bounded slices ({@link RedisSyncStore.sweepFolds}): the switch itself copies nothing.
    */
   private foldTwins(nowMs: number): void {
     const gens = this.gens
@@ -789,8 +855,16 @@ export class RedisSyncStore implements ScoreStore {
         continue
       }
       const twin = this.generationOf(g.id, f.cells, false, TWIN_SUFFIX)
-      twin.sketch.foldFrom(g.sketch)
-      foldPending(g, twin)
+      if (this.shape.levels * f.cells <= this.foldSliceCells) {
+        twin.sketch.foldFrom(g.sketch)
+        foldPending(g, twin)
+        twin.foldCopied = this.shape.levels * f.cells
+      } else {
+        // folded lazily: each call folds its key's chunks (locate) and a slice, a sync the rest
+        twin.sketch.foldSums = { gen: twin, pending: g.pending, blocks: g.blocks }
+        twin.sketch.foldLazilyFrom(g.sketch, this.foldChunkCells)
+        this.foldingCount++
+      }
       twin.awaitFoldFrom = g.sketch.cellsPerLevel
       twin.decidesFromMs = f.switchAtMs
       g.foldTwin = undefined
@@ -798,6 +872,36 @@ export class RedisSyncStore implements ScoreStore {
       gens[i] = twin
     }
     this.nextFoldAtMs = next
+  }
+
+  /**
+   * A call's or a turn's share of the folds in progress: at most `foldSliceCells` cells (whole
+   * chunks, one at least), oldest generation first (a call's key's chunks are folded by the
+   * Sketch's locate before the call touches them); a finished fold lets its base go. Sets and
+   * returns the count of folds still in progress. Allocates nothing.
+   */
+  private sweepFolds(): number {
+    let budget = this.foldSliceCells
+    let left = 0
+    const gens = this.gens
+    for (let g = 0; g < gens.length; g++) {
+      const sketch = gens[g].sketch
+      if (!sketch.folding) continue
+      if (budget > 0) budget -= sketch.foldSome(budget)
+      if (sketch.folding) left++
+      else sketch.foldSums = undefined // the base's sums are let go with its cells
+    }
+    this.foldingCount = left
+    return left
+  }
+
+  /**
+   * Finish the folds in progress before a sync reads or replaces a twin's cells or pushes its
+   * sums: a slice of `foldSliceCells` cells per turn of the event loop (setImmediate between),
+   * so the sync's own pause stays bounded too; calls in between fold their keys' cells.
+   */
+  private async finishFolds(): Promise<void> {
+    while (this.foldingCount > 0 && this.sweepFolds() > 0) await new Promise((resolve) => setImmediate(resolve))
   }
 
   /** Keep exactly the live generations G − N + 1..G (a clock estimate that moved back keeps the newer ones). */
@@ -878,6 +982,7 @@ export class RedisSyncStore implements ScoreStore {
       foldTwin: undefined,
       awaitFoldFrom: 0,
       foldedInto: undefined,
+      foldCopied: 0,
       mirror: new Float64Array(2 * n),
       seen: Array.from({ length: this.shape.slots }, () => ''),
       pending: new Float64Array(n),
@@ -909,7 +1014,7 @@ export class RedisSyncStore implements ScoreStore {
       }
       this.rotate()
     }
-    // a folding twin in its base's place syncs once Redis holds its folded cells
+    // a folding twin in its base's place syncs once it is all folded here and Redis holds its folded cells
     for (const g of this.gens) if (g.awaitFoldFrom > 0) await this.foldRound(g, timeoutMs)
     // a switch passed during those round trips: its base's sums go to its twin, not to the base
     this.rotate()
@@ -1035,6 +1140,8 @@ export class RedisSyncStore implements ScoreStore {
    * sync asks again).
    */
   private async foldRound(twin: Generation, timeoutMs: number): Promise<void> {
+    // every fold in progress finished first: its twin's cells are made again or pulled, its sums pushed, only after
+    await this.finishFolds()
     const foldAtMs = twin.decidesFromMs + SYNC_FOLD_GUARD_TIMEOUTS * this.o.timeoutMs
     try {
       const folded = await withTimeout(
@@ -1523,10 +1630,18 @@ function foldPending(base: Generation, twin: Generation): void {
   }
 }
 
-/** Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of folding twin `twin` that repeats it. */
+/**
+ * Add `delta`, a sum of base cell `p` (Sketch layout, `baseCells` per level), to each cell of
+ * folding twin `twin` that repeats it (each folded first while its fold is in progress, so the
+ * sums add in the synchronous fold's order: the base's first; two addends, as a switch has at
+ * most one base push put back, would commute anyway).
+ */
 function addFolded(twin: Generation, baseCells: number, p: number, delta: number): void {
   const M2 = twin.sketch.cellsPerLevel
   const level = Math.floor(p / baseCells)
   const j = p - level * baseCells
-  for (let c = j; c < M2; c += baseCells) addPending(twin, level * M2 + c, delta)
+  for (let c = j; c < M2; c += baseCells) {
+    if (twin.sketch.folding) twin.sketch.foldChunkOf(level * M2 + c)
+    addPending(twin, level * M2 + c, delta)
+  }
 }

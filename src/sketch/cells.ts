@@ -77,3 +77,25 @@ export function foldLevels(from: Float64Array, to: Float64Array, levels: number,
     for (let at = CELL_STRIDE * i * M2, end = at + CELL_STRIDE * M2; at < end; at += span) to.set(level, at)
   }
 }
+
+/**
+ * Cells a lazy fold copies at most per slice (a call's share in the sync store, a turn of the
+ * event loop in a Rotator's or a sync's completion), besides the chunks of a call's key's cells
+ * (spec/rotator.md §1 "Self-sizing", _Early growth by folding_, _Cost_): 8,192 cells, 32 chunks
+ * of `FOLD_CHUNK_CELLS`, 128 KiB of cells written by native copies; a fold of at most this
+ * many cells is done at once (`Sketch.foldFrom`). Folding at once, 2 generations × 4 levels ×
+ * 65,536 cells (1,024 → 65,536, 23.6 MB held in a sync store) paused a review's call 8–48 ms.
+ * @internal
+ */
+export const FOLD_SLICE_CELLS = 8192
+
+/**
+ * Cells of a lazy fold's chunk (at most; fewer when the smaller shape's cells per level are a
+ * smaller power of two): the unit folded at once, by one native copy of 4 KiB from a view of
+ * the smaller shape's cells made when the fold starts, so a slice costs about the same in cold
+ * code as in optimized code (a cell at a time, the first slices of a fold, which runs once per
+ * growth, took 15–17 ms for 8,192 cells before V8 optimized them; load ≈ 10 on 2 cores), and a
+ * call's key costs at most L chunks per generation folding.
+ * @internal
+ */
+export const FOLD_CHUNK_CELLS = 256

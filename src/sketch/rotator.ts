@@ -38,6 +38,7 @@ import {
   type ResolvedSizing,
   type SizingLimitEvent,
 } from './rotator-sizing.js'
+import { FOLD_CHUNK_CELLS, FOLD_SLICE_CELLS } from './cells.js'
 import { checkDecay } from './decay.js'
 import {
   DEFAULT_LEVELS,
@@ -191,6 +192,20 @@ export class Rotator {
   private readonly limitReported = { budget: false, invalid: false }
   /** Sizing events to hand to onSizingLimit once the rotator's state is consistent again. */
   private readonly pendingEvents: SizingLimitEvent[] = []
+  /** The next turn's slice of the lazy folds in progress (`setImmediate`), or undefined when none is due. */
+  private foldTurn: ReturnType<typeof setImmediate> | undefined = undefined
+  /**
+   * Cells a fold's slice copies at most (`FOLD_SLICE_CELLS`), one slice per turn of the event
+   * loop; a generation of at most this many cells (L × M′) is folded at once. Tests lower it,
+   * or set it to Infinity (every fold at once, as before: the reference).
+   * @internal
+   */
+  foldSliceCells = FOLD_SLICE_CELLS
+  /**
+   * A lazy fold's chunk at most (`FOLD_CHUNK_CELLS`, a power of two); tests lower it.
+   * @internal
+   */
+  foldChunkCells = FOLD_CHUNK_CELLS
 
   /**
    * @param options see {@link RotatorOptions}
@@ -466,6 +481,34 @@ export class Rotator {
     return earlyGrowthCells(this.sizing!, load, (l) => this.decideCells(l))
   }
 
+  /** Run {@link Rotator.foldSlice} at the next turn of the event loop, and again while a fold is in progress. */
+  private scheduleFold(): void {
+    if (this.foldTurn !== undefined || this.closed) return
+    this.foldTurn = setImmediate(() => {
+      this.foldTurn = undefined
+      if (!this.closed && this.foldSlice() > 0) this.scheduleFold()
+    })
+  }
+
+  /**
+   * One slice of the lazy folds in progress (spec/rotator.md §1, _Early growth by folding_,
+   * _Cost_): at most `foldSliceCells` cells (whole chunks, one at least), the oldest
+   * generation's first. Run once per turn of the event loop after an early growth; an
+   * operation in between folds its key's chunks itself.
+   * @returns the generations still folding
+   * @internal
+   */
+  foldSlice(): number {
+    let budget = this.foldSliceCells
+    let left = 0
+    for (const g of this.gens) {
+      if (!g.folding) continue
+      if (budget > 0) budget -= g.foldSome(budget)
+      if (g.folding) left++
+    }
+    return left
+  }
+
   /**
    * Grow every live generation smaller than `cells` cells per level to `cells` by folding
    * ({@link Sketch.foldFrom}: each level repeated, under the same seed, so every key reads at
@@ -487,11 +530,14 @@ export class Rotator {
       if (!canFold(M, cells)) continue
       // the old generation's own hasher: a restored frame without a master seed has no seed derivation to redo
       const next = new Sketch({ ...this.sketchOptions, cellsPerLevel: cells, hasher: old.hasher, seed: undefined })
-      next.foldFrom(old)
+      // a large one lazily: each operation folds its key's chunks, a slice per turn the rest
+      if (next.levels * cells <= this.foldSliceCells) next.foldFrom(old)
+      else next.foldLazilyFrom(old, this.foldChunkCells)
       this.gens[g] = next
       grown.push(index)
     }
     if (grown.length === 0) return
+    this.scheduleFold()
     this.meter!.reset(nowMs, true)
     this.armCheck()
     this.resizeCount++
@@ -794,6 +840,8 @@ export class Rotator {
     this.closed = true
     this.handle?.cancel()
     this.handle = undefined
+    if (this.foldTurn !== undefined) clearImmediate(this.foldTurn)
+    this.foldTurn = undefined
   }
 
   /**

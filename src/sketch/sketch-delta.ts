@@ -247,3 +247,22 @@ export function foldBaselineOf(from: object, to: object, levels: number, M: numb
   foldLevels(b, out, levels, M, M2)
   baselines.set(to, out)
 }
+
+/**
+ * A lazy fold's baseline ({@link Sketch.foldLazilyFrom}): `to`'s baseline allocated (zero) and
+ * set now, to be filled chunk by chunk from `from`'s as the cells are; undefined when `from` has
+ * none (all zero, as `to`'s absent one).
+ * @returns `from`'s baseline and `to`'s new one
+ * @internal
+ */
+export function lazyFoldBaselineOf(
+  from: object,
+  to: object,
+  cellCount: number,
+): { from: Float64Array; to: Float64Array } | undefined {
+  const b = baselines.get(from)
+  if (b === undefined) return undefined
+  const out = new Float64Array(CELL_STRIDE * cellCount)
+  baselines.set(to, out)
+  return { from: b, to: out }
+}

@@ -4,7 +4,15 @@ import { keyHashOf, resolveHasher, type Hasher } from '../hash/hasher.js'
 import { modByReciprocal } from '../hash/indexes.js'
 import { checkKnownOptions } from '../options.js'
 import { finiteNow, writerStamp } from './clock-stamp.js'
-import { CELL_SCORE, CELL_STRIDE, foldLevels, interleaveInto, interleavedView, type CellView } from './cells.js'
+import {
+  CELL_SCORE,
+  CELL_STRIDE,
+  FOLD_CHUNK_CELLS,
+  foldLevels,
+  interleaveInto,
+  interleavedView,
+  type CellView,
+} from './cells.js'
 import { checkDecay } from './decay.js'
 import { addCells, assertMergeable } from './merge.js'
 import {
@@ -22,7 +30,14 @@ import {
   type SketchOptions,
 } from './shape.js'
 import { decodeSketch, encodeSketch } from './sketch-codec.js'
-import { SketchDelta, applyDeltaOf, foldBaselineOf, markSyncedOf, takeDeltaOf } from './sketch-delta.js'
+import {
+  SketchDelta,
+  applyDeltaOf,
+  foldBaselineOf,
+  lazyFoldBaselineOf,
+  markSyncedOf,
+  takeDeltaOf,
+} from './sketch-delta.js'
 
 /** The result of {@link Sketch.estimateDetailed}. */
 export interface SketchDetail {
@@ -67,6 +82,28 @@ const SLOT_NOW = 7
 const SLOT_DELTA = 8
 /** The aggregate computed by `aggregate()` (before any delta). */
 const SLOT_AGGREGATE = 9
+
+/**
+ * A lazy fold in progress ({@link Sketch.foldLazilyFrom}): this sketch is made of a smaller one
+ * a chunk of cells at a time. The smaller one is neither read nor written by anyone else from the
+ * fold's start (the caller's promise: it replaces it), so a chunk copied later is exactly what
+ * `foldLevels` made it at the start: cell level·M′ + j from the smaller one's level·M + (j mod M).
+ */
+interface LazyFold {
+  /** The smaller sketch's cells per level, M. */
+  readonly fromCells: number
+  /** log2 of the chunk's cells: the largest power of two dividing M, at most the chunk asked for. */
+  readonly shift: number
+  /** The smaller sketch's cells by chunk (2 doubles a cell), views made at the start: view k is its cells [k·chunk, (k + 1)·chunk). */
+  readonly views: Float64Array[]
+  /** The smaller sketch's delta baseline by chunk, and this one's (allocated at the start); undefined: none. */
+  readonly baseViews: Float64Array[] | undefined
+  readonly baseline: Float64Array | undefined
+  /** Per chunk of this sketch: 1 once folded. */
+  readonly done: Uint8Array
+  /** The sweep's next chunk: every chunk below it is folded. */
+  next: number
+}
 
 /**
  * A constant-memory sketch of decaying scores over an unbounded key space: L levels × M
@@ -137,6 +174,8 @@ export class Sketch {
    * frames were written with that placement (spec/hashing.md §4).
    */
   private readonly zeroStep: number
+  /** A lazy fold in progress (see `foldLazilyFrom`), else undefined: every keyed operation's `locate` folds its key's chunks first. */
+  private lazy: LazyFold | undefined
 
   /**
    * @param options see {@link SketchOptions}
@@ -182,6 +221,7 @@ export class Sketch {
     this.hasher = hasher
     this.clock = clock
     this.zeroStep = keyHashOf(hasher) !== undefined && cells > 1 ? 1 : 0
+    this.lazy = undefined
     try {
       this.cells = new Float64Array(CELL_STRIDE * levels * cells)
     } catch (err) {
@@ -588,6 +628,85 @@ export class Sketch {
       z += cells[p]
     }
     this.hot[SLOT_SINK] = z
+    if (this.lazy !== undefined) this.foldLocated()
+  }
+
+  /** A lazy fold in progress: fold the chunk of each located cell not folded yet (before the operation reads or writes it). */
+  private foldLocated(): void {
+    const f = this.lazy!
+    const idx = this.idx
+    const M = this.cellsPerLevel
+    for (let i = 0; i < this.levels; i++) {
+      const c = (i * M + idx[i]) >>> f.shift
+      if (c >= f.next && f.done[c] === 0) this.foldChunk(f, c)
+    }
+  }
+
+  /** Fold chunk `c` (cells, and the delta baseline if any) from the smaller sketch: one native copy each. */
+  private foldChunk(f: LazyFold, c: number): void {
+    const p0 = c << f.shift
+    const M2 = this.cellsPerLevel
+    const M = f.fromCells
+    const level = Math.floor(p0 / M2)
+    const k = (level * M + ((p0 - level * M2) % M)) >>> f.shift
+    this.cells.set(f.views[k], CELL_STRIDE * p0)
+    if (f.baseline !== undefined) f.baseline.set(f.baseViews![k], CELL_STRIDE * p0)
+    f.done[c] = 1
+    this.foldedChunk(k << f.shift, p0, 1 << f.shift)
+  }
+
+  /**
+   * Called after a lazy fold copied a chunk: `cells` cells from the smaller sketch's cell
+   * `fromCell` to this one's `toCell` (a subclass folds what it keeps beside the cells alike).
+   * @internal
+   */
+  protected foldedChunk(fromCell: number, toCell: number, cells: number): void {
+    void fromCell
+    void toCell
+    void cells
+  }
+
+  /**
+   * A lazy fold in progress: fold the chunk of cell `p` (level-major index) now unless it is folded already.
+   * @internal
+   */
+  foldChunkOf(p: number): void {
+    const f = this.lazy
+    if (f === undefined) return
+    const c = p >>> f.shift
+    if (c >= f.next && f.done[c] === 0) this.foldChunk(f, c)
+  }
+
+  /**
+   * A lazy fold's sweep: from where it stands, the chunks of up to `budgetCells` cells (one at
+   * least), each folded unless an operation folded it already; the last one ends the fold.
+   * @returns the cells swept (0 when no fold is in progress)
+   * @internal
+   */
+  foldSome(budgetCells: number): number {
+    const f = this.lazy
+    if (f === undefined) return 0
+    const count = f.done.length
+    const start = f.next
+    const chunks = Math.max(1, Math.floor(budgetCells / (1 << f.shift)))
+    const end = count - start > chunks ? start + chunks : count
+    for (let c = start; c < end; c++) if (f.done[c] === 0) this.foldChunk(f, c)
+    f.next = end
+    if (end === count) this.lazy = undefined
+    return (end - start) << f.shift
+  }
+
+  /**
+   * Whether a lazy fold is in progress ({@link Sketch.foldLazilyFrom}).
+   * @internal
+   */
+  get folding(): boolean {
+    return this.lazy !== undefined
+  }
+
+  /** Finish a lazy fold in progress at once: every operation on all the cells (frames, merge, deltas) runs after it. */
+  private finishFold(): void {
+    if (this.lazy !== undefined) this.foldSome(Infinity)
   }
 
   /** For each of the located cells: decay to `hot[SLOT_NOW]`, add `hot[SLOT_DELTA]`, clamp to [lo, hi]. */
@@ -800,6 +919,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` naming a non-finite time
    */
   serializeAt(nowMs: number, wallMs: number): Uint8Array {
+    this.finishFold()
     return encodeSketch(this, writerStamp(nowMs, wallMs), interleavedView(this.cells), false)
   }
 
@@ -852,6 +972,8 @@ export class Sketch {
     assertMergeable('sketch', this, other)
     const now = finiteNow(this.clock, 'merge')
     const otherNow = finiteNow(other.clock, "merge (the other sketch's clock)")
+    this.finishFold()
+    other.finishFold()
     addCells(this, this.cells, now, interleavedView(other.cells), otherNow, false)
   }
 
@@ -865,6 +987,7 @@ export class Sketch {
    * @throws {GrudgeRangeError} `ERR_GRUDGE_VALUE_NOT_FINITE` when the clock reads NaN or ±Infinity (nothing changes)
    */
   takeDelta(): SketchDelta {
+    this.finishFold()
     return takeDeltaOf(this, this.cells)
   }
 
@@ -881,6 +1004,7 @@ export class Sketch {
       delta instanceof Uint8Array
         ? SketchDelta.deserialize(delta, { ...options, clock: options?.clock ?? this.clock })
         : delta
+    this.finishFold()
     applyDeltaOf(this, this.cells, d)
   }
 
@@ -889,6 +1013,7 @@ export class Sketch {
    * the fleet (call after loading a fleet snapshot, so it is not shipped back).
    */
   markSynced(): void {
+    this.finishFold()
     markSyncedOf(this, this.cells)
   }
 
@@ -897,6 +1022,7 @@ export class Sketch {
    * @internal
    */
   cellsForFrame(): { seed: Uint8Array; cells: CellView } {
+    this.finishFold()
     return { seed: this.hasher.seed, cells: interleavedView(this.cells) }
   }
 
@@ -916,6 +1042,58 @@ export class Sketch {
    * power of two or does not divide M', or the decay, bounds or aggregator differ
    */
   foldFrom(smaller: Sketch): void {
+    this.checkFold(smaller)
+    smaller.finishFold()
+    foldLevels(smaller.cells, this.cells, this.levels, smaller.cellsPerLevel, this.cellsPerLevel)
+    // the delta baseline folds alike: what was synced stays synced, or the next delta would ship it again
+    foldBaselineOf(smaller, this, this.levels, smaller.cellsPerLevel, this.cellsPerLevel)
+  }
+
+  /**
+   * {@link Sketch.foldFrom} made lazily: nothing is copied now; every keyed operation first
+   * folds the chunks of its key's cells, {@link Sketch.foldSome} sweeps the rest a slice at a
+   * time, and every operation on all the cells (frames, merge, deltas) first finishes the fold.
+   * Every cell reads and is written as after `foldFrom` (spec/rotator.md §1, _Early growth by
+   * folding_, _Cost_): the caller guarantees that nothing else reads or writes `smaller` from
+   * now on (it replaces it), and the same hasher. The delta baseline, if any, folds alike,
+   * chunk by chunk. O(L·M / chunk) now (the views), O(chunk) a chunk.
+   * @param chunkCells the chunk's cells at most (a power of two; default `FOLD_CHUNK_CELLS`, 256):
+   * the largest power of two dividing smaller's M at most this is used
+   * @internal
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE` as {@link Sketch.foldFrom}
+   */
+  foldLazilyFrom(smaller: Sketch, chunkCells: number = FOLD_CHUNK_CELLS): void {
+    this.checkFold(smaller)
+    smaller.finishFold()
+    const M = smaller.cellsPerLevel
+    const shift = 31 - Math.clz32(Math.min(M & -M, chunkCells))
+    const chunk = 1 << shift
+    const views: Float64Array[] = []
+    for (let p = 0; p < this.levels * M; p += chunk)
+      views.push(smaller.cells.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
+    const b = lazyFoldBaselineOf(smaller, this, this.levels * this.cellsPerLevel)
+    let baseViews: Float64Array[] | undefined
+    if (b !== undefined) {
+      baseViews = []
+      for (let p = 0; p < this.levels * M; p += chunk)
+        baseViews.push(b.from.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
+    }
+    this.lazy = {
+      fromCells: M,
+      shift,
+      views,
+      baseViews,
+      baseline: b?.to,
+      done: new Uint8Array((this.levels * this.cellsPerLevel) >>> shift),
+      next: 0,
+    }
+  }
+
+  /**
+   * The checks of a fold from `smaller` ({@link Sketch.foldFrom}).
+   * @throws {GrudgeError} `ERR_GRUDGE_MERGE_INCOMPATIBLE`
+   */
+  private checkFold(smaller: Sketch): void {
     const M = smaller.cellsPerLevel
     const M2 = this.cellsPerLevel
     if (
@@ -933,9 +1111,6 @@ export class Sketch {
         `cannot fold ${smaller.levels} × ${M} cells into ${this.levels} × ${M2}: a fold needs the same levels, decay, bounds and aggregator, and a power-of-two cells per level dividing the larger`,
       )
     }
-    foldLevels(smaller.cells, this.cells, this.levels, M, M2)
-    // the delta baseline folds alike: what was synced stays synced, or the next delta would ship it again
-    foldBaselineOf(smaller, this, this.levels, M, M2)
   }
 
   /**
@@ -951,6 +1126,8 @@ export class Sketch {
         `cells: expected ${n} scores and times, received ${scores.length} and ${touched.length}`,
       )
     }
+    // every cell is overwritten: nothing is left to fold
+    this.lazy = undefined
     interleaveInto(this.cells, scores, touched)
   }
 }

@@ -58,6 +58,7 @@ t.test('npm run bench -- <name> runs a standalone benchmark by name, with its ow
   t.same(plan('fold'), [
     { file: 'fold-batch-cost.ts', args: [] },
     { file: 'fold-tail-defaults.ts', args: [] },
+    { file: 'sync-fold-pause.ts', args: [] },
   ])
   // positional scripts read process.argv[2], [3]: a --quick meant for the others must not reach them
   t.same(plan('fold-tail', 'rotator', '--quick', '--', '3000', '60'), [

@@ -1,0 +1,244 @@
+// The Rotator's bounded fold (spec/rotator.md §1 "Self-sizing", _Early growth by folding_,
+// _Cost_): an early growth of more than `foldSliceCells` cells per generation folds lazily
+// (`Sketch.foldLazilyFrom`), chunk by chunk: each keyed operation first folds its key's chunks,
+// a slice per turn of the event loop sweeps the rest, frames and deltas finish it first. Two
+// rotators run the same operations on one driven clock: A folds lazily (slices of 8 cells,
+// chunks of 4), B at once (`foldSliceCells = Infinity`: `Sketch.foldFrom`, as before). After
+// every operation and slice every cell of every generation of A, read as the fold defines it (a
+// chunk not folded yet is the smaller generation's cells j mod M), is B's bit for bit (score and
+// time), and so is every answer; both took a delta before the fold (a baseline, which folds
+// chunk by chunk with the cells), so the deltas after it, and the frames, are the same bytes.
+// A folds at most L chunks per folding generation in an operation and whole chunks of at most
+// its slice in a turn; B folds both generations' 2,048 cells in the one check.
+import t from 'tap'
+import { Rotator, linear } from '../../src/index.js'
+import { FakeClock, FakeTicker } from '../../src/testing/index.js'
+
+/** mulberry32: a small seeded PRNG, so a failure replays. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let x = Math.imul(a ^ (a >>> 15), 1 | a)
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** What the test reads of a generation (private fields of Sketch). */
+interface HeldSketch {
+  cells: Float64Array
+  cellsPerLevel: number
+  lazy: { fromCells: number; shift: number; views: Float64Array[]; done: Uint8Array; next: number } | undefined
+}
+const gensOf = (r: Rotator) => (r as unknown as { gens: HeldSketch[] }).gens
+
+/** Cells folded so far in the generations folding (whole chunks, swept or an operation's). */
+const foldedCells = (r: Rotator) => {
+  let n = 0
+  for (const g of gensOf(r)) {
+    const f = g.lazy
+    if (f === undefined) continue
+    for (let c = 0; c < f.done.length; c++) n += f.done[c] << f.shift
+  }
+  return n
+}
+
+const L = 4
+const make = (clock: FakeClock, ticker: FakeTicker, grow: () => boolean) =>
+  new Rotator({
+    sketch: { levels: L, decay: linear(1), hi: 10 },
+    generations: 2,
+    periodMs: 10_000,
+    clock,
+    ticker,
+    seed: 7,
+    sizing: { sizeNextGeneration: () => (grow() ? 256 : 64), maxCellsPerLevel: 256, growEarlyWhen: grow },
+  })
+
+t.test('a lazy fold reads and writes as the fold at once, a bounded share per operation', async (t) => {
+  const clock = new FakeClock(0)
+  let big = false
+  const ta = new FakeTicker()
+  const tb = new FakeTicker()
+  const a = make(clock, ta, () => big)
+  const b = make(clock, tb, () => big)
+  t.teardown(() => {
+    a.close()
+    b.close()
+  })
+  a.foldSliceCells = 8
+  a.foldChunkCells = 4
+  b.foldSliceCells = Infinity
+  for (const r of [a, b]) {
+    r.rotate()
+    r.rotate() // [64, 64] (sized by the sizer)
+  }
+  let compared = 0
+  let mismatches = 0
+  const fail = (what: string) => {
+    if (mismatches++ < 8) t.fail(what)
+  }
+  const compare = (when: string) => {
+    const ga = gensOf(a)
+    const gb = gensOf(b)
+    for (let k = 0; k < ga.length; k++) {
+      const x = ga[k]
+      const y = gb[k]
+      const M2 = x.cellsPerLevel
+      if (M2 !== y.cellsPerLevel)
+        return fail(`${when}: generation ${k}: ${M2} cells per level against ${y.cellsPerLevel}`)
+      const f = x.lazy
+      for (let p = 0; p < L * M2; p++) {
+        let score = x.cells[2 * p]
+        let time = x.cells[2 * p + 1]
+        if (f !== undefined && p >> f.shift >= f.next && f.done[p >> f.shift] === 0) {
+          // a chunk not folded yet: the smaller generation's cell j mod M (Sketch.foldFrom's mapping)
+          const q = Math.floor(p / M2) * f.fromCells + ((p % M2) % f.fromCells)
+          const view = f.views[q >> f.shift]
+          const at = 2 * (q - ((q >> f.shift) << f.shift))
+          score = view[at]
+          time = view[at + 1]
+        }
+        compared++
+        if (!Object.is(score, y.cells[2 * p]) || !Object.is(time, y.cells[2 * p + 1]))
+          fail(
+            `${when}: generation ${k} cell ${p}: (${score}, ${time}) lazily, (${y.cells[2 * p]}, ${y.cells[2 * p + 1]}) at once`,
+          )
+      }
+    }
+  }
+  const random = rng(0x1a2f)
+  const keys = Array.from({ length: 40 }, (_, i) => `key-${i}`)
+  let maxPerOp = 0
+  let opsFolding = 0
+  const op = (when: string) => {
+    const key = keys[Math.floor(random() * keys.length)]
+    const x = random()
+    const cost = 1 + Math.floor(random() * 3)
+    const before = foldedCells(a)
+    const folding = gensOf(a).filter((g) => g.lazy !== undefined).length
+    let answers: unknown[]
+    if (x < 0.35) answers = [a, b].map((r) => r.tryUpdate(key, cost, 8))
+    else if (x < 0.55) answers = [a, b].map((r) => r.consume(key, cost, 8))
+    else if (x < 0.7) answers = [a, b].map((r) => r.update(key, cost))
+    else if (x < 0.8) answers = [a, b].map((r) => r.updateAndEstimate(key, -1))
+    else if (x < 0.9) answers = [a, b].map((r) => r.estimate(key))
+    else answers = [a, b].map((r) => r.estimateDetailed(key))
+    if (folding > 0) {
+      opsFolding++
+      // the folds that ended in this operation count all their cells; only those that go on are measured
+      if (gensOf(a).filter((g) => g.lazy !== undefined).length === folding) {
+        const n = foldedCells(a) - before
+        if (n > maxPerOp) maxPerOp = n
+      }
+    }
+    if (JSON.stringify(answers[0]) !== JSON.stringify(answers[1]))
+      fail(`${when}: ${key}: ${JSON.stringify(answers[0])} lazily, ${JSON.stringify(answers[1])} at once`)
+    compare(when)
+  }
+  for (let step = 0; step < 60; step++) {
+    clock.advance(Math.floor(random() * 100))
+    op(`before, step ${step}`)
+  }
+  // a delta before the fold: both now hold a baseline, which the fold must fold alike
+  t.same(a.takeDelta().serializeAt(clock.now(), 0), b.takeDelta().serializeAt(clock.now(), 0), 'the deltas before')
+  for (let step = 0; step < 30; step++) {
+    clock.advance(Math.floor(random() * 100))
+    op(`before, after the delta, step ${step}`)
+  }
+  big = true
+  clock.advance(1000)
+  ta.tick()
+  tb.tick() // both grow early: A lazily, B at once
+  big = false
+  t.same(a.generationCellsPerLevel, [256, 256])
+  t.same(b.generationCellsPerLevel, [256, 256])
+  t.equal(foldedCells(a), 0, 'the check itself folds nothing (lazily)')
+  t.ok(
+    gensOf(a).every((g) => g.lazy !== undefined),
+    'both generations folding',
+  )
+  compare('at the growth')
+  let maxPerSlice = 0
+  let slices = 0
+  for (let step = 0; step < 150; step++) {
+    clock.advance(Math.floor(random() * 50))
+    op(`folding, step ${step}`)
+    if (random() < 0.3) {
+      const before = foldedCells(a)
+      const left = a.foldSlice()
+      slices++
+      if (left === gensOf(a).filter((g) => g.lazy !== undefined).length && left > 0) {
+        const n = foldedCells(a) - before
+        if (n > maxPerSlice) maxPerSlice = n
+      }
+      compare(`folding, slice after step ${step}`)
+    }
+  }
+  t.ok(
+    gensOf(a).some((g) => g.lazy !== undefined),
+    'still folding after 150 operations (the frames below finish it)',
+  )
+  t.ok(opsFolding >= 150, `${opsFolding} operations during the fold`)
+  t.ok(maxPerOp <= 2 * L * 4, `at most L chunks of 4 cells per folding generation in an operation (${maxPerOp})`)
+  t.ok(maxPerSlice <= 8 && slices > 20, `at most a slice of 8 cells a turn (${maxPerSlice}, ${slices} slices)`)
+  const now = clock.now()
+  t.same(a.takeDelta().serializeAt(now, 0), b.takeDelta().serializeAt(now, 0), 'the deltas after the fold: same bytes')
+  t.ok(
+    gensOf(a).every((g) => g.lazy === undefined),
+    'the delta finished the folds',
+  )
+  t.same(a.serializeAt(now, 0), b.serializeAt(now, 0), 'the frames: same bytes')
+  for (let step = 0; step < 30; step++) {
+    clock.advance(Math.floor(random() * 100))
+    op(`after, step ${step}`)
+  }
+  t.equal(mismatches, 0, `A as B in every cell and answer (${compared} cells compared)`)
+})
+
+t.test('the rotator sweeps a lazy fold a slice per turn of the event loop', async (t) => {
+  const clock = new FakeClock(0)
+  let big = false
+  const ticker = new FakeTicker()
+  const r = make(clock, ticker, () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  const before = r.estimate('k3')
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [256, 256])
+  let turns = 0
+  while (gensOf(r).some((g) => g.lazy !== undefined) && turns < 1000) {
+    await new Promise((resolve) => setImmediate(resolve))
+    turns++
+  }
+  // 2 generations × 4 levels × 256 cells at 64 cells a turn
+  t.equal(turns, (2 * L * 256) / 64, `done in ${turns} turns, a slice each`)
+  t.equal(r.estimate('k3'), before, `reads as before the fold (${before})`)
+
+  // closed while folding: no more turns, nothing thrown
+  const s = make(clock, new FakeTicker(), () => big)
+  s.foldSliceCells = 64
+  s.rotate()
+  s.rotate()
+  big = true
+  clock.advance(1000)
+  ;(s as unknown as { check(): void }).check()
+  big = false
+  t.ok(
+    gensOf(s).some((g) => g.lazy !== undefined),
+    'folding',
+  )
+  s.close()
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+  t.ok(
+    gensOf(s).some((g) => g.lazy !== undefined),
+    'a closed rotator sweeps no more',
+  )
+})
