@@ -5,6 +5,7 @@ import { telemetryMaxBytes } from '../limit/telemetry.js'
 import {
   abuseFalseBlockRate,
   debtMeterLoadFactor,
+  measuredClustering,
   requestsPerKeyOf,
   scoreBackground,
   sketchFalsePositiveRate,
@@ -300,13 +301,18 @@ export class Replay {
         {
           loadFactor: (M, perSecond) => debtMeterLoadFactor(M, perSecond / meter.cost, meter.rate, meter.cost, 0),
           // B as the Limiter's stats() reads it (spec/sizing.md §2.6, §7): the window's admitted
-          // cost over its distinct keys, lumped (the log's spacing is not measured)
+          // cost over its distinct keys, lumped (the log's spacing is not measured), the first
+          // request's figure standing in for all requests (measuredClustering)
           predict: (M, perSecond, hotKeys, window) =>
             sketchFalsePositiveRate(
               { levels: L, cellsPerLevel: M },
-              debtMeterLoad(meter, sketch.generations, perSecond, hotKeys, {
-                requestsPerKey: requestsPerKeyOf(window.amount, window.distinctKeys, meter.cost),
-              }),
+              debtMeterLoad(
+                meter,
+                sketch.generations,
+                perSecond,
+                hotKeys,
+                measuredClustering(requestsPerKeyOf(window.amount, window.distinctKeys, meter.cost)),
+              ),
             ),
         },
         nowMs,
