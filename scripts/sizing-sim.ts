@@ -271,9 +271,10 @@ export const OVERLOAD_SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cell
 
 /**
  * Clustered points (spec/sizing.md §6.1, "Clustered arrivals"): each fresh key sends B = 3 or 10
- * requests, 1 s or 0 s apart (issue 14's clients send 3, 1 s apart, at rate 1, burst 10). The
- * model's object is a fresh key, so the measured rate is its first request's; the script prints
- * the rate over all requests beside it (later ones carry the key's own debt).
+ * requests, 0, 1 or 2 s apart (issue 14's clients send 3, 1 s apart, at rate 1, burst 10), ρ 0.05
+ * to 2, L 2 to 6. The script measures two rates: the keys' first requests' (beside the model's
+ * `firstRequestOnly` figure) and all requests' (beside its default, the mean over a key's requests,
+ * the later ones carrying the key's own debt: spec/sizing.md §2.6 _Over all requests_).
  */
 export const CLUSTER_SWEEP: readonly Omit<SimPoint, 'measureS' | 'seed' | 'cellsPerLevel' | 'engine'>[] = [
   { rho: 0.73, levels: 4, burst: 10, requestsPerKey: 3, spacingS: 1 },
