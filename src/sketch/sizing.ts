@@ -958,7 +958,12 @@ function backgroundTail(rho: number, L: number, x: number, top: number, hot: num
  * Rotator) the cells are those of a Rotator with carry-forward, walked through the rotation
  * cycle (§2.5; a few ms at most, whatever the figures, and the last 32 answers are kept).
  * Non-decreasing in the load; above ρ = 32 the heavy-load limit 1 − p ∝ 1/ρ (§2.5 _Heavy load_),
- * → 1, in the work of ρ = 32 (finite at any finite load).
+ * → 1, in the work of ρ = 32 (finite at any finite load). With `requestsPerKey` B > 1 (§2.6) the
+ * cells are fed in batches, and the rate is by default the mean over a key's B requests, the k-th
+ * meeting the margin burst − cost − D_k, D_k its own earlier debt (`ownDebt`: k − 1 requests less
+ * the background's idle time since its first; Lindley 1952, Asmussen & Albrecher 2010 ch. IV.4),
+ * read from the same walk (at most 16 margins); `firstRequestOnly: true` gives the first request's
+ * rate alone (§2.6 _Over all requests_).
  * @param shape `{ levels, cellsPerLevel }`, integers ≥ 1
  * @param load see {@link DebtMeterLoad}
  * @returns a probability in [0, 1], per request
