@@ -49,7 +49,7 @@ t.test('the window measures B: admitted amount and distinct keys decided since t
   const windows: { amount: number; distinctKeys: number }[] = []
   const h = new SizeHistory(
     stubStore(shapes),
-    { loadFactor: model.loadFactor, predict: (m, perSecond, hot, window) => (windows.push(window), 0) },
+    { loadFactor: (m, perSecond) => perSecond / m, predict: (m, perSecond, hot, window) => (windows.push(window), 0) },
     0,
   )
   t.same(windows, [{ amount: 0, distinctKeys: 0 }], 'the start: nothing measured')
