@@ -83,7 +83,7 @@ export function carryForwardRate(
 }
 
 /**
- * {@link carryForwardRate} and, from the same walk, the rate at lower margins: the chance that
+ * `carryForwardRate` and, from the same walk, the rate at lower margins: the chance that
  * all L cells of a key are over `queriesJ[i]` (jump units, each in [0, marginJ]) at a uniform
  * time of the deciding period, the cells' distribution being the one fed with the feedback at
  * `marginJ` (the other keys' first requests). What a key's later request meets when its own
@@ -170,7 +170,7 @@ function queryRefusals(
   }
 }
 
-/** {@link walk} with the rates at lower margins (jump units ≤ marginJ) beside it: [rate, ...rates at queriesJ]. */
+/** `walk` with the rates at lower margins (jump units ≤ marginJ) beside it: [rate, ...rates at queriesJ]. */
 function walkQueries(
   rho: number,
   L: number,

@@ -473,7 +473,7 @@ export function requestsPerKeyOf(admittedCost: number, distinctKeys: number, cos
  * against 2.4e-4–4.6e-4), and 2.1× at ρ 1 on 4 × 512; the lumped first-request figure, whose
  * lumping overstates the first request by about what a spaced key's own debt adds, measured within
  * 2× of all requests there (4.6e-4; 7.2e-2 against 5.9e-2).
- * @param requestsPerKey B as measured ({@link requestsPerKeyOf}), ≥ 1
+ * @param requestsPerKey B as measured (`requestsPerKeyOf`), ≥ 1
  * @internal
  */
 export function measuredClustering(
