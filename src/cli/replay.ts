@@ -2,7 +2,14 @@ import { DebtMeter, debtMeterLoad, type DebtVerdict } from '../limit/debt-meter.
 import { AbuseScore, abuseModelWeight, abuseScoreLoad } from '../limit/abuse-score.js'
 import { resolveSketchOptions } from '../limit/options.js'
 import { telemetryMaxBytes } from '../limit/telemetry.js'
-import { abuseFalseBlockRate, debtMeterLoadFactor, scoreBackground, sketchFalsePositiveRate } from '../sketch/sizing.js'
+import {
+  abuseFalseBlockRate,
+  debtMeterLoadFactor,
+  measuredClustering,
+  requestsPerKeyOf,
+  scoreBackground,
+  sketchFalsePositiveRate,
+} from '../sketch/sizing.js'
 import { localStore } from '../limit/store.js'
 import ipaddr from 'ipaddr.js'
 import { normalizeIp } from '../http/client-key.js'
@@ -293,10 +300,19 @@ export class Replay {
         meter.store,
         {
           loadFactor: (M, perSecond) => debtMeterLoadFactor(M, perSecond / meter.cost, meter.rate, meter.cost, 0),
-          predict: (M, perSecond, hotKeys) =>
+          // B as the Limiter's stats() reads it (spec/sizing.md §2.6, §7): the window's admitted
+          // cost over its distinct keys, lumped (the log's spacing is not measured), the first
+          // request's figure standing in for all requests (measuredClustering)
+          predict: (M, perSecond, hotKeys, window) =>
             sketchFalsePositiveRate(
               { levels: L, cellsPerLevel: M },
-              debtMeterLoad(meter, sketch.generations, perSecond, hotKeys),
+              debtMeterLoad(
+                meter,
+                sketch.generations,
+                perSecond,
+                hotKeys,
+                measuredClustering(requestsPerKeyOf(window.amount, window.distinctKeys, meter.cost)),
+              ),
             ),
         },
         nowMs,
@@ -368,6 +384,7 @@ export class Replay {
       this.abuseSizes!.refused(key)
     }
     if (ok && this.rate !== undefined) {
+      this.rateSizes!.seen(key)
       ok = (this.rate.charge(key) as DebtVerdict).admitted
       if (ok) this.rateSizes!.admitted(this.rate.cost)
       else this.rateSizes!.refused(key)

@@ -9,8 +9,21 @@ import type { GenerationSizes } from './replay-report.js'
 export interface SizeModel {
   /** ρ of a level of `cellsPerLevel` cells at `perSecond` (cost or score per second, all keys). */
   loadFactor(cellsPerLevel: number, perSecond: number): number
-  /** The predicted false-reject rate of the deciding generation. */
-  predict(cellsPerLevel: number, perSecond: number, hotKeys: number): number
+  /**
+   * The predicted false-reject rate of the deciding generation. `window` is what the point's
+   * window measured for the requests per key (the rate policy's B, `requestsPerKeyOf` of
+   * src/sketch/sizing.ts, as the Limiter's stats() reads it): its admitted amount (cost) and
+   * distinct keys; a model without B ignores it.
+   */
+  predict(cellsPerLevel: number, perSecond: number, hotKeys: number, window: SizeWindow): number
+}
+
+/** What one point's window measured besides its load: the admitted amount in all and the distinct keys seen. */
+export interface SizeWindow {
+  /** The admitted amount over the window (cost, or positive score), ≥ 0. */
+  amount: number
+  /** Distinct keys the policy decided over the window (admitted or refused), ≥ 0. */
+  distinctKeys: number
 }
 
 /**
@@ -27,6 +40,7 @@ export class SizeHistory {
   readonly points: GenerationSizes[] = []
   private load = 0
   private readonly refusedKeys = new Set<string>()
+  private readonly seenKeys = new Set<string>()
   private sinceMs: number
   /** Rotations of the store at the last point. */
   rotations = 0
@@ -47,12 +61,17 @@ export class SizeHistory {
     const g = store.generationShapes?.()
     this.rotations = g?.rotations ?? 0
     this.earlyGrowths = g?.earlyGrowths ?? 0
-    if (g !== undefined) this.point(nowMs, g.generationCellsPerLevel, 0, 0, false)
+    if (g !== undefined) this.point(nowMs, g.generationCellsPerLevel, 0, 0, false, { amount: 0, distinctKeys: 0 })
   }
 
   /** Count an admitted request's cost (rate) or a recorded positive score delta (abuse). */
   admitted(amount: number): void {
     this.load += amount
+  }
+
+  /** Count a key the policy decided (admitted or refused): the window's distinct keys, B's denominator. */
+  seen(key: string): void {
+    this.seenKeys.add(key)
   }
 
   /** Count a key the policy refused (a hot key of the model). */
@@ -71,13 +90,24 @@ export class SizeHistory {
     this.rotations = g.rotations
     this.earlyGrowths = early
     const perSecond = (this.load * 1000) / Math.max(1, nowMs - this.sinceMs)
-    this.point(nowMs, g.generationCellsPerLevel, perSecond, this.refusedKeys.size, atEarly)
+    this.point(nowMs, g.generationCellsPerLevel, perSecond, this.refusedKeys.size, atEarly, {
+      amount: this.load,
+      distinctKeys: this.seenKeys.size,
+    })
     this.load = 0
     this.refusedKeys.clear()
+    this.seenKeys.clear()
     this.sinceMs = nowMs
   }
 
-  private point(atMs: number, cells: readonly number[], perSecond: number, hotKeys: number, early: boolean): void {
+  private point(
+    atMs: number,
+    cells: readonly number[],
+    perSecond: number,
+    hotKeys: number,
+    early: boolean,
+    window: SizeWindow,
+  ): void {
     const deciding = cells[0]
     this.points.push({
       atMs,
@@ -87,7 +117,7 @@ export class SizeHistory {
       loadPerSecond: perSecond,
       hotKeys,
       loadFactor: this.model.loadFactor(deciding, perSecond),
-      predictedFalseRejectRate: this.model.predict(deciding, perSecond, hotKeys),
+      predictedFalseRejectRate: this.model.predict(deciding, perSecond, hotKeys, window),
     })
   }
 }

@@ -6,6 +6,7 @@ import {
   SELF_SIZED_CELL_RANGE,
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
+  measuredClustering,
   requestsPerKeyOf,
   sketchFalsePositiveRate,
   type DebtMeterLoad,
@@ -189,9 +190,15 @@ export class DebtMeter {
       linear(this.rate),
       this.maxDebt,
       (load) =>
-        debtMeterCellsFor(c, generations, load.levels, load.costPerSecond, undefined, 0, {
-          requestsPerKey: generationRequestsPerKey(c, load),
-        }),
+        debtMeterCellsFor(
+          c,
+          generations,
+          load.levels,
+          load.costPerSecond,
+          undefined,
+          0,
+          measuredClustering(generationRequestsPerKey(c, load)),
+        ),
       (load, cells) => debtMeterAtSize(c, generations, load, cells),
     )
     this.local = localRotatorOf(this.store)
@@ -324,7 +331,7 @@ export class DebtMeter {
 }
 
 /** How a key's requests cluster, for {@link debtMeterLoad}: B and their spacing (spec/sizing.md §2.6). */
-export type DebtMeterClustering = Pick<DebtMeterLoad, 'requestsPerKey' | 'requestSpacingMs'>
+export type DebtMeterClustering = Pick<DebtMeterLoad, 'requestsPerKey' | 'requestSpacingMs' | 'firstRequestOnly'>
 
 /**
  * B of a self-sized meter's measurement (spec/sizing.md §2.6 _Clustered arrivals_): the admitted
@@ -385,7 +392,7 @@ export function debtMeterAtSize(
   load: GenerationLoad,
   cellsPerLevel: number,
 ): string {
-  const m = debtMeterLoad(c, generations, load.costPerSecond, 0, { requestsPerKey: generationRequestsPerKey(c, load) })
+  const m = debtMeterLoad(c, generations, load.costPerSecond, 0, measuredClustering(generationRequestsPerKey(c, load)))
   const rho = debtMeterLoadFactor(cellsPerLevel, m.requestsPerSecond ?? 0, c.rate, c.cost, 0)
   const fr = sketchFalsePositiveRate({ levels: load.levels, cellsPerLevel }, m)
   return (

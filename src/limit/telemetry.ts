@@ -8,6 +8,7 @@ import {
   debtMeterCellsForLoad,
   debtMeterLoadFactor,
   fairnessFalseThrottleRate,
+  measuredClustering,
   requestsPerKeyOf,
   scoreBackground,
   sketchFalsePositiveRate,
@@ -601,8 +602,9 @@ export class Telemetry {
           requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
           hotKeys: 0,
           // B, the requests a key sends (spec/sizing.md §2.6, §7): the window's admitted requests
-          // over its distinct keys, lumped (spacing 0: an upper bound, the spacing is not measured)
-          requestsPerKey: requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost),
+          // over its distinct keys, lumped (the spacing is not measured), the first request's
+          // figure standing in for all requests (measuredClustering says why)
+          ...measuredClustering(requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost)),
         }
         const rate = sketchFalsePositiveRate(shape, load)
         // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the

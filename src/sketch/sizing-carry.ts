@@ -79,17 +79,42 @@ export function carryForwardRate(
   periodJ: number,
   hot: number,
 ): number {
+  return carryForwardRates(rho, levels, marginJ, topJ, generations, periodJ, hot, [])[0]
+}
+
+/**
+ * `carryForwardRate` and, from the same walk, the rate at lower margins: the chance that
+ * all L cells of a key are over `queriesJ[i]` (jump units, each in [0, marginJ]) at a uniform
+ * time of the deciding period, the cells' distribution being the one fed with the feedback at
+ * `marginJ` (the other keys' first requests). What a key's later request meets when its own
+ * earlier debt D sits in each of its cells: the margin marginJ − D (spec/sizing.md §2.6
+ * _Over all requests_). Each query adds two passes over the deciding generation's cells per
+ * step (the states before and after the step's arrivals, averaged), counted in the work budget.
+ * @returns [the rate at marginJ, the rate at each query], probabilities in [0, 1]
+ * @internal
+ */
+export function carryForwardRates(
+  rho: number,
+  levels: number,
+  marginJ: number,
+  topJ: number,
+  generations: number,
+  periodJ: number,
+  hot: number,
+  queriesJ: readonly number[],
+): number[] {
   const periods = generations + MAX_EXTRA_PERIODS
+  const extra = queriesJ.length > 0 ? 2 : 0
   // cell-steps of one walk at cell width w (jumps of j cells)
   const workAt = (w: number, j: number): number =>
-    periods * generations * (1 + poissonTerms(rho / j)) * Math.ceil(topJ / w) * Math.ceil(periodJ / w)
+    periods * (generations * (1 + poissonTerms(rho / j)) + extra) * Math.ceil(topJ / w) * Math.ceil(periodJ / w)
   let n = 8
   while (n > 1 && workAt(1 / n, n) > WORK_BUDGET) n >>= 1
-  const walkAt = (w: number, j: number): number =>
-    walk(rho, levels, marginJ, topJ, generations, periodJ, hot, w, j, periods)
+  const walkAt = (w: number, j: number): number[] =>
+    walkQueries(rho, levels, marginJ, topJ, generations, periodJ, hot, w, j, periods, queriesJ)
   if (workAt(1 / n, n) > WORK_BUDGET) {
     // coarsen the jump: cells of width w > 1 jump, one jump of w·c per w requests
-    const w = Math.sqrt((periods * generations * (1 + poissonTerms(rho)) * topJ * periodJ) / WORK_BUDGET)
+    const w = Math.sqrt((periods * (generations * (1 + poissonTerms(rho)) + extra) * topJ * periodJ) / WORK_BUDGET)
     return walkAt(w, 1)
   }
   return walkAt(1 / n, n)
@@ -122,10 +147,52 @@ export function walk(
   J: number,
   periods: number,
 ): number {
+  return walkQueries(rho, L, marginJ, topJ, N, periodJ, hot, w, J, periods, [])[0]
+}
+
+/** The rate over L cells at the lower margins `xq` (cell indices) of the deciding generation `g0`, its top `top`, added into `out`. */
+function queryRefusals(
+  g0: Float64Array,
+  top: number,
+  xq: Int32Array,
+  hot: number,
+  L: number,
+  out: Float64Array,
+  weight: number,
+): void {
+  // xq descends: one suffix pass from the top down to the lowest query
+  let tail = 0
+  let j = top
+  for (let i = 0; i < xq.length; i++) {
+    const x = xq[i]
+    for (; j >= x + 2; j--) tail += g0[j]
+    out[i] += weight * refusal(tail, x + 1 <= top ? g0[x + 1] : 0, hot, L)
+  }
+}
+
+/** `walk` with the rates at lower margins (jump units ≤ marginJ) beside it: [rate, ...rates at queriesJ]. */
+function walkQueries(
+  rho: number,
+  L: number,
+  marginJ: number,
+  topJ: number,
+  N: number,
+  periodJ: number,
+  hot: number,
+  w: number,
+  J: number,
+  periods: number,
+  queriesJ: readonly number[],
+): number[] {
   const K = Math.max(J + 1, Math.ceil(topJ / w - 1e-9))
   // cells 0 … X hold content ≤ the margin; X + 1 straddles it
   const X = Math.min(K - 1, Math.floor(marginJ / w + 1e-9))
   const S = Math.max(1, Math.round(periodJ / w))
+  // the queries' cells, in descending order (one suffix pass each state), and where each answer goes
+  const order = queriesJ.map((_, i) => i).sort((a, b) => queriesJ[b] - queriesJ[a])
+  const xq = Int32Array.from(order, (i) => Math.min(K - 1, Math.max(0, Math.floor(queriesJ[i] / w + 1e-9))))
+  const qSum = new Float64Array(queriesJ.length)
+  let qRate = new Float64Array(queriesJ.length)
   // arrivals per step per cell: ρ·r / (J·w·c) per second × w·c / r seconds
   const pi = rho / J
   const kMax = poissonTerms(pi)
@@ -160,7 +227,9 @@ export function walk(
     }
     const g0 = gens[0]
     let sum = 0
+    qSum.fill(0)
     for (let s = 0; s < S; s++) {
+      if (xq.length > 0) queryRefusals(g0, tops[0], xq, hot, L, qSum, 0.5)
       let tail = 0
       for (let j = X + 2; j <= tops[0]; j++) tail += g0[j]
       const straddle = g0[X + 1]
@@ -227,6 +296,7 @@ export function walk(
         }
       }
       tops[0] = Math.min(K, top0 + kMax * J + 1)
+      if (xq.length > 0) queryRefusals(g0, tops[0], xq, hot, L, qSum, 0.5)
       // the rate at a uniform time of the step: the mean of the states before and after its arrivals
       sum += refusal(tail + dTail / 2, straddle + dStraddle / 2, hot, L)
       // drain: every cell moves down one; cells that hold next to nothing are dropped
@@ -243,10 +313,14 @@ export function walk(
       }
     }
     rate = sum / S
+    qRate = qSum.map((v) => v / S)
     if (per >= N && Math.abs(rate - prev) <= PERIOD_TOLERANCE * rate) break
     prev = rate
   }
-  return Math.min(1, Math.max(0, rate))
+  const out = [Math.min(1, Math.max(0, rate))]
+  for (let i = 0; i < queriesJ.length; i++) out.push(0)
+  order.forEach((q, i) => (out[q + 1] = Math.min(1, Math.max(0, qRate[i]))))
+  return out
 }
 
 /** Poisson probabilities of 0 … kMax − 1 arrivals at mean `lambda`, the rest lumped at kMax. */

@@ -41,3 +41,28 @@ t.test('a point at the start, at an early growth (marked) and at a rotation', as
   t.match(h.points[2], { rotation: 1, cellsPerLevel: [512, 256] })
   t.notOk('early' in h.points[0], 'nor the start')
 })
+
+t.test('the window measures B: admitted amount and distinct keys decided since the point before', async (t) => {
+  const shapes = {
+    current: { generationCellsPerLevel: [128, 128], resizes: 0, rotations: 0, earlyGrowths: 0 } as GenerationShapes,
+  }
+  const windows: { amount: number; distinctKeys: number }[] = []
+  const h = new SizeHistory(
+    stubStore(shapes),
+    { loadFactor: (m, perSecond) => perSecond / m, predict: (m, perSecond, hot, window) => (windows.push(window), 0) },
+    0,
+  )
+  t.same(windows, [{ amount: 0, distinctKeys: 0 }], 'the start: nothing measured')
+  // two keys, 3 requests each (one refused), plus a key seen twice
+  for (const k of ['a', 'a', 'a', 'b', 'b', 'b', 'c', 'c']) h.seen(k)
+  h.admitted(7)
+  shapes.current = { generationCellsPerLevel: [128, 128], resizes: 0, rotations: 1, earlyGrowths: 0 }
+  h.check(10_000)
+  t.same(windows[1], { amount: 7, distinctKeys: 3 }, 'the window of the rotation')
+  // the next window starts empty
+  h.seen('d')
+  h.admitted(1)
+  shapes.current = { generationCellsPerLevel: [128, 128], resizes: 0, rotations: 2, earlyGrowths: 0 }
+  h.check(20_000)
+  t.same(windows[2], { amount: 1, distinctKeys: 1 })
+})

@@ -143,11 +143,21 @@ t.test('clustered arrivals: --requests-per-key and --request-spacing reach the m
     sketchFalsePositiveRate(shape, { ...model, requestsPerKey: 3, requestSpacingMs: 1000 }),
   )
   t.ok(single.falsePositiveRate < 1e-8, `B = 1: ${single.falsePositiveRate}`)
-  // within 2× of the measured first-request rate (1.81e-4), and lumped above it
+  // suggest states the rate over all of a client's requests (spec/sizing.md §2.6 _Over all
+  // requests_): a real DebtMeter refused 4.38e-4 of all requests at this point (§6.1, M = 4,096),
+  // and the model reads it 2.2× high there (§6.1's stated miss at L 4, burst 10, B 3): above the
+  // measured rate and within 2.5× of it; the first request's figure is within 2× of its 1.81e-4
   t.ok(
-    spaced.falsePositiveRate > 0.905e-4 && spaced.falsePositiveRate < 3.62e-4,
+    spaced.falsePositiveRate > 4.38e-4 && spaced.falsePositiveRate < 2.5 * 4.38e-4,
     `B = 3, 1 s: ${spaced.falsePositiveRate}`,
   )
+  const first = sketchFalsePositiveRate(shape, {
+    ...model,
+    requestsPerKey: 3,
+    requestSpacingMs: 1000,
+    firstRequestOnly: true,
+  })
+  t.ok(first > 0.905e-4 && first < 3.62e-4, `B = 3, 1 s, first request: ${first}`)
   t.ok(lumped.falsePositiveRate > spaced.falsePositiveRate, `B = 3, 0 s: ${lumped.falsePositiveRate}`)
   t.notOk(spaced.meetsTarget)
   t.match(
