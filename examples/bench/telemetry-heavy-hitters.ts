@@ -8,6 +8,7 @@
 // `npx tsx examples/bench/telemetry-heavy-hitters.ts` (about 1 s of CPU per point).
 import { pathToFileURL } from 'node:url'
 import { runTraffic, type TrafficTimeline } from './no-size-option.js'
+import type { LimiterStats } from '../../src/limit/telemetry.js'
 
 /** One measured point. */
 export interface HeavyInOverloadRow {
@@ -45,7 +46,7 @@ export function heavyInOverload(
   cellsPerLevel = 2048,
   durationS = 150,
 ): HeavyInOverloadRow {
-  let st: ReturnType<import('../../src/limit/telemetry.js').Telemetry['stats']> | undefined
+  let st: LimiterStats | undefined
   const { timeline, limiter } = runTraffic(() => Math.round((rho * cellsPerLevel) / 3), durationS, heavyHitters, {
     levels: 4,
     cellsPerLevel,
