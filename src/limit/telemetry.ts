@@ -82,7 +82,10 @@ export interface LimiterStats {
    * larger of the latest check window's (the last finished second, or the current one so far)
    * and the mean decayed over a cell's longest memory (maxDebt / rate s, at most the window). A
    * second's load is its admitted requests plus its refused ones, these counted at most
-   * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
+   * (burst + rate × span) / cost per refused key of the window, and a key's refusals in the second
+   * at most max(B, rate × 1 s / cost), or rate × 1 s / cost when the second before refused it more
+   * than that too (heavy hitters inside an overload: a Space-Saving summary of the second's refused
+   * keys finds them). 0 without a debt meter.
    */
   requestsPerSecond: number
   /**
@@ -133,7 +136,7 @@ export interface LimiterStats {
 
 /** What {@link LimiterStats.memoryBytes} sums: each store that reports to the telemetry, and the telemetry once. */
 export interface MemoryStats {
-  /** The telemetry's own HyperLogLog windows, bytes ({@link Telemetry.sizeBytes}; at most {@link Telemetry.maxSizeBytes}), counted once however many limiters share it. */
+  /** The telemetry's own HyperLogLog windows and refused-key summaries, bytes ({@link Telemetry.sizeBytes}; at most {@link Telemetry.maxSizeBytes}), counted once however many limiters share it. */
   telemetryBytes: number
   /**
    * Each policy store of each limiter reporting to this telemetry, in the order they were
@@ -289,7 +292,7 @@ const HOT_PRECISION = 10
 /**
  * Counters of the refused-key summary of a second (Space-Saving): every key with more than 1/128
  * of the second's refusals is in it, so the 50 heavy hitters of issue 14 inside an overload are
- * (spec/sizing.md §7). 3 KiB each ({@link spaceSavingBytes}); two are held, the second being
+ * (spec/sizing.md §7). 3 KiB each (`spaceSavingBytes`); two are held, the second being
  * counted and the last finished one.
  */
 const TOP_REFUSED_COUNTERS = 128

@@ -1,13 +1,13 @@
 import { invalidOption } from '../errors.js'
 
-/** Largest count a {@link SpaceSaving} counter holds (a Uint32 counter; adds past it are ignored). */
+/** Largest count a `SpaceSaving` counter holds (a Uint32 counter; adds past it are ignored). */
 export const SPACE_SAVING_MAX_COUNT = 0xffffffff
 
-/** The most counters a {@link SpaceSaving} summary takes (its index and heap positions are 16-bit). */
+/** The most counters a `SpaceSaving` summary takes (its index and heap positions are 16-bit). */
 export const SPACE_SAVING_MAX_COUNTERS = 1 << 14
 
 /**
- * Bytes a {@link SpaceSaving} of `counters` counters holds, whatever the stream: per counter the
+ * Bytes a `SpaceSaving` of `counters` counters holds, whatever the stream: per counter the
  * key's two 32-bit halves, its count and its error (4 B each), its heap slot and heap position
  * (2 B each), and the index's slots of 2 B (the power of two ≥ twice the counters): 3,072 B at
  * 128 counters.
@@ -43,7 +43,7 @@ function home(hi: number, lo: number, mask: number): number {
  * f > n / m) is monitored. A key that is not monitored has f ≤ min.
  *
  * Keys are 64-bit hashes given as two int32 halves (a Hasher's `hashHi`, `hashLo`): no strings
- * are kept; two keys with the same hash count as one. Constant memory ({@link spaceSavingBytes},
+ * are kept; two keys with the same hash count as one. Constant memory (`spaceSavingBytes`,
  * 3 KiB at 128 counters) and no allocation per add: the counters sit in typed arrays, found
  * through an open-addressing index (linear probing, deletion by backward shift, Knuth's
  * Algorithm R) and ordered by a binary min-heap of counts, so an add costs O(log m). (The
@@ -93,7 +93,7 @@ export class SpaceSaving {
     return this.used
   }
 
-  /** n, the adds since the last {@link SpaceSaving.clear} (an add to a counter at {@link SPACE_SAVING_MAX_COUNT} is not counted). */
+  /** n, the adds since the last `SpaceSaving.clear` (an add to a counter at `SPACE_SAVING_MAX_COUNT` is not counted). */
   get total(): number {
     return this.added
   }
@@ -159,7 +159,7 @@ export class SpaceSaving {
 
   /**
    * The key's count: an upper bound of its frequency (the paper's count); for an unmonitored key
-   * {@link SpaceSaving.minCount}, the most it can have had.
+   * `SpaceSaving.minCount`, the most it can have had.
    * @param hi the key hash's high 32 bits
    * @param lo its low 32 bits
    */
@@ -179,16 +179,16 @@ export class SpaceSaving {
   }
 
   /**
-   * The count of counter `i` (in [0, size), in no particular order): see {@link SpaceSaving.count}.
-   * @param i a counter number below {@link SpaceSaving.size} (0 past it)
+   * The count of counter `i` (in [0, size), in no particular order): see `SpaceSaving.count`.
+   * @param i a counter number below `SpaceSaving.size` (0 past it)
    */
   countAt(i: number): number {
     return i < this.used ? this.counts[i] : 0
   }
 
   /**
-   * The guaranteed frequency of counter `i`'s key, count − ε: see {@link SpaceSaving.guaranteed}.
-   * @param i a counter number below {@link SpaceSaving.size} (0 past it)
+   * The guaranteed frequency of counter `i`'s key, count − ε: see `SpaceSaving.guaranteed`.
+   * @param i a counter number below `SpaceSaving.size` (0 past it)
    */
   guaranteedAt(i: number): number {
     return i < this.used ? this.counts[i] - this.errors[i] : 0
@@ -196,7 +196,7 @@ export class SpaceSaving {
 
   /**
    * The high 32 bits (int32) of counter `i`'s key hash.
-   * @param i a counter number below {@link SpaceSaving.size}
+   * @param i a counter number below `SpaceSaving.size`
    */
   hiAt(i: number): number {
     return this.hi[i]
@@ -204,7 +204,7 @@ export class SpaceSaving {
 
   /**
    * The low 32 bits (int32) of counter `i`'s key hash.
-   * @param i a counter number below {@link SpaceSaving.size}
+   * @param i a counter number below `SpaceSaving.size`
    */
   loAt(i: number): number {
     return this.lo[i]
@@ -217,7 +217,7 @@ export class SpaceSaving {
     this.index.fill(0)
   }
 
-  /** Memory held in bytes ({@link spaceSavingBytes}: 3,072 at 128 counters). */
+  /** Memory held in bytes (`spaceSavingBytes`: 3,072 at 128 counters). */
   sizeBytes(): number {
     return (
       this.hi.byteLength +
