@@ -12,6 +12,7 @@
 // "10× traffic jump" row: 200 fresh clients/s, then 2,000; target back under 1e-3 within 60 s.
 import { pathToFileURL } from 'node:url'
 import { Limiter } from '../../src/limit/limiter.js'
+import type { Hasher } from '../../src/hash/hasher.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { mulberry32 } from '../../test/fixtures/mulberry32.js'
 
@@ -55,7 +56,8 @@ export interface TrafficTimeline {
  * @param durationS seconds of fresh clients
  * @param heavyHitters heavy keys at 20 requests/s
  * @param shape a fixed shape (`levels`, `cellsPerLevel`) instead of the default budget's; and
- * `onSecond`, called at each tick of second s (before that second's requests) with the timeline so far
+ * `onSecond`, called at each tick of second s (before that second's requests) with the timeline so far;
+ * `hasher`, the sketches' hash (a seeded one makes a run repeatable; default the Limiter's random seed)
  */
 export function runTraffic(
   clientsPerSecond: (s: number) => number,
@@ -65,6 +67,7 @@ export function runTraffic(
     levels?: number
     cellsPerLevel?: number
     onSecond?: (s: number, limiter: Limiter, timeline: TrafficTimeline) => void
+    hasher?: Hasher
   } = {},
 ): { row: NoSizeOptionRow; timeline: TrafficTimeline; limiter: Limiter } {
   const rate = 1
@@ -96,7 +99,8 @@ export function runTraffic(
   const ticker = new FakeTicker()
   const fixed =
     shape.cellsPerLevel === undefined ? {} : { levels: shape.levels ?? 4, cellsPerLevel: shape.cellsPerLevel }
-  const limiter = new Limiter({ limit: { rate, burst }, clock, ticker, ...fixed })
+  const hashing = shape.hasher === undefined ? {} : { hasher: shape.hasher }
+  const limiter = new Limiter({ limit: { rate, burst }, clock, ticker, ...fixed, ...hashing })
   const meter = limiter.limit!
   const periodMs = meter.periodMs
   // exact per-key GCRA for the heavy hitters (the clients never exceed their limit)

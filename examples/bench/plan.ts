@@ -26,6 +26,11 @@ export const STANDALONE: Record<string, Standalone> = {
     about: 'the "grudge, no size option" and traffic-jump rows of bench:compare, fake clock; [--quick]',
     reads: 'flags',
   },
+  'telemetry-heavy-hitters.ts': {
+    about:
+      "stats()'s offered load and prediction with 50 heavy hitters inside an overload of fresh clients, against the measured refused share (fake clock, counts)",
+    reads: 'flags',
+  },
   'sync-store-cost.ts': {
     about:
       'what a Redis sync store adds per request over the in-process store; starts its own redis-server; [--quick] [--keys=N]',

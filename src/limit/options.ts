@@ -23,12 +23,13 @@ export interface PolicySketchOptions {
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
    * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 16 B × generations ≤ memory as its largest
    * shape: the 2 KiB is the load meter of the sizing and T the limiter's telemetry at its largest
-   * (its HyperLogLog windows, (windowBuckets + 1) × 5 KiB: 30 KiB by default), both counted
+   * (its HyperLogLog windows, (windowBuckets + 1) × 5 KiB, and 6 KiB of refused-key summaries: 36 KiB
+   * by default), both counted
    * inside the budget. In process, each new generation is then sized from the load measured
    * over the one before (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers
    * of two between 64 cells and that largest shape, so the policy never holds more than the
    * budget. The Redis sync store holds 45 B per cell and sizes its generations at that rate from
-   * the same budget. Default 8 MiB + 2 KiB + 30 KiB (8,421,376 bytes: at most L = 4, M = 65,536
+   * the same budget. Default 8 MiB + 2 KiB + 36 KiB (8,427,520 bytes: at most L = 4, M = 65,536
    * at 2 generations, plus the meter and the telemetry: a level drains 65,536 × rate per second,
    * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA in
    * aggregate; one by one, 0–5 of 50 fall outside ±5 % over a 150 s run, spec/sizing.md §2.6).
@@ -124,8 +125,8 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
 
 /**
  * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 65,536 ×
- * 2 generations × 16 B), the 2 KiB load meter and the 30 KiB of a default Telemetry's
- * HyperLogLog windows, 8,421,376 bytes (spec/sizing.md §5 says why).
+ * 2 generations × 16 B), the 2 KiB load meter and the 36 KiB of a default Telemetry (its
+ * HyperLogLog windows and refused-key summaries), 8,427,520 bytes (spec/sizing.md §5 says why).
  */
 export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES + telemetryMaxBytes()
 

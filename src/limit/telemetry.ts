@@ -2,6 +2,8 @@ import type { Clock } from '../clock.js'
 import { invalidOption } from '../errors.js'
 import { HyperLogLog } from '../window/hyperloglog.js'
 import { Window } from '../window/window.js'
+import { SpaceSaving, spaceSavingBytes } from '../window/space-saving.js'
+import { resolveHasher, type Hasher } from '../hash/hasher.js'
 import {
   DEBT_METER_MAX_LOAD_FACTOR,
   abuseFalseBlockRate,
@@ -81,7 +83,10 @@ export interface LimiterStats {
    * larger of the latest check window's (the last finished second, or the current one so far)
    * and the mean decayed over a cell's longest memory (maxDebt / rate s, at most the window). A
    * second's load is its admitted requests plus its refused ones, these counted at most
-   * (burst + rate × span) / cost per refused key of the window. 0 without a debt meter.
+   * (burst + rate × span) / cost per refused key of the window, and a key's refusals in the second
+   * at most max(B, rate × 1 s / cost), or rate × 1 s / cost when the second before refused it more
+   * than that too (heavy hitters inside an overload: a Space-Saving summary of the second's refused
+   * keys finds them). 0 without a debt meter.
    */
   requestsPerSecond: number
   /**
@@ -132,7 +137,7 @@ export interface LimiterStats {
 
 /** What {@link LimiterStats.memoryBytes} sums: each store that reports to the telemetry, and the telemetry once. */
 export interface MemoryStats {
-  /** The telemetry's own HyperLogLog windows, bytes ({@link Telemetry.sizeBytes}; at most {@link Telemetry.maxSizeBytes}), counted once however many limiters share it. */
+  /** The telemetry's own HyperLogLog windows and refused-key summaries, bytes ({@link Telemetry.sizeBytes}; at most {@link Telemetry.maxSizeBytes}), counted once however many limiters share it. */
   telemetryBytes: number
   /**
    * Each policy store of each limiter reporting to this telemetry, in the order they were
@@ -285,19 +290,30 @@ const HLL_PRECISION = 12
 /** HyperLogLog precision of the refused-key window: 2^10 registers (1 KiB) per slot, ≈ 3.3 % (1σ). */
 const HOT_PRECISION = 10
 
+/**
+ * Counters of the refused-key summary of a second (Space-Saving): every key with more than 1/128
+ * of the second's refusals is in it, so the 50 heavy hitters of issue 14 inside an overload are
+ * (spec/sizing.md §7). 3 KiB each (`spaceSavingBytes`); two are held, the second being
+ * counted and the last finished one.
+ */
+const TOP_REFUSED_COUNTERS = 128
+/** The refused-key summaries' bytes: the second being counted and the one before, 6,144. */
+const TOP_REFUSED_BYTES = 2 * spaceSavingBytes(TOP_REFUSED_COUNTERS)
+
 /** Buckets a Telemetry keeps by default. */
 const DEFAULT_WINDOW_BUCKETS = 5
 
 /**
- * The most bytes a Telemetry's HyperLogLog windows hold: a Window holds its template and at
- * most `windowBuckets` slots ({@link Window.sizeBytes}), of 2^14 registers (distinct keys)
- * and 2^10 (refused keys), one byte each: 30,720 bytes at the default 5 buckets. A Limiter
- * counts it inside each policy's `memory` budget.
+ * The most bytes a Telemetry holds: its HyperLogLog windows, each a template and at most
+ * `windowBuckets` slots ({@link Window.sizeBytes}) of 2^12 registers (distinct keys) and 2^10
+ * (refused keys), one byte each, and two refused-key summaries of 3,072 B (Space-Saving of 128
+ * counters: the second being counted and the last one): 30,720 + 6,144 = 36,864 bytes (36 KiB)
+ * at the default 5 buckets. A Limiter counts it inside each policy's `memory` budget.
  * @param windowBuckets the buckets kept (default 5)
  * @internal
  */
 export function telemetryMaxBytes(windowBuckets = DEFAULT_WINDOW_BUCKETS): number {
-  return (windowBuckets + 1) * ((1 << HLL_PRECISION) + (1 << HOT_PRECISION))
+  return (windowBuckets + 1) * ((1 << HLL_PRECISION) + (1 << HOT_PRECISION)) + TOP_REFUSED_BYTES
 }
 
 interface Bucket {
@@ -374,6 +390,32 @@ export class Telemetry {
   private meanAdmitted = 0
   private meanRefused = 0
   private loadTauS = 1
+  /**
+   * The debt meter's refused keys of the second being counted: a Space-Saving summary of their
+   * 64-bit hashes (no strings kept), so a key refused more than its cap in the second is found
+   * and its refusals above the cap are taken out of the offered load (spec/sizing.md §7). At each
+   * fold it becomes `prevRefused` (the two swap, and the new current one is cleared).
+   */
+  private topRefused = new SpaceSaving(TOP_REFUSED_COUNTERS)
+  /** The summary of the last folded second (`lastSecIndex`): a key refused above its rate there too is over its limit. */
+  private prevRefused = new SpaceSaving(TOP_REFUSED_COUNTERS)
+  /** The summary's hash (murmur3 under a random seed), and the last key it hashed. */
+  private readonly topHasher: Hasher = resolveHasher(undefined, undefined)
+  private topKey: string | undefined = undefined
+  private topHi = 0
+  private topLo = 0
+  /** Refusals above the per-key cap: the last finished second's and their decayed mean (as `lastRefused`, `meanRefused`). */
+  private lastExcess = 0
+  private meanExcess = 0
+  /**
+   * The per-key cap of a second's refusals, max(B, rate × 1 s / cost) (what a key within its limit
+   * sends in a second: its B requests lumped, or its rate), and rate × 1 s / cost alone for a key
+   * refused above its rate in the second before as well: rate / cost of the first debt meter, B
+   * of the latest {@link Telemetry.stats} (the window's figure moves slowly; the fold on the
+   * request path does not merge the HyperLogLog slots to read it).
+   */
+  private perKeyRate = 1
+  private lastRequestsPerKey = 1
 
   /**
    * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the option, also a key that is
@@ -415,8 +457,10 @@ export class Telemetry {
     this.shapes.push(report)
     const d = report.debt
     // the first debt meter's (the one predicted): a cell at the ceiling drains in maxDebt / rate s
-    if (d !== undefined && this.shapes.filter((r) => r.debt !== undefined).length === 1)
+    if (d !== undefined && this.shapes.filter((r) => r.debt !== undefined).length === 1) {
       this.loadTauS = Math.min(Math.max(1, d.maxDebt / d.rate), (this.bucketMs * this.windowBuckets) / 1000)
+      this.perKeyRate = d.rate / d.cost
+    }
   }
 
   /** Fold the finished second `secIndex` into the last-second figures and the decayed means (once per second at most). */
@@ -425,13 +469,49 @@ export class Telemetry {
     // seconds without a request between the two folded ones decay the means as zero load
     const keep = Math.exp(-Math.max(0, gap - 1) / this.loadTauS)
     const w = -Math.expm1(-1 / this.loadTauS)
+    const excess = this.refusedExcess(this.perKeyCap(this.lastRequestsPerKey), this.lastSecIndex === this.secIndex - 1)
     this.meanAdmitted = this.meanAdmitted * keep * (1 - w) + this.secAdmitted * w
     this.meanRefused = this.meanRefused * keep * (1 - w) + this.secRefused * w
+    this.meanExcess = this.meanExcess * keep * (1 - w) + excess * w
     this.lastSecIndex = this.secIndex
     this.lastAdmitted = this.secAdmitted
     this.lastRefused = this.secRefused
+    this.lastExcess = excess
     this.secAdmitted = 0
     this.secRefused = 0
+    const top = this.prevRefused
+    this.prevRefused = this.topRefused
+    top.clear()
+    this.topRefused = top
+  }
+
+  /** The per-key cap of a second's refusals at B requests per key: max(B, rate × 1 s / cost). */
+  private perKeyCap(requestsPerKey: number): number {
+    return Math.max(requestsPerKey, this.perKeyRate)
+  }
+
+  /**
+   * The refusals of the second being counted above each key's cap, summed over the keys of its
+   * refused-key summary: each key's guaranteed refusals (count − ε, never more than it had) above
+   * `cap`, or above rate × 1 s / cost when the second before (`prevRefused`, when `consecutive`)
+   * refused it more than that as well: a key sending above its rate second after second is over
+   * its limit, while an innocent's B lumped requests fall in one second. A key with more than
+   * 1/128 of the second's refusals is always in the summary (Metwally et al. 2005).
+   * @param cap max(B, rate × 1 s / cost)
+   * @param consecutive whether `prevRefused` is the second just before
+   */
+  private refusedExcess(cap: number, consecutive: boolean): number {
+    const top = this.topRefused
+    const prev = this.prevRefused
+    const rate = this.perKeyRate
+    let excess = 0
+    for (let i = 0; i < top.size; i++) {
+      const g = top.guaranteedAt(i)
+      if (g <= rate) continue
+      const c = consecutive && prev.guaranteed(top.hiAt(i), top.loAt(i)) > rate ? rate : cap
+      if (g > c) excess += g - c
+    }
+    return excess
   }
 
   private current(now: number = this.clock.now()): Bucket {
@@ -497,12 +577,22 @@ export class Telemetry {
       if (policy === 'limit') this.secAdmitted++
     } else {
       c.rejected++
-      if (policy === 'limit') this.secRefused++
-      if (policy === 'limit' && (this.curKey !== this.refusedKey || b !== this.refusedBucket)) {
+      if (policy !== 'limit') return
+      this.secRefused++
+      if (this.curKey !== this.refusedKey || b !== this.refusedBucket) {
         this.refusedKeys.addAt(this.nowMs, this.curKey)
         this.refusedKey = this.curKey
         this.refusedBucket = b
       }
+      // a run of one key's refusals hashes it once
+      if (this.curKey !== this.topKey) {
+        const h = this.topHasher
+        h.hashKey(this.curKey)
+        this.topHi = h.hashHi
+        this.topLo = h.hashLo
+        this.topKey = this.curKey
+      }
+      this.topRefused.add(this.topHi, this.topLo)
     }
   }
 
@@ -529,15 +619,20 @@ export class Telemetry {
     return Math.round(this.distinct.estimateAt(this.nowMs))
   }
 
-  /** Memory of the telemetry itself in bytes (the HyperLogLog slots held). */
+  /** Memory of the telemetry itself in bytes (the HyperLogLog slots held and the two 3 KiB refused-key summaries). */
   sizeBytes(): number {
-    return this.distinct.sizeBytes() + this.refusedKeys.sizeBytes()
+    return (
+      this.distinct.sizeBytes() +
+      this.refusedKeys.sizeBytes() +
+      this.topRefused.sizeBytes() +
+      this.prevRefused.sizeBytes()
+    )
   }
 
   /**
-   * The most bytes this telemetry's HyperLogLog windows hold, whatever the traffic:
-   * (windowBuckets + 1) × (2^12 + 2^10), 30,720 at the default 5 buckets. A Limiter counts
-   * it inside each policy's `memory` budget.
+   * The most bytes this telemetry holds, whatever the traffic: its HyperLogLog windows,
+   * (windowBuckets + 1) × (2^12 + 2^10), and the two refused-key summaries' 6,144; 36,864
+   * (36 KiB) at the default 5 buckets. A Limiter counts it inside each policy's `memory` budget.
    */
   maxSizeBytes(): number {
     return telemetryMaxBytes(this.windowBuckets)
@@ -597,14 +692,17 @@ export class Telemetry {
         sizeBytes: sk.sizeBytes(),
       }
       if (sk.debt !== undefined) {
+        // B, the requests a key sends (spec/sizing.md §2.6, §7): the window's admitted requests
+        // over its distinct keys, lumped (spacing 0: an upper bound, the spacing is not measured)
+        const b = requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost)
+        // the first debt meter's B sets the per-key cap of the seconds folded from now on
+        if (requestsPerSecond === 0 && fpr === undefined) this.lastRequestsPerKey = b
         const load = {
           ...sk.debt,
-          requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS),
+          requestsPerSecond: this.debtLoadPerSecond(sk.debt, policies.limit.rejected, hotKeys, spanS, b),
           hotKeys: 0,
-          // B, the requests a key sends (spec/sizing.md §2.6, §7): the window's admitted requests
-          // over its distinct keys, lumped (the spacing is not measured), the first request's
-          // figure standing in for all requests (measuredClustering says why)
-          ...measuredClustering(requestsPerKeyOf(policies.limit.admitted * sk.debt.cost, distinct, sk.debt.cost)),
+          // the first request's figure standing in for all requests, B lumped (measuredClustering says why)
+          ...measuredClustering(b),
         }
         const rate = sketchFalsePositiveRate(shape, load)
         // ρ of the model's load over the level's drain, without §2.1's hot-key correction: the
@@ -695,48 +793,67 @@ export class Telemetry {
    * window). Offered: admitted plus refused requests, since a refused innocent request is load
    * the model's feedback (§2.3) already refuses; but a key over its own limit is refused without
    * end, so refused requests count at most (burst + rate × span) / cost per refused key of the
-   * window (what a key within its limit can send), scaled down together when they are more.
+   * window (what a key within its limit can send), scaled down together when they are more; and
+   * per second, a key's refusals above max(B, rate × 1 s / cost) (what a key within its limit
+   * sends in a second) are taken out, for every key of the second's refused-key summary (each
+   * with more than 1/128 of the second's refusals is in it): the smaller of the two counts. The
+   * aggregate cap alone cannot take out heavy hitters' refusals inside an overload, where the
+   * innocent keys' refusals raise it past theirs.
    * @param debt the meter's figures
    * @param refused the meter's refused requests in the window
    * @param refusedKeys the distinct keys it refused in the window (HyperLogLog estimate)
    * @param spanS the span the window's counts cover, s (≥ 1)
+   * @param requestsPerKey B, the window's requests per key (≥ 1)
    */
   private debtLoadPerSecond(
     debt: NonNullable<SketchReport['debt']>,
     refused: number,
     refusedKeys: number,
     spanS: number,
+    requestsPerKey: number,
   ): number {
     const ratio =
       refused === 0 ? 1 : Math.min(1, (refusedKeys * (debt.burst + debt.rate * spanS)) / debt.cost / refused)
-    const offered = (a: number, r: number): number => a + ratio * r
+    const offered = (a: number, r: number, x: number): number => a + Math.min(ratio * r, r - x)
     const nowSec = Math.floor(this.nowMs / 1000)
     let lastIdx = this.lastSecIndex
     let lastA = this.lastAdmitted
     let lastR = this.lastRefused
+    let lastX = this.lastExcess
     let meanA = this.meanAdmitted
     let meanR = this.meanRefused
+    let meanX = this.meanExcess
     let curA = 0
     let curR = 0
+    let curX = 0
+    // the second being counted, its summary not folded yet: its excess at this B
+    const secX =
+      this.secIndex >= 0
+        ? this.refusedExcess(this.perKeyCap(requestsPerKey), this.lastSecIndex === this.secIndex - 1)
+        : 0
     if (this.secIndex === nowSec) {
       curA = this.secAdmitted
       curR = this.secRefused
+      curX = secX
     } else if (this.secIndex >= 0) {
       // a finished second not folded yet (no request since): fold it here, without keeping it
       const keep = Math.exp(-Math.max(0, this.secIndex - lastIdx - 1) / this.loadTauS)
       const w = -Math.expm1(-1 / this.loadTauS)
       meanA = meanA * keep * (1 - w) + this.secAdmitted * w
       meanR = meanR * keep * (1 - w) + this.secRefused * w
+      meanX = meanX * keep * (1 - w) + secX * w
       lastIdx = this.secIndex
       lastA = this.secAdmitted
       lastR = this.secRefused
+      lastX = secX
     }
     if (lastIdx !== nowSec - 1) {
       lastA = 0
       lastR = 0
+      lastX = 0
     }
     const decay = Math.exp(-Math.max(0, nowSec - 1 - lastIdx) / this.loadTauS)
-    return Math.max(offered(lastA, lastR), offered(curA, curR), offered(meanA, meanR) * decay)
+    return Math.max(offered(lastA, lastR, lastX), offered(curA, curR, curX), offered(meanA, meanR, meanX) * decay)
   }
 
   /**

@@ -31,9 +31,9 @@ t.test('the sync store keeps a self-sized policy within its budget at 45 B per c
     const clock = new FakeClock(0)
     const ticker = new FakeTicker()
     const store = redisStore({ redis: REDIS_URL, seed: SEED, prefix, mode: 'sync', ticker: new FakeTicker() })
-    // 1.5 MiB: at 16 B per cell (1,572,864 − 2,048 − 30,720) / (4 × 2 × 16) = 12,032 → 8,192 cells per
+    // 1.5 MiB: at 16 B per cell (1,572,864 − 2,048 − 36,864) / (4 × 2 × 16) = 11,984 → 8,192 cells per
     // level, which the sync store would hold at 8,192 × 4 × 2 × 45 = 2,949,120 B; at 45 B the budget
-    // holds (1,572,864 − 30,720 − 2,048) / (4 × 2 × 45) = 4,278.0 → 4,096
+    // holds (1,572,864 − 36,864 − 2,048) / (4 × 2 × 45) = 4,261.0 → 4,096
     const memory = 1.5 * 1024 * 1024
     const l = new Limiter({ memory, limit: { rate: 1, burst: 10 }, clock, ticker, store })
     t.equal(l.sketch.cellsPerLevel, 8192, 'the in-process rule at 16 B per cell')
@@ -43,7 +43,7 @@ t.test('the sync store keeps a self-sized policy within its budget at 45 B per c
     await l.close()
 
     // a fixed shape that fits at 16 B per cell but not at 45 is refused at construction:
-    // 4 × 1,024 × 2 × 45 = 368,640 B > 200,000 − 30,720
+    // 4 × 1,024 × 2 × 45 = 368,640 B > 200,000 − 36,864
     t.throws(
       () =>
         new Limiter({
@@ -55,11 +55,11 @@ t.test('the sync store keeps a self-sized policy within its budget at 45 B per c
           ticker,
           store,
         }),
-      { code: 'ERR_GRUDGE_SIZING_CONFLICT', message: /expected a memory budget ≥ 368640 bytes .*received 169280/ },
+      { code: 'ERR_GRUDGE_SIZING_CONFLICT', message: /expected a memory budget ≥ 368640 bytes .*received 163136/ },
     )
     // a budget the Limiter accepts at 16 B but that holds fewer than 16 cells per level at 45 B:
-    // 2,048 + 2 × 4 × 16 × 45 = 7,808 B > 36,000 − 30,720
-    t.throws(() => new Limiter({ memory: 36_000, limit: { rate: 1, burst: 10 }, clock, ticker, store }), {
+    // 2,048 + 2 × 4 × 16 × 45 = 7,808 B > 42,144 − 36,864
+    t.throws(() => new Limiter({ memory: 42_144, limit: { rate: 1, burst: 10 }, clock, ticker, store }), {
       code: 'ERR_GRUDGE_SIZING_BUDGET',
       message: /sync store .*expected a memory budget ≥ 7808/,
     })

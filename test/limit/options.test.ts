@@ -10,8 +10,8 @@ t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 1
   const d = resolveSketchOptions({ ticker })
   t.equal(
     DEFAULT_POLICY_MEMORY_BYTES,
-    8 * 1024 * 1024 + 2048 + 6 * (4096 + 1024),
-    "8 MiB of cells at the largest shape, the 2 KiB meter and a default telemetry's 30 KiB",
+    8 * 1024 * 1024 + 2048 + 6 * (4096 + 1024) + 2 * 3072,
+    "8 MiB of cells at the largest shape, the 2 KiB meter and a default telemetry's 36 KiB",
   )
   t.same(
     [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],

@@ -2,7 +2,8 @@
 // and one slot per bucket) sat outside the `memory` budget: with `memory: '64KB'` and one
 // policy, `stats().memoryBytes` read 69,632 bytes after two buckets and would have grown to
 // about 118 KiB over the five-minute window. Each policy's budget now holds the telemetry's
-// largest size, (windowBuckets + 1) × (2^12 + 2^10) bytes, besides its cells and load meter.
+// largest size, (windowBuckets + 1) × (2^12 + 2^10) bytes and the 6 KiB of its two refused-key
+// summaries (spec/sizing.md §7), besides its cells and load meter.
 import t from 'tap'
 import { Limiter } from '../../src/limit/limiter.js'
 import { DEFAULT_POLICY_MEMORY_BYTES } from '../../src/limit/options.js'
@@ -32,7 +33,11 @@ function fill(memory: number | undefined, telemetry?: (clock: FakeClock) => Tele
 }
 
 t.test('the telemetry at its largest and the policy fit the budget together', async (t) => {
-  t.equal(telemetryMaxBytes(), 6 * (4096 + 1024), '30 KiB at 5 buckets')
+  t.equal(
+    telemetryMaxBytes(),
+    6 * (4096 + 1024) + 2 * 3072,
+    '36 KiB at 5 buckets: the HyperLogLogs and two 3 KiB refused-key summaries',
+  )
   for (const memory of [64 * 1024, 1_000_000, undefined]) {
     const l = fill(memory)
     const budget = memory ?? DEFAULT_POLICY_MEMORY_BYTES
@@ -48,8 +53,8 @@ t.test('the default still builds 4 × 65,536 cells, and a larger telemetry takes
   const d = fill(undefined)
   t.equal(d.sketch.cellsPerLevel, 65_536)
   await d.close()
-  // 600,000 B: (600,000 − 2,048 − 30,720) / (4 × 16 × 2) = 4,431.6 → 4,096 cells per level with the
-  // default telemetry; with 60 buckets, 61 × 5,120 = 312,320 B of it: 2,231.6 → 2,048
+  // 600,000 B: (600,000 − 2,048 − 36,864) / (4 × 16 × 2) = 4,383.5 → 4,096 cells per level with the
+  // default telemetry; with 60 buckets, 61 × 5,120 + 6,144 = 318,464 B of it: 2,183.5 → 2,048
   const small = fill(600_000)
   t.equal(small.sketch.cellsPerLevel, 4096)
   await small.close()
@@ -60,6 +65,6 @@ t.test('the default still builds 4 × 65,536 cells, and a larger telemetry takes
   await l.close()
   t.throws(() => new Limiter({ memory: 8192, limit: { rate: 1, burst: 1 }, ticker: new FakeTicker() }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
-    message: /30720 for the limiter's telemetry/,
+    message: /36864 for the limiter's telemetry/,
   })
 })
