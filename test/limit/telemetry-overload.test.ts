@@ -14,6 +14,33 @@ function agrees(predicted: number, measured: number): boolean {
   return Math.abs(predicted - measured) <= 1e-6 || (predicted <= 2 * measured && measured <= 2 * predicted)
 }
 
+/** P(X ≤ k) for X Poisson of mean mu (k small: the direct sum). */
+function poissonAtMost(k: number, mu: number): number {
+  let term = Math.exp(-mu)
+  let cdf = 0
+  for (let i = 0; i <= k; i++) {
+    cdf += term
+    term *= mu / (i + 1)
+  }
+  return Math.min(1, cdf)
+}
+
+/**
+ * {@link agrees}, or, where the sample cannot resolve the rate (at ρ 0.5 the model predicts about
+ * 1e-7–2e-6 against 5,100 requests: under 0.01 refusals expected), the refusals counted are a
+ * plausible Poisson count (two-sided, 1e-3) for some rate within 2× of the prediction, only
+ * while fewer than 10 refusals are expected: a rate 2× off that the sample would show still fails.
+ */
+function agreesCounted(predicted: number, refused: number, requests: number): boolean {
+  if (agrees(predicted, refused / Math.max(1, requests))) return true
+  const mu = predicted * requests
+  // 10 refusals expected or more: the share resolves the rate, and the 2× rule alone judges
+  if (mu >= 10) return false
+  const notTooMany = refused === 0 || 1 - poissonAtMost(refused - 1, 2 * mu) >= 1e-3
+  const notTooFew = poissonAtMost(refused, mu / 2) >= 1e-3
+  return notTooMany && notTooFew
+}
+
 /** Refused / requested of fresh clients over the seconds [from, to). */
 function refusedShare(tl: TrafficTimeline, from: number, to: number): number {
   let n = 0
@@ -45,9 +72,11 @@ t.test('steady loads, overload included: the prediction is within 2× of the ref
     await limiter.close()
     // the last 20 s (the cells are stationary after the first 20 at every one of these loads)
     const measured = refusedShare(timeline, D - 20, D)
+    const sent = timeline.requests.slice(D - 20, D).reduce((a, b) => a + b, 0)
+    const refused = timeline.refused.slice(D - 20, D).reduce((a, b) => a + b, 0)
     t.ok(
-      agrees(predicted, measured),
-      `ρ ${rho}: predicted ${predicted.toExponential(2)}, measured ${measured.toExponential(2)} (stats ρ ${loadFactor.toFixed(2)})`,
+      agreesCounted(predicted, refused, sent),
+      `ρ ${rho}: predicted ${predicted.toExponential(2)}, measured ${measured.toExponential(2)} (${refused} of ${sent}; stats ρ ${loadFactor.toFixed(2)})`,
     )
     // the model's ρ is the offered one (admitted plus refused), not the admitted that saturates near 1
     t.ok(Math.abs(loadFactor - rho) <= 0.05 * rho, `ρ ${rho}: stats ρ ${loadFactor.toFixed(3)}`)
@@ -115,9 +144,9 @@ t.test('heavy hitters inside an overload: their own refusals do not count as loa
     loadFactor >= 0.98 && loadFactor < 1 + (2 * hitters) / M,
     `stats ρ ${loadFactor.toFixed(3)} in [0.98, ${1 + (2 * hitters) / M})`,
   )
-  // the model's own figure at ρ 1 without hitters is 1.7–2.0× the measured share (the first
-  // test's ρ 1 row); with the hitters at their rate, 1.7–1.9× over 8 runs (seeds are random):
-  // within 2.5×, and above it (the lumped B is an upper bound)
+  // the model's own figure at ρ 1 without hitters is 1.13–1.34× the measured share (the first
+  // test's ρ 1 row, 16 seeds); with the hitters at their rate, 1.38–1.55× over 6 runs (seeds are
+  // random): within 2.5×, and above it (the lumped B is an upper bound)
   t.ok(
     predicted >= measured && predicted <= 2.5 * measured,
     `predicted ${predicted.toExponential(2)}, measured ${measured.toExponential(2)} (stats ρ ${loadFactor.toFixed(3)})`,
