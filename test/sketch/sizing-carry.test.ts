@@ -68,3 +68,36 @@ t.test('generations and periodMs are checked', async (t) => {
     sketchFalsePositiveRate(shape, { ...load, generations: 2, periodMs: 50_000 }),
   )
 })
+
+t.test('continuous in the margin: between grid points the rate is interpolated, not stepped', async (t) => {
+  // issue 14's fresh clients on 4 × 512 at ρ 0.5 (burst 10, B lumped): the margin 9 / B jumps
+  // crosses 3 at B = 3, on the grid of one cell per jump the work budget allows here
+  const load = (B: number) => ({
+    requestsPerSecond: 255,
+    rate: 1,
+    burst: 10,
+    maxDebt: 100,
+    generations: 2,
+    requestsPerKey: B,
+    requestSpacingMs: 0,
+    firstRequestOnly: true,
+  })
+  const at = (B: number) => sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 512 }, load(B))
+  let prev = at(2.9)
+  let worst = 1
+  for (let B = 2.905; B <= 3.1 + 1e-9; B += 0.005) {
+    const r = at(B)
+    // a larger batch is a smaller margin in its jumps: never fewer refusals
+    if (!(r >= prev * (1 - 1e-9))) t.fail(`B ${B.toFixed(3)}: ${r} < ${prev} at the step before`)
+    worst = Math.max(worst, r / prev)
+    prev = r
+  }
+  // a step of 0.005 in B is 0.17 % of the margin: the tail's slope there (about 13× per jump,
+  // 2.2e-5 / 1.68e-6 between the grid points 2 and 3) moves it by a few per cent, not 12×
+  t.ok(worst < 1.1, `the largest ratio between neighbours 0.005 apart: ${worst.toFixed(4)}`)
+  // on a grid point nothing changes: the margin 3 is walked once, and just beside it reads the same
+  const m = 3
+  const onGrid = carryForwardRate(0.5, 4, m, 100 / 3, 2, 100 / 3, 0)
+  const beside = carryForwardRate(0.5, 4, m - 1e-6, 100 / 3, 2, 100 / 3, 0)
+  t.ok(Math.abs(beside / onGrid - 1) < 1e-4, `margin 3: ${onGrid}, 3 − 1e-6: ${beside}`)
+})
