@@ -27,7 +27,7 @@ function poissonAtMost(k: number, mu: number): number {
 
 /**
  * {@link agrees}, or, where the sample cannot resolve the rate (at ρ 0.5 the model predicts about
- * 1e-7–2e-6 against 5,100 requests: under 0.01 refusals expected), the refusals counted are a
+ * 1e-7 against 5,100 requests: under 0.01 refusals expected), the refusals counted are a
  * plausible Poisson count (two-sided, 1e-3) for some rate within 2× of the prediction, only
  * while fewer than 10 refusals are expected: a rate 2× off that the sample would show still fails.
  */
@@ -144,11 +144,11 @@ t.test('heavy hitters inside an overload: their own refusals do not count as loa
     loadFactor >= 0.98 && loadFactor < 1 + (2 * hitters) / M,
     `stats ρ ${loadFactor.toFixed(3)} in [0.98, ${1 + (2 * hitters) / M})`,
   )
-  // the model's own figure at ρ 1 without hitters is 1.13–1.34× the measured share (the first
-  // test's ρ 1 row, 16 seeds); with the hitters at their rate, 1.38–1.55× over 6 runs (seeds are
-  // random): within 2.5×, and above it (the lumped B is an upper bound)
+  // the model's own figure at ρ 1 without hitters is 1.20–1.44× the measured share (the first
+  // test's ρ 1 row, 8 seeds); with the hitters at their rate, 1.38–1.50× over 6 runs (seeds are
+  // random): within spec/sizing.md §6's 2×, and above it (the lumped B is an upper bound)
   t.ok(
-    predicted >= measured && predicted <= 2.5 * measured,
+    predicted >= measured && predicted <= 2 * measured,
     `predicted ${predicted.toExponential(2)}, measured ${measured.toExponential(2)} (stats ρ ${loadFactor.toFixed(3)})`,
   )
 })
