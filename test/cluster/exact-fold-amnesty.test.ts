@@ -9,27 +9,18 @@
 // after it what it read before (less 1 ms of decay).
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
-
-const SEED = '7777777777777777aaaaaaaaaaaaaaaa'
-const P = 20_000
-const RATE = 1
-const HI = 10
-const BURST = 5
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 as rng } from '../fixtures/mulberry32.js'
+import {
+  EXACT_FOLD_BURST as BURST,
+  EXACT_FOLD_PERIOD_MS as P,
+  EXACT_FOLD_RATE as RATE,
+  EXACT_FOLD_SEED as SEED,
+  exactFoldSpec,
+} from '../fixtures/exact-fold.js'
 
 t.test('exact folding twins: no key reads below its exact debt', async (t) => {
   const opts = await needRedis(t)
@@ -45,19 +36,7 @@ t.test('exact folding twins: no key reads below its exact debt', async (t) => {
         })
         const T0 = 100 * P + 1000
         const clock = new FakeClock(T0)
-        const spec: StoreSpec = {
-          name: 'x',
-          sketch: { levels: 4, cellsPerLevel: 128, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
-          generations: 2,
-          periodMs: P,
-          sizing: {
-            sizeNextGeneration: () => 128,
-            minCellsPerLevel: 16,
-            maxCellsPerLevel: 512,
-            growEarlyWhen: () => false,
-            checkEveryMs: 500,
-          },
-        }
+        const spec: StoreSpec = exactFoldSpec(4, 512)
         const make = () =>
           redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: S, clock, timeoutMs: 2000 })(
             spec,

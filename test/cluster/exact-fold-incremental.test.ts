@@ -10,46 +10,22 @@ import t from 'tap'
 import type { Test } from 'tap'
 import type { Redis } from 'ioredis'
 import { FakeClock } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
 import { redisStore } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import { FOLD_CHUNK_BYTES } from '../../src/cluster/scripts.js'
-import type { StoreSpec } from '../../src/limit/store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { mulberry32 as rng } from '../fixtures/mulberry32.js'
+import {
+  EXACT_FOLD_BURST as BURST,
+  EXACT_FOLD_HI as HI,
+  EXACT_FOLD_PERIOD_MS as P,
+  EXACT_FOLD_RATE as RATE,
+  EXACT_FOLD_SEED as SEED,
+  exactFoldSpec as specOf,
+} from '../fixtures/exact-fold.js'
 
-const SEED = '7777777777777777aaaaaaaaaaaaaaaa'
-const P = 20_000
 const T0 = 100 * P + 1000
 const SWITCH = T0 + 5000
-const BASE = 128
-const RATE = 1
-const HI = 10
-const BURST = 5
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
-
-/** The policy at L levels (4: the unrolled script; 17, above UNROLLED_MAX_LEVELS: the looped one), twins up to TWIN cells per level. */
-const specOf = (L: number, TWIN: number): StoreSpec => ({
-  name: 'x',
-  sketch: { levels: L, cellsPerLevel: BASE, decay: linear(RATE), lo: 0, hi: HI, aggregator: 'min' },
-  generations: 2,
-  periodMs: P,
-  sizing: {
-    sizeNextGeneration: () => BASE,
-    minCellsPerLevel: 16,
-    maxCellsPerLevel: TWIN,
-    growEarlyWhen: () => false,
-    checkEveryMs: 500,
-  },
-})
 
 /** The shapes run: slots, levels and the twins' cells per level (1 MiB of twin per generation and slot string of 256 KiB to 4.4 MiB; or 16 strings of 4 KiB, several folded by one call). */
 const CASES = [
