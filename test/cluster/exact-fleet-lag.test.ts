@@ -92,7 +92,7 @@ t.test('exact: the fleet lag record', async (t) => {
     await b.close()
   })
 
-  t.test("the shape script moves a proposal from the proposer's time to its own + the fleet lag", opts, async (t) => {
+  t.test("the shape script moves a proposal to the latest until of the fleet's fields", opts, async (t) => {
     const admin = client()
     const prefix = uniquePrefix('f3-fleet-lag-script')
     t.teardown(async () => {
@@ -121,8 +121,9 @@ t.test('exact: the fleet lag record', async (t) => {
         BLOCK_CELLS,
         { ownLagMs, proposedAtMs },
       )
-    // a slow instance's round at T (lag 10,000), then a proposer of lag 900 whose estimate trails
-    // the script's time by 60 ms proposes twins of k and k + 1 from its estimate T + 40
+    // a slow instance's round at T (lag 10,000: its field's until T + 10,000), then a proposer of
+    // lag 900 whose estimate trails the script's time by 60 ms proposes twins of k and k + 1 from
+    // its estimate T + 40
     await round(T, 10_000, T, new Map())
     const asked = new Map([
       [k, twinRecord(shape, T + 40 + 900, 512, true)],
@@ -131,19 +132,35 @@ t.test('exact: the fleet lag record', async (t) => {
     const answer = await round(T + 100, 900, T + 40, asked)
     t.equal(answer.periodMs, undefined)
     if (answer.periodMs !== undefined) return
-    // reference: switch − t_c + max(now, t_c) + F − D = T + 100 + 10,000, before k's end T + 12,000
+    // reference (spec/cluster.md): sw = T + 940, t_c = T + 40, A = max(0, sw − t_c − 900) = 0;
+    // the fields left: 10,000 → T + 10,000 and 900 → T + 100 + 900, so last = T + 10,000;
+    // max(sw − t_c + max(now, t_c), last + A) = max(T + 1,000, T + 10,000), before k's end T + 12,000
     t.same(
       answer.twins.map((tw) => tw?.switchAtMs),
-      [T + 10_100, T + 10_100],
-      'both moved to the script time + the fleet lag 10,000',
+      [T + 10_000, T + 10_000],
+      "both moved to the slow instance's until T + 10,000",
     )
-    t.equal(await admin.get(`${shape.keyPrefix}s${k}+`), `${shape.fingerprint}:${T + 10_100}:512:fold`)
-    // a later proposal for a generation whose end the fleet lag passes is not recorded
+    t.equal(await admin.get(`${shape.keyPrefix}s${k}+`), `${shape.fingerprint}:${T + 10_000}:512:fold`)
+    t.same(answer.lag, { fleetLagMs: 10_000, latestLagMs: 10_000, latestInMs: 9900, dropped: [] }, 'nothing dropped')
+    // a written-beside twin waits its A after that until: proposed for k + 2 (its end T + 48,000)
+    // from T + 200 with A = 3,000, sw = T + 200 + 3,000 + 900 = T + 4,100, A = sw − t_c − 900;
+    // max(T + 4,100, T + 10,000 + 3,000) = T + 13,000
+    const beside = await round(T + 200, 900, T + 200, new Map([[k + 2, twinRecord(shape, T + 4100, 256)]]))
+    t.equal(beside.periodMs, undefined)
+    if (beside.periodMs !== undefined) return
+    t.equal(beside.twins[0]?.switchAtMs, T + 13_000, 'a written-beside twin: the latest until + its A')
+    // a later proposal for a generation whose end a field's until passes is not recorded
     await admin.del(`${shape.keyPrefix}s${k}+`)
     await round(T + 1000, 12_000, T + 1000, new Map())
     const late = await round(T + 1100, 900, T + 1100, new Map([[k, twinRecord(shape, T + 2000, 512, true)]]))
-    t.ok(late.periodMs === undefined && late.twins[0] === undefined, 'T + 1,100 + 12,000 is past k’s end: no twin')
+    t.ok(late.periodMs === undefined && late.twins[0] === undefined, 'the until T + 13,000 is past k’s end: no twin')
     t.equal(await admin.exists(`${shape.keyPrefix}s${k}+`), 0, 'nothing recorded')
+    // the reply says which and why: the field 12,000 stands 11,900 ms more, the switch T + 13,000
+    t.same(
+      late.periodMs === undefined ? late.lag : undefined,
+      { fleetLagMs: 12_000, latestLagMs: 12_000, latestInMs: 11_900, dropped: [{ id: k, switchAtMs: T + 13_000 }] },
+      'the drop is told with its figures',
+    )
     await store.close()
   })
 })
