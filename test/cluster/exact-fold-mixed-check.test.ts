@@ -3,8 +3,9 @@
 // that checks less often trusts its read of the early records for 2 × its own checkEveryMs, so it
 // wrote the base after the twin's switch, when another instance had folded it (B admitted a key
 // held at its limit 16 times against the exact bucket's 12). Now every shape round registers its
-// instance's lag in the fleet lag record `P lag` and the shape script moves a proposal's switch to
-// the largest lag registered (spec/cluster.md "Early growth", _The fleet's adoption lag_).
+// instance's lag in the fleet lag record `P lag` (its round's time + its lag) and the shape script
+// moves a proposal's switch to the latest of those still standing (spec/cluster.md "Early growth",
+// _The fleet's adoption lag_).
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
@@ -78,14 +79,17 @@ t.test('exact: instances with another checkEveryMs around a folding twin', async
       if (proposedAt === undefined && (await admin.exists(`${prefix}:{m}:s100+`)) === 1) proposedAt = now
     }
     // A proposed at its second check after the jump, from its own lag a switch 900 ms on: the
-    // script moved it to B's 10,500 (the record was absent before the step that wrote it)
-    t.ok(proposedAt !== undefined, 'A proposed twins')
+    // script moved it to B's field's until, T0 + 10,500 from B's ready() (B's next round, its
+    // report at T0 + 5,000, comes after the proposal; the record was absent before the step that
+    // wrote it)
+    t.ok(proposedAt !== undefined && proposedAt < T0 + 5000, `A proposed twins before B's report at T0 + 5,000`)
     for (const id of [100, 101]) {
       const rec = (await admin.get(`${prefix}:{m}:s${id}+`)) ?? ''
       const m = /^[0-9a-f]{16}:(\d+):512:fold$/.exec(rec)
       t.ok(m !== null, `a folding twin of ${id} is recorded`)
-      t.equal(Number(m?.[1]), proposedAt! + 10_500, `${id}'s switch is the proposal + B's lag 10,500 ms (not A's 900)`)
+      t.equal(Number(m?.[1]), T0 + 10_500, `${id}'s switch is B's until T0 + 10,500 (not the proposal + A's 900)`)
     }
+    t.comment(`proposed at T0 + ${proposedAt! - T0} ms`)
     t.comment(`B admitted 'held' ${bAdmitted} times in [0.15, 16) s, the exact bucket ${exactAdmitted}`)
     // with the proposer's lag alone B wrote the base until its next report read the twin (about
     // 5 s) after A's fold (about 1 s): not in the twin, what it admitted there was admitted once more

@@ -2,7 +2,8 @@
 // base before it adopted the twin, at its next sync; it decides from start + A + D so that all
 // of that has drained. D = syncMs + timeoutMs was the proposer's, but syncMs is per instance: B
 // (syncMs 5000) adopts up to 5.5 s after the start, A (syncMs 100) put the switch 600 ms + A
-// after it. Now the shape script moves the switch to the fleet's largest registered lag.
+// after it. Now the shape script moves the switch to the latest until in the fleet lag record
+// (each instance's last round + its lag) + A.
 import t from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { linear } from '../../src/sketch/decay.js'
@@ -86,12 +87,14 @@ t.test('sync, 3 slots: instances with another syncMs around a written-beside twi
         }
       }
     }
-    t.ok(proposedAt !== undefined, 'A proposed twins')
+    // A's proposal sw = t + A + 600 is moved to max(t + A + 600, last + A): B's until T0 + 5,500
+    // from its first sync (B's next sync, at T0 + 5,000, comes after the proposal) + A = 10 s
+    t.ok(proposedAt !== undefined && proposedAt < T0 + 4900, "A proposed twins before B's sync at T0 + 5,000")
     const rec = (await admin.get(`${prefix}:{w}:s100+`)) ?? ''
     t.match(
       rec,
-      new RegExp(`^${a.shape.fingerprint}:${proposedAt! + 10_000 + 5500}:512$`),
-      "100's twin, written beside, decides from the proposal + A + B's lag 5,500 ms (not A's 600)",
+      new RegExp(`^${a.shape.fingerprint}:${T0 + 5500 + 10_000}:512$`),
+      "100's twin, written beside, decides from B's until T0 + 5,500 + A (not the proposal + A + A's 600)",
     )
     t.comment(`proposed at T0 + ${proposedAt! - T0} ms, 'held' filled at T0 + 4900 ms`)
     t.comment(`B read 'held' below the exact bucket at ${below} steps, by up to ${worst.toFixed(2)}`)
