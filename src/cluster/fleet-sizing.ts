@@ -414,7 +414,8 @@ export async function runShapeRound(
 
 /** The shape script's fleet lag element `<F>:<D_last>:<W>[:<id>:<switch>]…` ({@link FleetLagReply}). */
 function parseLagReply(element: unknown, raw: unknown): FleetLagReply {
-  const text = typeof element === 'string' ? element : element instanceof Uint8Array ? Buffer.from(element).toString() : ''
+  const text =
+    typeof element === 'string' ? element : element instanceof Uint8Array ? Buffer.from(element).toString() : ''
   const f = text.split(':').map(Number)
   if (f.length < 3 || f.length % 2 === 0 || !f.every((x) => Number.isFinite(x) && x >= 0)) {
     throw replyError('redis shape script (fleet lag)', raw)

@@ -58,9 +58,14 @@ t.test('fleet lag', async (t) => {
         sized ? jumpSpec(checkEveryMs, never) : { ...jumpSpec(checkEveryMs, never), sizing: undefined },
       )
     const sync = (syncMs: number, timeoutMs: number) =>
-      redisStore({ redis: 'redis://127.0.0.1:1', seed: SEED, mode: 'sync', ticker: new FakeTicker(), syncMs, timeoutMs })(
-        jumpSpec(1000, never),
-      )
+      redisStore({
+        redis: 'redis://127.0.0.1:1',
+        seed: SEED,
+        mode: 'sync',
+        ticker: new FakeTicker(),
+        syncMs,
+        timeoutMs,
+      })(jumpSpec(1000, never))
     // exact: D = 2 × 20,000 + 500 = 40,500 ≥ 2 × 20,000
     const err = (() => {
       try {
@@ -124,7 +129,13 @@ t.test('fleet lag', async (t) => {
             onEvent: (e) => events.push(e),
           })
           // A: D = 2 × 200 + 500 = 900 (exact), 100 + 500 = 600 (sync)
-          const a = factory(jumpSpec(200, () => jump, (e) => limits.push(e))) as RedisExactStore | RedisSyncStore
+          const a = factory(
+            jumpSpec(
+              200,
+              () => jump,
+              (e) => limits.push(e),
+            ),
+          ) as RedisExactStore | RedisSyncStore
           await a.ready()
           // B, of a build that took checkEveryMs = periodMs: D = 40,500 > N·P = 40,000; its rounds
           // every 20 s (its reports) keep its field standing 40.5 s past each
@@ -156,7 +167,11 @@ t.test('fleet lag', async (t) => {
           }
           t.equal(twins, 0, 'no twin recorded in 30 s of a jump (B’s field drops them all)')
           t.ok('40500' in lag, 'B’s field lives on')
-          t.equal(told.length, 1, `the drop is told once (${events.length} events, ${limits.length} sizing-limit calls)`)
+          t.equal(
+            told.length,
+            1,
+            `the drop is told once (${events.length} events, ${limits.length} sizing-limit calls)`,
+          )
           const e = told[0]
           t.equal(e?.policy, 'm')
           t.equal(e?.fleetLagMs, 40_500, "the event names B's lag")
