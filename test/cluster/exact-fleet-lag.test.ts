@@ -4,46 +4,20 @@
 // instance that left stops raising the fleet's twins D after its last round.
 import t from 'tap'
 import { FakeClock } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
-import { redisStore } from '../../src/index.js'
-import type { RedisExactStore } from '../../src/cluster/exact-store.js'
-import type { StoreSpec } from '../../src/limit/store.js'
-import { lagKey, runShapeRound, twinRecord } from '../../src/cluster/fleet-sizing.js'
-import { BLOCK_CELLS } from '../../src/cluster/fleet-hash.js'
-import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { lagKey, twinRecord } from '../../src/cluster/fleet-sizing.js'
+import { LAG_PERIOD_MS as P, LAG_T0 as T0, LoadJump, jumpSpec, lagRound, lagStore } from '../fixtures/fleet-fold.js'
+import { adminFor, needRedis } from './redis-helper.js'
 
 const SEED = '7777777777777777bbbbbbbbbbbbbbbb'
-const P = 20_000
 
 t.test('exact: the fleet lag record', async (t) => {
   const opts = await needRedis(t)
   t.test('raised by a slow instance, gone D after its last round', opts, async (t) => {
-    const admin = client()
-    const prefix = uniquePrefix('f3-fleet-lag')
-    t.teardown(async () => {
-      await dropPrefix(admin, prefix)
-      await admin.quit()
-    })
-    const T0 = 100 * P + 1000
+    const { admin, prefix } = adminFor(t, 'f3-fleet-lag')
     const clock = new FakeClock(T0)
-    let jump = false
-    const spec = (checkEveryMs: number): StoreSpec => ({
-      name: 'm',
-      sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
-      generations: 2,
-      periodMs: P,
-      sizing: {
-        sizeNextGeneration: () => (jump ? 512 : 128),
-        minCellsPerLevel: 16,
-        maxCellsPerLevel: 512,
-        growEarlyWhen: () => jump,
-        checkEveryMs,
-      },
-    })
+    const jump = new LoadJump()
     const make = (checkEveryMs: number, timeoutMs: number) =>
-      redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: 1, clock, timeoutMs })(
-        spec(checkEveryMs),
-      ) as RedisExactStore
+      lagStore('exact', admin, SEED, prefix, clock, jumpSpec(jump, { checkEveryMs }), { timeoutMs })
     const a = make(200, 500) // D = 900
     await a.ready()
     const key = lagKey(a.shape)
@@ -77,7 +51,7 @@ t.test('exact: the fleet lag record', async (t) => {
     t.ok(Number(left['900']) > T0 + 11_000 - 300 + 900, "A's field follows its last round")
     t.ok((await admin.pttl(key)) <= 901, 'the record expires 900 ms after A’s last round')
     // a twin proposed now decides from A's own lag: B's no longer counts
-    jump = true
+    jump.on = true
     let proposedAt: number | undefined
     for (let now = T0 + 11_050; now <= T0 + 13_000 && proposedAt === undefined; now += 50) {
       clock.set(now)
@@ -93,34 +67,13 @@ t.test('exact: the fleet lag record', async (t) => {
   })
 
   t.test("the shape script moves a proposal to the latest until of the fleet's fields", opts, async (t) => {
-    const admin = client()
-    const prefix = uniquePrefix('f3-fleet-lag-script')
-    t.teardown(async () => {
-      await dropPrefix(admin, prefix)
-      await admin.quit()
-    })
+    const { admin, prefix } = adminFor(t, 'f3-fleet-lag-script')
     const k = 200
     const T = (k + 1) * P - 12_000 // k ends 12 s after T
-    const store = redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: 1 })({
-      name: 'q',
-      sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
-      generations: 2,
-      periodMs: P,
-      sizing: { sizeNextGeneration: () => 128, minCellsPerLevel: 16, maxCellsPerLevel: 512 },
-    }) as RedisExactStore
+    const store = lagStore('exact', admin, SEED, prefix, new FakeClock(T), jumpSpec(new LoadJump(), { name: 'q' }))
     const shape = store.shape
     const round = (nowMs: number, ownLagMs: number, proposedAtMs: number, want: Map<number, string>) =>
-      runShapeRound(
-        admin,
-        shape,
-        String(nowMs),
-        P,
-        [...want].map(([id, w]) => ({ id, want: w, twin: true })),
-        0,
-        k + 1,
-        BLOCK_CELLS,
-        { ownLagMs, proposedAtMs },
-      )
+      lagRound(admin, shape, nowMs, ownLagMs, want, proposedAtMs)
     // a slow instance's round at T (lag 10,000: its field's until T + 10,000), then a proposer of
     // lag 900 whose estimate trails the script's time by 60 ms proposes twins of k and k + 1 from
     // its estimate T + 40

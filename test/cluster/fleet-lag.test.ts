@@ -11,51 +11,23 @@
 //    every instance's trusted reads (the bound only needs s ≥ r + D_X, the field's until).
 import t from 'tap'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
 import { redisStore, type RedisStoreEvent } from '../../src/index.js'
 import type { RedisExactStore } from '../../src/cluster/exact-store.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
-import type { FleetShape } from '../../src/cluster/connection.js'
-import type { StoreSpec } from '../../src/limit/store.js'
-import { lagKey, runShapeRound, twinRecord } from '../../src/cluster/fleet-sizing.js'
-import { BLOCK_CELLS } from '../../src/cluster/fleet-hash.js'
-import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
-import type { Redis } from 'ioredis'
+import { lagKey, twinRecord } from '../../src/cluster/fleet-sizing.js'
+import { LAG_PERIOD_MS as P, LAG_T0 as T0, LoadJump, jumpSpec, lagRound, lagStore } from '../fixtures/fleet-fold.js'
+import { adminFor, needRedis } from './redis-helper.js'
 
 const SEED = '7777777777777777bbbbbbbbbbbbbbbb'
-const P = 20_000
-
-/** The self-sized spec of the jump: twins of 512 over 128 once `jump()` says so, early checks every `checkEveryMs`. */
-const jumpSpec = (checkEveryMs: number, jump: () => boolean, onSizingLimit?: (e: unknown) => void): StoreSpec => ({
-  name: 'm',
-  sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
-  generations: 2,
-  periodMs: P,
-  sizing: {
-    sizeNextGeneration: () => (jump() ? 512 : 128),
-    minCellsPerLevel: 16,
-    maxCellsPerLevel: 512,
-    growEarlyWhen: () => jump(),
-    checkEveryMs,
-    ...(onSizingLimit === undefined ? {} : { onSizingLimit }),
-  },
-})
-
-/** One shape round of an instance of lag `ownLagMs` asking nothing at `nowMs` (an instance of another build or options: it registers its lag). */
-const lagRound = (admin: Redis, shape: FleetShape, nowMs: number, ownLagMs: number) =>
-  runShapeRound(admin, shape, String(nowMs), P, [], 0, Math.floor(nowMs / P) + 1, BLOCK_CELLS, {
-    ownLagMs,
-    proposedAtMs: nowMs,
-  })
 
 t.test('fleet lag', async (t) => {
   const opts = await needRedis(t)
 
   t.test('an adoption lag of N·periodMs or more is refused at construction', async (t) => {
-    const never = () => false
+    const never = new LoadJump()
     const exact = (checkEveryMs: number, timeoutMs: number, sized = true) =>
       redisStore({ redis: 'redis://127.0.0.1:1', seed: SEED, mode: 'exact', timeoutMs })(
-        sized ? jumpSpec(checkEveryMs, never) : { ...jumpSpec(checkEveryMs, never), sizing: undefined },
+        sized ? jumpSpec(never, { checkEveryMs }) : { ...jumpSpec(never, { checkEveryMs }), sizing: undefined },
       )
     const sync = (syncMs: number, timeoutMs: number) =>
       redisStore({
@@ -65,7 +37,7 @@ t.test('fleet lag', async (t) => {
         ticker: new FakeTicker(),
         syncMs,
         timeoutMs,
-      })(jumpSpec(1000, never))
+      })(jumpSpec(never, { checkEveryMs: 1000 }))
     // exact: D = 2 × 20,000 + 500 = 40,500 ≥ 2 × 20,000
     const err = (() => {
       try {
@@ -106,41 +78,19 @@ t.test('fleet lag', async (t) => {
             : 'control: A alone records twins on the jump'),
         opts,
         async (t) => {
-          const admin = client()
-          const prefix = uniquePrefix(`r1-lag-block-${mode}`)
-          t.teardown(async () => {
-            await dropPrefix(admin, prefix)
-            await admin.quit()
-          })
-          const T0 = 100 * P + 1000
+          const { admin, prefix } = adminFor(t, `r1-lag-block-${mode}`)
           const clock = new FakeClock(T0)
-          let jump = false
+          const jump = new LoadJump()
           const events: RedisStoreEvent[] = []
           const limits: unknown[] = []
-          const factory = redisStore({
-            redis: admin,
-            seed: SEED,
-            prefix,
-            mode,
-            slots: 1,
-            clock,
-            timeoutMs: 500,
-            ...(mode === 'sync' ? { ticker: new FakeTicker(), syncMs: 100, onStoreError: 'local' as const } : {}),
-            onEvent: (e) => events.push(e),
-          })
           // A: D = 2 × 200 + 500 = 900 (exact), 100 + 500 = 600 (sync)
-          const a = factory(
-            jumpSpec(
-              200,
-              () => jump,
-              (e) => limits.push(e),
-            ),
-          ) as RedisExactStore | RedisSyncStore
+          const spec = jumpSpec(jump, { checkEveryMs: 200, onSizingLimit: (e) => limits.push(e) })
+          const a = lagStore(mode, admin, SEED, prefix, clock, spec, { onEvent: (e) => events.push(e) })
           await a.ready()
           // B, of a build that took checkEveryMs = periodMs: D = 40,500 > N·P = 40,000; its rounds
           // every 20 s (its reports) keep its field standing 40.5 s past each
           if (withB) await lagRound(admin, a.shape, T0, 40_500)
-          jump = true
+          jump.on = true
           // 30 s of a load jump: A checks every 200 ms
           for (let now = T0 + 50; now <= T0 + 30_000; now += 50) {
             clock.set(now)
@@ -184,34 +134,13 @@ t.test('fleet lag', async (t) => {
       )
 
   t.test('a proposal waits for the latest until, not now + the largest lag', opts, async (t) => {
-    const admin = client()
-    const prefix = uniquePrefix('r1-lag-until')
-    t.teardown(async () => {
-      await dropPrefix(admin, prefix)
-      await admin.quit()
-    })
+    const { admin, prefix } = adminFor(t, 'r1-lag-until')
     const k = 200
     const T = (k + 1) * P - 15_000 // k ends 15 s after T
-    const store = redisStore({ redis: admin, seed: SEED, prefix, mode: 'exact', slots: 1 })({
-      name: 'q',
-      sketch: { levels: 4, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
-      generations: 2,
-      periodMs: P,
-      sizing: { sizeNextGeneration: () => 128, minCellsPerLevel: 16, maxCellsPerLevel: 512 },
-    }) as RedisExactStore
+    const store = lagStore('exact', admin, SEED, prefix, new FakeClock(T), jumpSpec(new LoadJump(), { name: 'q' }))
     const shape = store.shape
     const round = (nowMs: number, ownLagMs: number, want: Map<number, string>) =>
-      runShapeRound(
-        admin,
-        shape,
-        String(nowMs),
-        P,
-        [...want].map(([id, w]) => ({ id, want: w, twin: true })),
-        0,
-        k + 1,
-        BLOCK_CELLS,
-        { ownLagMs, proposedAtMs: nowMs },
-      )
+      lagRound(admin, shape, nowMs, ownLagMs, want)
     // a slow instance (checkEveryMs 5,000, timeoutMs 500: D = 10,500) last read "no twin" at T;
     // its base writes resting on that read end by T + 10,500 (its field's until)
     await round(T, 10_500, new Map())
