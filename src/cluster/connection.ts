@@ -172,11 +172,19 @@ export class SharedClient {
  *   call, sync mode at the first sync): the ioredis client or Cluster passed as `redis`
  *   auto-pipelines `EVALSHA` (exact mode) or `MGET` (sync mode's pull), which holds each call
  *   one more event-loop turn; the message names the fix (add `'evalsha'` or `'mget'` to
- *   `autoPipeliningIgnoredCommands`).
+ *   `autoPipeliningIgnoredCommands`);
+ * - `'fleet-lag'` (self-sized policies, once per store): a twin this instance proposed on a load
+ *   jump (early growth, spec/cluster.md "Early growth") was not recorded because another
+ *   instance's adoption lag in the fleet lag record moved its switch past its generation's end;
+ *   an instance whose lag (exact mode 2 × `sizing.checkEveryMs` + `timeoutMs`, sync mode
+ *   `syncMs` + `timeoutMs`) reaches generations × periodMs blocks every twin of the fleet while
+ *   it runs. This build refuses such options at construction (`ERR_GRUDGE_OPTION_INVALID`), so
+ *   the event names another build's instance, or one on a fleet period shorter than its own;
+ *   `fleetLagMs` is that lag, the message has it beside generations × periodMs.
  */
 export interface RedisStoreEvent {
-  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted; `autopipelining`: the given client auto-pipelines EVALSHA (exact mode) or MGET (sync mode). */
-  readonly type: 'down' | 'up' | 'schedule' | 'autopipelining'
+  /** `down`: Redis failed and onStoreError took over; `up`: it answers again; `schedule`: the fleet's period was adopted; `autopipelining`: the given client auto-pipelines EVALSHA (exact mode) or MGET (sync mode); `fleet-lag`: a twin proposed here was dropped for another instance's adoption lag. */
+  readonly type: 'down' | 'up' | 'schedule' | 'autopipelining' | 'fleet-lag'
   /** The policy's store name (`spec.name`). */
   readonly policy: string
   /** One log line with figures; never a seed or a request key. */
@@ -187,6 +195,8 @@ export interface RedisStoreEvent {
   readonly downForMs?: number
   /** The Redis error (`'down'` only, when one was seen). */
   readonly error?: unknown
+  /** The adoption lag in ms of the instance whose field dropped the twin (`'fleet-lag'` only). */
+  readonly fleetLagMs?: number
 }
 
 /** A validated policy shape for the fleet: the sketch shape, with the base hasher (each generation seeds its own). */

@@ -32,16 +32,19 @@ import { exactScript } from './scripts.js'
 import { BLOCK_CELLS, blockFoldable, blockShape, blockedIndexes, slotHasher } from './fleet-hash.js'
 import {
   TWIN_SUFFIX,
+  checkAdoptionLag,
   fleetWindowRate,
   policyFleetShape,
   promotionAgeMs,
   proposeCells,
   proposeEarlyCells,
+  reportLagDrops,
   runShapeRound,
   shapeRecord,
   twinKey,
   twinRecord,
   type FleetWindowMark,
+  type LagNotice,
   type ShapeAsk,
 } from './fleet-sizing.js'
 
@@ -153,6 +156,8 @@ export class RedisExactStore implements ScoreStore {
   private readonly initialCells: number
   /** Whether onSizingLimit heard each kind already. */
   private readonly limitReported = { budget: false, invalid: false }
+  /** Whether the `'fleet-lag'` event was emitted (once per store, `reportLagDrops`). */
+  private readonly lagNotice: LagNotice = { reported: false }
   /** The shape round in flight, shared by every call that waits for a record. */
   private round: Promise<void> | undefined
   /** Server time in ms (estimate) of the next fire-and-forget cost report. */
@@ -194,6 +199,18 @@ export class RedisExactStore implements ScoreStore {
             spec.periodMs,
             new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,
           )
+    // a twin's adoption lag D = 2·checkEveryMs + timeoutMs must end within a generation's life,
+    // or this instance's field in the fleet lag record drops every twin (spec/cluster.md "Early growth")
+    if (this.sizing !== undefined) {
+      const c = this.sizing.checkEveryMs
+      checkAdoptionLag(
+        2 * c + o.timeoutMs,
+        spec.generations,
+        spec.periodMs,
+        '"sizing.checkEveryMs" and "timeoutMs"',
+        `2 × sizing.checkEveryMs + timeoutMs = 2 × ${c} + ${o.timeoutMs}`,
+      )
+    }
     // a self-sized policy's shape in the fingerprint is its largest, the text gains |sized; its
     // cells live in Redis, so this process holds only the fallback: no budget to adjust here
     const { shape, initialCells } = policyFleetShape(spec, o, this.sizing)
@@ -766,9 +783,10 @@ export class RedisExactStore implements ScoreStore {
    * Self-sized: this instance's adoption lag D of a twin, in ms: {@link twinFreshMs} + timeoutMs
    * (a call decided at most timeoutMs after it was sent), so no call of this instance writes a
    * base later than D after the round whose read of "no twin" it relied on. Every shape round
-   * registers it in the fleet lag record (`lagKey`), and a twin proposed anywhere decides from
-   * its start + (A +) the largest D registered by an instance whose reads may still be trusted
-   * (spec/cluster.md "Early growth", _The fleet's adoption lag_).
+   * registers it in the fleet lag record (`lagKey`) as its round's time + D, and a twin proposed
+   * anywhere decides no sooner than (A +) the latest such time still standing, its own start + (A +)
+   * D included (spec/cluster.md "Early growth", _The fleet's adoption lag_). Below N × periodMs
+   * (refused at construction, `checkAdoptionLag`).
    */
   private adoptionLagMs(): number {
     return this.twinFreshMs() + this.o.timeoutMs
@@ -854,13 +872,15 @@ export class RedisExactStore implements ScoreStore {
     const costGen = Number.isNaN(G) ? Math.floor(now / period) + N - 1 : G
     const clockArg = this.o.clock !== undefined ? String(this.o.clock.now()) : ''
     // every round registers this instance's adoption lag in the fleet's, and the script moves
-    // this round's twin proposals to the fleet's largest (spec/cluster.md "Early growth")
+    // this round's twin proposals past every live field's until (spec/cluster.md "Early growth")
     const lag = { ownLagMs: this.adoptionLagMs(), proposedAtMs: now }
     const answer = await runShapeRound(client, this.shape, clockArg, period, asks, reported, costGen, BLOCK_CELLS, lag)
     if (answer.periodMs !== undefined) {
       this.adopt(answer.periodMs)
       return
     }
+    // a proposal dropped for another instance's lag: told once (an older build's, or other options)
+    reportLagDrops((e) => this.shared.emit(e), this.lagNotice, this.shape, this.spec.name, answer.lag, period)
     // the counter holds what every instance reported for G, this one's included
     if (this.meterGen === G && !Number.isNaN(G)) {
       this.fleetCost[0] = answer.costTotal

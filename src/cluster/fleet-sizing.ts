@@ -14,7 +14,15 @@ import {
 import type { RedisLike } from './client.js'
 import type { StoreSpec } from '../limit/store.js'
 import type { ParsedRedisOptions } from './options.js'
-import { evalScript, fingerprintError, fleetShape, replyError, shaOf, type FleetShape } from './connection.js'
+import {
+  evalScript,
+  fingerprintError,
+  fleetShape,
+  replyError,
+  shaOf,
+  type FleetShape,
+  type RedisStoreEvent,
+} from './connection.js'
 
 // The fleet's agreement on each generation's shape (spec/cluster.md, "Shapes"): the first
 // instance that opens (or, half a period ahead, proposes) a generation records its cells per
@@ -38,20 +46,27 @@ import { evalScript, fingerprintError, fleetShape, replyError, shaOf, type Fleet
  * switches were computed from (11 + 2n), with the fleet lag record `P lag` as KEYS[2n + 3].
  *
  * The fleet lag record is a hash of lag → until: every round sets field D (its own lag) to
- * max(stored, now + D), deletes the fields whose until is before now, and takes the fleet's lag
- * as the largest field left (its own included), the key expiring with its latest until. Each
- * twin proposal (a record `<fp>:<switch>:<M>…`, two numbers) is then moved to
- * `switch − base + max(now, base) + fleet lag − D` (base: ARGV 11 + 2n), so its switch is at
- * least the script's now + the promotion age it included + the largest lag of every instance
- * whose reads of "no twin" may still be trusted; a proposal moved to or past its generation's end
- * (`(id + 1)·periodMs`) is not recorded (the reply is then '').
+ * max(stored, now + D), deletes the fields whose until is before now, and takes `last`, the
+ * latest until of the fields left (its own `now + D` included), the key expiring with it. Each
+ * twin proposal (a record `<fp>:<switch>:<M>…`, two numbers, switch sw = t_c + A + D from the
+ * proposer's time t_c, ARGV 11 + 2n) is then moved to
+ * `max(sw − t_c + max(now, t_c), last + A)`, A = max(0, sw − t_c − D) the promotion age it
+ * included (0: a folding twin), so its switch is at least every live field's until (each one
+ * the end of the base writes of an instance resting on its last read of "no twin") plus that
+ * age; a proposal moved to or past its generation's end (`(id + 1)·periodMs`) is not recorded
+ * (its record in the reply is then '').
  *
  * Per generation: the record is read; when absent and a proposal is given it is set (expiring
  * with the generation, at `(id + 2)·periodMs`) and slot 0's cells of the generation are
  * created at their full size L·ceil(M / S)·16, in exact mode B·L·W·16 (`blockShape(ceil(M / S))`),
  * so the cell scripts never allocate them at the largest shape; the other slots' strings, on
  * other hash tags, are created by the sync or sized exact script at the size it is given.
- * Reply: `{cost total of the counter, record_1, …, record_n}` (a missing record is ''); or,
+ * Reply: `{cost total of the counter, record_1, …, record_n}` (a missing record is ''), with
+ * the fleet's adoption lag (ARGV 10 + 2n given) one more element
+ * `<F>:<D_last>:<W>[:<id>:<switch>]…`: F the largest lag of the fields left, D_last the lag of
+ * the field whose until is the latest, W = ceil(last − now) ms, then each proposal dropped
+ * although its own rewrite (`sw − t_c + max(now, t_c)`) was before its generation's end (another
+ * instance's field moved it past: {@link FleetLagReply}) with the switch it was moved to; or,
  * changing nothing, `{-1, stored}` when `P fp` holds another fingerprint (ARGV 7 + 2n) and
  * `{-3, period}` when it holds another period (the caller adopts it, as after the cell
  * scripts' −3, and asks again: ids are by period).
@@ -89,17 +104,18 @@ if fpraw then
   if sfp ~= ARGV[7 + 2 * n] then return {-1, fpraw} end
   if tonumber(sp) ~= period then return {-3, sp} end
 end
--- the fleet's adoption lag: every round registers its own, a proposal waits for the largest
+-- the fleet's adoption lag: every round registers its own, a proposal waits for every live until
 local ownLag = tonumber(ARGV[10 + 2 * n])
-local shift = 0
+local base, last, lastLag, fleetLag
 if ownLag then
   local lk = KEYS[2 * n + 3]
   local mine = now + ownLag
   local stored = tonumber(redis.call('HGET', lk, ARGV[10 + 2 * n]))
   if not stored or stored < mine then redis.call('HSET', lk, ARGV[10 + 2 * n], string.format('%.17g', mine)) end
   local all = redis.call('HGETALL', lk)
-  local fleetLag = ownLag
-  local last = mine
+  fleetLag = ownLag
+  last = mine
+  lastLag = ownLag
   for i = 1, #all, 2 do
     local u = tonumber(all[i + 1])
     local d = tonumber(all[i])
@@ -107,13 +123,17 @@ if ownLag then
       redis.call('HDEL', lk, all[i])
     else
       if d > fleetLag then fleetLag = d end
-      if u > last then last = u end
+      if u > last then
+        last = u
+        lastLag = d
+      end
     end
   end
   redis.call('PEXPIRE', lk, math.ceil(last - now) + 1)
-  local base = tonumber(ARGV[11 + 2 * n]) or now
-  shift = math.max(now, base) - base + fleetLag - ownLag
+  base = tonumber(ARGV[11 + 2 * n]) or now
 end
+-- the proposals dropped for another instance's field: id, moved switch
+local dropped = {}
 local out = {}
 local cid = tonumber(ARGV[6])
 local total = redis.call('INCRBYFLOAT', KEYS[2 * n + 1], ARGV[5])
@@ -126,8 +146,20 @@ for j = 1, n do
   if not v and want ~= '' and ownLag then
     local tfp, sw, rest = string.match(want, '^(%x+):(%d+)(:%d+.*)$')
     if tfp then
-      local at = math.ceil(tonumber(sw) + shift)
-      if at >= (id + 1) * period then want = '' else want = tfp .. ':' .. string.format('%.17g', at) .. rest end
+      sw = tonumber(sw)
+      -- the promotion age the proposal included (0: a folding twin), and its own rewrite
+      local age = math.max(0, sw - base - ownLag)
+      local own = sw - base + math.max(now, base)
+      local at = math.ceil(math.max(own, last + age))
+      if at >= (id + 1) * period then
+        want = ''
+        if own < (id + 1) * period then
+          dropped[#dropped + 1] = id
+          dropped[#dropped + 1] = at
+        end
+      else
+        want = tfp .. ':' .. string.format('%.17g', at) .. rest
+      end
     end
   end
   if not v and want ~= '' then
@@ -140,6 +172,11 @@ for j = 1, n do
     end
   end
   if v then out[j + 1] = v else out[j + 1] = '' end
+end
+if ownLag then
+  local lagOut = string.format('%.17g:%.17g:%d', fleetLag, lastLag, math.ceil(last - now))
+  for i = 1, #dropped do lagOut = lagOut .. ':' .. string.format('%.17g', dropped[i]) end
+  out[n + 2] = lagOut
 end
 return out
 `
@@ -259,6 +296,25 @@ export interface ShapeAsk {
   readonly twin?: boolean
 }
 
+/**
+ * What a shape round with an adoption lag read of the fleet lag record (spec/cluster.md "Early
+ * growth", _The fleet's adoption lag_), after registering its own. @internal
+ */
+export interface FleetLagReply {
+  /** F, the largest adoption lag of the live fields (this instance's included), ms. */
+  readonly fleetLagMs: number
+  /** The lag of the field whose until is the latest, ms. */
+  readonly latestLagMs: number
+  /** How long after the script's now the latest until is, ms (≥ 0, rounded up). */
+  readonly latestInMs: number
+  /**
+   * The twin proposals of the round that were not recorded because another instance's field
+   * moved their switch to or past their generation's end (their own rewrite was before it): the
+   * generation id and the switch they were moved to (server ms).
+   */
+  readonly dropped: readonly { readonly id: number; readonly switchAtMs: number }[]
+}
+
 /** What a shape round answered: the fleet's recorded period (nothing changed), or the cost counter's total and the recorded M of each ask. @internal */
 export type ShapeAnswer =
   | { readonly periodMs: number }
@@ -269,6 +325,8 @@ export type ShapeAnswer =
       readonly cells: readonly number[]
       /** Per ask: a twin ask's record (undefined: none recorded, or not a twin ask). */
       readonly twins: readonly (TwinShape | undefined)[]
+      /** The fleet lag record as the round left it (undefined: the round gave no lag). */
+      readonly lag?: FleetLagReply
     }
 
 /**
@@ -299,7 +357,9 @@ export interface AdoptionLag {
  * @param blockCells exact mode: the widest block of the blocked layout, BLOCK_CELLS (absent: sync's level-major layout)
  * @param lag this instance's adoption lag, registered in the fleet lag record ({@link lagKey}), and
  * the time in ms the asks' twin proposals were computed from: each proposal's switch is moved
- * to cover the fleet's largest lag (spec/cluster.md "Early growth"); absent: neither
+ * to at least every live field's until, plus its promotion age (spec/cluster.md "Early
+ * growth"); the answer's `lag` tells what the record held and which proposals it dropped;
+ * absent: neither
  * @throws {GrudgeError} `ERR_GRUDGE_CLUSTER_FINGERPRINT` (another fleet), `ERR_GRUDGE_CLUSTER_REPLY`
  * (a reply of another shape), `ERR_GRUDGE_CLUSTER_SHAPE` (a record this instance cannot adopt)
  * @internal
@@ -344,10 +404,25 @@ export async function runShapeRound(
     if (!Number.isFinite(p) || p < 1) throw replyError('redis shape script (recorded period)', raw)
     return { periodMs: p }
   }
-  if (raw.length !== 1 + asks.length) throw replyError('redis shape script', raw)
+  if (raw.length !== 1 + asks.length + (lag === undefined ? 0 : 1)) throw replyError('redis shape script', raw)
   const cells = asks.map((a, j) => (a.twin === true ? 0 : parseShapeRecord(shape, a.id, raw[1 + j])))
   const twins = asks.map((a, j) => (a.twin === true ? parseTwinRecord(shape, a.id, raw[1 + j]) : undefined))
-  return { costTotal: Number(String(raw[0])), cells, twins }
+  const costTotal = Number(String(raw[0]))
+  if (lag === undefined) return { costTotal, cells, twins }
+  return { costTotal, cells, twins, lag: parseLagReply(raw[1 + asks.length], raw) }
+}
+
+/** The shape script's fleet lag element `<F>:<D_last>:<W>[:<id>:<switch>]…` ({@link FleetLagReply}). */
+function parseLagReply(element: unknown, raw: unknown): FleetLagReply {
+  const text =
+    typeof element === 'string' ? element : element instanceof Uint8Array ? Buffer.from(element).toString() : ''
+  const f = text.split(':').map(Number)
+  if (f.length < 3 || f.length % 2 === 0 || !f.every((x) => Number.isFinite(x) && x >= 0)) {
+    throw replyError('redis shape script (fleet lag)', raw)
+  }
+  const dropped: { id: number; switchAtMs: number }[] = []
+  for (let i = 3; i < f.length; i += 2) dropped.push({ id: f[i], switchAtMs: f[i + 1] })
+  return { fleetLagMs: f[0], latestLagMs: f[1], latestInMs: f[2], dropped }
 }
 
 /**
@@ -627,4 +702,75 @@ export async function runSyncFold(
   if (raw === 1) return true
   if (raw instanceof Uint8Array) return raw
   throw replyError('redis sync fold script', raw)
+}
+
+/**
+ * Refuse a self-sized store whose own adoption lag D reaches a generation's whole life
+ * (spec/cluster.md "Early growth", _The fleet's adoption lag_): with D ≥ N·periodMs its field
+ * in the fleet lag record stands past the end of every generation live at each of its rounds, so
+ * it proposes no twin itself and the shape script drops every other instance's twin fleet-wide
+ * while it runs (no early growth at all). Checked on the policy's own period (a fleet's recorded
+ * period adopted later is told by the `'fleet-lag'` event instead, {@link reportLagDrops}).
+ * @param lagMs D in ms (exact mode 2·sizing.checkEveryMs + timeoutMs, sync mode syncMs + timeoutMs)
+ * @param options the options D is made of, as the message names them (e.g. `"sizing.checkEveryMs" and "timeoutMs"`)
+ * @param formula D's sum with its figures (e.g. `2 × 20000 + 500`)
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the options, D and N·periodMs (never a seed)
+ * @internal
+ */
+export function checkAdoptionLag(
+  lagMs: number,
+  generations: number,
+  periodMs: number,
+  options: string,
+  formula: string,
+): void {
+  const life = generations * periodMs
+  if (lagMs < life) return
+  throw new GrudgeError(
+    'ERR_GRUDGE_OPTION_INVALID',
+    `options ${options}: expected an adoption lag of a twin below generations × periodMs = ${generations} × ${periodMs} = ${life} ms (spec/cluster.md "Early growth": a longer one blocks every twin of the fleet while this instance runs), received ${formula} = ${lagMs} ms; lower them, or lengthen periodMs`,
+  )
+}
+
+/** What a store remembers of the `'fleet-lag'` notice ({@link reportLagDrops}): whether it was told. @internal */
+export interface LagNotice {
+  reported: boolean
+}
+
+/**
+ * Tell the store's listeners once (`notice` remembers) that a twin this instance proposed was
+ * dropped for the fleet's adoption lag (spec/cluster.md "Early growth", _The fleet's adoption
+ * lag_): another instance's field in the fleet lag record — an instance of another build or
+ * options, whose D this one cannot refuse — moved its switch to or past its generation's end.
+ * One `'fleet-lag'` event with figures: the lag of the field that blocked, how long it still
+ * stands, the fleet's largest lag, N·periodMs and the switch against the generation's end.
+ * Nothing when `lag` dropped nothing.
+ * @param periodMs the period in use (the fleet's recorded one, when adopted)
+ * @internal
+ */
+export function reportLagDrops(
+  emit: (event: RedisStoreEvent) => void,
+  notice: LagNotice,
+  shape: FleetShape,
+  policy: string,
+  lag: FleetLagReply | undefined,
+  periodMs: number,
+): void {
+  if (notice.reported || lag === undefined || lag.dropped.length === 0) return
+  notice.reported = true
+  const N = shape.generations
+  const first = lag.dropped[0]
+  const end = (first.id + 1) * periodMs
+  const ids = lag.dropped.map((d) => d.id).join(', ')
+  emit({
+    type: 'fleet-lag',
+    policy,
+    fleetLagMs: lag.latestLagMs,
+    message:
+      `grudge: ${policy}: the early growth proposed here on a load jump was not recorded (twins of generation${lag.dropped.length > 1 ? 's' : ''} ${ids}): ` +
+      `the fleet lag record ${lagKey(shape)} holds an instance's adoption lag of ${lag.latestLagMs} ms, standing ${lag.latestInMs} ms more ` +
+      `(the fleet's largest lag ${lag.fleetLagMs} ms), which moves generation ${first.id}'s switch to ${first.switchAtMs - end} ms past its end; ` +
+      `an adoption lag of generations × periodMs = ${N} × ${periodMs} = ${N * periodMs} ms or more blocks every twin of the fleet while that instance runs. ` +
+      `Find the instance of lag ${lag.latestLagMs} ms (exact mode 2 × sizing.checkEveryMs + timeoutMs, sync mode syncMs + timeoutMs: another build or other options) and lower it (this notice is logged once)`,
+  })
 }

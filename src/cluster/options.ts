@@ -75,7 +75,8 @@ export interface RedisStoreOptions {
    * Called once per transition, for logs: `'down'` (Redis failed; `onStoreError` decides, with
    * `'local'` the in-process fallback takes over), `'up'` (answers again), `'schedule'` (this
    * instance rotates on the fleet's recorded period), `'autopipelining'` (exact mode, once: the
-   * client passed as `redis` auto-pipelines EVALSHA). Adapters add their logger with the
+   * client passed as `redis` auto-pipelines EVALSHA), `'fleet-lag'` (self-sized, once per
+   * store: a twin proposed here was dropped for another instance's adoption lag). Adapters add their logger with the
    * factory's `onEvent(listener)` instead. See {@link RedisStoreEvent}.
    */
   onEvent?: (event: RedisStoreEvent) => void

@@ -34,7 +34,8 @@ export interface RedisStoreFactory {
    * Add a listener of the stores' {@link RedisStoreEvent}s (`'down'` when Redis fails and
    * `onStoreError` — with `'local'` the in-process fallback — takes over, `'up'` when it
    * answers again, `'schedule'` when an instance adopts the fleet's period, `'autopipelining'`
-   * once when a client you passed auto-pipelines EVALSHA): the hook for a
+   * once when a client you passed auto-pipelines EVALSHA, `'fleet-lag'` once per self-sized store
+   * when another instance's adoption lag dropped a twin proposed here): the hook for a
    * framework logger, e.g. `store.onEvent((e) => fastify.log.warn({ policy: e.policy }, e.message))`.
    * Each event comes once per transition, not per request. A listener that throws is ignored.
    * @returns a function that removes the listener

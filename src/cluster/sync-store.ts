@@ -30,11 +30,13 @@ import type { ParsedRedisOptions } from './options.js'
 import { syncScript } from './scripts.js'
 import {
   TWIN_SUFFIX,
+  checkAdoptionLag,
   fleetWindowRate,
   policyFleetShape,
   promotionAgeMs,
   proposeCells,
   proposeEarlyCells,
+  reportLagDrops,
   runShapeRound,
   shapeRecord,
   SYNC_FOLD_GUARD_TIMEOUTS,
@@ -42,6 +44,7 @@ import {
   twinKey,
   twinRecord,
   type FleetWindowMark,
+  type LagNotice,
   type ShapeAnswer,
   type ShapeAsk,
 } from './fleet-sizing.js'
@@ -459,6 +462,8 @@ export class RedisSyncStore implements ScoreStore {
   private resizeCount = 0
   /** Whether onSizingLimit heard each kind already. */
   private readonly limitReported = { budget: false, invalid: false }
+  /** Whether the `'fleet-lag'` event was emitted (once per store, `reportLagDrops`). */
+  private readonly lagNotice: LagNotice = { reported: false }
   /** Server ms of the last early-growth check (one per `sizing.checkEveryMs`, at a sync). */
   private lastEarlyCheckMs = -Infinity
   /** The fleet's cost of the youngest at the last early check (the fleet's window rate, `fleetWindowRate`). */
@@ -504,6 +509,16 @@ export class RedisSyncStore implements ScoreStore {
             spec,
           )
     if (this.sizing === undefined) checkFixedBudget(spec)
+    // a twin's adoption lag D = syncMs + timeoutMs must end within a generation's life, or this
+    // instance's field in the fleet lag record drops every twin (spec/cluster.md "Early growth")
+    else
+      checkAdoptionLag(
+        o.syncMs + o.timeoutMs,
+        spec.generations,
+        spec.periodMs,
+        '"syncMs" and "timeoutMs"',
+        `syncMs + timeoutMs = ${o.syncMs} + ${o.timeoutMs}`,
+      )
     // a self-sized policy's shape in the fingerprint is its largest (the budget's)
     const { shape, initialCells } = policyFleetShape(spec, o, this.sizing)
     this.shape = shape
@@ -1330,7 +1345,7 @@ export class RedisSyncStore implements ScoreStore {
           G,
           undefined,
           // every sync's round registers this instance's adoption lag in the fleet's, and the
-          // script moves this round's twin proposals to the largest (spec/cluster.md "Early growth")
+          // script moves this round's twin proposals past every live field's until (spec/cluster.md "Early growth")
           { ownLagMs: this.adoptionLagMs(), proposedAtMs: now },
         ),
       )
@@ -1340,6 +1355,8 @@ export class RedisSyncStore implements ScoreStore {
       throw err
     }
     if (answer.periodMs !== undefined) return answer.periodMs
+    // a proposal dropped for another instance's lag: told once (an older build's, or other options)
+    reportLagDrops((e) => this.shared.emit(e), this.lagNotice, this.shape, this.spec.name, answer.lag, period)
     // the counter holds what every instance reported for G, this one's included
     if (this.meterGen === G) {
       this.fleetCost[0] = answer.costTotal
@@ -1395,7 +1412,7 @@ export class RedisSyncStore implements ScoreStore {
    * window wholly after a jump sizes it), the early records to propose, by generation id: a twin
    * of the sizer's size M′ for every live generation G′ ≤ `G` smaller than M′ — folding (one
    * slot, {@link RedisSyncStore.folds}), deciding from the adoption lag D = syncMs + timeoutMs
-   * after now (moved by the shape script to the fleet's largest), else written beside its base, deciding from A + D after now — but none that
+   * after now (moved by the shape script past every live field of the fleet lag record), else written beside its base, deciding from A + D after now — but none that
    * would retire before it could decide. Nothing while the youngest has a twin or is still
    * provisional here (the record is set-if-absent: a repeated proposal after a failed round
    * changes nothing).
@@ -1458,9 +1475,9 @@ export class RedisSyncStore implements ScoreStore {
    * Self-sized: this instance's adoption lag D of a twin, in ms: syncMs + timeoutMs (its next
    * sync's shape round, which reads the early records before anything is pushed, lands within
    * it of the last). Every sync's shape round registers it in the fleet lag record (`lagKey`),
-   * and a twin proposed anywhere decides from its start + (A +) the largest D registered by an
-   * instance whose last read may still be trusted (spec/cluster.md "Early growth", _The fleet's
-   * adoption lag_).
+   * as its round's time + D, and a twin proposed anywhere decides no sooner than (A +) the latest
+   * such time still standing, its own start + (A +) D included (spec/cluster.md "Early growth",
+   * _The fleet's adoption lag_). Below N × periodMs (refused at construction, `checkAdoptionLag`).
    */
   private adoptionLagMs(): number {
     return this.o.syncMs + this.o.timeoutMs

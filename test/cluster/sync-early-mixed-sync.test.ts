@@ -2,58 +2,26 @@
 // base before it adopted the twin, at its next sync; it decides from start + A + D so that all
 // of that has drained. D = syncMs + timeoutMs was the proposer's, but syncMs is per instance: B
 // (syncMs 5000) adopts up to 5.5 s after the start, A (syncMs 100) put the switch 600 ms + A
-// after it. Now the shape script moves the switch to the fleet's largest registered lag.
+// after it. Now the shape script moves the switch to the latest until in the fleet lag record
+// (each instance's last round + its lag) + A.
 import t from 'tap'
-import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-import { linear } from '../../src/sketch/decay.js'
-import { redisStore } from '../../src/index.js'
-import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
-import type { StoreSpec } from '../../src/limit/store.js'
+import { FakeClock } from '../../src/testing/index.js'
 import { lagKey } from '../../src/cluster/fleet-sizing.js'
-import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { LAG_T0 as T0, LoadJump, jumpSpec, lagStore } from '../fixtures/fleet-fold.js'
+import { adminFor, needRedis } from './redis-helper.js'
 
 const SEED = '6666666666666666eeeeeeeeeeeeeeee'
-const P = 20_000
 
 t.test('sync, 3 slots: instances with another syncMs around a written-beside twin', async (t) => {
   const opts = await needRedis(t)
   t.test('B syncs every 5 s, A every 100 ms', opts, async (t) => {
-    const admin = client()
-    const prefix = uniquePrefix('f3-sync-mixed')
-    t.teardown(async () => {
-      await dropPrefix(admin, prefix)
-      await admin.quit()
-    })
-    const T0 = 100 * P + 1000
+    const { admin, prefix } = adminFor(t, 'f3-sync-mixed')
     const clock = new FakeClock(T0)
-    let jump = false
-    const spec: StoreSpec = {
-      name: 'w',
-      // linear 1/s, hi 10: the promotion age A is 10 s
-      sketch: { levels: 3, cellsPerLevel: 128, decay: linear(1), lo: 0, hi: 10, aggregator: 'min' },
-      generations: 2,
-      periodMs: P,
-      sizing: {
-        sizeNextGeneration: () => (jump ? 512 : 128),
-        minCellsPerLevel: 16,
-        maxCellsPerLevel: 1024,
-        growEarlyWhen: () => jump,
-        checkEveryMs: 200,
-      },
-    }
+    const jump = new LoadJump()
+    // linear 1/s, hi 10: the promotion age A is 10 s
+    const spec = jumpSpec(jump, { name: 'w', levels: 3, maxCellsPerLevel: 1024, checkEveryMs: 200 })
     const make = (syncMs: number) =>
-      redisStore({
-        redis: admin,
-        seed: SEED,
-        prefix,
-        mode: 'sync',
-        slots: 3,
-        clock,
-        ticker: new FakeTicker(),
-        syncMs,
-        timeoutMs: 500,
-        onStoreError: 'local',
-      })(spec) as RedisSyncStore
+      lagStore('sync', admin, SEED, prefix, clock, spec, { slots: 3, syncMs, timeoutMs: 500 })
     const a = make(100)
     const b = make(5000)
     await a.ready()
@@ -63,7 +31,7 @@ t.test('sync, 3 slots: instances with another syncMs around a written-beside twi
       { '600': String(T0 + 600), '5500': String(T0 + 5500) },
       'each registers syncMs + timeoutMs at its first sync',
     )
-    jump = true
+    jump.on = true
     let proposedAt: number | undefined
     let below = 0
     let worst = 0
@@ -86,12 +54,14 @@ t.test('sync, 3 slots: instances with another syncMs around a written-beside twi
         }
       }
     }
-    t.ok(proposedAt !== undefined, 'A proposed twins')
+    // A's proposal sw = t + A + 600 is moved to max(t + A + 600, last + A): B's until T0 + 5,500
+    // from its first sync (B's next sync, at T0 + 5,000, comes after the proposal) + A = 10 s
+    t.ok(proposedAt !== undefined && proposedAt < T0 + 4900, "A proposed twins before B's sync at T0 + 5,000")
     const rec = (await admin.get(`${prefix}:{w}:s100+`)) ?? ''
     t.match(
       rec,
-      new RegExp(`^${a.shape.fingerprint}:${proposedAt! + 10_000 + 5500}:512$`),
-      "100's twin, written beside, decides from the proposal + A + B's lag 5,500 ms (not A's 600)",
+      new RegExp(`^${a.shape.fingerprint}:${T0 + 5500 + 10_000}:512$`),
+      "100's twin, written beside, decides from B's until T0 + 5,500 + A (not the proposal + A + A's 600)",
     )
     t.comment(`proposed at T0 + ${proposedAt! - T0} ms, 'held' filled at T0 + 4900 ms`)
     t.comment(`B read 'held' below the exact bucket at ${below} steps, by up to ${worst.toFixed(2)}`)
