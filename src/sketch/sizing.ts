@@ -657,12 +657,13 @@ const OWN_DEBT_POINTS = 16
  * cells when its request k arrives, `weights[i]` how many of its B requests that stands for (the
  * first request, own debt 0, weighs 1 and is not listed). Empty for B = 1.
  */
-function ownDebts(shape: SketchSize, f: DebtFigures): { debts: number[]; weights: number[] } {
+function ownDebts(shape: SketchSize, f: DebtFigures): { debts: number[]; weights: number[]; ks: number[] } {
   const debts: number[] = []
   const weights: number[] = []
+  const ks: number[] = []
   const B = f.spacingJ > 0 ? f.perKey : Math.min(f.perKey, Math.max(1, f.burst / f.cost))
   const K = Math.ceil(B - 1e-9)
-  if (K <= 1) return { debts, weights }
+  if (K <= 1) return { debts, weights, ks }
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
   const x = (f.burst - f.cost) / f.cost
   const climb = climbSpeed(rho, f.jump / f.cost)
@@ -671,6 +672,7 @@ function ownDebts(shape: SketchSize, f: DebtFigures): { debts: number[]; weights
     for (let k = 2; k <= K; k++) {
       debts.push(ownDebt(k, x, f.spacingJ, climb))
       weights.push(weightOf(k))
+      ks.push(k)
     }
   } else {
     // requests 2 … K in OWN_DEBT_POINTS − 1 runs, each read at its middle request
@@ -682,9 +684,10 @@ function ownDebts(shape: SketchSize, f: DebtFigures): { debts: number[]; weights
       for (let k = a; k <= b; k++) w += weightOf(k)
       debts.push(ownDebt(Math.round((a + b) / 2), x, f.spacingJ, climb))
       weights.push(w)
+      ks.push(Math.round((a + b) / 2))
     }
   }
-  return { debts, weights }
+  return { debts, weights, ks }
 }
 
 /**
@@ -714,6 +717,58 @@ export function ownDebt(k: number, x: number, spacingJ: number, climb: number): 
   if (climb !== Infinity && T > (x - d0) / climb) d = (d0 - T + x / climb) / (1 + 1 / climb)
   return Math.min(x, Math.max(0, d0 - T, Math.min(d0, d)))
 }
+
+/**
+ * The share of time, in jump times of one request (cost / rate), over which the start of one other
+ * key's spread batch sharing a cell makes the cell refuse a key's k-th request (spec/sizing.md
+ * §2.6 _Overlapping spread batches_): the measure of the offsets τ for which the content just before
+ * the key's request k exceeds the margin, with the key's own requests at 0, s, …, (k − 1)·s and
+ * the other's ⌈B⌉ at τ, τ + s, …, each one request of content, the cell otherwise empty and
+ * draining at `rate` (Lindley's recursion, exact for these few arrivals). Two spread batches in one
+ * cell arrive at 2 / s requests per jump time, so for s < 2 the cell fills while they overlap
+ * whatever the load: a state of two keys, which the background's tail (one key's batches lumped
+ * and spread, a Cramér correction) does not hold, and at a small margin the one that refuses
+ * (burst 2, B 3 at exactly the key's rate, ρ 0.05, L 2: §6.1 measured 7.1e-4 where the tail alone
+ * stated 6.9e-6). Swept on a grid of at most OVERLAP_POINTS offsets.
+ * @param k the key's request, ≥ 2
+ * @param batch B, the other key's requests (its ceiling is taken)
+ * @param spacingJ s > 0, jump times between a key's requests
+ * @param x the margin (burst − cost) / cost, requests
+ * @returns jump times (≥ 0)
+ * @internal
+ */
+export function overlapShare(k: number, batch: number, spacingJ: number, x: number): number {
+  const n = Math.ceil(batch - 1e-9)
+  const tq = (k - 1) * spacingJ
+  // an other batch that starts before lo has drained (n requests, at most n of content) before the key's first
+  const lo = -(n - 1) * spacingJ - n - x
+  const points = Math.min(OVERLAP_POINTS, Math.ceil(((tq - lo) * 16) / Math.min(1, spacingJ)))
+  const h = (tq - lo) / points
+  let refused = 0
+  for (let p = 0; p < points; p++) {
+    const tau = lo + (p + 0.5) * h
+    // merge the two arithmetic sequences below tq, in time order
+    let w = 0
+    let last = -Infinity
+    let i = 0
+    let j = 0
+    for (;;) {
+      const a = i < k - 1 ? i * spacingJ : Infinity
+      const b = j < n ? tau + j * spacingJ : Infinity
+      const t = Math.min(a, b)
+      if (!(t < tq)) break
+      w = Math.max(0, w - (t - last)) + 1
+      last = t
+      if (a <= b) i++
+      else j++
+    }
+    if (Math.max(0, w - (tq - last)) > x + 1e-9) refused++
+  }
+  return refused * h
+}
+
+/** The offsets `overlapShare` sweeps at most (a few ms for a large B). */
+const OVERLAP_POINTS = 1024
 
 /**
  * The drift at which one cell's background climbs to a high level, requests of content per
@@ -750,7 +805,7 @@ function adjustmentCoefficient(lam: number, batch: number): number {
 function debtRates(
   shape: SketchSize,
   f: DebtFigures,
-  own: { debts: number[]; weights: number[] },
+  own: { debts: number[]; weights: number[]; ks?: number[] },
 ): { first: number; rate: number } {
   const hot = hotShare(shape.cellsPerLevel, f.hotKeys)
   const rho = debtMeterLoadFactor(shape.cellsPerLevel, f.rps, f.rate, f.cost, f.hotKeys)
@@ -786,6 +841,19 @@ function debtRates(
       })
     const single = debtRates(shape, { ...f, perKey: 1, spacingJ: 0, jump: f.cost }, { debts: [], weights: [] }).first
     rates = rates.map((r) => Math.max(r, single))
+  }
+  if (f.spacingJ > 0 && rho < 1 && own.ks !== undefined) {
+    // overlapping spread batches (§2.6): a level refuses a later request when one other key's
+    // batch shares the cell at an offset that fills it, at the other batches' arrival rate ρ / B
+    // per jump time, a state the tail leaves out: per level added to it. Not at ρ ≥ 1, where
+    // the cells never idle and the key's own debt is already kept whole (`ownDebt`)
+    const batch = f.jump / f.cost
+    const x = (f.burst - f.cost) / f.cost
+    own.ks.forEach((k, i) => {
+      const pov = -Math.expm1(-(rho / batch) * overlapShare(k, batch, f.spacingJ, x))
+      const pl = Math.pow(rates[i + 1], 1 / L)
+      rates[i + 1] = Math.pow(Math.max(pl, hot + (1 - hot) * pov), L)
+    })
   }
   const first = rates[0]
   if (own.debts.length === 0) return { first, rate: first }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { agrees, simulate } from '../../scripts/sizing-sim.js'
-import { ownDebt, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
+import { overlapShare, ownDebt, sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 
 // The false-reject rate over all of a key's requests (spec/sizing.md §2.6 _Over all requests_,
 // §6.1 "Clustered arrivals"): fresh keys that each send B requests s apart, through a real
@@ -14,6 +14,9 @@ const POINTS = [
   { rho: 0.5, levels: 3, burst: 10, requestsPerKey: 10, spacingS: 0, measureS: 600, seed: 32 },
   { rho: 0.3, levels: 2, burst: 5, requestsPerKey: 3, spacingS: 0, measureS: 600, seed: 33 },
   { rho: 0.9, levels: 6, burst: 10, requestsPerKey: 3, spacingS: 1, measureS: 600, seed: 35 },
+  // §6.1's row 13: a margin of one request, B 3 at exactly the key's rate; two keys' batches
+  // overlapping in a cell refuse their later requests (the tail alone stated 100× too few)
+  { rho: 0.05, levels: 2, burst: 2, requestsPerKey: 3, spacingS: 1, measureS: 20_000, seed: 36 },
 ]
 
 t.test(
@@ -76,4 +79,20 @@ t.test('ownDebt: whole while the background is busy, drained while it would idle
   // never below the debt of the key alone, (k − 1)(1 − s), nor above the margin
   t.ok(Math.abs(ownDebt(5, 9, 0.5, 1e6) - 2) < 1e-4, 'four requests half a jump time apart leave 2 alone')
   t.equal(ownDebt(20, 9, 0, 1), 9, 'capped at the margin')
+})
+
+t.test('overlapShare: the offsets of one other spread batch that fill the cell, by hand', async (t) => {
+  // burst 2 (margin 1), B 3, 1 s apart (s = 1 jump time), the key's request 2 at t = 1: the
+  // other's first request at τ ∈ (−2, 0) leaves 2 + τ or 3 + τ, above 1; at τ ∈ (0, 1) the cell
+  // holds exactly 1 (no refusal: content + cost = burst); before −2 or after 1, at most 1
+  const m = overlapShare(2, 3, 1, 1)
+  t.ok(Math.abs(m - 2) < 0.02, `measure ${m} ≈ 2 jump times`)
+  // 2 s apart (s = 2): each request drains before the next arrives, two batches never exceed 1
+  t.equal(overlapShare(2, 3, 2, 1), 0)
+  // a large margin (burst 10) is never reached by two batches of 3: nothing
+  t.equal(overlapShare(3, 3, 1, 9), 0)
+  // two batches of 10 at 1 s climb 1 per overlapping second: the key's 10th request (t = 9) is
+  // refused only when the other started within about one jump time of the key's first
+  const ten = overlapShare(10, 10, 1, 9)
+  t.ok(ten > 0 && ten <= 2, `B 10, k 10: ${ten}`)
 })
