@@ -60,6 +60,7 @@ export const ERROR_CODES = {
   ERR_GRUDGE_ADAPTER_REGISTERED: 'The grudge Fastify plugin was registered twice in one scope.',
   ERR_GRUDGE_ADAPTER_COST_OVER_BURST:
     'A cost function returned a cost above the burst: a request of that cost could never be admitted.',
+  ERR_GRUDGE_PEER_MISSING: 'An optional peer dependency that the feature called needs is not installed.',
 } as const
 
 /** Every declared error code. */

@@ -54,7 +54,7 @@ export interface GrudgeExpressState extends Decision {
 export interface GrudgeMiddleware extends RequestHandler, KeyOps<Request> {
   /** Windowed statistics (requests, per-policy counts, distinct keys, memory, false-positive estimate). */
   stats(): LimiterStats
-  /** Prometheus text of {@link GrudgeMiddleware.stats} (optional peer `prom-client`). */
+  /** Prometheus text of {@link GrudgeMiddleware.stats} (optional peer `prom-client`; rejects with `ERR_GRUDGE_PEER_MISSING` without it). */
   prometheus(): Promise<string>
   /** Stop the rotation timers and release the store; call on server close. */
   close(): Promise<void>

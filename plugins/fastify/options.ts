@@ -54,7 +54,7 @@ export type GrudgeHook = onRequestHookHandler & KeyOps<FastifyRequest>
 export interface GrudgeFastifyDecorator extends KeyOps<FastifyRequest> {
   /** Windowed statistics: requests, admitted/rejected per policy, distinct keys, memory, false-positive estimate. */
   stats(): LimiterStats
-  /** Prometheus text exposition of {@link GrudgeFastifyDecorator.stats} (needs the optional peer `prom-client`). */
+  /** Prometheus text exposition of {@link GrudgeFastifyDecorator.stats} (needs the optional peer `prom-client`; rejects with `ERR_GRUDGE_PEER_MISSING` without it). */
   prometheus(): Promise<string>
   /** A filter of the registry by name (`registry.get(name)`). */
   bloom(name: string): unknown

@@ -1,10 +1,11 @@
 import type { GenerationStats, LimiterStats } from '../limit/telemetry.js'
 import type * as PromClient from 'prom-client'
+import { GrudgeError } from '../errors.js'
 
 /**
  * Prometheus text exposition of limiter statistics, built with prom-client (an optional
  * peer dependency, loaded on first use).
- * @throws Error when prom-client is not installed (the message says to install it)
+ * @throws {GrudgeError} `ERR_GRUDGE_PEER_MISSING` when prom-client is not installed (the message says to install it)
  * @internal
  */
 export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): Promise<string> {
@@ -12,9 +13,11 @@ export async function prometheusText(stats: LimiterStats, prefix = 'grudge_'): P
   try {
     prom = await import('prom-client')
   } catch (err) {
-    throw new Error('grudge: prometheus() needs the optional peer dependency prom-client (npm install prom-client)', {
-      cause: err,
-    })
+    throw new GrudgeError(
+      'ERR_GRUDGE_PEER_MISSING',
+      'grudge: prometheus() needs the optional peer dependency prom-client (npm install prom-client)',
+      { cause: err },
+    )
   }
   const registry = new prom.Registry()
   const g = (name: string, help: string, labelNames: string[] = []) =>

@@ -188,3 +188,30 @@ t.test('a debt meter that meets both targets: no suggested shape', async (t) => 
   t.equal(stats.suggested, undefined)
   t.notMatch(await prometheusText(stats), /grudge_suggested_cells_per_level/)
 })
+
+t.test('without prom-client installed, prometheus() rejects with ERR_GRUDGE_PEER_MISSING naming it', async (t) => {
+  const { execFileSync } = await import('node:child_process')
+  const { fileURLToPath } = await import('node:url')
+  const { uncoveredChildEnv } = await import('../fixtures/child-env.js')
+  const register = fileURLToPath(new URL('../fixtures/no-prom-client-register.mjs', import.meta.url))
+  const src = fileURLToPath(new URL('../../src/http/prometheus.ts', import.meta.url))
+  // the child loads prometheus.ts through tsx with 'prom-client' unresolvable, calls it, prints the error
+  const script = `
+    const { prometheusText } = await import(${JSON.stringify(src)})
+    try { await prometheusText({}); console.log(JSON.stringify({ ok: true })) }
+    catch (e) { console.log(JSON.stringify({ name: e.name, code: e.code, message: e.message, cause: e.cause?.code })) }
+  `
+  const out = execFileSync(
+    process.execPath,
+    ['--import', 'tsx', '--import', register, '--input-type=module', '-e', script],
+    {
+      env: uncoveredChildEnv(),
+      encoding: 'utf8',
+    },
+  )
+  const r = JSON.parse(out.trim().split('\n').pop() as string) as Record<string, unknown>
+  t.equal(r.code, 'ERR_GRUDGE_PEER_MISSING')
+  t.equal(r.name, 'GrudgeError')
+  t.match(r.message, /npm install prom-client/)
+  t.equal(r.cause, 'ERR_MODULE_NOT_FOUND', 'the import failure is its cause')
+})
