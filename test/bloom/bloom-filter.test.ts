@@ -102,7 +102,9 @@ t.test('add reports a new item; counts, fill and key errors', async (t) => {
   t.equal(f.addedCount, 2, 'addedCount counts add calls')
   t.ok(f.setBitCount >= 1 && f.setBitCount <= 4)
   t.equal(f.fillRatio(), f.setBitCount / 1000)
-  t.equal(f.estimatedFalsePositiveRate(), Math.pow(f.setBitCount / 1000, 4))
+  // 4 distinct positions over 1000 bits (version 2): the hypergeometric chance, not (X / m)^4
+  const X = f.setBitCount
+  t.equal(f.estimatedFalsePositiveRate(), (X / 1000) * ((X - 1) / 999) * ((X - 2) / 998) * ((X - 3) / 997))
   t.throws(() => f.add(42 as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
   t.throws(() => f.mightContain(null as never), { code: 'ERR_GRUDGE_KEY_INVALID' })
   t.throws(() => f.isBitSet(1000), { code: 'ERR_GRUDGE_OPTION_INVALID' })
@@ -431,4 +433,18 @@ t.test('both constructions refuse an unknown option, naming the closest one; eve
   const bySize: Required<BloomFilterSizeOptions> = { bits: 64, hashes: 3, hasher: murmur3(), seed: 3 }
   t.same(Object.keys(bySize).sort(), [...BLOOM_FILTER_SIZE_KEYS].sort(), 'the test names every option')
   t.doesNotThrow(() => BloomFilter.bySize(bySize))
+})
+
+t.test('estimatedFalsePositiveRate of a small filter: the hypergeometric chance, as measured', async (t) => {
+  // one item in 10 bits with 7 distinct positions: a non-member's 7 distinct positions all hit
+  // the item's 7 bits with chance 1 / C(10, 7) = 1/120 (by hand); (X / m)^k said 0.7^7 = 0.082
+  const f = BloomFilter.bySize({ bits: 10, hashes: 7, seed: 3 })
+  f.add('only')
+  t.equal(f.setBitCount, 7)
+  t.ok(Math.abs(f.estimatedFalsePositiveRate() - 1 / 120) < 1e-15, `${f.estimatedFalsePositiveRate()}`)
+  const probes = 240_000
+  let fp = 0
+  for (let i = 0; i < probes; i++) if (f.mightContain(`other:${i}`)) fp++
+  // 2,000 expected: 3σ is about 7 %
+  t.ok(Math.abs(fp / probes / (1 / 120) - 1) < 0.1, `measured ${fp / probes} against 1/120`)
 })
