@@ -1,6 +1,7 @@
 import { GrudgeRangeError, describeValue, invalidOption } from '../errors.js'
 import { carryForwardRates } from './sizing-carry.js'
 import { minPeriodMs } from './rotator-period.js'
+import { closestName, optionKeys } from '../options.js'
 
 // The capacity model of the policies' sketches (spec/sizing.md). A sketch cell is a queue:
 // every admitted request (or scored event) of every key hashed to it adds to it, and decay
@@ -512,8 +513,47 @@ interface DebtFigures {
   firstOnly: boolean
 }
 
+/** The fields of a {@link DebtMeterLoad}, for the unknown-field check. */
+const DEBT_LOAD_KEYS = optionKeys<DebtMeterLoad>({
+  requestsPerSecond: true,
+  rate: true,
+  burst: true,
+  cost: true,
+  maxDebt: true,
+  hotKeys: true,
+  generations: true,
+  periodMs: true,
+  requestsPerKey: true,
+  requestSpacingMs: true,
+  firstRequestOnly: true,
+})
+
+/** The fields of a {@link ScoreLoad}, for the unknown-field check. */
+const SCORE_LOAD_KEYS = optionKeys<ScoreLoad>({
+  eventsPerSecond: true,
+  weight: true,
+  lambdaPerSecond: true,
+  maxScore: true,
+  hotKeys: true,
+})
+
+/**
+ * Refuse a load field the model does not know (a typo such as `requestPerSecond` read as an
+ * absent field, a load of 0, and the rate 0), naming the closest known field.
+ * @throws {GrudgeRangeError} `ERR_GRUDGE_SIZING_INVALID`
+ */
+function checkLoadKeys(load: object, known: readonly string[]): void {
+  for (const key of Object.keys(load)) {
+    if (known.includes(key)) continue
+    const near = closestName(key, known)
+    const hint = near === undefined ? `the load's fields: ${known.join(', ')}` : `did you mean "${near}"?`
+    throw new GrudgeRangeError('ERR_GRUDGE_SIZING_INVALID', `load.${key}: unknown field (${hint})`)
+  }
+}
+
 function debtFigures(load: DebtMeterLoad): DebtFigures {
   if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
+  checkLoadKeys(load, DEBT_LOAD_KEYS)
   const rps = finiteAtLeast('requestsPerSecond', orDefault(load.requestsPerSecond, 0), 0, false)
   const hotKeys = finiteAtLeast('hotKeys', orDefault(load.hotKeys, 0), 0, false)
   let generations = 0
@@ -1080,6 +1120,7 @@ export interface ScoreLoad {
 
 function scoreFigures(load: ScoreLoad): Required<ScoreLoad> {
   if (typeof load !== 'object' || load === null) bad('load', 'an object', load)
+  checkLoadKeys(load, SCORE_LOAD_KEYS)
   return {
     eventsPerSecond: finiteAtLeast('eventsPerSecond', load.eventsPerSecond, 0, false),
     weight: finiteAtLeast('weight', load.weight, 0, true),

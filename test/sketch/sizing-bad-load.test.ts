@@ -121,3 +121,23 @@ t.test(
     r.close()
   },
 )
+
+t.test('an unknown load field is a coded error naming the closest field, never read as absent', async (t) => {
+  // a typo of requestsPerSecond read as absent would be a load of 0 and a rate of 0
+  const typo = { ...debt, requestPerSecond: 3000 } as unknown as typeof debt
+  for (const call of [() => sketchFalsePositiveRate(shape, typo), () => debtMeterCellsForLoad(typo, { levels: 4 })])
+    t.throws(call, {
+      code: 'ERR_GRUDGE_SIZING_INVALID',
+      message: /^load\.requestPerSecond: unknown field \(did you mean "requestsPerSecond"\?\)/,
+    })
+  const extra = { ...score, halfLife: 10 } as unknown as typeof score
+  for (const call of [
+    () => abuseFalseBlockRate(shape, extra, 5),
+    () => fairnessFalseThrottleRate(shape, extra),
+    () => scoreCellsForLoad(extra, { levels: 4 }),
+  ])
+    t.throws(call, {
+      code: 'ERR_GRUDGE_SIZING_INVALID',
+      message: /^load\.halfLife: unknown field \(the load's fields: eventsPerSecond, /,
+    })
+})
