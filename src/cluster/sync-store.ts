@@ -2,7 +2,7 @@ import { systemClock, systemTicker, type Clock, type TickerHandle } from '../clo
 import { GrudgeError } from '../errors.js'
 import { CELL_SCORE, CELL_STRIDE, CELL_TIME, FOLD_CHUNK_CELLS, FOLD_SLICE_CELLS } from '../sketch/cells.js'
 import { applyDecay } from '../sketch/decay.js'
-import { SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
+import { DEFAULT_LEVELS, SKETCH_BYTES_PER_CELL, type SketchOptions } from '../sketch/shape.js'
 import { Sketch, checkFinite } from '../sketch/sketch.js'
 import {
   registerResultFiller,
@@ -332,7 +332,7 @@ const MIN_BUDGET_CELLS = 16
 function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
   const bytes = spec.memoryBytes
   if (bytes === undefined) return sizing
-  const L = spec.sketch?.levels ?? 4
+  const L = spec.sketch?.levels ?? DEFAULT_LEVELS
   const N = spec.generations
   const max = budgetCellsPerLevel(bytes, L, N, SYNC_BYTES_PER_CELL, METER_BYTES, sizing.maxCellsPerLevel)
   if (max < MIN_BUDGET_CELLS) {
@@ -352,7 +352,7 @@ function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
 function checkFixedBudget(spec: StoreSpec): void {
   const bytes = spec.memoryBytes
   if (bytes === undefined) return
-  const L = spec.sketch?.levels ?? 4
+  const L = spec.sketch?.levels ?? DEFAULT_LEVELS
   const M = spec.sketch?.cellsPerLevel ?? 0
   const need = spec.generations * L * M * SYNC_BYTES_PER_CELL
   if (need > bytes) {
@@ -501,7 +501,7 @@ export class RedisSyncStore implements ScoreStore {
         : syncBudget(
             checkSizing(
               spec.sizing,
-              spec.sketch?.levels ?? 4,
+              spec.sketch?.levels ?? DEFAULT_LEVELS,
               spec.generations,
               spec.periodMs,
               new Sketch({ ...spec.sketch, levels: 1, cellsPerLevel: 1, clock: undefined }).decay,

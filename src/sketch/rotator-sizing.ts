@@ -143,8 +143,12 @@ export interface RotatorSizing {
   /**
    * The budget in bytes for the whole Rotator: every generation's cells (16 B each) plus the
    * 2 KiB of the load meter. The maximum cells per level is the largest power of two M with
-   * 2048 + N × L × M × 16 ≤ maxBytes, so memory never exceeds it whatever the mix of shapes.
-   * Give this or `maxCellsPerLevel`, not both.
+   * 2048 + N × L × M × 16 ≤ maxBytes, so the live generations never exceed it whatever the mix
+   * of shapes. An early growth holds the generations it replaces beside them until their folds
+   * end (at most half of each new size: up to 2048 + N × L × M × 24 bytes, which `sizeBytes()`
+   * reads during a lazy fold; spec/rotator.md §1, _Early growth by folding_, Memory): for a peak
+   * within B too, give `maxCellsPerLevel` = the largest power of two M with
+   * 2048 + N × L × M × 24 ≤ B instead. Give this or `maxCellsPerLevel`, not both.
    */
   maxBytes?: number
   /** How often the youngest generation's load is checked (and a due rotation performed), ms: finite, > 0, ≤ periodMs. Default min(1000, periodMs / 4). The ticker runs at this period instead of periodMs. */
@@ -230,7 +234,9 @@ function floorPowerOfTwo(x: number): number {
  * `reservedBytes + generations × levels × M × bytesPerCell ≤ memoryBytes`, or 0 when not even
  * M = 1 fits. The one rule of every budget: the Limiter's `memory` (16 B per cell, the 2 KiB
  * load meter and the limiter's telemetry reserved), a Rotator's `sizing.maxBytes`, the Redis
- * sync store (which holds more per cell) and `grudge suggest --memory`.
+ * sync store (which holds more per cell) and `grudge suggest --memory`. It bounds the live
+ * generations: an early growth also holds, until its folds end, the smaller generations they
+ * replace (at most half of each new size; spec/rotator.md §1, _Early growth by folding_, Memory).
  * @param memoryBytes the budget in bytes (finite, > 0)
  * @param levels L ≥ 1
  * @param generations N ≥ 1

@@ -99,6 +99,12 @@ interface LazyFold {
   /** The smaller sketch's delta baseline by chunk, and this one's (allocated at the start); undefined: none. */
   readonly baseViews: Float64Array[] | undefined
   readonly baseline: Float64Array | undefined
+  /**
+   * Bytes of the smaller sketch kept alive by `views` and `baseViews` until the fold ends: its
+   * cells, L·M·16, and its delta baseline, L·M·16 more when it has one (a view holds its whole
+   * buffer, so this stays the same from the fold's start to its end).
+   */
+  readonly heldBytes: number
   /** Per chunk of this sketch: 1 once folded. */
   readonly done: Uint8Array
   /** The sweep's next chunk: every chunk below it is folded. */
@@ -249,9 +255,20 @@ export class Sketch {
     this.hot = hot
   }
 
-  /** Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell). */
+  /**
+   * Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell), and while
+   * a lazy fold is in progress ({@link Sketch.foldLazilyFrom}) also what it keeps alive of the
+   * smaller sketch until it ends: its cells, L × M_smaller × 16, and its delta baseline when it
+   * had one, L × M_smaller × 16 more (the fold's views hold the whole buffers, from its start to
+   * its last chunk). So L × (M + M_smaller) × 16 (+ L × M_smaller × 16) while folding, L × M × 16
+   * once the fold ends. Not counted, folding or not: this sketch's own delta baseline
+   * (16 B per cell, allocated by the first `takeDelta`, `applyDelta` or `markSynced`), its
+   * L-sized scratch arrays, and a lazy fold's bookkeeping (one byte per chunk of this sketch's
+   * cells and one view object per chunk of the smaller's).
+   */
   sizeBytes(): number {
-    return this.levels * this.cellsPerLevel * 16
+    const cells = this.levels * this.cellsPerLevel * 16
+    return this.lazy === undefined ? cells : cells + this.lazy.heldBytes
   }
 
   // Time. Every method that reads the clock has an explicit-time twin `<verb>At(nowMs, …)`,
@@ -1056,7 +1073,9 @@ export class Sketch {
    * Every cell reads and is written as after `foldFrom` (spec/rotator.md §1, _Early growth by
    * folding_, _Cost_): the caller guarantees that nothing else reads or writes `smaller` from
    * now on (it replaces it), and the same hasher. The delta baseline, if any, folds alike,
-   * chunk by chunk. O(L·M / chunk) now (the views), O(chunk) a chunk.
+   * chunk by chunk. O(L·M / chunk) now (the views), O(chunk) a chunk. Until the fold ends the
+   * smaller sketch's cells (and its baseline) stay held through the views, and
+   * {@link Sketch.sizeBytes} counts them.
    * @param chunkCells the chunk's cells at most (a power of two; default `FOLD_CHUNK_CELLS`, 256):
    * the largest power of two dividing smaller's M at most this is used
    * @internal
@@ -1084,6 +1103,7 @@ export class Sketch {
       views,
       baseViews,
       baseline: b?.to,
+      heldBytes: smaller.cells.byteLength + (b === undefined ? 0 : b.from.byteLength),
       done: new Uint8Array((this.levels * this.cellsPerLevel) >>> shift),
       next: 0,
     }

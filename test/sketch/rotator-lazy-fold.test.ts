@@ -242,3 +242,55 @@ t.test('the rotator sweeps a lazy fold a slice per turn of the event loop', asyn
     'a closed rotator sweeps no more',
   )
 })
+
+t.test('sizeBytes counts the smaller generations a lazy fold holds until it ends', async (t) => {
+  // budget 2048 + N × L × 128 × 16 = 18,432 B: max = 128 cells per level. Both generations sized
+  // at max / 2 = 64, then an early growth folds both to 128, lazily (slices of 64 cells): until
+  // the last chunk the views hold each smaller generation's whole cells, L × 64 × 16 B each
+  const N = 2
+  const maxBytes = 2048 + N * L * 128 * 16
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  let big = false
+  const r = new Rotator({
+    sketch: { levels: L, decay: linear(1), hi: 10 },
+    generations: N,
+    periodMs: 10_000,
+    clock,
+    ticker,
+    seed: 7,
+    sizing: { sizeNextGeneration: () => (big ? 128 : 64), maxBytes, growEarlyWhen: () => big },
+  })
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  t.equal(r.maxCellsPerLevel, 128)
+  r.rotate()
+  r.rotate()
+  t.same(r.generationCellsPerLevel, [64, 64])
+  t.equal(r.sizeBytes(), 2048 + N * L * 64 * 16, 'before the growth: the meter and 2 × 4 × 64 cells')
+  for (let i = 0; i < 100; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [128, 128])
+  t.ok(
+    gensOf(r).every((g) => g.lazy !== undefined),
+    'both generations folding',
+  )
+  const folding = 2048 + N * L * (128 + 64) * 16
+  t.equal(r.sizeBytes(), folding, 'folding: each generation L × (M′ + M) × 16 B')
+  t.ok(r.sizeBytes() > maxBytes, `above the budget while folding (${r.sizeBytes()} > ${maxBytes})`)
+  t.ok(r.sizeBytes() <= 2048 + N * L * 128 * 24, 'within the stated peak, 2048 + N × L × max × 24')
+  // a slice and some operations: chunks folded, the smaller buffers still held whole
+  t.equal(r.foldSlice(), 2, 'one slice: both still folding')
+  for (let i = 0; i < 10; i++) r.update(`k${i}`, 1)
+  t.equal(r.sizeBytes(), folding, 'partly folded: the same')
+  let turns = 0
+  while (r.foldSlice() > 0 && turns < 100) turns++
+  t.ok(
+    gensOf(r).every((g) => g.lazy === undefined),
+    `the folds ended (${turns} more slices)`,
+  )
+  t.equal(r.sizeBytes(), maxBytes, 'after the fold: L × M′ × 16 B each, the whole budget')
+})

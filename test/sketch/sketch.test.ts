@@ -245,6 +245,32 @@ t.test('invalid config throws ERR_GRUDGE_OPTION_INVALID naming the option', asyn
   t.equal(new Sketch({ levels: 4, cellsPerLevel: 100_000 }).sizeBytes(), 6_400_000, 'L×M×16 bytes')
 })
 
+t.test("sizeBytes during a lazy fold: the smaller sketch's cells and baseline are held until it ends", async (t) => {
+  const L = 3
+  const M = 64
+  const M2 = 256
+  const shape = { levels: L, decay: linear(1), hi: 100, clock: new FakeClock(1000) }
+  for (const withBaseline of [false, true]) {
+    const what = withBaseline ? 'with a baseline' : 'no baseline'
+    const small = new Sketch({ ...shape, cellsPerLevel: M, seed: 3 })
+    for (let i = 0; i < 50; i++) small.update(`k${i}`, 2)
+    if (withBaseline) small.takeDelta() // allocates the smaller sketch's L × M × 16-byte baseline
+    const big = new Sketch({ ...shape, cellsPerLevel: M2, hasher: small.hasher })
+    t.equal(big.sizeBytes(), L * M2 * 16, `${what}: before the fold, L × M′ × 16`)
+    big.foldLazilyFrom(small, 16)
+    t.ok(big.folding)
+    const held = L * (M2 + M) * 16 + (withBaseline ? L * M * 16 : 0)
+    t.equal(big.sizeBytes(), held, `${what}: folding, L × (M′ + M) × 16${withBaseline ? ' + L × M × 16' : ''}`)
+    big.update('k1', 1) // folds the key's chunks only
+    t.equal(big.foldSome(64), 64, 'a slice of 64 cells')
+    t.ok(big.folding)
+    t.equal(big.sizeBytes(), held, `${what}: partly folded, the same (the views hold the whole buffers)`)
+    big.foldSome(Infinity)
+    t.notOk(big.folding)
+    t.equal(big.sizeBytes(), L * M2 * 16, `${what}: after the fold, L × M′ × 16`)
+  }
+})
+
 /** Cell indexes from the spec, computed independently with BigInt from the 64-bit hash. */
 function specCells(hash: bigint, levels: number, m: number): number[] {
   const h1 = hash & 0xffffffffn
