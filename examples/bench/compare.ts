@@ -517,7 +517,11 @@ ${noSizeLong}
 The same \`Limiter\` under a load jump, no heavy hitters: fresh clients (3 requests each, one
 second apart) at the lower rate, then at the higher one. Target: back under 1e-3 of fresh
 requests refused within 60 s of the jump (every later 10-s window), memory never above the
-budget. The 60× row follows a quiet spell long enough for the generations to shrink.
+budget. The 60× row follows a quiet spell long enough for the generations to shrink. The memory
+column gives the largest figure between folds (each second, once the event loop's turns have run
+the folds in progress) and the largest while a growth's lazy fold runs: the smaller generations
+stay held beside the larger until it ends, at most ⌈N·L·M / 8,192⌉ turns (64 at the default
+shape; spec/rotator.md §1, _Bounded pause_), so during a growth the target is missed.
 
 ${JUMP_TABLE_HEAD}
 ${jumps}
