@@ -28,12 +28,13 @@
 // half). At n = 4 the stationary case (N = 1) agrees with the level-crossing solution of
 // sizing.ts to 10 % at every point of spec/sizing.md §6.
 //
-// Cost. O(periods × steps × N × K) with K = hi / Δ cells, bounded by WORK_BUDGET whatever
-// the figures: n is lowered first (8, 4, 2, 1), then the jump itself is coarsened (one
+// Cost. O(periods × steps × N × K) with K = hi / Δ cells, bounded by WORK_BUDGET per walk
+// whatever the figures, and an evaluation walks once, or twice for a margin between grid points
+// (`betweenGridPoints`): at most 2 × WORK_BUDGET. n is lowered first (8, 4, 2, 1), then the jump itself is coarsened (one
 // jump of c·f for every f requests), which keeps ρ and raises the variance of the arrivals,
 // so it can only overstate the rate (an upper bound, as the grid clamp of sizing.ts).
 
-/** Cell-steps of work one evaluation may take in all (each a few arithmetic operations: a few ms). */
+/** Cell-steps of work one walk may take in all (each a few arithmetic operations: a few ms); an evaluation walks at most twice. */
 const WORK_BUDGET = 1e6
 /** Periods walked at most beyond the N it takes every generation to be born empty and decide. */
 const MAX_EXTRA_PERIODS = 4

@@ -1064,7 +1064,8 @@ function backgroundTail(rho: number, L: number, x: number, top: number, hot: num
  * at `maxDebt`: the M/D/1 workload with a finite dam (spec/sizing.md §2). With no load it is
  * the hot-key formula `(1 − (1 − 1/M)^H)^L`. With `load.generations` (every debt meter: a
  * Rotator) the cells are those of a Rotator with carry-forward, walked through the rotation
- * cycle (§2.5; a few ms at most, whatever the figures, and the last 32 answers are kept).
+ * cycle (§2.5; one or two walks of at most 10⁶ cell-steps each whatever the figures, 3–30 ms on
+ * this project's 2-core machine, and the last 32 answers are kept).
  * Non-decreasing in the load; above ρ = 32 the heavy-load limit 1 − p ∝ 1/ρ (§2.5 _Heavy load_),
  * → 1, in the work of ρ = 32 (finite at any finite load). With `requestsPerKey` B > 1 (§2.6) the
  * cells are fed in batches, and the rate is by default the mean over a key's B requests, the k-th
