@@ -440,11 +440,10 @@ t.test('exact mode, two processes: one shape per twin in both', async (t) => {
       const rec = records.get(id)
       const [, switchText, cellsText] = (rec ?? '::').split(':')
       t.same({ cells: Number(cellsText), switchAtMs: Number(switchText) }, tw, `generation ${id}: what Redis records`)
-      // every twin is a growth; its size is the sizer's for the rate measured when it was proposed,
-      // which a loaded machine lowers (a later generation's twin read 256 once under the full suite)
-      t.ok(tw.cells > 128, `its twin: ${tw.cells} cells per level (the base: 128)`)
     }
-    // the jump's twins are sized for ρ 1.6 at 128 (ρ ≥ 0.8 at half that rate): 512 or more
+    // each twin's size is the sizer's for the rate measured when it was proposed, which a loaded
+    // machine lowers (a later generation's twin read 256 once under the full suite); the jump's
+    // twins are sized for ρ 1.6 at 128 (ρ ≥ 0.8 at half that rate): the largest is 512 or more
     const largest = Math.max(...a.twins.map(([, tw]) => tw.cells))
     t.ok(largest >= 512, `the largest twin: ${largest} cells per level`)
   })

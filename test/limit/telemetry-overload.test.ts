@@ -14,33 +14,6 @@ function agrees(predicted: number, measured: number): boolean {
   return Math.abs(predicted - measured) <= 1e-6 || (predicted <= 2 * measured && measured <= 2 * predicted)
 }
 
-/** P(X ≤ k) for X Poisson of mean mu (k small: the direct sum). */
-function poissonAtMost(k: number, mu: number): number {
-  let term = Math.exp(-mu)
-  let cdf = 0
-  for (let i = 0; i <= k; i++) {
-    cdf += term
-    term *= mu / (i + 1)
-  }
-  return Math.min(1, cdf)
-}
-
-/**
- * {@link agrees}, or, where the sample cannot resolve the rate (at ρ 0.5 the model predicts about
- * 1e-7 against 5,100 requests: under 0.01 refusals expected), the refusals counted are a
- * plausible Poisson count (two-sided, 1e-3) for some rate within 2× of the prediction, only
- * while fewer than 10 refusals are expected: a rate 2× off that the sample would show still fails.
- */
-function agreesCounted(predicted: number, refused: number, requests: number): boolean {
-  if (agrees(predicted, refused / Math.max(1, requests))) return true
-  const mu = predicted * requests
-  // 10 refusals expected or more: the share resolves the rate, and the 2× rule alone judges
-  if (mu >= 10) return false
-  const notTooMany = refused === 0 || 1 - poissonAtMost(refused - 1, 2 * mu) >= 1e-3
-  const notTooFew = poissonAtMost(refused, mu / 2) >= 1e-3
-  return notTooMany && notTooFew
-}
-
 /** Refused / requested of fresh clients over the seconds [from, to). */
 function refusedShare(tl: TrafficTimeline, from: number, to: number): number {
   let n = 0
@@ -74,8 +47,11 @@ t.test('steady loads, overload included: the prediction is within 2× of the ref
     const measured = refusedShare(timeline, D - 20, D)
     const sent = timeline.requests.slice(D - 20, D).reduce((a, b) => a + b, 0)
     const refused = timeline.refused.slice(D - 20, D).reduce((a, b) => a + b, 0)
+    // at ρ 0.5 the 1e-6 rule judges (about 1e-7 predicted, 0 of 5,100 measured): since the carry
+    // walk interpolates between its grid points the prediction no longer jumps to 1.68e-6 when
+    // the HyperLogLog reads B above 3 (spec/sizing.md §2.5), which failed this row in CI
     t.ok(
-      agreesCounted(predicted, refused, sent),
+      agrees(predicted, measured),
       `ρ ${rho}: predicted ${predicted.toExponential(2)}, measured ${measured.toExponential(2)} (${refused} of ${sent}; stats ρ ${loadFactor.toFixed(2)})`,
     )
     // the model's ρ is the offered one (admitted plus refused), not the admitted that saturates near 1
