@@ -469,11 +469,11 @@ export function requestsPerKeyOf(admittedCost: number, distinctKeys: number, cos
  * all requests_, §7): B lumped (spacing 0) and the first request's figure, which stands in for the
  * rate over all requests. The one home of that choice: the Limiter's stats(), the self-sized debt
  * meter's sizer and its budget notice, and `grudge replay` read it here. Why: lumped, a key's own
- * earlier requests never drain, so the all-requests figure at spacing 0 is 3–6× the rate over all
- * requests that issue 14's clients (3 requests 1 s apart) measure at 4 × 4,096, ρ 0.73 (1.35e-3
- * against 2.3e-4–4.6e-4), and 2.1× at ρ 1 on 4 × 512; the lumped first-request figure, whose
+ * earlier requests never drain, so the all-requests figure at spacing 0 is 2.7–5.5× the rate over all
+ * requests that issue 14's clients (3 requests 1 s apart) measure at 4 × 4,096, ρ 0.73 (1.26e-3
+ * against 2.3e-4–4.6e-4), and 1.7–2.1× at ρ 1 on 4 × 512; the lumped first-request figure, whose
  * lumping overstates the first request by about what a spaced key's own debt adds, measured within
- * 2× of all requests there (5.0e-4; 7.8e-2 against 5.4e-2–6.5e-2).
+ * 2× of all requests there (4.66e-4; 7.6e-2–7.9e-2 against 5.4e-2–6.5e-2).
  * @param requestsPerKey B as measured (`requestsPerKeyOf`), ≥ 1
  * @internal
  */

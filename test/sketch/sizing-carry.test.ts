@@ -71,7 +71,8 @@ t.test('generations and periodMs are checked', async (t) => {
 
 t.test('continuous in the margin: between grid points the rate is interpolated, not stepped', async (t) => {
   // issue 14's fresh clients on 4 × 512 at ρ 0.5 (burst 10, B lumped): the margin 9 / B jumps
-  // crosses 3 at B = 3, on the grid of one cell per jump the work budget allows here
+  // crosses 3 at B = 3, on the grid the work budget allows here (2 cells per jump with the
+  // lower margins' reads: a step of half a jump)
   const load = (B: number) => ({
     requestsPerSecond: 255,
     rate: 1,
@@ -92,7 +93,7 @@ t.test('continuous in the margin: between grid points the rate is interpolated, 
     worst = Math.max(worst, r / prev)
     prev = r
   }
-  // a step of 0.005 in B is 0.17 % of the margin: the tail's slope there (about 13× per jump,
+  // a step of 0.005 in B is 0.17 % of the margin: the tail's slope there (about 13× per half jump,
   // 2.2e-5 / 1.68e-6 between the grid points 2 and 3) moves it by a few per cent, not 12×
   t.ok(worst < 1.1, `the largest ratio between neighbours 0.005 apart: ${worst.toFixed(4)}`)
   // on a grid point nothing changes: the margin 3 is walked once, and just beside it reads the same
