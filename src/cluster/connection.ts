@@ -3,6 +3,7 @@ import type { Hasher, KeyHash } from '../hash/hasher.js'
 import {
   AGGREGATOR_IDS,
   DECAY_IDS,
+  DEFAULT_CELLS_PER_LEVEL,
   DEFAULT_LEVELS,
   MAX_CELLS_PER_LEVEL,
   MAX_LEVELS,
@@ -243,7 +244,7 @@ export function fleetShape(spec: StoreSpec, o: ParsedRedisOptions, sized = false
     invalidOption('spec.name', 'a non-empty string without { or }', spec.name)
   }
   const levels = spec.sketch?.levels ?? DEFAULT_LEVELS
-  const cells = spec.sketch?.cellsPerLevel ?? 1024
+  const cells = spec.sketch?.cellsPerLevel ?? DEFAULT_CELLS_PER_LEVEL
   const slots = o.slots
   if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS)
     invalidOption('levels', 'an integer in [1, 2^20]', levels)

@@ -19,6 +19,7 @@ import {
 import type { PolicyName } from './decision.js'
 import type { GenerationShapes } from './store.js'
 import type { EarlyGeneration } from '../sketch/rotator-sizing.js'
+import { DEFAULT_LEVELS } from '../sketch/shape.js'
 import { checkKnownOptions, optionKeys } from '../options.js'
 
 /** Counts of one policy. */
@@ -762,7 +763,7 @@ export class Telemetry {
       if (a !== undefined && f !== undefined) fpr = 1 - (1 - a) * (1 - f)
       else if (a !== undefined) fpr = a
       else if (f !== undefined) fpr = f
-      else fpr = sketchFalsePositiveRate(this.shapes[0] ?? { levels: 4, cellsPerLevel: 2048 }, { hotKeys })
+      else fpr = sketchFalsePositiveRate(this.shapes[0] ?? { levels: DEFAULT_LEVELS, cellsPerLevel: 2048 }, { hotKeys })
     }
     const out: LimiterStats = {
       windowMs,

@@ -57,6 +57,11 @@ export const AGGREGATORS: readonly Aggregator[] = ['min', 'max', 'mean']
  */
 export const DEFAULT_LEVELS = 4
 /**
+ * M of a Sketch (and of a Redis store's fixed shape) when `cellsPerLevel` is not given: the one
+ * home of that default (`SketchOptions.cellsPerLevel`). @internal
+ */
+export const DEFAULT_CELLS_PER_LEVEL = 1024
+/**
  * Upper bound of L, the levels (also what a frame reader accepts).
  * @internal
  */

@@ -20,6 +20,7 @@ import {
   DESERIALIZE_OPTION_KEYS,
   MAX_CELLS,
   MAX_CELLS_PER_LEVEL,
+  DEFAULT_CELLS_PER_LEVEL,
   DEFAULT_LEVELS,
   MAX_LEVELS,
   SKETCH_OPTION_KEYS,
@@ -193,7 +194,7 @@ export class Sketch {
   constructor(options: SketchOptions = {}) {
     checkKnownOptions(options, SKETCH_OPTION_KEYS)
     const levels = options.levels ?? DEFAULT_LEVELS
-    const cells = options.cellsPerLevel ?? 1024
+    const cells = options.cellsPerLevel ?? DEFAULT_CELLS_PER_LEVEL
     if (!Number.isInteger(levels) || levels < 1 || levels > MAX_LEVELS) {
       invalidOption('levels', 'an integer in [1, 2^20]', levels)
     }
