@@ -112,7 +112,7 @@ rotator.close()
 // The fold pause (spec/rotator.md §1, _Early growth by folding_, _Cost_): an in-process early
 // growth of both generations (N = 2, L = 4) from 2^14 to 2^16 cells per level (the default
 // budget's largest) and from 2^19 to 2^21 (a 256 MiB budget), a fresh Rotator each time (a growth
-// happens once); median of 3. `at once` (foldSliceCells = Infinity, the fold as it was): the one
+// happens once); 5 rounds alternating the two, median (min–max). `at once` (foldSliceCells = Infinity, the fold as it was): the one
 // check (`ticker.tick()`) that folds both; `lazy` (the default): that check (it allocates the
 // generations and copies nothing), then the longest of the slices (`foldSlice()`, 8,192 cells
 // each, run here back to back as the event loop's turns would) until the folds end. Quick:
@@ -124,54 +124,58 @@ rotator.close()
         ['2^14 → 2^16 (default 8 MiB budget)', 1 << 14, 1 << 16],
         ['2^19 → 2^21 (256 MiB budget)', 1 << 19, 1 << 21],
       ]
+  /** One early growth from `from` to `to`: the check's ms, the longest slice's ms and the slices. */
+  const once = (from: number, to: number, lazy: boolean): { check: number; slice: number; slices: number } => {
+    const clock = new FakeClock(0)
+    const ticker = new FakeTicker()
+    let big = false
+    const r = new Rotator({
+      sketch: { levels: 4, cellsPerLevel: from, decay: linear(1), hi: 10 },
+      generations: 2,
+      periodMs: 60_000,
+      clock,
+      ticker,
+      sizing: { sizeNextGeneration: () => (big ? to : from), maxCellsPerLevel: to, growEarlyWhen: () => big },
+    })
+    if (!lazy) r.foldSliceCells = Infinity
+    for (let i = 0; i < 4096; i++) r.tryUpdate(KEYS[i], 1, 10)
+    ;(globalThis as { gc?: () => void }).gc?.()
+    big = true
+    clock.set(1000)
+    const t0 = process.hrtime.bigint()
+    ticker.tick()
+    const dt = Number(process.hrtime.bigint() - t0) / 1e6
+    if (r.earlyGrowths !== 1 || r.generationCellsPerLevel.some((m) => m !== to))
+      throw new Error(`fold pause row: expected one early growth to ${to}, got ${r.generationCellsPerLevel.join(', ')}`)
+    let longest = 0
+    let n = 0
+    for (let left = 1; left > 0; n++) {
+      const s0 = process.hrtime.bigint()
+      left = r.foldSlice()
+      const ds = Number(process.hrtime.bigint() - s0) / 1e6
+      if (ds > longest) longest = ds
+    }
+    r.close()
+    return { check: dt, slice: longest, slices: n }
+  }
+  const spread = (xs: number[], digits: number): string =>
+    `${median(xs).toFixed(digits)} ms (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`
   for (const [name, from, to] of rows) {
+    const results = { false: [] as ReturnType<typeof once>[], true: [] as ReturnType<typeof once>[] }
+    // alternating rounds: at once first in even rounds, lazy first in odd ones
+    for (let round = 0; round < (QUICK ? 1 : 5); round++)
+      for (const lazy of round % 2 === 0 ? [false, true] : [true, false]) results[`${lazy}`].push(once(from, to, lazy))
     for (const lazy of [false, true]) {
-      const ms: number[] = []
-      const sliceMs: number[] = []
-      const slices: number[] = []
-      for (let run = 0; run < (QUICK ? 1 : 3); run++) {
-        const clock = new FakeClock(0)
-        const ticker = new FakeTicker()
-        let big = false
-        const r = new Rotator({
-          sketch: { levels: 4, cellsPerLevel: from, decay: linear(1), hi: 10 },
-          generations: 2,
-          periodMs: 60_000,
-          clock,
-          ticker,
-          sizing: { sizeNextGeneration: () => (big ? to : from), maxCellsPerLevel: to, growEarlyWhen: () => big },
-        })
-        if (!lazy) r.foldSliceCells = Infinity
-        for (let i = 0; i < 4096; i++) r.tryUpdate(KEYS[i], 1, 10)
-        ;(globalThis as { gc?: () => void }).gc?.()
-        big = true
-        clock.set(1000)
-        const t0 = process.hrtime.bigint()
-        ticker.tick()
-        const dt = Number(process.hrtime.bigint() - t0) / 1e6
-        if (r.earlyGrowths !== 1 || r.generationCellsPerLevel.some((m) => m !== to))
-          throw new Error(
-            `fold pause row: expected one early growth to ${to}, got ${r.generationCellsPerLevel.join(', ')}`,
-          )
-        ms.push(dt)
-        let longest = 0
-        let n = 0
-        for (let left = 1; left > 0; n++) {
-          const s0 = process.hrtime.bigint()
-          left = r.foldSlice()
-          const ds = Number(process.hrtime.bigint() - s0) / 1e6
-          if (ds > longest) longest = ds
-        }
-        sliceMs.push(longest)
-        slices.push(n)
-        r.close()
-      }
+      const rs = results[`${lazy}`]
+      const ms = rs.map((x) => x.check)
+      const sliceMs = rs.map((x) => x.slice)
+      const slices = rs.map((x) => x.slices)
       const bytes = 2 * 4 * to * 16
       const size = bytes >= 1048576 ? `${bytes / 1048576} MiB` : `${bytes / 1024} KiB`
       console.log(
         lazy
-          ? `fold pause, early growth ${name.padEnd(36)} lazy:    the check ${median(ms).toFixed(2)} ms, then the longest of ${median(slices)} slices ${median(sliceMs).toFixed(3)} ms  (${size} of cells written)`
-          : `fold pause, early growth ${name.padEnd(36)} at once: the check ${median(ms).toFixed(1)} ms  (${size} of cells written; one pause per growth)`,
+          ? `fold pause, early growth ${name.padEnd(36)} lazy:    the check ${spread(ms, 2)}, then the longest of ${median(slices)} slices ${spread(sliceMs, 3)}  (${size} of cells written)`
+          : `fold pause, early growth ${name.padEnd(36)} at once: the check ${spread(ms, 1)}  (${size} of cells written; one pause per growth)`,
       )
     }
   }
