@@ -258,7 +258,7 @@ export class Sketch {
 
   /**
    * Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell), and while
-   * a lazy fold is in progress ({@link Sketch.foldLazilyFrom}) also what it keeps alive of the
+   * a lazy fold is in progress (`foldLazilyFrom`, internal: an early growth) also what it keeps alive of the
    * smaller sketch until it ends: its cells, L × M_smaller × 16, and its delta baseline when it
    * had one, L × M_smaller × 16 more (the fold's views hold the whole buffers, from its start to
    * its last chunk). So L × (M + M_smaller) × 16 (+ L × M_smaller × 16) while folding, L × M × 16
