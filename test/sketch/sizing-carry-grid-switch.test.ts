@@ -12,7 +12,7 @@ import { sketchFalsePositiveRate } from '../../src/sketch/sizing.js'
 // batch is never fewer refusals, and neighbours 0.005 apart in B move by less than 1.1×, the
 // bound test/sketch/sizing-carry.test.ts holds between B = 2.9 and 3.1.
 
-t.test('continuous in B across the walk\'s grid switch (ρ 0.5, 4 × 512, burst 10, B lumped)', async (t) => {
+t.test("continuous in B across the walk's grid switch (ρ 0.5, 4 × 512, burst 10, B lumped)", async (t) => {
   const load = (B: number) => ({
     requestsPerSecond: 255,
     rate: 1,
