@@ -80,11 +80,27 @@ export type Command =
   | { command: 'help' }
   | { command: 'version' }
 
+/** A decimal number as a flag's value: digits, an optional fraction and exponent (not `0x10`, which `Number` reads as 16). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
 function number(option: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined
   const n = Number(text)
-  if (text.trim() === '' || !Number.isFinite(n)) invalidOption(option, 'a number', text)
+  if (!DECIMAL.test(text.trim()) || !Number.isFinite(n)) invalidOption(option, 'a number', text)
   return n
+}
+
+/**
+ * Refuse a flag given twice (`parseArgs` keeps the last silently).
+ * @throws {GrudgeError} `ERR_GRUDGE_OPTION_INVALID` naming the flag
+ */
+function onceEach(tokens: readonly { kind: string; name?: string }[]): void {
+  const seen = new Set<string>()
+  for (const t of tokens) {
+    if (t.kind !== 'option' || t.name === undefined) continue
+    if (seen.has(t.name)) invalidOption(t.name, 'the flag once', 'it twice or more')
+    seen.add(t.name)
+  }
 }
 
 /** A number flag's value, or `undefined` when absent; refused naming the flag when `ok` is false. */
@@ -248,12 +264,14 @@ export function parseCommand(argv: string[]): Command {
   if (command === 'version' || command === '--version' || command === '-v') return { command: 'version' }
   if (rest.includes('--help') || rest.includes('-h')) return { command: 'help' }
   if (command === 'suggest') {
-    const { values } = parseArgs({
+    const { values, tokens } = parseArgs({
       args: attachValues(rest, SUGGEST_FLAGS),
       options: SUGGEST_FLAGS,
       strict: true,
       allowPositionals: false,
+      tokens: true,
     })
+    onceEach(tokens)
     // every value given is checked first, naming its flag; then what goes together; then
     // what is missing (so `--rate -1` is reported as a bad rate, not as a missing --hot-keys)
     const policyText = values.policy ?? 'limit'
@@ -389,12 +407,14 @@ export function parseCommand(argv: string[]): Command {
       `unknown command ${JSON.stringify(command)}; ${near !== undefined ? `did you mean ${near}?` : 'expected replay, suggest, help or version'}`,
     )
   }
-  const { values, positionals } = parseArgs({
+  const { values, positionals, tokens } = parseArgs({
     args: attachValues(rest, REPLAY_FLAGS),
     options: REPLAY_FLAGS,
     strict: true,
     allowPositionals: true,
+    tokens: true,
   })
+  onceEach(tokens)
   if (positionals.length > 1) invalidOption('file', 'one input file (or - for stdin)', positionals.join(' '))
   const options: ReplayOptions = {}
   if (values.format !== undefined) options.format = values.format as LogFormat | 'auto'

@@ -66,6 +66,18 @@ t.test('suggest: a bad value is named before a missing flag, by its flag', async
     '--burst: expected a number ≥ --cost (0.6), received "0.5"',
   )
   t.equal(fails(['suggest', '--fp', '1', '--rate', 'x']), '--rate: expected a number, received "x"')
+  // decimal only: Number('0x10') is 16, Number('0b11') 3, Number('') 0
+  for (const text of ['0x10', '0b11', '0o7', '1_000', ' '])
+    t.equal(fails(['suggest', '--rps', text]), `--rps: expected a number, received ${JSON.stringify(text)}`)
+  // a flag given twice was the last one's silently (parseArgs keeps the last)
+  t.equal(
+    fails(['suggest', '--rps', '100', '--rate', '1', '--rps', '200']),
+    '--rps: expected the flag once, received "it twice or more"',
+  )
+  t.equal(
+    fails(['replay', '--top', '3', '--top', '4', 'x.log']),
+    '--top: expected the flag once, received "it twice or more"',
+  )
   t.equal(fails(['suggest', '--hot-keys', '-1']), '--hot-keys: expected a number of hot keys ≥ 0, received "-1"')
   t.equal(
     fails(['suggest', '--hot-keys', '5', '--fp', '0']),
