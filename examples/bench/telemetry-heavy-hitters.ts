@@ -3,7 +3,8 @@
 // beside fresh clients at ρ 1 and ρ 0.5 (ρ = 3 × clients per second / M), on a fake clock (counts,
 // not timings: it may run on a busy machine). At second 150 it prints stats()'s offered ρ, B and
 // prediction beside the refused share of the fresh clients measured over seconds 0–149 (the
-// window) and 130–149 (its last 20 s).
+// window) and 130–149 (its last 20 s); then issue 14's own point (1,000 fresh clients/s on
+// 4 × 4,096, no hitters) in three runs.
 //
 // `npx tsx examples/bench/telemetry-heavy-hitters.ts` (about 1 s of CPU per point).
 import { pathToFileURL } from 'node:url'
@@ -74,6 +75,20 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     console.log(
       `| ${rho} | ${r.statsRho.toFixed(3)} | ${r.requestsPerKey.toFixed(2)} | ${r.predicted.toExponential(2)} | ` +
         `${r.measuredWindow.toExponential(2)} / ${r.measuredLast20.toExponential(2)} |`,
+    )
+  }
+  // issue 14's own point without hitters (1,000 fresh clients/s on 4 × 4,096, ρ 0.73), three runs
+  // (random seeds): the stand-in figure stats() states against the rate over all requests
+  // (spec/sizing.md §7; README "Sizing")
+  const rho = 3000 / 4096
+  console.log(`\nissue 14's point, no heavy hitters, 4 × 4,096, ρ ${rho.toFixed(3)}, 3 runs:`)
+  console.log('| run | B | predicted | measured (window / last 20 s) | predicted ÷ last 20 s |')
+  console.log('| --- | --- | --- | --- | --- |')
+  for (let run = 1; run <= 3; run++) {
+    const r = heavyInOverload(rho, 0, 4096)
+    console.log(
+      `| ${run} | ${r.requestsPerKey.toFixed(2)} | ${r.predicted.toExponential(2)} | ` +
+        `${r.measuredWindow.toExponential(2)} / ${r.measuredLast20.toExponential(2)} | ${(r.predicted / r.measuredLast20).toFixed(2)} |`,
     )
   }
 }

@@ -69,21 +69,26 @@ t.test('generations and periodMs are checked', async (t) => {
   )
 })
 
+/** stats()'s figure for issue 14's fresh clients on 4 × 512 at ρ 0.5 (burst 10), B requests per key lumped. */
+const issue14At = (B: number): number =>
+  sketchFalsePositiveRate(
+    { levels: 4, cellsPerLevel: 512 },
+    {
+      requestsPerSecond: 255,
+      rate: 1,
+      burst: 10,
+      maxDebt: 100,
+      generations: 2,
+      requestsPerKey: B,
+      requestSpacingMs: 0,
+      firstRequestOnly: true,
+    },
+  )
+
 t.test('continuous in the margin: between grid points the rate is interpolated, not stepped', async (t) => {
-  // issue 14's fresh clients on 4 × 512 at ρ 0.5 (burst 10, B lumped): the margin 9 / B jumps
-  // crosses 3 at B = 3, on the grid the work budget allows here (2 cells per jump with the
-  // lower margins' reads: a step of half a jump)
-  const load = (B: number) => ({
-    requestsPerSecond: 255,
-    rate: 1,
-    burst: 10,
-    maxDebt: 100,
-    generations: 2,
-    requestsPerKey: B,
-    requestSpacingMs: 0,
-    firstRequestOnly: true,
-  })
-  const at = (B: number) => sketchFalsePositiveRate({ levels: 4, cellsPerLevel: 512 }, load(B))
+  // the margin 9 / B jumps crosses 3 at B = 3, on the grid the work budget allows here (2 cells
+  // per jump with the lower margins' reads: a step of half a jump)
+  const at = issue14At
   let prev = at(2.9)
   let worst = 1
   for (let B = 2.905; B <= 3.1 + 1e-9; B += 0.005) {
@@ -101,4 +106,32 @@ t.test('continuous in the margin: between grid points the rate is interpolated, 
   const onGrid = carryForwardRate(0.5, 4, m, 100 / 3, 2, 100 / 3, 0)
   const beside = carryForwardRate(0.5, 4, m - 1e-6, 100 / 3, 2, 100 / 3, 0)
   t.ok(Math.abs(beside / onGrid - 1) < 1e-4, `margin 3: ${onGrid}, 3 − 1e-6: ${beside}`)
+})
+
+// Review h4 of f0edddd (the interpolation between the carry walk's grid points). The
+// interpolation made the rate continuous in the margin on one grid, but the grid itself is chosen
+// from the work budget, which depends on the ceiling and the period in jump units (maxDebt / B,
+// period × rate / B): as B crosses a value where ⌈top / w⌉ tips the work over WORK_BUDGET, the
+// walk switches between 2 and 4 cells per jump and the rate jumps. At issue 14's fresh clients on
+// 4 × 512, ρ 0.5, burst 10, B lumped (what stats() states) it halves between B = 3.100 and
+// 3.105, a step the HyperLogLog's noise on B (a few per cent) crosses from run to run, the
+// mechanism the interpolation was meant to remove. Properties only (no pasted figures): a larger
+// batch is never fewer refusals, and neighbours 0.005 apart in B move by less than 1.1×, the
+// bound the test above holds between B = 2.9 and 3.1.
+
+t.test("continuous in B across the walk's grid switch (ρ 0.5, 4 × 512, burst 10, B lumped)", async (t) => {
+  const at = issue14At
+  let prev = at(3.05)
+  let worst = 1
+  let drops = 0
+  for (let i = 1; i <= 20; i++) {
+    const B = 3.05 + i * 0.005
+    const r = at(B)
+    if (!(r >= prev * (1 - 1e-9))) drops++
+    worst = Math.max(worst, r / prev, prev / r)
+    prev = r
+  }
+  const todo = { todo: 'the grid switch is not smoothed (review h4)' }
+  t.equal(drops, 0, 'no step of B down in the rate', todo)
+  t.ok(worst < 1.1, `the largest ratio between neighbours 0.005 apart: ${worst.toFixed(3)}`, todo)
 })
