@@ -12,7 +12,7 @@ import { invalidOption } from '../errors.js'
 import { formatBytes, formatDuration } from './units.js'
 import { selfSizedCells, sketchBudget } from '../limit/options.js'
 import { telemetryMaxBytes } from '../limit/telemetry.js'
-import { METER_BYTES } from '../sketch/rotator-sizing.js'
+import { METER_BYTES, budgetBytesFor } from '../sketch/rotator-sizing.js'
 import { debtMeterCellsFor, debtMeterLoad, parseDebtMeterOptions } from '../limit/debt-meter.js'
 import {
   abuseModelWeight,
@@ -318,8 +318,9 @@ export function suggestShape(options: SuggestOptions): Suggestion {
 
 /**
  * The options line of a suggestion: `{ levels, memory }` with the budget given; without one,
- * the least `memory` whose largest shape is this one (N generations of L × M × 16 B, the 2 KiB
- * load meter and a Limiter's telemetry: `sketchBudget` builds M from it), then the fixed shape
+ * the least `memory` whose largest shape is this one (N generations of L × M × 16 B and the half
+ * of one an early growth holds while it folds, the 2 KiB load meter and a Limiter's telemetry:
+ * `budgetBytesFor`, the inverse of the rule `sketchBudget` builds M with), then the fixed shape
  * `{ levels, cellsPerLevel }` for who wants one; a shape a budget cannot build (M not a power of
  * two) as the fixed shape only.
  */
@@ -327,7 +328,14 @@ function asOptions(s: Suggestion, o: SuggestOptions): string {
   if (o.memoryBytes !== undefined) return `{ levels: ${s.levels}, memory: ${o.memoryBytes} }`
   const fixed = `{ levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`
   if ((s.cellsPerLevel & (s.cellsPerLevel - 1)) !== 0) return fixed
-  const memory = s.bytes + METER_BYTES + telemetryMaxBytes()
+  const memory = budgetBytesFor(
+    s.cellsPerLevel,
+    s.levels,
+    s.generations,
+    SKETCH_BYTES_PER_CELL,
+    METER_BYTES + telemetryMaxBytes(),
+    true,
+  )
   return `{ levels: ${s.levels}, memory: ${memory} } (self-sized within it; a fixed shape: ${fixed})`
 }
 

@@ -334,7 +334,7 @@ function syncBudget(sizing: ResolvedSizing, spec: StoreSpec): ResolvedSizing {
   if (bytes === undefined) return sizing
   const L = spec.sketch?.levels ?? DEFAULT_LEVELS
   const N = spec.generations
-  const max = budgetCellsPerLevel(bytes, L, N, SYNC_BYTES_PER_CELL, METER_BYTES, sizing.maxCellsPerLevel)
+  const max = budgetCellsPerLevel(bytes, L, N, SYNC_BYTES_PER_CELL, METER_BYTES, sizing.maxCellsPerLevel, false)
   if (max < MIN_BUDGET_CELLS) {
     throw new GrudgeError(
       'ERR_GRUDGE_SIZING_BUDGET',

@@ -3,6 +3,7 @@ import { parseSizeBytes } from '../sketch/sizing.js'
 import { DEFAULT_LEVELS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import {
   METER_BYTES,
+  budgetBytesFor,
   budgetCellsPerLevel,
   resolveCells,
   type GenerationLoad,
@@ -124,11 +125,12 @@ function int(name: string, v: unknown, lo: number, hi: number, dflt: number): nu
 }
 
 /**
- * The default memory budget of each policy: 8 MiB of cells at the largest shape (4 × 65,536 ×
- * 2 generations × 16 B), the 2 KiB load meter and the 36 KiB of a default Telemetry (its
- * HyperLogLog windows and refused-key summaries), 8,427,520 bytes (spec/sizing.md §5 says why).
+ * The default memory budget of each policy: 10 MiB of cells at the largest shape (4 × 65,536 ×
+ * 16 B × 2.5: two generations and the half of one an early growth holds while it folds), the
+ * 2 KiB load meter and the 36 KiB of a default Telemetry (its HyperLogLog windows and
+ * refused-key summaries), 10,524,672 bytes (spec/sizing.md §5 says why).
  */
-export const DEFAULT_POLICY_MEMORY_BYTES = 8 * 1024 * 1024 + METER_BYTES + telemetryMaxBytes()
+export const DEFAULT_POLICY_MEMORY_BYTES = 10 * 1024 * 1024 + METER_BYTES + telemetryMaxBytes()
 
 /** The fewest cells per level a self-sized generation shrinks to (when the budget holds more). */
 const SELF_SIZED_MIN_CELLS = 64
@@ -157,7 +159,8 @@ const MAX_CELLS = 1 << 24
 /**
  * The cells per level of a policy's sketch from its budget: the largest power of two M in
  * [16, 2^24] with 2 KiB (the load meter, {@link METER_BYTES}) + `reservedBytes` (a Limiter's
- * telemetry) + L × M × 16 B × generations ≤ memory ({@link budgetCellsPerLevel}); or the
+ * telemetry) + L × M × 16 B × (generations + ½) ≤ memory ({@link budgetCellsPerLevel}: the half
+ * of a generation an early growth holds while it folds); or the
  * `cellsPerLevel` given (a fixed shape, no meter), which must then fit a `memory` given beside
  * it with the reserved bytes. `grudge suggest --memory` calls this too.
  * @param reservedBytes bytes of the budget held for something else than the policy's store (≥ 0; default 0)
@@ -194,11 +197,13 @@ export function sketchBudget(
     SKETCH_BYTES_PER_CELL,
     METER_BYTES + reservedBytes,
     MAX_CELLS,
+    true,
   )
   if (!(cellsPerLevel >= MIN_CELLS)) {
+    const needed = budgetBytesFor(MIN_CELLS, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES + reservedBytes, true)
     throw new GrudgeError(
       'ERR_GRUDGE_SIZING_BUDGET',
-      `option "${prefix}memory": expected ≥ ${METER_BYTES + reservedBytes + MIN_CELLS * perCellRow} bytes (${METER_BYTES} for the load meter${reserved} + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × ${generations} generations), received ${memoryBytes}`,
+      `option "${prefix}memory": expected ≥ ${needed} bytes (${METER_BYTES} for the load meter${reserved} + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × (${generations} generations + the half of one an early growth holds while it folds)), received ${memoryBytes}`,
     )
   }
   return { cellsPerLevel, memoryBytes, fixedShape: false }

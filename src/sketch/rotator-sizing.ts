@@ -141,14 +141,13 @@ export interface RotatorSizing {
   /** Largest cells per level of any generation: a power of two ≥ minCellsPerLevel. Give this or `maxBytes`, not both. */
   maxCellsPerLevel?: number
   /**
-   * The budget in bytes for the whole Rotator: every generation's cells (16 B each) plus the
-   * 2 KiB of the load meter. The maximum cells per level is the largest power of two M with
-   * 2048 + N × L × M × 16 ≤ maxBytes, so the live generations never exceed it whatever the mix
-   * of shapes. An early growth holds the generations it replaces beside them until their folds
-   * end (at most half of each new size: up to 2048 + N × L × M × 24 bytes, which `sizeBytes()`
-   * reads during a lazy fold; spec/rotator.md §1, _Early growth by folding_, Memory): for a peak
-   * within B too, give `maxCellsPerLevel` = the largest power of two M with
-   * 2048 + N × L × M × 24 ≤ B instead. Give this or `maxCellsPerLevel`, not both.
+   * The budget in bytes for the whole Rotator: every generation's cells (16 B each), the
+   * smaller generation an early growth holds while it folds (one at a time, at most half the
+   * largest) and the 2 KiB of the load meter. The maximum cells per level is the largest power
+   * of two M with 2048 + (N + ½) × L × M × 16 ≤ maxBytes, so `sizeBytes()` never exceeds it
+   * whatever the mix of shapes, during a growth too (spec/rotator.md §1, _Early growth by
+   * folding_, Memory; delta baselines, made only by deltas, are outside). At least
+   * 2048 + (N + ½) × L × minCellsPerLevel × 16. Give this or `maxCellsPerLevel`, not both.
    */
   maxBytes?: number
   /** How often the youngest generation's load is checked (and a due rotation performed), ms: finite, > 0, ≤ periodMs. Default min(1000, periodMs / 4). The ticker runs at this period instead of periodMs. */
@@ -231,18 +230,22 @@ function floorPowerOfTwo(x: number): number {
 
 /**
  * The cells per level a memory budget holds: the largest power of two M ≤ `maxCells` with
- * `reservedBytes + generations × levels × M × bytesPerCell ≤ memoryBytes`, or 0 when not even
- * M = 1 fits. The one rule of every budget: the Limiter's `memory` (16 B per cell, the 2 KiB
- * load meter and the limiter's telemetry reserved), a Rotator's `sizing.maxBytes`, the Redis
- * sync store (which holds more per cell) and `grudge suggest --memory`. It bounds the live
- * generations: an early growth also holds, until its folds end, the smaller generations they
- * replace (at most half of each new size; spec/rotator.md §1, _Early growth by folding_, Memory).
+ * `reservedBytes + (generations + h) × levels × M × bytesPerCell ≤ memoryBytes`, or 0 when not
+ * even M = 1 fits, where h = 1/2 when `foldHeld` (an in-process early growth folds one generation
+ * at a time and holds the smaller one it replaces, at most M / 2, until its fold ends: so the
+ * live generations and that one stay within the budget; spec/rotator.md §1, _Early growth by
+ * folding_, Memory), else 0. The one rule of every budget: the Limiter's `memory` (16 B per
+ * cell, the 2 KiB load meter and the limiter's telemetry reserved), a Rotator's
+ * `sizing.maxBytes` and `grudge suggest --memory` (all with `foldHeld`), and the Redis sync
+ * store (which holds more per cell, and whose fleet growth caps its twins and their bases at
+ * N × M: spec/cluster.md "Early growth").
  * @param memoryBytes the budget in bytes (finite, > 0)
  * @param levels L ≥ 1
  * @param generations N ≥ 1
  * @param bytesPerCell what the store holds per cell, in bytes (16 for a Sketch)
  * @param reservedBytes what the budget holds besides the cells, in bytes (≥ 0)
  * @param maxCells the most cells per level (≥ 1)
+ * @param foldHeld whether the budget also holds a fold's smaller generation (half a generation)
  * @internal
  */
 export function budgetCellsPerLevel(
@@ -252,10 +255,28 @@ export function budgetCellsPerLevel(
   bytesPerCell: number,
   reservedBytes: number,
   maxCells: number,
+  foldHeld: boolean,
 ): number {
-  return floorPowerOfTwo(
-    Math.min(maxCells, Math.floor((memoryBytes - reservedBytes) / (generations * levels * bytesPerCell))),
-  )
+  const rows = foldHeld ? generations + 0.5 : generations
+  return floorPowerOfTwo(Math.min(maxCells, Math.floor((memoryBytes - reservedBytes) / (rows * levels * bytesPerCell))))
+}
+
+/**
+ * The bytes a budget needs for `cellsPerLevel` cells per level at most: the inverse of
+ * {@link budgetCellsPerLevel}, `reservedBytes + (generations + h) × levels × cellsPerLevel ×
+ * bytesPerCell` (h as there).
+ * @internal
+ */
+export function budgetBytesFor(
+  cellsPerLevel: number,
+  levels: number,
+  generations: number,
+  bytesPerCell: number,
+  reservedBytes: number,
+  foldHeld: boolean,
+): number {
+  const rows2 = foldHeld ? 2 * generations + 1 : 2 * generations
+  return reservedBytes + (rows2 * levels * cellsPerLevel * bytesPerCell) / 2
 }
 
 /**
@@ -306,15 +327,15 @@ export function checkSizing(
     const bytes = sizing.maxBytes
     if (typeof bytes !== 'number' || !Number.isFinite(bytes) || bytes <= 0)
       invalidOption('sizing.maxBytes', 'a finite number of bytes > 0', bytes)
-    const smallest = METER_BYTES + generations * levels * min * 16
+    const smallest = budgetBytesFor(min, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES, true)
     if (bytes < smallest) {
       invalidOption(
         'sizing.maxBytes',
-        `at least ${smallest} bytes (2048 for the load meter + ${generations} generations × ${levels} levels × ${min} cells × 16 B)`,
+        `at least ${smallest} bytes (2048 for the load meter + ${generations + 0.5} × ${levels} levels × ${min} cells × 16 B: ${generations} generations and the half of one an early growth holds while it folds)`,
         bytes,
       )
     }
-    max = budgetCellsPerLevel(bytes, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES, MAX_CELLS_PER_LEVEL)
+    max = budgetCellsPerLevel(bytes, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES, MAX_CELLS_PER_LEVEL, true)
   } else {
     max = sizing.maxCellsPerLevel!
     if (!isPowerOfTwo(max)) invalidOption('sizing.maxCellsPerLevel', 'a power of two in [1, 2^32]', max)

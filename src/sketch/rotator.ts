@@ -186,6 +186,12 @@ export class Rotator {
   private checkAtCost = Infinity
   /** Generation indexes of the live generations grown early (for {@link Rotator.earlyGenerations}; pruned as they retire). */
   private readonly earlyIndexes: number[] = []
+  /** The cells per level an early growth in progress folds to, or 0 when none is (see {@link Rotator.growEarly}). */
+  private growCells = 0
+  /** Generation indexes the early growth in progress will fold next, one at a time, oldest first. */
+  private readonly growQueue: number[] = []
+  /** When the lazy fold in progress started (ms, this rotator's clock): {@link Rotator.check} ends one a window old. */
+  private foldStartedAtMs = 0
   private earlyGrowthCount = 0
   private resizeCount = 0
   private limitCount = 0
@@ -373,10 +379,12 @@ export class Rotator {
     if (sizing === undefined) return
     const youngest = this.gens[this.generations - 1]
     const rate = youngest.decay.ratePerSecond
+    // an early growth in progress folds the youngest to growCells soon: measure against that
+    const M = Math.max(youngest.cellsPerLevel, this.growCells)
     this.checkAtCost =
-      youngest.cellsPerLevel >= sizing.maxCellsPerLevel || !(rate > 0)
+      M >= sizing.maxCellsPerLevel || !(rate > 0)
         ? Infinity
-        : ((youngest.cellsPerLevel * rate * sizing.checkEveryMs) / 1000) * Math.min(1, sizing.growAtLoadFactor ?? 1)
+        : ((M * rate * sizing.checkEveryMs) / 1000) * Math.min(1, sizing.growAtLoadFactor ?? 1)
   }
 
   /** Cells per level of the generation(s) appended at a rotation at `nowMs`. */
@@ -447,6 +455,8 @@ export class Rotator {
       this.flushEvents()
       return
     }
+    // a fold the event loop did not sweep within a window (a synchronous caller): end it now
+    if (this.growCells > 0 && now - this.foldStartedAtMs >= this.sizing!.checkEveryMs) this.finishStalledFold()
     const meter = this.meter!
     const load = meter.windowLoad(now, this.loadBase('check'))
     meter.closeWindow(now)
@@ -491,11 +501,11 @@ export class Rotator {
   }
 
   /**
-   * One slice of the lazy folds in progress (spec/rotator.md §1, _Early growth by folding_,
-   * _Cost_): at most `foldSliceCells` cells (whole chunks, one at least), the oldest
-   * generation's first. Run once per turn of the event loop after an early growth; an
-   * operation in between folds its key's chunks itself.
-   * @returns the generations still folding
+   * One slice of the lazy fold in progress (spec/rotator.md §1, _Early growth by folding_,
+   * _Cost_): at most `foldSliceCells` cells (whole chunks, one at least); when it ends, the next
+   * queued generation's fold starts (one at a time: Memory). Run once per turn of the event loop
+   * after an early growth; an operation in between folds its key's chunks itself.
+   * @returns the generations still folding or queued to fold
    * @internal
    */
   foldSlice(): number {
@@ -506,46 +516,89 @@ export class Rotator {
       if (budget > 0) budget -= g.foldSome(budget)
       if (g.folding) left++
     }
-    return left
+    if (left === 0 && this.foldNextQueued()) left = 1
+    return left + this.growQueue.length
   }
 
   /**
    * Grow every live generation smaller than `cells` cells per level to `cells` by folding
    * ({@link Sketch.foldFrom}: each level repeated, under the same seed, so every key reads at
-   * least what it read before and shares its cells with fewer keys from now on). The deciding
-   * generation included: it is the one refusing innocent keys, and a fold loses nothing it
-   * holds, so it decides on at once and keeps its age; so does every other folded generation,
-   * and the promotion-age guard holds unchanged (spec/rotator.md §1 "Self-sizing", _Early
-   * growth by folding_). A generation whose cells per level are not a power of two dividing
-   * `cells` (only a restored frame can hold one) keeps its shape.
+   * least what it read before and shares its cells with fewer keys from now on), one at a time,
+   * oldest first: the deciding generation first (it is the one refusing innocent keys, and a
+   * fold loses nothing it holds, so it decides on at once and keeps its age; so does every other
+   * folded generation, and the promotion-age guard holds unchanged), and the next once the fold
+   * before has ended, so that only one smaller generation is held beside the live ones at any
+   * time (spec/rotator.md §1 "Self-sizing", _Early growth by folding_, Memory). A fold in progress
+   * towards a smaller size is finished at once first. A generation whose cells per level are not
+   * a power of two dividing `cells` (only a restored frame can hold one) keeps its shape. A growth
+   * to at most the size already under way changes nothing.
    */
   private growEarly(cells: number, nowMs: number): void {
-    const grown: number[] = []
+    if (cells <= this.growCells) return
+    const queue: number[] = []
     for (let g = 0; g < this.generations; g++) {
-      const old = this.gens[g]
-      const M = old.cellsPerLevel
-      if (M >= cells) continue
-      const index = this.completed + g
+      const M = this.gens[g].cellsPerLevel
       // only a restored frame can hold a shape that does not fold (sized shapes are powers of two)
-      if (!canFold(M, cells)) continue
+      if (M < cells && canFold(M, cells)) queue.push(this.completed + g)
+    }
+    if (queue.length === 0) return
+    // one smaller generation held at a time: a fold towards a smaller size ends now
+    for (const g of this.gens) if (g.folding) g.foldSome(Infinity)
+    this.growCells = cells
+    this.growQueue.length = 0
+    this.growQueue.push(...queue)
+    this.meter!.reset(nowMs, true)
+    this.resizeCount++
+    this.earlyGrowthCount++
+    if (this.foldNextQueued()) this.scheduleFold()
+    this.armCheck()
+  }
+
+  /**
+   * End the lazy fold in progress at once and start the next queued one: the check's rule when
+   * a fold began at least a check window ago (the event loop's turns did not sweep it: a caller
+   * that never yields, or a loop too busy), so a queued generation never waits on turns that do
+   * not come (spec/rotator.md §1, _Early growth by folding_, Memory).
+   */
+  private finishStalledFold(): void {
+    for (const g of this.gens) if (g.folding) g.foldSome(Infinity)
+    if (this.foldNextQueued()) this.scheduleFold()
+  }
+
+  /**
+   * Start the fold of the next queued generation to `growCells` (at once when it has at most
+   * `foldSliceCells` cells, then the next, and so on; lazily otherwise), skipping any retired
+   * since it was queued. The larger generation takes the smaller one's place and hasher at
+   * once; the smaller is held by the lazy fold's views until it ends.
+   * @returns whether a lazy fold is now in progress (false: the queue is empty and the growth done)
+   */
+  private foldNextQueued(): boolean {
+    const cells = this.growCells
+    while (this.growQueue.length > 0) {
+      const index = this.growQueue.shift()!
+      const g = index - this.completed
+      if (g < 0) continue
+      const old = this.gens[g]
+      if (old.cellsPerLevel >= cells) continue
       // the old generation's own hasher: a restored frame without a master seed has no seed derivation to redo
       const next = new Sketch({ ...this.sketchOptions, cellsPerLevel: cells, hasher: old.hasher, seed: undefined })
       // a large one lazily: each operation folds its key's chunks, a slice per turn the rest
       if (next.levels * cells <= this.foldSliceCells) next.foldFrom(old)
       else next.foldLazilyFrom(old, this.foldChunkCells)
       this.gens[g] = next
-      grown.push(index)
+      const live = this.earlyIndexes.filter((i) => i >= this.completed && i !== index)
+      live.push(index)
+      live.sort((a, b) => a - b)
+      this.earlyIndexes.length = 0
+      this.earlyIndexes.push(...live)
+      if (next.folding) {
+        const t = this.clock.now()
+        this.foldStartedAtMs = Number.isFinite(t) ? t : this.lastRotationAtMs
+        return true
+      }
     }
-    if (grown.length === 0) return
-    this.scheduleFold()
-    this.meter!.reset(nowMs, true)
-    this.armCheck()
-    this.resizeCount++
-    this.earlyGrowthCount++
-    const live = this.earlyIndexes.filter((i) => i >= this.completed && !grown.includes(i))
-    live.push(...grown)
-    this.earlyIndexes.length = 0
-    this.earlyIndexes.push(...live)
+    this.growCells = 0
+    return false
   }
 
   // Time: as on Sketch, every clock-reading method has an At twin taking the time first.

@@ -8,8 +8,10 @@
 // chunk not folded yet is the smaller generation's cells j mod M), is B's bit for bit (score and
 // time), and so is every answer; both took a delta before the fold (a baseline, which folds
 // chunk by chunk with the cells), so the deltas after it, and the frames, are the same bytes.
-// A folds at most L chunks per folding generation in an operation and whole chunks of at most
-// its slice in a turn; B folds both generations' 2,048 cells in the one check.
+// A folds at most L chunks in an operation and whole chunks of at most its slice in a turn; B
+// folds the deciding generation's 1,024 cells in the one check (the youngest is at the largest
+// shape already: an early growth folds one generation at a time, the next once the one before
+// has ended, tested below with the memory it holds).
 import t from 'tap'
 import { Rotator, linear } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
@@ -42,6 +44,14 @@ const foldedCells = (r: Rotator) => {
     for (let c = 0; c < f.done.length; c++) n += f.done[c] << f.shift
   }
   return n
+}
+
+/** Fold generation `g` of `r` at once to `cells` now (a rotator with foldSliceCells = Infinity), through its own queue. */
+function foldAtOnce(r: Rotator, g: number, cells: number): void {
+  const x = r as unknown as { growCells: number; growQueue: number[]; completed: number; foldNextQueued(): boolean }
+  x.growCells = cells
+  x.growQueue.push(x.completed + g)
+  x.foldNextQueued()
 }
 
 const L = 4
@@ -149,39 +159,45 @@ t.test('a lazy fold reads and writes as the fold at once, a bounded share per op
   }
   big = true
   clock.advance(1000)
-  ta.tick()
-  tb.tick() // both grow early: A lazily, B at once
+  ta.tick() // A grows early: the deciding generation lazily, the youngest once that fold ends
   big = false
-  t.same(a.generationCellsPerLevel, [256, 256])
-  t.same(b.generationCellsPerLevel, [256, 256])
+  // B, the reference, folds each generation at once when A starts folding it
+  foldAtOnce(b, 0, 256)
+  t.same(a.generationCellsPerLevel, [256, 64])
+  t.same(b.generationCellsPerLevel, [256, 64])
   t.equal(foldedCells(a), 0, 'the check itself folds nothing (lazily)')
-  t.ok(
-    gensOf(a).every((g) => g.lazy !== undefined),
-    'both generations folding',
-  )
+  t.ok(gensOf(a)[0].lazy !== undefined, 'the deciding generation folding')
   compare('at the growth')
   let maxPerSlice = 0
   let slices = 0
-  for (let step = 0; step < 150; step++) {
+  let youngestAt = -1
+  for (let step = 0; step < 400; step++) {
     clock.advance(Math.floor(random() * 50))
     op(`folding, step ${step}`)
-    if (random() < 0.3) {
+    if (random() < 0.5) {
       const before = foldedCells(a)
-      const left = a.foldSlice()
+      const folding = gensOf(a).findIndex((g) => g.lazy !== undefined)
+      a.foldSlice()
       slices++
-      if (left === gensOf(a).filter((g) => g.lazy !== undefined).length && left > 0) {
+      if (folding >= 0 && gensOf(a)[folding].lazy !== undefined) {
         const n = foldedCells(a) - before
         if (n > maxPerSlice) maxPerSlice = n
+      }
+      if (youngestAt < 0 && a.generationCellsPerLevel[1] === 256) {
+        youngestAt = step
+        t.ok(gensOf(a)[0].lazy === undefined, `step ${step}: the youngest's fold starts once the deciding one's ended`)
+        foldAtOnce(b, 1, 256)
       }
       compare(`folding, slice after step ${step}`)
     }
   }
+  t.ok(youngestAt > 0, `the youngest's fold started at step ${youngestAt}`)
   t.ok(
-    gensOf(a).some((g) => g.lazy !== undefined),
-    'still folding after 150 operations (the frames below finish it)',
+    gensOf(a)[1].lazy !== undefined,
+    'still folding after 400 operations (the frames below finish it)',
   )
-  t.ok(opsFolding >= 150, `${opsFolding} operations during the fold`)
-  t.ok(maxPerOp <= 2 * L * 4, `at most L chunks of 4 cells per folding generation in an operation (${maxPerOp})`)
+  t.ok(opsFolding >= 400, `${opsFolding} operations during the folds`)
+  t.ok(maxPerOp <= L * 4, `at most L chunks of 4 cells in an operation (${maxPerOp})`)
   t.ok(maxPerSlice <= 8 && slices > 20, `at most a slice of 8 cells a turn (${maxPerSlice}, ${slices} slices)`)
   const now = clock.now()
   t.same(a.takeDelta().serializeAt(now, 0), b.takeDelta().serializeAt(now, 0), 'the deltas after the fold: same bytes')
@@ -197,7 +213,7 @@ t.test('a lazy fold reads and writes as the fold at once, a bounded share per op
   t.equal(mismatches, 0, `A as B in every cell and answer (${compared} cells compared)`)
 })
 
-t.test('the rotator sweeps a lazy fold a slice per turn of the event loop', async (t) => {
+t.test('the rotator sweeps a lazy fold a slice per turn of the event loop, one generation after the other', async (t) => {
   const clock = new FakeClock(0)
   let big = false
   const ticker = new FakeTicker()
@@ -212,14 +228,21 @@ t.test('the rotator sweeps a lazy fold a slice per turn of the event loop', asyn
   const before = r.estimate('k3')
   ticker.tick()
   big = false
-  t.same(r.generationCellsPerLevel, [256, 256])
+  t.same(r.generationCellsPerLevel, [256, 64], 'the deciding generation first; the youngest waits its turn')
   let turns = 0
+  let both = 0
+  let youngestAt = -1
   while (gensOf(r).some((g) => g.lazy !== undefined) && turns < 1000) {
     await new Promise((resolve) => setImmediate(resolve))
     turns++
+    if (gensOf(r).every((g) => g.lazy !== undefined)) both++
+    if (youngestAt < 0 && r.generationCellsPerLevel[1] === 256) youngestAt = turns
   }
-  // 2 generations × 4 levels × 256 cells at 64 cells a turn
+  t.equal(both, 0, 'never two generations folding at once')
+  // 4 levels × 256 cells at 64 cells a turn: the youngest starts in the turn the deciding one ends
+  t.equal(youngestAt, (L * 256) / 64, `the youngest's fold starts at turn ${youngestAt}`)
   t.equal(turns, (2 * L * 256) / 64, `done in ${turns} turns, a slice each`)
+  t.same(r.generationCellsPerLevel, [256, 256])
   t.equal(r.estimate('k3'), before, `reads as before the fold (${before})`)
 
   // closed while folding: no more turns, nothing thrown
@@ -243,12 +266,53 @@ t.test('the rotator sweeps a lazy fold a slice per turn of the event loop', asyn
   )
 })
 
-t.test('sizeBytes counts the smaller generations a lazy fold holds until it ends', async (t) => {
-  // budget 2048 + N × L × 128 × 16 = 18,432 B: max = 128 cells per level. Both generations sized
-  // at max / 2 = 64, then an early growth folds both to 128, lazily (slices of 64 cells): until
-  // the last chunk the views hold each smaller generation's whole cells, L × 64 × 16 B each
+t.test('a caller that never yields: the next check ends a fold a window old and starts the next', async (t) => {
+  const clock = new FakeClock(0)
+  let big = false
+  const ticker = new FakeTicker()
+  const r = make(clock, ticker, () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [256, 64])
+  // no turn of the event loop: only the operations' own chunks are folded
+  for (let i = 0; i < 50; i++) r.estimate(`k${i}`)
+  clock.advance(999)
+  ticker.tick()
+  t.same(r.generationCellsPerLevel, [256, 64], 'a check less than a window after the growth waits')
+  t.ok(gensOf(r)[0].lazy !== undefined, 'the deciding generation still folding')
+  clock.advance(1)
+  const youngest = gensOf(r)[1] as unknown as { estimate(key: string): number }
+  const reads = Array.from({ length: 200 }, (_, i) => youngest.estimate(`k${i}`))
+  ticker.tick()
+  t.same(r.generationCellsPerLevel, [256, 256], 'a window after: the deciding fold ended, the youngest folding')
+  t.ok(gensOf(r)[0].lazy === undefined && gensOf(r)[1].lazy !== undefined)
+  const grown = gensOf(r)[1] as unknown as { estimate(key: string): number }
+  t.same(
+    Array.from({ length: 200 }, (_, i) => grown.estimate(`k${i}`)),
+    reads,
+    'the youngest reads after its fold started what it read just before (200 keys)',
+  )
+  clock.advance(1000)
+  ticker.tick()
+  t.ok(
+    gensOf(r).every((g) => g.lazy === undefined),
+    'the next window: every fold ended',
+  )
+})
+
+t.test('an early growth stays within maxBytes: one smaller generation held at a time', async (t) => {
+  // budget 2048 + (N + ½) × L × 128 × 16 = 22,528 B: max = 128 cells per level. Both generations
+  // sized at max / 2 = 64, then an early growth folds both to 128, lazily (slices of 64 cells),
+  // one after the other: while one folds, its view holds the smaller generation's whole cells
   const N = 2
-  const maxBytes = 2048 + N * L * 128 * 16
+  const maxBytes = 2048 + (N + 0.5) * L * 128 * 16
   const clock = new FakeClock(0)
   const ticker = new FakeTicker()
   let big = false
@@ -264,6 +328,18 @@ t.test('sizeBytes counts the smaller generations a lazy fold holds until it ends
   t.teardown(() => r.close())
   r.foldSliceCells = 64
   t.equal(r.maxCellsPerLevel, 128)
+  t.equal(
+    new Rotator({
+      sketch: { levels: L, decay: linear(1), hi: 10 },
+      generations: N,
+      periodMs: 10_000,
+      clock,
+      ticker: new FakeTicker(),
+      sizing: { sizeNextGeneration: () => 64, maxBytes: maxBytes - 1 },
+    }).maxCellsPerLevel,
+    64,
+    'a byte less: the largest shape halves (the half generation a growth holds is in the rule)',
+  )
   r.rotate()
   r.rotate()
   t.same(r.generationCellsPerLevel, [64, 64])
@@ -273,24 +349,22 @@ t.test('sizeBytes counts the smaller generations a lazy fold holds until it ends
   clock.advance(1000)
   ticker.tick()
   big = false
+  t.same(r.generationCellsPerLevel, [128, 64])
+  t.equal(r.sizeBytes(), 2048 + L * (128 + 64 + 64) * 16, 'the deciding one folding: L × (M′ + M) × 16 B, the youngest L × M × 16')
+  let peak = r.sizeBytes()
+  let slices = 0
+  let left = 1
+  while (left > 0 && slices < 100) {
+    for (let i = 0; i < 10; i++) r.update(`k${i}`, 1)
+    left = r.foldSlice()
+    slices++
+    const bytes = r.sizeBytes()
+    if (bytes > peak) peak = bytes
+    t.ok(bytes <= maxBytes, `slice ${slices}: ${bytes} ≤ ${maxBytes}`)
+    t.ok(gensOf(r).filter((g) => g.lazy !== undefined).length <= 1, `slice ${slices}: one generation folding at most`)
+  }
+  t.equal(peak, maxBytes, `the peak, while the youngest folds, is the budget: 2048 + L × (128 + 128 + 64) × 16 = ${peak}`)
+  t.equal(left, 0, `the folds ended (${slices} slices)`)
   t.same(r.generationCellsPerLevel, [128, 128])
-  t.ok(
-    gensOf(r).every((g) => g.lazy !== undefined),
-    'both generations folding',
-  )
-  const folding = 2048 + N * L * (128 + 64) * 16
-  t.equal(r.sizeBytes(), folding, 'folding: each generation L × (M′ + M) × 16 B')
-  t.ok(r.sizeBytes() > maxBytes, `above the budget while folding (${r.sizeBytes()} > ${maxBytes})`)
-  t.ok(r.sizeBytes() <= 2048 + N * L * 128 * 24, 'within the stated peak, 2048 + N × L × max × 24')
-  // a slice and some operations: chunks folded, the smaller buffers still held whole
-  t.equal(r.foldSlice(), 2, 'one slice: both still folding')
-  for (let i = 0; i < 10; i++) r.update(`k${i}`, 1)
-  t.equal(r.sizeBytes(), folding, 'partly folded: the same')
-  let turns = 0
-  while (r.foldSlice() > 0 && turns < 100) turns++
-  t.ok(
-    gensOf(r).every((g) => g.lazy === undefined),
-    `the folds ended (${turns} more slices)`,
-  )
-  t.equal(r.sizeBytes(), maxBytes, 'after the fold: L × M′ × 16 B each, the whole budget')
+  t.equal(r.sizeBytes(), 2048 + N * L * 128 * 16, 'after the folds: L × M′ × 16 B each')
 })
