@@ -330,7 +330,8 @@ export function sizeRows(points: readonly GenerationSizes[]): { rows: Generation
 
 /**
  * The report's one-line account of the sketches' memory and shape: `8.0 MiB at the end; each
- * policy self-sized within 8.0 MiB (4 levels × 64–65,536 cells × 16 B × 2 generations)`, or
+ * policy self-sized within 10.0 MiB (4 levels × 64–65,536 cells × 16 B × 2 generations and half
+ * of one for a growth's fold)`, or
  * for a fixed shape `512.0 KiB (1 × 2 generations × 4 levels × 4,096 cells × 16 B)`.
  * @param s the report's `sketch`
  * @param bytes formats bytes (`formatBytes`)
@@ -346,5 +347,5 @@ export function sketchMemoryText(
   const all = [...(s.sizes.rate ?? []), ...(s.sizes.abuse ?? [])].flatMap((p) => p.cellsPerLevel)
   const lo = Math.min(s.cellsPerLevel, ...all)
   const range = lo === s.cellsPerLevel ? num(lo) : `${num(lo)}–${num(s.cellsPerLevel)}`
-  return `${bytes(s.sizeBytes)} at the end; each policy self-sized within ${bytes(s.memoryBytes ?? 0)} (${s.levels} levels × ${range} cells × 16 B × ${s.generations} generations)`
+  return `${bytes(s.sizeBytes)} at the end; each policy self-sized within ${bytes(s.memoryBytes ?? 0)} (${s.levels} levels × ${range} cells × 16 B × ${s.generations} generations and half of one for a growth's fold)`
 }

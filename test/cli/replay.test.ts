@@ -210,7 +210,7 @@ t.test('rotations are driven by log time; bursts that drain are never forgiven e
 t.test('self-sized by default: the sizes each policy chose over time, in the report', async (t) => {
   // 400 fresh keys a second for 25 s (one request each), then 2 a second: the debt meter's
   // period is 20 s (maxDebt 10 × burst 2 / rate 1). Its first generations hold the default
-  // budget's largest shape, 8 MiB of cells / (4 levels × 16 B × 2) = 65,536 cells per level; at
+  // budget's largest shape, 10 MiB of cells / (4 levels × 16 B × 2.5) = 65,536 cells per level; at
   // the first rotation the sizer asks for ρ ≤ 0.05 (spec/sizing.md §2.6) at twice the load, the
   // shrink margin (spec/rotator.md "Hysteresis"): 2 × 400 / 0.05 = 16,000 → 16,384
   const lines: string[] = []
@@ -232,7 +232,7 @@ t.test('self-sized by default: the sizes each policy chose over time, in the rep
   const text = formatReport(rep, 'x.log')
   t.match(
     text,
-    /sketch memory +\S+ \S+ at the end; each policy self-sized within 8\.0 MiB \(4 levels × 64–65,536 cells/,
+    /sketch memory +\S+ \S+ at the end; each policy self-sized within 10\.0 MiB \(4 levels × 64–65,536 cells × 16 B × 2 generations and half of one for a growth's fold\)/,
   )
   t.match(text, /\n {2}rate {4}2026-01-05 10:00:00Z {2}65,536 65,536 /)
   t.match(text, /\n {2}rate {4}\S+ \S+ {2}65,536 16,384 /)

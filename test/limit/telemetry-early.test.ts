@@ -12,6 +12,7 @@ import { prometheusText } from '../../src/http/prometheus.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 import { SKETCH_BYTES_PER_CELL } from '../../src/sketch/shape.js'
 import { METER_BYTES } from '../../src/sketch/rotator-sizing.js'
+import { telemetryMaxBytes } from '../../src/limit/telemetry.js'
 import { parsePrometheusText, promSample } from '../fixtures/prometheus-text.js'
 
 const RATE = 1
@@ -152,52 +153,70 @@ t.test('Limiter: stats() and the Prometheus text show the early generation, its 
   t.ok(grownAt <= 252_000, `grown early ${grownAt - 250_000} ms after the jump`)
   const s = l.telemetry.stats()
   const m = s.perPolicy.limit!
-  t.equal(m.early.length, 2, 'both generations were below the new size: both folded')
-  const [e0, e1] = m.early
-  t.equal(e1.twin, false, 'in process: folded in place, not a twin')
-  t.equal(e1.generation, 1, 'the youngest (N = 2)')
-  t.equal(e1.cellsPerLevel, m.cellsPerLevel[1], 'its cells are the youngest shape')
-  t.same([e0.generation, e0.deciding, e0.cellsPerLevel], [0, true, m.cellsPerLevel[0]], 'the deciding one grew too')
-  t.equal(e1.deciding, false)
-  // the youngest was created at the last rotation and keeps its age: promoted a period after it
-  const lastRotationMs = Math.floor(grownAt / policyA) * policyA
-  t.equal(e1.decidesAtMs, lastRotationMs + policyA, 'decides when the period is due, as before the growth')
+  t.equal(m.early.length, 1, 'both generations were below the new size: the deciding one folds first')
+  const [e0] = m.early
+  t.same(
+    [e0.generation, e0.deciding, e0.twin, e0.cellsPerLevel],
+    [0, true, false, m.cellsPerLevel[0]],
+    'the deciding one grew, in place (not a twin)',
+  )
+  t.equal(m.cellsPerLevel[1], before.cellsPerLevel[1], 'the youngest waits its turn at its size (one fold at a time)')
   t.equal(m.earlyGrowths - before.earlyGrowths, 1, 'one early growth')
   t.ok(m.resizes >= before.resizes + 1, `resizes ${before.resizes} → ${m.resizes}`)
-  const cellsBytes = m.cellsPerLevel.reduce((a, c) => a + 4 * c * SKETCH_BYTES_PER_CELL, 0)
-  // both folds are lazy (4 levels × ≥ 4,096 cells > the 8,192-cell slice) and still in progress (no
-  // turn of the event loop yet): the smaller generations they replace are held until they end
-  const smallerBytes = before.cellsPerLevel.reduce((a, c) => a + 4 * c * SKETCH_BYTES_PER_CELL, 0)
+  const bytesOf = (cells: readonly number[]) => cells.reduce((a, c) => a + 4 * c * SKETCH_BYTES_PER_CELL, 0)
+  // the fold is lazy (4 levels × ≥ 4,096 cells > the 8,192-cell slice) and still in progress (no
+  // turn of the event loop yet): the smaller generation it replaces is held until it ends
   t.ok(
-    Math.min(...m.cellsPerLevel) * 4 > 8192,
-    `lazy folds: ${m.cellsPerLevel.join(', ')} cells per level, from ${before.cellsPerLevel.join(', ')}`,
+    m.cellsPerLevel[0] * 4 > 8192,
+    `a lazy fold: ${m.cellsPerLevel.join(', ')} cells per level, from ${before.cellsPerLevel.join(', ')}`,
   )
   t.equal(
     m.sizeBytes,
-    METER_BYTES + cellsBytes + smallerBytes,
-    'the bytes hold the folded generations and the smaller ones',
+    METER_BYTES + bytesOf(m.cellsPerLevel) + bytesOf([before.cellsPerLevel[0]]),
+    'the bytes hold the live generations and the smaller one the fold replaces',
   )
+  // the policy's budget less the limiter's telemetry: what its store may hold
+  const storeBudget = l.sketch.memoryBytes! - telemetryMaxBytes()
+  t.ok(m.sizeBytes <= storeBudget, `within the budget (${m.sizeBytes} ≤ ${storeBudget})`)
   t.same(s.generations?.limit?.early, m.early, 'stats().generations says the same')
-
-  const text = await prometheusText(s)
-  const fam = parsePrometheusText(text) // throws on invalid text: names, HELP/TYPE once, labels, values
-  const labels = { policy: 'limit', generation: '1', twin: 'false' }
-  t.equal(promSample(fam, 'grudge_generation_early_cells_per_level', labels), e1.cellsPerLevel)
-  t.equal(promSample(fam, 'grudge_generation_early_decides_at_seconds', labels), e1.decidesAtMs / 1000)
-  t.equal(promSample(fam, 'grudge_generation_early_deciding', labels), 0)
-  t.equal(promSample(fam, 'grudge_generation_early_deciding', { ...labels, generation: '0' }), 1)
+  const fam = parsePrometheusText(await prometheusText(s)) // throws on invalid text: names, HELP/TYPE once, labels, values
+  const labels0 = { policy: 'limit', generation: '0', twin: 'false' }
+  t.equal(promSample(fam, 'grudge_generation_early_cells_per_level', labels0), e0.cellsPerLevel)
+  t.equal(promSample(fam, 'grudge_generation_early_deciding', labels0), 1)
   t.equal(promSample(fam, 'grudge_early_growths', { policy: 'limit' }), m.earlyGrowths)
   t.equal(promSample(fam, 'grudge_resizes', { policy: 'limit' }), m.resizes)
   t.equal(promSample(fam, 'grudge_policy_memory_bytes', { policy: 'limit' }), m.sizeBytes)
   t.equal(fam.get('grudge_generation_early_cells_per_level')?.type, 'gauge')
-  // the folds end a slice per turn of the event loop: then the folded generations alone
-  for (let turn = 0; turn < 1000 && l.telemetry.stats().perPolicy.limit!.sizeBytes !== METER_BYTES + cellsBytes; turn++)
+
+  // the folds go on a slice per turn of the event loop, the youngest's after the deciding one's:
+  // then the folded generations alone
+  const folded = METER_BYTES + 2 * 4 * e0.cellsPerLevel * SKETCH_BYTES_PER_CELL
+  let peak = m.sizeBytes
+  for (let turn = 0; turn < 1000 && l.telemetry.stats().perPolicy.limit!.sizeBytes !== folded; turn++) {
     await new Promise((resolve) => setImmediate(resolve))
-  t.equal(
-    l.telemetry.stats().perPolicy.limit!.sizeBytes,
-    METER_BYTES + cellsBytes,
-    'the folds ended: the folded generations',
-  )
+    peak = Math.max(peak, l.telemetry.stats().perPolicy.limit!.sizeBytes)
+  }
+  t.ok(peak <= storeBudget, `within the budget at every turn (peak ${peak} ≤ ${storeBudget})`)
+  const f = l.telemetry.stats()
+  const n = f.perPolicy.limit!
+  t.equal(n.sizeBytes, folded, 'the folds ended: the folded generations')
+  t.equal(n.early.length, 2, 'both grown early')
+  const e1 = n.early[1]
+  t.equal(e1.twin, false, 'in process: folded in place, not a twin')
+  t.equal(e1.generation, 1, 'the youngest (N = 2)')
+  t.equal(e1.cellsPerLevel, n.cellsPerLevel[1], 'its cells are the youngest shape')
+  t.equal(e1.cellsPerLevel, e0.cellsPerLevel, 'the size of the growth')
+  t.equal(e1.deciding, false)
+  // the youngest was created at the last rotation and keeps its age: promoted a period after it
+  const lastRotationMs = Math.floor(grownAt / policyA) * policyA
+  t.equal(e1.decidesAtMs, lastRotationMs + policyA, 'decides when the period is due, as before the growth')
+  const text = await prometheusText(f)
+  const fam1 = parsePrometheusText(text)
+  const labels = { policy: 'limit', generation: '1', twin: 'false' }
+  t.equal(promSample(fam1, 'grudge_generation_early_cells_per_level', labels), e1.cellsPerLevel)
+  t.equal(promSample(fam1, 'grudge_generation_early_decides_at_seconds', labels), e1.decidesAtMs / 1000)
+  t.equal(promSample(fam1, 'grudge_generation_early_deciding', labels), 0)
+  t.equal(promSample(fam1, 'grudge_policy_memory_bytes', { policy: 'limit' }), folded)
 
   // it decides from the stated time: the check at that second promotes it
   while (clock.now() < e1.decidesAtMs) second(200)

@@ -45,7 +45,7 @@ t.test('every suggestion under a budget is the shape a Limiter builds from it', 
   }
   t.throws(() => suggestShape({ hotKeys: 10, targetFalsePositive: 0.01, memoryBytes: 4096, maxLevels: 8 }), {
     code: 'ERR_GRUDGE_SIZING_BUDGET',
-    message: /"memory": expected ≥ 39424 bytes/,
+    message: /"memory": expected ≥ 39552 bytes/,
   })
 })
 
