@@ -200,7 +200,14 @@ export function sketchBudget(
     true,
   )
   if (!(cellsPerLevel >= MIN_CELLS)) {
-    const needed = budgetBytesFor(MIN_CELLS, levels, generations, SKETCH_BYTES_PER_CELL, METER_BYTES + reservedBytes, true)
+    const needed = budgetBytesFor(
+      MIN_CELLS,
+      levels,
+      generations,
+      SKETCH_BYTES_PER_CELL,
+      METER_BYTES + reservedBytes,
+      true,
+    )
     throw new GrudgeError(
       'ERR_GRUDGE_SIZING_BUDGET',
       `option "${prefix}memory": expected ≥ ${needed} bytes (${METER_BYTES} for the load meter${reserved} + ${levels} levels × ${MIN_CELLS} cells × ${SKETCH_BYTES_PER_CELL} B × (${generations} generations + the half of one an early growth holds while it folds)), received ${memoryBytes}`,

@@ -6,31 +6,34 @@ import { FakeClock, FakeTicker } from '../../src/testing/index.js'
 
 const ticker = new FakeTicker()
 
-t.test('memory picks L × M, M the largest power of two with 2 KiB + L × M × 16 B × (generations + ½) ≤ budget', async (t) => {
-  const d = resolveSketchOptions({ ticker })
-  t.equal(
-    DEFAULT_POLICY_MEMORY_BYTES,
-    4 * 65536 * 16 * 2.5 + 2048 + 6 * (4096 + 1024) + 2 * 3072,
-    "10 MiB of cells (the largest shape's 2 generations and the half of one a growth holds while it folds), the 2 KiB meter and a default telemetry's 36 KiB",
-  )
-  t.same(
-    [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],
-    [4, 65536, DEFAULT_POLICY_MEMORY_BYTES, false],
-    'the default',
-  )
-  // (80 MiB − 2 KiB) / (4 × 16 × 2.5) = 524,275 → 2^18: the meter is inside the budget
-  t.equal(resolveSketchOptions({ ticker, memory: '80MB' }).cellsPerLevel, 1 << 18)
-  t.equal(resolveSketchOptions({ ticker, memory: 80 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 19)
-  // (64 MiB − 2 KiB) / (4 × 16 × 2.5) = 419,418 → 2^18: without the half generation, 2 generations of 2^19 would not fit either
-  t.equal(resolveSketchOptions({ ticker, memory: 64 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 18)
-  // (1,000,000 − 2,048) / (4 × 16 × 2.5) = 6,237.2 → 4,096
-  t.equal(resolveSketchOptions({ ticker, memory: 1_000_000 }).cellsPerLevel, 4096)
-  // 3 generations, 2 levels: (1 MiB − 2 KiB) / (2 × 16 × 3.5) = 9,343.8 → 8,192
-  const g = resolveSketchOptions({ ticker, memory: '1MB', levels: 2, generations: 3 })
-  t.same([g.levels, g.cellsPerLevel], [2, 8192])
-  t.equal(resolveSketchOptions({ ticker, memory: '1GB', levels: 1 }).cellsPerLevel, 1 << 24, 'at most 2^24 cells')
-  t.ok(2048 + g.levels * g.cellsPerLevel * 16 * 3.5 <= 1024 * 1024, 'never above the budget, a growth included')
-})
+t.test(
+  'memory picks L × M, M the largest power of two with 2 KiB + L × M × 16 B × (generations + ½) ≤ budget',
+  async (t) => {
+    const d = resolveSketchOptions({ ticker })
+    t.equal(
+      DEFAULT_POLICY_MEMORY_BYTES,
+      4 * 65536 * 16 * 2.5 + 2048 + 6 * (4096 + 1024) + 2 * 3072,
+      "10 MiB of cells (the largest shape's 2 generations and the half of one a growth holds while it folds), the 2 KiB meter and a default telemetry's 36 KiB",
+    )
+    t.same(
+      [d.levels, d.cellsPerLevel, d.memoryBytes, d.fixedShape],
+      [4, 65536, DEFAULT_POLICY_MEMORY_BYTES, false],
+      'the default',
+    )
+    // (80 MiB − 2 KiB) / (4 × 16 × 2.5) = 524,275 → 2^18: the meter is inside the budget
+    t.equal(resolveSketchOptions({ ticker, memory: '80MB' }).cellsPerLevel, 1 << 18)
+    t.equal(resolveSketchOptions({ ticker, memory: 80 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 19)
+    // (64 MiB − 2 KiB) / (4 × 16 × 2.5) = 419,418 → 2^18: without the half generation, 2 generations of 2^19 would not fit either
+    t.equal(resolveSketchOptions({ ticker, memory: 64 * 1024 * 1024 + 2048 }).cellsPerLevel, 1 << 18)
+    // (1,000,000 − 2,048) / (4 × 16 × 2.5) = 6,237.2 → 4,096
+    t.equal(resolveSketchOptions({ ticker, memory: 1_000_000 }).cellsPerLevel, 4096)
+    // 3 generations, 2 levels: (1 MiB − 2 KiB) / (2 × 16 × 3.5) = 9,343.8 → 8,192
+    const g = resolveSketchOptions({ ticker, memory: '1MB', levels: 2, generations: 3 })
+    t.same([g.levels, g.cellsPerLevel], [2, 8192])
+    t.equal(resolveSketchOptions({ ticker, memory: '1GB', levels: 1 }).cellsPerLevel, 1 << 24, 'at most 2^24 cells')
+    t.ok(2048 + g.levels * g.cellsPerLevel * 16 * 3.5 <= 1024 * 1024, 'never above the budget, a growth included')
+  },
+)
 
 t.test('an explicit cellsPerLevel keeps a fixed shape; with memory it must fit', async (t) => {
   const f = resolveSketchOptions({ ticker, levels: 2, cellsPerLevel: 1000 })

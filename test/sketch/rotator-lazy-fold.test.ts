@@ -192,10 +192,7 @@ t.test('a lazy fold reads and writes as the fold at once, a bounded share per op
     }
   }
   t.ok(youngestAt > 0, `the youngest's fold started at step ${youngestAt}`)
-  t.ok(
-    gensOf(a)[1].lazy !== undefined,
-    'still folding after 400 operations (the frames below finish it)',
-  )
+  t.ok(gensOf(a)[1].lazy !== undefined, 'still folding after 400 operations (the frames below finish it)')
   t.ok(opsFolding >= 400, `${opsFolding} operations during the folds`)
   t.ok(maxPerOp <= L * 4, `at most L chunks of 4 cells in an operation (${maxPerOp})`)
   t.ok(maxPerSlice <= 8 && slices > 20, `at most a slice of 8 cells a turn (${maxPerSlice}, ${slices} slices)`)
@@ -213,58 +210,61 @@ t.test('a lazy fold reads and writes as the fold at once, a bounded share per op
   t.equal(mismatches, 0, `A as B in every cell and answer (${compared} cells compared)`)
 })
 
-t.test('the rotator sweeps a lazy fold a slice per turn of the event loop, one generation after the other', async (t) => {
-  const clock = new FakeClock(0)
-  let big = false
-  const ticker = new FakeTicker()
-  const r = make(clock, ticker, () => big)
-  t.teardown(() => r.close())
-  r.foldSliceCells = 64
-  r.rotate()
-  r.rotate()
-  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-  big = true
-  clock.advance(1000)
-  const before = r.estimate('k3')
-  ticker.tick()
-  big = false
-  t.same(r.generationCellsPerLevel, [256, 64], 'the deciding generation first; the youngest waits its turn')
-  let turns = 0
-  let both = 0
-  let youngestAt = -1
-  while (gensOf(r).some((g) => g.lazy !== undefined) && turns < 1000) {
-    await new Promise((resolve) => setImmediate(resolve))
-    turns++
-    if (gensOf(r).every((g) => g.lazy !== undefined)) both++
-    if (youngestAt < 0 && r.generationCellsPerLevel[1] === 256) youngestAt = turns
-  }
-  t.equal(both, 0, 'never two generations folding at once')
-  // 4 levels × 256 cells at 64 cells a turn: the youngest starts in the turn the deciding one ends
-  t.equal(youngestAt, (L * 256) / 64, `the youngest's fold starts at turn ${youngestAt}`)
-  t.equal(turns, (2 * L * 256) / 64, `done in ${turns} turns, a slice each`)
-  t.same(r.generationCellsPerLevel, [256, 256])
-  t.equal(r.estimate('k3'), before, `reads as before the fold (${before})`)
+t.test(
+  'the rotator sweeps a lazy fold a slice per turn of the event loop, one generation after the other',
+  async (t) => {
+    const clock = new FakeClock(0)
+    let big = false
+    const ticker = new FakeTicker()
+    const r = make(clock, ticker, () => big)
+    t.teardown(() => r.close())
+    r.foldSliceCells = 64
+    r.rotate()
+    r.rotate()
+    for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+    big = true
+    clock.advance(1000)
+    const before = r.estimate('k3')
+    ticker.tick()
+    big = false
+    t.same(r.generationCellsPerLevel, [256, 64], 'the deciding generation first; the youngest waits its turn')
+    let turns = 0
+    let both = 0
+    let youngestAt = -1
+    while (gensOf(r).some((g) => g.lazy !== undefined) && turns < 1000) {
+      await new Promise((resolve) => setImmediate(resolve))
+      turns++
+      if (gensOf(r).every((g) => g.lazy !== undefined)) both++
+      if (youngestAt < 0 && r.generationCellsPerLevel[1] === 256) youngestAt = turns
+    }
+    t.equal(both, 0, 'never two generations folding at once')
+    // 4 levels × 256 cells at 64 cells a turn: the youngest starts in the turn the deciding one ends
+    t.equal(youngestAt, (L * 256) / 64, `the youngest's fold starts at turn ${youngestAt}`)
+    t.equal(turns, (2 * L * 256) / 64, `done in ${turns} turns, a slice each`)
+    t.same(r.generationCellsPerLevel, [256, 256])
+    t.equal(r.estimate('k3'), before, `reads as before the fold (${before})`)
 
-  // closed while folding: no more turns, nothing thrown
-  const s = make(clock, new FakeTicker(), () => big)
-  s.foldSliceCells = 64
-  s.rotate()
-  s.rotate()
-  big = true
-  clock.advance(1000)
-  ;(s as unknown as { check(): void }).check()
-  big = false
-  t.ok(
-    gensOf(s).some((g) => g.lazy !== undefined),
-    'folding',
-  )
-  s.close()
-  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
-  t.ok(
-    gensOf(s).some((g) => g.lazy !== undefined),
-    'a closed rotator sweeps no more',
-  )
-})
+    // closed while folding: no more turns, nothing thrown
+    const s = make(clock, new FakeTicker(), () => big)
+    s.foldSliceCells = 64
+    s.rotate()
+    s.rotate()
+    big = true
+    clock.advance(1000)
+    ;(s as unknown as { check(): void }).check()
+    big = false
+    t.ok(
+      gensOf(s).some((g) => g.lazy !== undefined),
+      'folding',
+    )
+    s.close()
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+    t.ok(
+      gensOf(s).some((g) => g.lazy !== undefined),
+      'a closed rotator sweeps no more',
+    )
+  },
+)
 
 t.test('a caller that never yields: the next check ends a fold a window old and starts the next', async (t) => {
   const clock = new FakeClock(0)
@@ -350,7 +350,11 @@ t.test('an early growth stays within maxBytes: one smaller generation held at a 
   ticker.tick()
   big = false
   t.same(r.generationCellsPerLevel, [128, 64])
-  t.equal(r.sizeBytes(), 2048 + L * (128 + 64 + 64) * 16, 'the deciding one folding: L × (M′ + M) × 16 B, the youngest L × M × 16')
+  t.equal(
+    r.sizeBytes(),
+    2048 + L * (128 + 64 + 64) * 16,
+    'the deciding one folding: L × (M′ + M) × 16 B, the youngest L × M × 16',
+  )
   let peak = r.sizeBytes()
   let slices = 0
   let left = 1
@@ -363,7 +367,11 @@ t.test('an early growth stays within maxBytes: one smaller generation held at a 
     t.ok(bytes <= maxBytes, `slice ${slices}: ${bytes} ≤ ${maxBytes}`)
     t.ok(gensOf(r).filter((g) => g.lazy !== undefined).length <= 1, `slice ${slices}: one generation folding at most`)
   }
-  t.equal(peak, maxBytes, `the peak, while the youngest folds, is the budget: 2048 + L × (128 + 128 + 64) × 16 = ${peak}`)
+  t.equal(
+    peak,
+    maxBytes,
+    `the peak, while the youngest folds, is the budget: 2048 + L × (128 + 128 + 64) × 16 = ${peak}`,
+  )
   t.equal(left, 0, `the folds ended (${slices} slices)`)
   t.same(r.generationCellsPerLevel, [128, 128])
   t.equal(r.sizeBytes(), 2048 + N * L * 128 * 16, 'after the folds: L × M′ × 16 B each')
