@@ -3,7 +3,7 @@
 // FOLD_CHUNK_BYTES per call (spec/cluster.md "Early growth", _The incremental fold_); before
 // F4 the first batch after the switch made every slot string it touched in that one call
 // (7.5 MiB, 46–81 ms of Redis time at S = 16). Self-sized, 4 levels, largest 65,536 cells per
-// level (the default 8 MiB budget's), S slots, both live generations at 128 with folding twins
+// level (the default budget's), S slots, both live generations at 128 with folding twins
 // of 65,536 (records written here, as an instance would). After the switch it sends turns of
 // `requests` fresh keys (one EVALSHA each on one node) until every twin slot string is whole,
 // and prints per call the largest Redis time (INFO commandstats, usec delta of EVALSHA; a turn

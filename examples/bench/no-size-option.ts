@@ -270,8 +270,9 @@ export function formatTrafficJump(r: TrafficJumpRow): string {
   return (
     `| grudge, ${n(r.high / r.low)}× traffic jump (${n(r.low)} → ${n(r.high)} fresh clients/s at ${r.jumpS} s) ` +
     `| back under 1e-3 after ${Number.isFinite(r.recoveredAfterS) ? `${r.recoveredAfterS} s` : 'never'} (worst 10 s window ${worst.toExponential(2)}; ${n(r.refused)} of ${n(r.sent)} refused) ` +
-    `| peak ${(r.settledBytes / 1048576).toFixed(2)} MiB of a ${(r.budgetBytes / 1048576).toFixed(1)} MiB budget between folds; ` +
-    `${(r.peakBytes / 1048576).toFixed(2)} MiB while one runs (the smaller generations held until it ends) |`
+    `| peak ${(r.settledBytes / 1048576).toFixed(2)} MiB between folds, ${(r.peakBytes / 1048576).toFixed(2)} MiB while one runs ` +
+    `(the smaller generation held until it ends), of a ${(r.budgetBytes / 1048576).toFixed(2)} MiB budget: ` +
+    `${Math.max(r.settledBytes, r.peakBytes) <= r.budgetBytes ? 'within it' : 'ABOVE it'} |`
   )
 }
 

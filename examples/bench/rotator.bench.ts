@@ -121,7 +121,7 @@ rotator.close()
   const rows: [string, number, number][] = QUICK
     ? [['2^8 → 2^10 (smoke)', 1 << 8, 1 << 10]]
     : [
-        ['2^14 → 2^16 (default 8 MiB budget)', 1 << 14, 1 << 16],
+        ['2^14 → 2^16 (default budget)', 1 << 14, 1 << 16],
         ['2^19 → 2^21 (256 MiB budget)', 1 << 19, 1 << 21],
       ]
   /** One early growth from `from` to `to`: the check's ms, the longest slice's ms and the slices. */

@@ -35,7 +35,7 @@ replay options:
                               (default off for access logs, the auth example for auth logs)
   --threshold T               abuse score at which requests are refused (default 5)
   --half-life D               half-life of the abuse score (default 10m)
-  --memory B                  each policy's memory budget, as the adapters' memory option (default 8MB + ${(DEFAULT_POLICY_MEMORY_BYTES - 8 * 1024 * 1024) / 1024}KB): the
+  --memory B                  each policy's memory budget, as the adapters' memory option (default 10MB + ${(DEFAULT_POLICY_MEMORY_BYTES - 10 * 1024 * 1024) / 1024}KB): the
                               policies size themselves within it, and the report lists the sizes they chose over time
   --levels L --cells M        sketch shape: L levels (1–16, default ${DEFAULT_LEVELS}); --cells M (16–2^24) fixes M, 16 B a cell
   --generations N --period D  rotator generations (default 2, the adapters') and period (default: each policy's shortest safe one)

@@ -48,7 +48,7 @@ export interface ReplayOptions {
    * Memory budget of each policy in bytes, a safe integer ≥ 1, read as the adapters read a
    * policy's `memory`: all generations, the 2 KiB load meter and a default telemetry's 36 KiB
    * inside it, so the replay builds the shapes an adapter builds. With `cellsPerLevel` the fixed
-   * shape must fit it. Default the adapters' (8 MiB + 38 KiB: at most 4 × 65,536 cells).
+   * shape must fit it. Default the adapters' (10 MiB + 38 KiB: at most 4 × 65,536 cells).
    */
   memoryBytes?: number
   /** Generations of each Rotator, integer in [2, 16]. Default: the adapters' default. */

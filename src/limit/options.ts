@@ -22,21 +22,23 @@ export interface PolicySketchOptions {
    * Memory budget of each policy's sketches, all generations together: bytes (a positive
    * integer) or a size string such as `'64MB'` (`B`, `KB`, `MB`, `GB`, powers of 1024). The
    * normal way to size: each policy takes L = `levels` (default 4) and the largest power-of-two
-   * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 16 B × generations ≤ memory as its largest
-   * shape: the 2 KiB is the load meter of the sizing and T the limiter's telemetry at its largest
+   * cells per level M ≤ 2^24 with 2 KiB + T + L × M × 16 B × (generations + ½) ≤ memory as its
+   * largest shape (the ½: an early growth folds one generation at a time and holds the smaller
+   * one, at most half of M, until that fold ends, spec/rotator.md §1): the 2 KiB is the load meter of the sizing and T the limiter's telemetry at its largest
    * (its HyperLogLog windows, (windowBuckets + 1) × 5 KiB, and 6 KiB of refused-key summaries: 36 KiB
    * by default), both counted
    * inside the budget. In process, each new generation is then sized from the load measured
    * over the one before (spec/rotator.md §1, spec/sizing.md §5): it grows and shrinks in powers
    * of two between 64 cells and that largest shape, so the policy never holds more than the
    * budget. The Redis sync store holds 45 B per cell and sizes its generations at that rate from
-   * the same budget. Default 8 MiB + 2 KiB + 36 KiB (8,427,520 bytes: at most L = 4, M = 65,536
-   * at 2 generations, plus the meter and the telemetry: a level drains 65,536 × rate per second,
+   * the same budget. Default 10 MiB + 2 KiB + 36 KiB (10,524,672 bytes: at most L = 4, M = 65,536
+   * at 2 generations and the half of one an early growth holds while it folds, plus the meter
+   * and the telemetry: a level drains 65,536 × rate per second,
    * enough for 3,000 requests/s at rate 1 with heavy hitters within 5 % of an exact GCRA in
    * aggregate; one by one, 0–5 of 50 fall outside ±5 % over a 150 s run, spec/sizing.md §2.6).
    * Given with both `levels` and `cellsPerLevel` their sketches and the telemetry must fit in it
    * (`ERR_GRUDGE_SIZING_CONFLICT`; a fixed shape has no meter); a budget below 2 KiB + T +
-   * L × 16 cells × 16 B × generations throws `ERR_GRUDGE_SIZING_BUDGET`.
+   * L × 16 cells × 16 B × (generations + ½) throws `ERR_GRUDGE_SIZING_BUDGET`.
    */
   memory?: number | string
   /** L, levels per sketch: integer in [1, 16]. Default 4. */

@@ -50,8 +50,8 @@ export interface LimiterStats {
    * and `telemetryBytes`. A Limiter alone, or an Express middleware, has one telemetry of its
    * own: its policies' stores. A Fastify registration shares one telemetry among all its
    * limiters: the plugin's own, every route's own `config.grudge` and every
-   * `fastify.grudge.hook(overrides)`, so four limiters of the default 8 MiB budget read about
-   * 4 × 8 MiB. Bloom filters of a registry are not counted (they are the registry's).
+   * `fastify.grudge.hook(overrides)`, so four limiters at the default budget's largest shape read about
+   * 4 × 8 MiB (each budget of 10 MiB holds, besides, the half generation a growth's fold keeps). Bloom filters of a registry are not counted (they are the registry's).
    */
   memoryBytes: number
   /** What {@link LimiterStats.memoryBytes} sums, store by store ({@link MemoryStats}). */

@@ -793,11 +793,12 @@ export class Rotator {
   /**
    * Memory in bytes of all generations' cells (the generations of a self-sized rotator may
    * differ in size) plus, when self-sized, the 2 KiB of its load meter: what `sizing.maxBytes`
-   * bounds. While an early growth's lazy fold is in progress, also the smaller generations it
-   * replaces, still held until it ends (`Sketch.sizeBytes()`: their cells, and their delta
-   * baselines when they had one): then up to 2048 + N × L × max × 24 bytes, above `maxBytes`
-   * (spec/rotator.md §1, _Early growth by folding_, Memory). The generations' own delta
-   * baselines (16 B per cell once `takeDelta`, `applyDelta` or `markSynced` ran) are not counted.
+   * bounds. While an early growth's lazy fold is in progress, also the smaller generation it
+   * replaces, still held until it ends (`Sketch.sizeBytes()`: its cells, and its delta baseline
+   * when it had one); one generation folds at a time, so without deltas this stays within
+   * 2048 + (N + ½) × L × max × 16 ≤ `maxBytes` (spec/rotator.md §1, _Early growth by folding_,
+   * Memory). The generations' own delta baselines (16 B per cell once `takeDelta`, `applyDelta`
+   * or `markSynced` ran) are not counted.
    */
   sizeBytes(): number {
     let bytes = this.meter === null ? 0 : METER_BYTES
