@@ -35,7 +35,7 @@ export interface NoSizeOptionRow {
   levels: number
   /** M. */
   cellsPerLevel: number
-  /** Bytes of the debt meter's sketches: the largest seen after any request (a growth's lazy fold included). */
+  /** Bytes of the debt meter's sketches: the largest seen after any request or fold slice (a growth's lazy fold included). */
   memoryBytes: number
   /** The largest seen once each second's event-loop turns have run the folds in progress (`settledBytes` ≤ `memoryBytes`). */
   settledBytes: number
@@ -135,7 +135,9 @@ export function runTraffic(
   for (const i of order) {
     const t = times[i]
     while (t >= nextTick) {
-      while (rotator !== undefined && rotator.foldSlice() > 0);
+      // the peak while one runs is read after every slice too: a slice that ends one fold starts the next
+      while (rotator !== undefined && rotator.foldSlice() > 0)
+        row.memoryBytes = Math.max(row.memoryBytes, meter.store.sizeBytes())
       row.settledBytes = Math.max(row.settledBytes, meter.store.sizeBytes())
       clock.set(nextTick)
       ticker.tick()
@@ -198,7 +200,7 @@ export interface TrafficJumpRow {
   recoveredAfterS: number
   /** Refused / requested of fresh clients in the 10 s windows after the jump. */
   windows: number[]
-  /** Largest sketch memory seen during the run, bytes: after any request, a growth's lazy fold included. */
+  /** Largest sketch memory seen during the run, bytes: after any request or fold slice, a growth's lazy fold included. */
   peakBytes: number
   /** Largest once each second's event-loop turns have run the folds in progress, bytes. */
   settledBytes: number
