@@ -361,6 +361,13 @@ export class Rotator {
         this.createdAtMs.push(now)
       }
     }
+    // a growth in progress: the generations it queued that retired leave its queue
+    if (this.growCells > 0) {
+      const live = this.growQueue.filter((i) => i >= this.completed)
+      this.growQueue.length = 0
+      this.growQueue.push(...live)
+      if (live.length === 0 && !this.gens.some((g) => g.folding)) this.growCells = 0
+    }
     this.armCheck()
   }
 

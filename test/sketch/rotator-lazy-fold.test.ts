@@ -376,3 +376,47 @@ t.test('an early growth stays within maxBytes: one smaller generation held at a 
   t.same(r.generationCellsPerLevel, [128, 128])
   t.equal(r.sizeBytes(), 2048 + N * L * 128 * 16, 'after the folds: L × M′ × 16 B each')
 })
+
+t.test('rotations during a growth: a retired generation leaves the queue, the rest goes on', async (t) => {
+  const clock = new FakeClock(0)
+  let big = false
+  const r = make(clock, new FakeTicker(), () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  ;(r as unknown as { check(): void }).check()
+  t.same(r.generationCellsPerLevel, [256, 64], 'the deciding one folding, the youngest queued')
+  const internals = r as unknown as { growCells: number; growQueue: number[] }
+  // one rotation retires the folding generation: the youngest, now deciding, is still queued
+  r.rotate()
+  t.equal(internals.growQueue.length, 1, 'the youngest still queued')
+  t.equal(r.generationCellsPerLevel[0], 64)
+  t.ok(r.foldSlice() > 0, 'the next slice starts its fold')
+  t.equal(r.generationCellsPerLevel[0], 256, 'the one queued folds, now deciding')
+  big = false
+  // a growth then N rotations at once: nothing it queued is live, the growth is over
+  const s = make(clock, new FakeTicker(), () => big)
+  t.teardown(() => s.close())
+  s.foldSliceCells = 64
+  s.rotate()
+  s.rotate()
+  big = true
+  clock.advance(1000)
+  ;(s as unknown as { check(): void }).check()
+  big = false
+  const si = s as unknown as { growCells: number; growQueue: number[]; checkAtCost: number }
+  t.equal(si.growCells, 256)
+  s.rotate()
+  s.rotate()
+  t.same(s.generationCellsPerLevel, [64, 64], 'every generation replaced at the sizer’s size')
+  t.same([si.growCells, si.growQueue.length], [0, 0], 'the growth is over')
+  t.equal(
+    si.checkAtCost,
+    (64 * 1 * 1000) / 1000,
+    'the write-triggered check measures the youngest again (64 cells × rate × 1 s)',
+  )
+})
