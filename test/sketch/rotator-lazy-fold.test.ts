@@ -307,6 +307,39 @@ t.test('a caller that never yields: the next check ends a fold a window old and 
   )
 })
 
+t.test('a busy event loop that still turns: a check does not end the fold at once', async (t) => {
+  // A loaded loop runs a slice per turn but fewer turns a window than the fold has slices (a
+  // 2^19 -> 2^21 growth needs 1,024 turns a generation: at 3 ms a turn the window's check found
+  // the deciding fold half done and ended it at once, a 54 ms pause, /tmp/h1-fuzz/stall21.ts).
+  // Only a fold no turn swept since the last check is a stalled one.
+  const clock = new FakeClock(0)
+  let big = false
+  const ticker = new FakeTicker()
+  const r = make(clock, ticker, () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [256, 64])
+  for (let w = 1; w <= 3; w++) {
+    clock.advance(1000)
+    r.foldSlice() // one turn of the loop in this window
+    ticker.tick()
+    t.ok(gensOf(r)[0].lazy !== undefined, `window ${w}: the deciding generation still folds, a slice a turn`)
+    t.same(r.generationCellsPerLevel, [256, 64], `window ${w}: the youngest waits its turn`)
+  }
+  // then the turns stop: the next check a window on ends the fold and starts the youngest's
+  clock.advance(1000)
+  ticker.tick()
+  t.same(r.generationCellsPerLevel, [256, 256], 'no turn in a window: the deciding fold ended, the youngest folding')
+  t.ok(gensOf(r)[0].lazy === undefined && gensOf(r)[1].lazy !== undefined)
+})
+
 t.test('an early growth stays within maxBytes: one smaller generation held at a time', async (t) => {
   // budget 2048 + (N + ½) × L × 128 × 16 = 22,528 B: max = 128 cells per level. Both generations
   // sized at max / 2 = 64, then an early growth folds both to 128, lazily (slices of 64 cells),
