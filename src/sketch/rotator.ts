@@ -190,8 +190,10 @@ export class Rotator {
   private growCells = 0
   /** Generation indexes the early growth in progress will fold next, one at a time, oldest first. */
   private readonly growQueue: number[] = []
-  /** When the lazy fold in progress started (ms, this rotator's clock): {@link Rotator.check} ends one a window old. */
+  /** When the lazy fold in progress started (ms, this rotator's clock): {@link Rotator.check} ends one a window old that no turn swept since the check before. */
   private foldStartedAtMs = 0
+  /** Slices swept since the last check ({@link Rotator.foldSlice}): a fold none swept in a window is a stalled one. */
+  private slicesSinceCheck = 0
   private earlyGrowthCount = 0
   private resizeCount = 0
   private limitCount = 0
@@ -456,14 +458,18 @@ export class Rotator {
     if (this.closed) return
     const now = this.clock.now()
     if (!Number.isFinite(now)) return
+    const swept = this.slicesSinceCheck > 0
+    this.slicesSinceCheck = 0
     if (now >= this.promotionAtMs(this.lastRotationAtMs, 1)) {
       this.advance(1)
       this.lastRotationAtMs = now
       this.flushEvents()
       return
     }
-    // a fold the event loop did not sweep within a window (a synchronous caller): end it now
-    if (this.growCells > 0 && now - this.foldStartedAtMs >= this.sizing!.checkEveryMs) this.finishStalledFold()
+    // a fold the event loop did not sweep within a window (a synchronous caller: no turn since
+    // the last check): end it now; a loop that turns, however slowly, goes on slicing it
+    if (this.growCells > 0 && !swept && now - this.foldStartedAtMs >= this.sizing!.checkEveryMs)
+      this.finishStalledFold()
     const meter = this.meter!
     const load = meter.windowLoad(now, this.loadBase('check'))
     meter.closeWindow(now)
@@ -516,6 +522,7 @@ export class Rotator {
    * @internal
    */
   foldSlice(): number {
+    this.slicesSinceCheck++
     let budget = this.foldSliceCells
     let left = 0
     for (const g of this.gens) {
@@ -563,9 +570,11 @@ export class Rotator {
 
   /**
    * End the lazy fold in progress at once and start the next queued one: the check's rule when
-   * a fold began at least a check window ago (the event loop's turns did not sweep it: a caller
-   * that never yields, or a loop too busy), so a queued generation never waits on turns that do
-   * not come (spec/rotator.md §1, _Early growth by folding_, Memory).
+   * a fold began at least a check window ago and no turn of the event loop swept a slice since
+   * the last check (a caller that never yields), so a queued generation never waits on turns
+   * that do not come; a loop that turns, however busy, goes on slicing it, since ending it at
+   * once is the pause the lazy fold exists to avoid (spec/rotator.md §1, _Early growth by
+   * folding_, Memory).
    */
   private finishStalledFold(): void {
     for (const g of this.gens) if (g.folding) g.foldSome(Infinity)
