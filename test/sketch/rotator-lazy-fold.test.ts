@@ -340,6 +340,70 @@ t.test('a busy event loop that still turns: a check does not end the fold at onc
   t.ok(gensOf(r)[0].lazy === undefined && gensOf(r)[1].lazy !== undefined)
 })
 
+t.test(
+  'a rotation during the queue: a growth to the size under way still folds the youngest it appended',
+  async (t) => {
+    // [256 folding, 64 queued]; a rotation retires the folding one and appends a youngest of 64 (the
+    // sizer's answer then). A check that grows to 256 again must queue that youngest: it was
+    // dropped as "a growth to at most the size already under way", so the youngest stayed at 64
+    // after the queue ended, until a later check
+    const clock = new FakeClock(0)
+    let big = false
+    const ticker = new FakeTicker()
+    const r = make(clock, ticker, () => big)
+    t.teardown(() => r.close())
+    r.foldSliceCells = 64
+    r.rotate()
+    r.rotate()
+    for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+    big = true
+    clock.advance(1000)
+    ticker.tick()
+    big = false
+    t.same(r.generationCellsPerLevel, [256, 64])
+    r.rotate()
+    t.same(r.generationCellsPerLevel, [64, 64], 'the queued one decides, a youngest of 64 appended')
+    for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+    big = true
+    clock.advance(500)
+    ticker.tick()
+    big = false
+    let slices = 0
+    while (r.foldSlice() > 0 && slices < 1000) slices++
+    t.same(r.generationCellsPerLevel, [256, 256], `both grown once the queue ended (${slices} slices)`)
+    const x = r as unknown as { growCells: number }
+    t.equal(x.growCells, 0, 'no growth under way')
+  },
+)
+
+t.test('a rotation of every generation during the queue: no growth left under way', async (t) => {
+  // [256 folding, 64 queued]; rotateTo(+2) retires both: nothing of the growth is live, and a check
+  // before the next turn that grows to 256 must fold the fresh generations, not be refused as
+  // "at most the size already under way"
+  const clock = new FakeClock(0)
+  let big = false
+  const ticker = new FakeTicker()
+  const r = make(clock, ticker, () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(1000)
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [256, 64])
+  r.rotateTo(r.rotations + 2)
+  t.same(r.generationCellsPerLevel, [64, 64])
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  big = true
+  clock.advance(500)
+  ticker.tick()
+  big = false
+  t.same(r.generationCellsPerLevel, [256, 64], 'the check grows the deciding generation at once')
+})
+
 t.test('an early growth stays within maxBytes: one smaller generation held at a time', async (t) => {
   // budget 2048 + (N + ½) × L × 128 × 16 = 22,528 B: max = 128 cells per level. Both generations
   // sized at max / 2 = 64, then an early growth folds both to 128, lazily (slices of 64 cells),
