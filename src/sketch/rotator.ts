@@ -545,26 +545,34 @@ export class Rotator {
    * time (spec/rotator.md §1 "Self-sizing", _Early growth by folding_, Memory). A fold in progress
    * towards a smaller size is finished at once first. A generation whose cells per level are not
    * a power of two dividing `cells` (only a restored frame can hold one) keeps its shape. A growth
-   * to at most the size already under way changes nothing.
+   * to at most the size already under way joins it: the generations it does not hold yet (a
+   * rotation appended them since it began) are queued behind it, to that size.
    */
   private growEarly(cells: number, nowMs: number): void {
-    if (cells <= this.growCells) return
+    // a growth to at most the size under way joins it: it queues only the generations it does
+    // not hold yet (a rotation since appended them), which then fold to that size
+    const joins = cells <= this.growCells
     const queue: number[] = []
     for (let g = 0; g < this.generations; g++) {
       const M = this.gens[g].cellsPerLevel
+      const index = this.completed + g
       // only a restored frame can hold a shape that does not fold (sized shapes are powers of two)
-      if (M < cells && canFold(M, cells)) queue.push(this.completed + g)
+      if (M < cells && canFold(M, cells) && !(joins && this.growQueue.includes(index))) queue.push(index)
     }
     if (queue.length === 0) return
-    // one smaller generation held at a time: a fold towards a smaller size ends now
-    for (const g of this.gens) if (g.folding) g.foldSome(Infinity)
-    this.growCells = cells
-    this.growQueue.length = 0
+    if (!joins) {
+      // one smaller generation held at a time: a fold towards a smaller size ends now
+      for (const g of this.gens) if (g.folding) g.foldSome(Infinity)
+      this.growCells = cells
+      this.growQueue.length = 0
+    }
     this.growQueue.push(...queue)
+    this.growQueue.sort((a, b) => a - b)
     this.meter!.reset(nowMs, true)
     this.resizeCount++
     this.earlyGrowthCount++
-    if (this.foldNextQueued()) this.scheduleFold()
+    // joined, a fold may be in progress: the queue goes on when it ends
+    if (!this.gens.some((g) => g.folding) && this.foldNextQueued()) this.scheduleFold()
     this.armCheck()
   }
 
