@@ -14,7 +14,7 @@ export const ERROR_CODES = {
   ERR_GRUDGE_SIZING_INVALID: 'A sizing helper got arguments outside its domain.',
   ERR_GRUDGE_SIZING_BUDGET: 'The memory budget is too small for one generation of the smallest sketch.',
   ERR_GRUDGE_SIZING_CONFLICT:
-    'A memory budget was given with levels and cellsPerLevel whose sketches do not fit in it.',
+    'A memory budget was given with levels and cellsPerLevel, or with a restored frame, whose sketches do not fit in it.',
   ERR_GRUDGE_UNSUPPORTED_OPERATION: 'The operation is not supported by this family or object.',
   // rotator
   ERR_GRUDGE_ROTATOR_CLOSED: 'The rotator was closed and can no longer be used.',

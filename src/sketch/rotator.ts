@@ -236,6 +236,7 @@ export class Rotator {
     this.generations = o.generations ?? 2
     this.periodMs = o.periodMs
     this.sizing = o.sizing === undefined ? undefined : sizingOf(o, restored?.gens[0])
+    if (restored !== undefined && this.sizing !== undefined) assertFrameFits(restored.gens, this.sizing.maxCellsPerLevel)
     const sketch =
       this.sizing !== undefined && restored === undefined
         ? { ...o.sketch, cellsPerLevel: initialCellsPerLevel(this.sizing, o.sketch.cellsPerLevel) }
@@ -982,7 +983,9 @@ export class Rotator {
    * each generation's shape, not the sizer; without it new generations take the youngest's shape)
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
    * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
-   * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option
+   * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option;
+   * `ERR_GRUDGE_SIZING_CONFLICT` when `sizing` is given and a generation of the frame has more
+   * cells per level than its budget's largest shape (so `sizeBytes()` never exceeds the budget)
    */
   static deserialize(bytes: Uint8Array, options?: RotatorDeserializeOptions): Rotator {
     checkKnownOptions(options, ROTATOR_DESERIALIZE_KEYS)
@@ -1164,4 +1167,22 @@ export class Rotator {
  */
 function canFold(from: number, to: number): boolean {
   return (from & (from - 1)) === 0 && to % from === 0
+}
+
+/**
+ * A restored frame's generations must fit the budget's largest shape: a generation above it
+ * would hold more than `sizing.maxBytes` (or `maxCellsPerLevel`) allows until it retires, up to
+ * N periods. Refused rather than kept (the budget is a promise) or shrunk (the caller still holds
+ * the frame: restore it with a budget that holds it).
+ * @throws {GrudgeError} `ERR_GRUDGE_SIZING_CONFLICT` naming the generation and both sizes
+ */
+function assertFrameFits(gens: readonly Sketch[], maxCellsPerLevel: number): void {
+  gens.forEach((g, i) => {
+    if (g.cellsPerLevel > maxCellsPerLevel) {
+      throw new GrudgeError(
+        'ERR_GRUDGE_SIZING_CONFLICT',
+        `rotator frame: generation ${i} holds ${g.cellsPerLevel} cells per level, above the ${maxCellsPerLevel} that option "sizing" allows; restore it with a budget that holds ${g.cellsPerLevel} (or without sizing)`,
+      )
+    }
+  })
 }

@@ -934,3 +934,41 @@ t.test(
     t.same([events[0].kind, events[0].load.reason, events[0].load.costPerSecond], ['budget', 'rotation', 40])
   },
 )
+
+t.test('a frame restored under a budget that cannot hold its generations is refused, naming both sizes', async (t) => {
+  const clock = new FakeClock(0)
+  const r = sized({ sizeNextGeneration: () => 256, maxCellsPerLevel: 256 }, clock, new FakeTicker())
+  r.update('k', 3)
+  const frame = r.serializeAt(clock.now(), 0)
+  r.close()
+  const sizing = (max: number): RotatorSizing => ({ sizeNextGeneration: () => 64, maxCellsPerLevel: max })
+  t.throws(() => Rotator.deserialize(frame, { clock, ticker: new FakeTicker(), wallMs: 0, sizing: sizing(128) }), {
+    code: 'ERR_GRUDGE_SIZING_CONFLICT',
+    message: /generation 0 holds 256 cells per level, above the 128 that option "sizing" allows/,
+  })
+  // a byte budget: 2048 + (2 + ½) × 4 × M × 16 holds 256 at 43,008 B, 128 a byte less
+  const bytes = 2048 + 2.5 * 4 * 256 * 16
+  t.throws(
+    () =>
+      Rotator.deserialize(frame, {
+        clock,
+        ticker: new FakeTicker(),
+        wallMs: 0,
+        sizing: { sizeNextGeneration: () => 64, maxBytes: bytes - 1 },
+      }),
+    { code: 'ERR_GRUDGE_SIZING_CONFLICT' },
+  )
+  const ok = Rotator.deserialize(frame, {
+    clock,
+    ticker: new FakeTicker(),
+    wallMs: 0,
+    sizing: { sizeNextGeneration: () => 64, maxBytes: bytes },
+  })
+  t.same(ok.generationCellsPerLevel, [256, 256])
+  t.equal(ok.estimate('k'), 3, 'nothing lost')
+  t.ok(ok.sizeBytes() <= bytes)
+  ok.close()
+  const plain = Rotator.deserialize(frame, { clock, ticker: new FakeTicker(), wallMs: 0 })
+  t.same(plain.generationCellsPerLevel, [256, 256], 'without sizing: restored as it is')
+  plain.close()
+})
