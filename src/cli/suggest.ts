@@ -12,7 +12,7 @@ import { invalidOption } from '../errors.js'
 import { formatBytes, formatDuration } from './units.js'
 import { selfSizedCells, sketchBudget } from '../limit/options.js'
 import { telemetryMaxBytes } from '../limit/telemetry.js'
-import { METER_BYTES, budgetBytesFor } from '../sketch/rotator-sizing.js'
+import { METER_BYTES, budgetBytesFor, ceilPowerOfTwo } from '../sketch/rotator-sizing.js'
 import { debtMeterCellsFor, debtMeterLoad, parseDebtMeterOptions } from '../limit/debt-meter.js'
 import {
   abuseModelWeight,
@@ -328,15 +328,20 @@ function asOptions(s: Suggestion, o: SuggestOptions): string {
   if (o.memoryBytes !== undefined) return `{ levels: ${s.levels}, memory: ${o.memoryBytes} }`
   const fixed = `{ levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`
   if ((s.cellsPerLevel & (s.cellsPerLevel - 1)) !== 0) return fixed
-  const memory = budgetBytesFor(
-    s.cellsPerLevel,
+  const memory = budgetFor(s.cellsPerLevel, s)
+  return `{ levels: ${s.levels}, memory: ${memory} } (self-sized within it; a fixed shape: ${fixed})`
+}
+
+/** The least `memory` whose largest shape has `cellsPerLevel` cells per level at the suggestion's levels and generations (the Limiter's rule, its telemetry inside). */
+function budgetFor(cellsPerLevel: number, s: Suggestion): number {
+  return budgetBytesFor(
+    cellsPerLevel,
     s.levels,
     s.generations,
     SKETCH_BYTES_PER_CELL,
     METER_BYTES + telemetryMaxBytes(),
     true,
   )
-  return `{ levels: ${s.levels}, memory: ${memory} } (self-sized within it; a fixed shape: ${fixed})`
 }
 
 const RATE_NAMES: Readonly<Record<SuggestPolicy, readonly [string, string]>> = {
@@ -374,12 +379,18 @@ export function formatSuggestion(s: Suggestion, o: SuggestOptions): string {
     `${s.policy}: ${load.join(', ')}, target ${RATE_NAMES[s.policy][1]} rate ${o.targetFalsePositive}${o.memoryBytes === undefined ? '' : `, memory budget ${formatBytes(o.memoryBytes)}`}`,
     `  levels             ${s.levels}`,
     `  cellsPerLevel      ${s.cellsPerLevel}${s.maxCellsPerLevel !== undefined && s.maxCellsPerLevel !== s.cellsPerLevel ? ` (the first generation: ${s.maxCellsPerLevel}, the budget's largest)` : ''}`,
-    `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations`,
+    `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations` +
+      (o.memoryBytes === undefined && ceilPowerOfTwo(s.cellsPerLevel) === s.cellsPerLevel
+        ? `; memory ${budgetFor(s.cellsPerLevel, s)} holds them (bytes: with half a generation for a growth's fold, the load meter and the statistics)`
+        : ''),
   ]
   if (s.periodMs !== undefined) lines.push(`  period             ${formatDuration(s.periodMs)}`)
   if (s.sizerCellsPerLevel !== undefined && s.sizerCellsPerLevel > s.cellsPerLevel)
     lines.push(
-      `  the policy's sizer asks for ${s.sizerCellsPerLevel} cells per level at this load; the budget holds ${s.cellsPerLevel}`,
+      `  the policy's sizer asks for ${s.sizerCellsPerLevel} cells per level at this load; the budget holds ${s.cellsPerLevel}` +
+        (s.sizerCellsPerLevel <= MAX_CELLS / s.levels
+          ? `; memory: ${budgetFor(ceilPowerOfTwo(s.sizerCellsPerLevel), s)} would hold it`
+          : ''),
     )
   if (s.loadFactor > 0) lines.push(`  load factor        ${s.loadFactor.toPrecision(3)} (${rho})`)
   lines.push(

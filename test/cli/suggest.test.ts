@@ -272,3 +272,31 @@ t.test("the text names the policy's rate, the period, ρ and a budget too small 
   t.match(abText, /\n {2}false blocks +\d/)
   t.notMatch(abText, /period/)
 })
+
+t.test('the memory a suggestion names builds its shape, and the one the sizer would need builds that', async (t) => {
+  const load = { requestsPerSecond: 3000, rate: 1, burst: 10, targetFalsePositive: 1e-5, levels: 4 }
+  const free = formatSuggestion(suggestShape(load), load)
+  const named = Number(/\n {2}memory +.* generations; memory (\d+) holds them \(bytes/.exec(free)?.[1])
+  t.equal(
+    sketchBudget({ memory: named }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel,
+    Number(/\n {2}cellsPerLevel +(\d+)/.exec(free)?.[1]),
+    `memory ${named} builds the shape printed`,
+  )
+  t.ok(
+    sketchBudget({ memory: named - 1 }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel < 65536,
+    'and is the least that does',
+  )
+  const tight = { ...load, memoryBytes: 10 * 1024 * 1024 }
+  const capped = formatSuggestion(suggestShape(tight), tight)
+  const m =
+    /sizer asks for (\d+) cells per level at this load; the budget holds (\d+); memory: (\d+) would hold it/.exec(
+      capped,
+    )
+  t.ok(m !== null, 'a budget below the sizer names the memory that would hold its ask')
+  const [, asked, held, enough] = m!.map(Number)
+  t.ok(held < asked)
+  t.ok(
+    sketchBudget({ memory: enough }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel >= asked,
+    `${enough} holds ${asked}`,
+  )
+})
