@@ -236,7 +236,8 @@ export class Rotator {
     this.generations = o.generations ?? 2
     this.periodMs = o.periodMs
     this.sizing = o.sizing === undefined ? undefined : sizingOf(o, restored?.gens[0])
-    if (restored !== undefined && this.sizing !== undefined) assertFrameFits(restored.gens, this.sizing.maxCellsPerLevel)
+    if (restored !== undefined && this.sizing !== undefined)
+      assertFrameFits(restored.gens, this.sizing.maxCellsPerLevel)
     const sketch =
       this.sizing !== undefined && restored === undefined
         ? { ...o.sketch, cellsPerLevel: initialCellsPerLevel(this.sizing, o.sketch.cellsPerLevel) }
