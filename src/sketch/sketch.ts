@@ -95,15 +95,15 @@ interface LazyFold {
   readonly fromCells: number
   /** log2 of the chunk's cells: the largest power of two dividing M, at most the chunk asked for. */
   readonly shift: number
-  /** The smaller sketch's cells by chunk (2 doubles a cell), views made at the start: view k is its cells [k·chunk, (k + 1)·chunk). */
-  readonly views: Float64Array[]
-  /** The smaller sketch's delta baseline by chunk, and this one's (allocated at the start); undefined: none. */
-  readonly baseViews: Float64Array[] | undefined
+  /** The smaller sketch's cells (2 doubles a cell), held until the fold ends: chunk k is its cells [k·chunk, (k + 1)·chunk). */
+  readonly from: Float64Array
+  /** The smaller sketch's delta baseline, and this one's (allocated at the start); undefined: none. */
+  readonly baseFrom: Float64Array | undefined
   readonly baseline: Float64Array | undefined
   /**
-   * Bytes of the smaller sketch kept alive by `views` and `baseViews` until the fold ends: its
-   * cells, L·M·16, and its delta baseline, L·M·16 more when it has one (a view holds its whole
-   * buffer, so this stays the same from the fold's start to its end).
+   * Bytes of the smaller sketch kept alive by `from` and `baseFrom` until the fold ends: its
+   * cells, L·M·16, and its delta baseline, L·M·16 more when it has one (the same from the
+   * fold's start to its end).
    */
   readonly heldBytes: number
   /** Per chunk of this sketch: 1 once folded. */
@@ -260,12 +260,12 @@ export class Sketch {
    * Memory held by the cells in bytes: L × M × 16 (a float64 score and time per cell), and while
    * a lazy fold is in progress (`foldLazilyFrom`, internal: an early growth) also what it keeps alive of the
    * smaller sketch until it ends: its cells, L × M_smaller × 16, and its delta baseline when it
-   * had one, L × M_smaller × 16 more (the fold's views hold the whole buffers, from its start to
+   * had one, L × M_smaller × 16 more (the fold holds the whole buffers, from its start to
    * its last chunk). So L × (M + M_smaller) × 16 (+ L × M_smaller × 16) while folding, L × M × 16
    * once the fold ends. Not counted, folding or not: this sketch's own delta baseline
    * (16 B per cell, allocated by the first `takeDelta`, `applyDelta` or `markSynced`), its
    * L-sized scratch arrays, and a lazy fold's bookkeeping (one byte per chunk of this sketch's
-   * cells and one view object per chunk of the smaller's).
+   * cells).
    */
   sizeBytes(): number {
     const cells = this.levels * this.cellsPerLevel * 16
@@ -660,17 +660,31 @@ export class Sketch {
     }
   }
 
-  /** Fold chunk `c` (cells, and the delta baseline if any) from the smaller sketch: one native copy each. */
+  /**
+   * Fold chunk `c` (cells, and the delta baseline if any) from the smaller sketch: a plain loop
+   * over its 2 × chunk doubles each, allocating nothing (a native `set` needs a view per chunk:
+   * made at the start, 8,192 of them for a 2^19-cell generation of 4 levels, they cost as much as
+   * the larger generation's allocation, spec/rotator.md §1, _Bounded pause_).
+   */
   private foldChunk(f: LazyFold, c: number): void {
     const p0 = c << f.shift
     const M2 = this.cellsPerLevel
     const M = f.fromCells
     const level = Math.floor(p0 / M2)
-    const k = (level * M + ((p0 - level * M2) % M)) >>> f.shift
-    this.cells.set(f.views[k], CELL_STRIDE * p0)
-    if (f.baseline !== undefined) f.baseline.set(f.baseViews![k], CELL_STRIDE * p0)
+    const q0 = level * M + ((p0 - level * M2) % M)
+    const n = CELL_STRIDE << f.shift
+    const to = CELL_STRIDE * p0
+    const at = CELL_STRIDE * q0
+    const src = f.from
+    const dst = this.cells
+    for (let i = 0; i < n; i++) dst[to + i] = src[at + i]
+    const base = f.baseline
+    if (base !== undefined) {
+      const bsrc = f.baseFrom!
+      for (let i = 0; i < n; i++) base[to + i] = bsrc[at + i]
+    }
     f.done[c] = 1
-    this.foldedChunk(k << f.shift, p0, 1 << f.shift)
+    this.foldedChunk(q0, p0, 1 << f.shift)
   }
 
   /**
@@ -1074,8 +1088,8 @@ export class Sketch {
    * Every cell reads and is written as after `foldFrom` (spec/rotator.md §1, _Early growth by
    * folding_, _Cost_): the caller guarantees that nothing else reads or writes `smaller` from
    * now on (it replaces it), and the same hasher. The delta baseline, if any, folds alike,
-   * chunk by chunk. O(L·M / chunk) now (the views), O(chunk) a chunk. Until the fold ends the
-   * smaller sketch's cells (and its baseline) stay held through the views, and
+   * chunk by chunk. O(L·M′ / chunk) now (a byte per chunk of this sketch), O(chunk) a chunk. Until
+   * the fold ends the smaller sketch's cells (and its baseline) stay held, and
    * {@link Sketch.sizeBytes} counts them.
    * @param chunkCells the chunk's cells at most (a power of two; default `FOLD_CHUNK_CELLS`, 256):
    * the largest power of two dividing smaller's M at most this is used
@@ -1087,22 +1101,12 @@ export class Sketch {
     smaller.finishFold()
     const M = smaller.cellsPerLevel
     const shift = 31 - Math.clz32(Math.min(M & -M, chunkCells))
-    const chunk = 1 << shift
-    const views: Float64Array[] = []
-    for (let p = 0; p < this.levels * M; p += chunk)
-      views.push(smaller.cells.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
     const b = lazyFoldBaselineOf(smaller, this, this.levels * this.cellsPerLevel)
-    let baseViews: Float64Array[] | undefined
-    if (b !== undefined) {
-      baseViews = []
-      for (let p = 0; p < this.levels * M; p += chunk)
-        baseViews.push(b.from.subarray(CELL_STRIDE * p, CELL_STRIDE * (p + chunk)))
-    }
     this.lazy = {
       fromCells: M,
       shift,
-      views,
-      baseViews,
+      from: smaller.cells,
+      baseFrom: b?.from,
       baseline: b?.to,
       heldBytes: smaller.cells.byteLength + (b === undefined ? 0 : b.from.byteLength),
       done: new Uint8Array((this.levels * this.cellsPerLevel) >>> shift),

@@ -44,7 +44,7 @@ interface Held {
     sketch: {
       cells: Float64Array
       cellsPerLevel: number
-      lazy: { fromCells: number; shift: number; views: Float64Array[]; done: Uint8Array; next: number } | undefined
+      lazy: { fromCells: number; shift: number; from: Float64Array; done: Uint8Array; next: number } | undefined
       foldSums: { pending: Float64Array } | undefined
     }
   }[]
@@ -163,12 +163,10 @@ t.test('sync mode: a lazy fold reads and writes as the synchronous fold, a bound
             let pending = x.pending[p]
             if (f !== undefined && p >> f.shift >= f.next && f.done[p >> f.shift] === 0) {
               // a chunk not folded yet: its base's cell, the mapping of Sketch.foldFrom (level i
-              // repeated), read through the fold's view of the base's cells
+              // repeated), read from the base's cells the fold holds
               const q = Math.floor(p / M2) * f.fromCells + ((p % M2) % f.fromCells)
-              const view = f.views[q >> f.shift]
-              const at = 2 * (q - ((q >> f.shift) << f.shift))
-              score = view[at]
-              time = view[at + 1]
+              score = f.from[2 * q]
+              time = f.from[2 * q + 1]
               pending += x.sketch.foldSums!.pending[q]
             }
             compared++

@@ -31,7 +31,7 @@ function rng(seed: number): () => number {
 interface HeldSketch {
   cells: Float64Array
   cellsPerLevel: number
-  lazy: { fromCells: number; shift: number; views: Float64Array[]; done: Uint8Array; next: number } | undefined
+  lazy: { fromCells: number; shift: number; from: Float64Array; done: Uint8Array; next: number } | undefined
 }
 const gensOf = (r: Rotator) => (r as unknown as { gens: HeldSketch[] }).gens
 
@@ -105,10 +105,8 @@ t.test('a lazy fold reads and writes as the fold at once, a bounded share per op
         if (f !== undefined && p >> f.shift >= f.next && f.done[p >> f.shift] === 0) {
           // a chunk not folded yet: the smaller generation's cell j mod M (Sketch.foldFrom's mapping)
           const q = Math.floor(p / M2) * f.fromCells + ((p % M2) % f.fromCells)
-          const view = f.views[q >> f.shift]
-          const at = 2 * (q - ((q >> f.shift) << f.shift))
-          score = view[at]
-          time = view[at + 1]
+          score = f.from[2 * q]
+          time = f.from[2 * q + 1]
         }
         compared++
         if (!Object.is(score, y.cells[2 * p]) || !Object.is(time, y.cells[2 * p + 1]))
