@@ -595,7 +595,7 @@ export class Rotator {
    * Start the fold of the next queued generation to `growCells` (at once when it has at most
    * `foldSliceCells` cells, then the next, and so on; lazily otherwise), skipping any retired
    * since it was queued. The larger generation takes the smaller one's place and hasher at
-   * once; the smaller is held by the lazy fold's views until it ends.
+   * once; the smaller is held by the lazy fold until it ends.
    * @returns whether a lazy fold is now in progress (false: the queue is empty and the growth done)
    */
   private foldNextQueued(): boolean {
