@@ -368,8 +368,11 @@ t.test('exact mode: a 10× jump on one instance starts a larger twin early; both
     t.equal(r.errors, 0, 'no call failed')
     t.ok(
       // the fleet's rate lags by one window (the other's cost arrives with its report), and the
-      // twin waits for the second window in a row that wants it
-      r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 3 * (CHECK_MS + STEP),
+      // twin waits for the second window in a row that wants it. Which window a report lands in
+      // depends on the order Redis answers the two stores' rounds: a window that misses the
+      // other's report reads only its own ρ 0.43 and the next reads two, so the pair in a row can
+      // come a window later (350–750 ms in four local runs, 950 in a CI run): at most 4 windows
+      r.twinSeenAt >= T_JUMP && r.twinSeenAt <= T_JUMP + 4 * (CHECK_MS + STEP),
       `a twin started ${r.twinSeenAt - T_JUMP} ms after the jump`,
     )
     t.ok(Number((r.record ?? '::').split(':')[2]) >= 512, `1002's twin: ${r.record?.split(':')[2]} cells per level`)
