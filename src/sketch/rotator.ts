@@ -529,7 +529,8 @@ export class Rotator {
     let left = 0
     for (const g of this.gens) {
       if (!g.folding) continue
-      if (budget > 0) budget -= g.foldSome(budget)
+      // a turn of the event loop (or a test's direct call), off any request's path: native copies
+      if (budget > 0) budget -= g.foldSome(budget, true)
       if (g.folding) left++
     }
     if (left === 0 && this.foldNextQueued()) left = 1

@@ -690,24 +690,36 @@ export class Sketch {
   }
 
   /**
-   * Fold the chunks [c0, c1) (none folded yet, their sources contiguous) for the sweep: one
-   * native copy of the run's cells (and baseline) through one view made for it (a slice's
-   * chunks are one run unless an operation folded one or a level wraps). Tried in the `fold
+   * Fold the chunks [c0, c1) (none folded yet, their sources contiguous) for the sweep: with
+   * `native`, one native copy of the run's cells (and baseline) through one view made for it (a
+   * slice's chunks are one run unless an operation folded one or j mod M wraps); without, a plain
+   * loop, allocating nothing (a sweep on a request's path: the Redis sync store's calls). Tried in the `fold
    * pause` rows of `npm run bench -- rotator` (2026-12-08, one run each): a plain loop read
    * 0.330 ms for the longest slice at the default shape, where native copies read 0.030; views
    * made for every chunk at the fold's start (8,192 for a 2^19-cell generation of 4 levels, as
    * before) put the check at 4.70 ms, about as much as the larger generation's allocation
    * (spec/rotator.md §1, _Bounded pause_).
    */
-  private foldRun(f: LazyFold, c0: number, c1: number): void {
+  private foldRun(f: LazyFold, c0: number, c1: number, native: boolean): void {
     const p0 = c0 << f.shift
     const q0 = this.foldSource(f, p0)
     const cells = (c1 - c0) << f.shift
     const to = CELL_STRIDE * p0
     const at = CELL_STRIDE * q0
     const n = CELL_STRIDE * cells
-    this.cells.set(f.from.subarray(at, at + n), to)
-    if (f.baseline !== undefined) f.baseline.set(f.baseFrom!.subarray(at, at + n), to)
+    const base = f.baseline
+    if (native) {
+      this.cells.set(f.from.subarray(at, at + n), to)
+      if (base !== undefined) base.set(f.baseFrom!.subarray(at, at + n), to)
+    } else {
+      const src = f.from
+      const dst = this.cells
+      for (let i = 0; i < n; i++) dst[to + i] = src[at + i]
+      if (base !== undefined) {
+        const bsrc = f.baseFrom!
+        for (let i = 0; i < n; i++) base[to + i] = bsrc[at + i]
+      }
+    }
     for (let c = c0; c < c1; c++) f.done[c] = 1
     this.foldedChunk(q0, p0, cells)
   }
@@ -737,10 +749,12 @@ export class Sketch {
   /**
    * A lazy fold's sweep: from where it stands, the chunks of up to `budgetCells` cells (one at
    * least), each folded unless an operation folded it already; the last one ends the fold.
+   * @param native copy each run of chunks natively, through a view made for it (a turn of the
+   * event loop, off the request path); default false: a plain loop that allocates nothing
    * @returns the cells swept (0 when no fold is in progress)
    * @internal
    */
-  foldSome(budgetCells: number): number {
+  foldSome(budgetCells: number, native = false): number {
     const f = this.lazy
     if (f === undefined) return 0
     const count = f.done.length
@@ -762,7 +776,7 @@ export class Sketch {
         q = next
         last++
       }
-      this.foldRun(f, c, last)
+      this.foldRun(f, c, last, native)
       c = last
     }
     f.next = end
