@@ -312,8 +312,14 @@ t.test("no memory is named for a shape above a Limiter's 2^24 cells per level (i
     const built = sketchBudget({ memory: Number(m[1]) }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel
     t.equal(built, printed, `memory ${m[1]} builds the shape printed`)
   }
+  t.match(free, /above the 16777216 cells per level a Limiter's memory builds/)
+  t.match(free, /a Limiter takes at most 16777216 cells per level/)
   const tight = { ...load, memoryBytes: 1024 ** 3 }
   const capped = formatSuggestion(suggestShape(tight), tight)
+  t.match(
+    capped,
+    /sizer asks for 67108864 cells per level at this load; the budget holds \d+; a Limiter's memory builds at most 16777216/,
+  )
   const m = /sizer asks for (\d+) cells per level.*?memory: (\d+) would hold it/.exec(capped)
   if (m !== null) {
     const built = sketchBudget({ memory: Number(m[2]) }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel
