@@ -10,7 +10,7 @@ import {
 import { DEFAULT_LEVELS, MAX_CELLS, SKETCH_BYTES_PER_CELL } from '../sketch/shape.js'
 import { invalidOption } from '../errors.js'
 import { formatBytes, formatDuration } from './units.js'
-import { selfSizedCells, sketchBudget } from '../limit/options.js'
+import { MAX_BUDGET_CELLS_PER_LEVEL, selfSizedCells, sketchBudget } from '../limit/options.js'
 import { telemetryMaxBytes } from '../limit/telemetry.js'
 import { METER_BYTES, budgetBytesFor, ceilPowerOfTwo } from '../sketch/rotator-sizing.js'
 import { debtMeterCellsFor, debtMeterLoad, parseDebtMeterOptions } from '../limit/debt-meter.js'
@@ -327,6 +327,8 @@ export function suggestShape(options: SuggestOptions): Suggestion {
 function asOptions(s: Suggestion, o: SuggestOptions): string {
   if (o.memoryBytes !== undefined) return `{ levels: ${s.levels}, memory: ${o.memoryBytes} }`
   const fixed = `{ levels: ${s.levels}, cellsPerLevel: ${s.cellsPerLevel} }`
+  if (s.cellsPerLevel > MAX_BUDGET_CELLS_PER_LEVEL)
+    return `${fixed} (a Rotator's or a Sketch's shape: a Limiter takes at most ${MAX_BUDGET_CELLS_PER_LEVEL} cells per level)`
   if ((s.cellsPerLevel & (s.cellsPerLevel - 1)) !== 0) return fixed
   const memory = budgetFor(s.cellsPerLevel, s)
   return `{ levels: ${s.levels}, memory: ${memory} } (self-sized within it; a fixed shape: ${fixed})`
@@ -380,17 +382,19 @@ export function formatSuggestion(s: Suggestion, o: SuggestOptions): string {
     `  levels             ${s.levels}`,
     `  cellsPerLevel      ${s.cellsPerLevel}${s.maxCellsPerLevel !== undefined && s.maxCellsPerLevel !== s.cellsPerLevel ? ` (the first generation: ${s.maxCellsPerLevel}, the budget's largest)` : ''}`,
     `  memory             ${formatBytes(s.bytesPerSketch)} per sketch, ${formatBytes(s.bytes)} for ${s.generations} generations` +
-      (o.memoryBytes === undefined && ceilPowerOfTwo(s.cellsPerLevel) === s.cellsPerLevel
-        ? `; memory ${budgetFor(s.cellsPerLevel, s)} holds them (bytes: with half a generation for a growth's fold, the load meter and the statistics)`
-        : ''),
+      (o.memoryBytes !== undefined || ceilPowerOfTwo(s.cellsPerLevel) !== s.cellsPerLevel
+        ? ''
+        : s.cellsPerLevel > MAX_BUDGET_CELLS_PER_LEVEL
+          ? `; above the ${MAX_BUDGET_CELLS_PER_LEVEL} cells per level a Limiter's memory builds`
+          : `; memory ${budgetFor(s.cellsPerLevel, s)} holds them (bytes: with half a generation for a growth's fold, the load meter and the statistics)`),
   ]
   if (s.periodMs !== undefined) lines.push(`  period             ${formatDuration(s.periodMs)}`)
   if (s.sizerCellsPerLevel !== undefined && s.sizerCellsPerLevel > s.cellsPerLevel)
     lines.push(
       `  the policy's sizer asks for ${s.sizerCellsPerLevel} cells per level at this load; the budget holds ${s.cellsPerLevel}` +
-        (s.sizerCellsPerLevel <= MAX_CELLS / s.levels
+        (ceilPowerOfTwo(s.sizerCellsPerLevel) <= MAX_BUDGET_CELLS_PER_LEVEL
           ? `; memory: ${budgetFor(ceilPowerOfTwo(s.sizerCellsPerLevel), s)} would hold it`
-          : ''),
+          : `; a Limiter's memory builds at most ${MAX_BUDGET_CELLS_PER_LEVEL}`),
     )
   if (s.loadFactor > 0) lines.push(`  load factor        ${s.loadFactor.toPrecision(3)} (${rho})`)
   lines.push(

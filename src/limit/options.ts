@@ -155,8 +155,9 @@ function selfSizedRange(maxCellsPerLevel: number): { minCellsPerLevel: number; m
 }
 /** The fewest cells per level a budget may give (the Limiter's minimum M). */
 const MIN_CELLS = 16
-/** The most cells per level a budget gives. */
-const MAX_CELLS = 1 << 24
+/** The most cells per level a budget gives (and a Limiter's `cellsPerLevel` takes). @internal */
+export const MAX_BUDGET_CELLS_PER_LEVEL = 1 << 24
+const MAX_CELLS = MAX_BUDGET_CELLS_PER_LEVEL
 
 /**
  * The cells per level of a policy's sketch from its budget: the largest power of two M in

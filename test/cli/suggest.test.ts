@@ -300,3 +300,29 @@ t.test('the memory a suggestion names builds its shape, and the one the sizer wo
     `${enough} holds ${asked}`,
   )
 })
+
+t.test("no memory is named for a shape above a Limiter's 2^24 cells per level (it would build 2^24)", async (t) => {
+  // 2,000,000 requests/s at 1e-6: 2^26 cells per level at 4 levels, within the sketch's 2^30
+  // cells but above the 2^24 per level a Limiter's budget (and its cellsPerLevel) takes
+  const load = { requestsPerSecond: 2_000_000, rate: 1, burst: 10, targetFalsePositive: 1e-6, levels: 4 }
+  const free = formatSuggestion(suggestShape(load), load)
+  const printed = Number(/\n {2}cellsPerLevel +(\d+)/.exec(free)?.[1])
+  t.ok(printed > 2 ** 24, `the shape printed: ${printed} cells per level`)
+  for (const m of free.matchAll(/memory:? (\d+)(?: holds them| would hold it|\s*\})/g)) {
+    const built = sketchBudget({ memory: Number(m[1]) }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel
+    t.equal(built, printed, `memory ${m[1]} builds the shape printed`)
+  }
+  t.match(free, /above the 16777216 cells per level a Limiter's memory builds/)
+  t.match(free, /a Limiter takes at most 16777216 cells per level/)
+  const tight = { ...load, memoryBytes: 1024 ** 3 }
+  const capped = formatSuggestion(suggestShape(tight), tight)
+  t.match(
+    capped,
+    /sizer asks for 67108864 cells per level at this load; the budget holds \d+; a Limiter's memory builds at most 16777216/,
+  )
+  const m = /sizer asks for (\d+) cells per level.*?memory: (\d+) would hold it/.exec(capped)
+  if (m !== null) {
+    const built = sketchBudget({ memory: Number(m[2]) }, 4, 2, '', telemetryMaxBytes()).cellsPerLevel
+    t.ok(built >= Number(m[1]), `memory ${m[2]} holds the sizer's ask of ${m[1]} (it builds ${built})`)
+  }
+})
