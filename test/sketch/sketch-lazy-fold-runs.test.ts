@@ -1,7 +1,7 @@
 // Sketch.foldLazilyFrom against Sketch.foldFrom, cell by cell (spec/rotator.md §1, _Early growth
 // by folding_): random interleavings of an operation's chunk (`foldChunkOf`, a plain loop) and the
-// sweep (`foldSome`, one native copy per run of unfolded chunks whose sources follow each other,
-// breaking where j mod M wraps, and across a level boundary when the sources are contiguous
+// sweep (`foldSome`, a copy per run of unfolded chunks whose sources follow each other, native or
+// by a loop, breaking where j mod M wraps, and across a level boundary when the sources are contiguous
 // there), with odd budgets, at L = 1…5, M = 1…64, M′ = M, 2M, 3M, 4M, 8M, chunks of 1…256, with
 // and without a delta baseline. After each step every folded chunk is the fold at once's bit for
 // bit; at the end every cell, and the delta (which reads the baseline); the subclass hook
@@ -77,7 +77,8 @@ t.test('a lazy fold, swept in runs and folded by operations, is the fold at once
     const what = `seed ${seed}: L ${L}, M ${M} → ${M2}, chunk ${1 << shift}, baseline ${withBase}`
     while (a.folding && bad === 0) {
       if (r() < 0.5) a.foldChunkOf(Math.floor(r() * n))
-      else a.foldSome(Math.floor(r() * 3 * (1 << shift)) + (r() < 0.2 ? 0 : 1))
+      // the sweep both ways: a native copy per run (a turn's) and the allocation-free loop (a call's)
+      else a.foldSome(Math.floor(r() * 3 * (1 << shift)) + (r() < 0.2 ? 0 : 1), r() < 0.5)
       const f = held(a).lazy
       for (let p = 0; p < n; p++) {
         const c = p >>> shift
