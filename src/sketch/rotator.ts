@@ -78,6 +78,8 @@ class RotatorParts implements RotatorOptions {
     /** Per generation, oldest first, its creation time on the reader's clock. */
     readonly createdAtMs: number[],
     readonly sizing: RotatorOptions['sizing'],
+    /** Rotations missed while down, applied right after construction: the oldest this many generations retire then. */
+    readonly missed: number,
   ) {}
 }
 
@@ -237,7 +239,7 @@ export class Rotator {
     this.periodMs = o.periodMs
     this.sizing = o.sizing === undefined ? undefined : sizingOf(o, restored?.gens[0])
     if (restored !== undefined && this.sizing !== undefined)
-      assertFrameFits(restored.gens, this.sizing.maxCellsPerLevel)
+      assertFrameFits(restored.gens, this.sizing.maxCellsPerLevel, restored.missed)
     const sketch =
       this.sizing !== undefined && restored === undefined
         ? { ...o.sketch, cellsPerLevel: initialCellsPerLevel(this.sizing, o.sketch.cellsPerLevel) }
@@ -986,8 +988,9 @@ export class Rotator {
    * @throws {GrudgeError} `ERR_GRUDGE_FORMAT_*` (`_INVALID` also when the missed rotations
    * would take the rotation count past 2^53); `ERR_GRUDGE_ROTATOR_AMNESTY` for a frame whose
    * period fails the amnesty guard; `ERR_GRUDGE_OPTION_INVALID` for a bad or unknown option;
-   * `ERR_GRUDGE_SIZING_CONFLICT` when `sizing` is given and a generation of the frame has more
-   * cells per level than its budget's largest shape (so `sizeBytes()` never exceeds the budget)
+   * `ERR_GRUDGE_SIZING_CONFLICT` when `sizing` is given and a generation of the frame that the
+   * missed rotations do not retire has more cells per level than its budget's largest shape (so
+   * `sizeBytes()` never exceeds the budget)
    */
   static deserialize(bytes: Uint8Array, options?: RotatorDeserializeOptions): Rotator {
     checkKnownOptions(options, ROTATOR_DESERIALIZE_KEYS)
@@ -1022,6 +1025,7 @@ export class Rotator {
         lastRotationAtMs + missed * periodMs,
         d.gens.map((g) => g.createdAtMs),
         options?.sizing,
+        missed,
       ),
     )
     // the rotations missed while down, as the ticker would have run them
@@ -1175,12 +1179,13 @@ function canFold(from: number, to: number): boolean {
  * A restored frame's generations must fit the budget's largest shape: a generation above it
  * would hold more than `sizing.maxBytes` (or `maxCellsPerLevel`) allows until it retires, up to
  * N periods. Refused rather than kept (the budget is a promise) or shrunk (the caller still holds
- * the frame: restore it with a budget that holds it).
+ * the frame: restore it with a budget that holds it). The oldest `retiring` generations (the
+ * rotations missed while down, applied at the load) are not held, and not checked.
  * @throws {GrudgeError} `ERR_GRUDGE_SIZING_CONFLICT` naming the generation and both sizes
  */
-function assertFrameFits(gens: readonly Sketch[], maxCellsPerLevel: number): void {
+function assertFrameFits(gens: readonly Sketch[], maxCellsPerLevel: number, retiring: number): void {
   gens.forEach((g, i) => {
-    if (g.cellsPerLevel > maxCellsPerLevel) {
+    if (i >= retiring && g.cellsPerLevel > maxCellsPerLevel) {
       throw new GrudgeError(
         'ERR_GRUDGE_SIZING_CONFLICT',
         `rotator frame: generation ${i} holds ${g.cellsPerLevel} cells per level, above the ${maxCellsPerLevel} that option "sizing" allows; restore it with a budget that holds ${g.cellsPerLevel} (or without sizing)`,

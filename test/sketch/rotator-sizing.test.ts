@@ -971,4 +971,22 @@ t.test('a frame restored under a budget that cannot hold its generations is refu
   const plain = Rotator.deserialize(frame, { clock, ticker: new FakeTicker(), wallMs: 0 })
   t.same(plain.generationCellsPerLevel, [256, 256], 'without sizing: restored as it is')
   plain.close()
+  // generations the rotations missed while down retire at the load: only the others must fit
+  // (written at wall-clock 0: the reader's wall clock says how long it was down)
+  const later = (periods: number) => ({
+    clock,
+    ticker: new FakeTicker(),
+    wallMs: periods * PERIOD,
+    sizing: sizing(128),
+  })
+  t.throws(() => Rotator.deserialize(frame, later(1)), {
+    code: 'ERR_GRUDGE_SIZING_CONFLICT',
+    message: /generation 1 holds 256 cells per level/,
+  })
+  const back = Rotator.deserialize(frame, later(2))
+  t.ok(
+    back.generationCellsPerLevel.every((m) => m <= 128),
+    `down 2 periods: every generation of the frame retired at the load (${back.generationCellsPerLevel.join(', ')})`,
+  )
+  back.close()
 })
