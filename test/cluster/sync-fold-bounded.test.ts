@@ -20,19 +20,9 @@ import type { RedisLike } from '../../src/cluster/client.js'
 import type { RedisSyncStore } from '../../src/cluster/sync-store.js'
 import type { StoreSpec } from '../../src/limit/store.js'
 import { client, dropPrefix, needRedis, uniquePrefix } from './redis-helper.js'
+import { mulberry32 as rng } from '../fixtures/mulberry32.js'
 
 const SEED = '7777777777777777eeeeeeeeeeeeeeee'
-
-/** mulberry32: a small seeded PRNG, so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** What the test reads of a store's live generations (private fields). */
 interface Held {

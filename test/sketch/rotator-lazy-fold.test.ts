@@ -12,20 +12,10 @@
 // folds the deciding generation's 1,024 cells in the one check (the youngest is at the largest
 // shape already: an early growth folds one generation at a time, the next once the one before
 // has ended, tested below with the memory it holds).
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Rotator, linear } from '../../src/index.js'
 import { FakeClock, FakeTicker } from '../../src/testing/index.js'
-
-/** mulberry32: a small seeded PRNG, so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 as rng } from '../fixtures/mulberry32.js'
 
 /** What the test reads of a generation (private fields of Sketch). */
 interface HeldSketch {
@@ -65,6 +55,31 @@ const make = (clock: FakeClock, ticker: FakeTicker, grow: () => boolean) =>
     seed: 7,
     sizing: { sizeNextGeneration: () => (grow() ? 256 : 64), maxCellsPerLevel: 256, growEarlyWhen: grow },
   })
+
+/**
+ * A rotator of [64, 64] holding 200 keys (slices of 64 cells), grown early to 256 by one check a
+ * second later: [256 folding, 64 queued]. `grow(ms)` moves the clock and runs a check that
+ * wants 256 again.
+ */
+function growing(t: Test): { clock: FakeClock; ticker: FakeTicker; r: Rotator; grow: (ms: number) => void } {
+  const clock = new FakeClock(0)
+  const ticker = new FakeTicker()
+  let big = false
+  const r = make(clock, ticker, () => big)
+  t.teardown(() => r.close())
+  r.foldSliceCells = 64
+  r.rotate()
+  r.rotate()
+  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
+  const grow = (ms: number) => {
+    big = true
+    clock.advance(ms)
+    ticker.tick()
+    big = false
+  }
+  grow(1000)
+  return { clock, ticker, r, grow }
+}
 
 t.test('a lazy fold reads and writes as the fold at once, a bounded share per operation', async (t) => {
   const clock = new FakeClock(0)
@@ -265,19 +280,7 @@ t.test(
 )
 
 t.test('a caller that never yields: the next check ends a fold a window old and starts the next', async (t) => {
-  const clock = new FakeClock(0)
-  let big = false
-  const ticker = new FakeTicker()
-  const r = make(clock, ticker, () => big)
-  t.teardown(() => r.close())
-  r.foldSliceCells = 64
-  r.rotate()
-  r.rotate()
-  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-  big = true
-  clock.advance(1000)
-  ticker.tick()
-  big = false
+  const { clock, ticker, r } = growing(t)
   t.same(r.generationCellsPerLevel, [256, 64])
   // no turn of the event loop: only the operations' own chunks are folded
   for (let i = 0; i < 50; i++) r.estimate(`k${i}`)
@@ -310,19 +313,7 @@ t.test('a busy event loop that still turns: a check does not end the fold at onc
   // 2^19 -> 2^21 growth needs 1,024 turns a generation: at 3 ms a turn the window's check found
   // the deciding fold half done and ended it at once, a 54 ms pause, /tmp/h1-fuzz/stall21.ts).
   // Only a fold no turn swept since the last check is a stalled one.
-  const clock = new FakeClock(0)
-  let big = false
-  const ticker = new FakeTicker()
-  const r = make(clock, ticker, () => big)
-  t.teardown(() => r.close())
-  r.foldSliceCells = 64
-  r.rotate()
-  r.rotate()
-  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-  big = true
-  clock.advance(1000)
-  ticker.tick()
-  big = false
+  const { clock, ticker, r } = growing(t)
   t.same(r.generationCellsPerLevel, [256, 64])
   for (let w = 1; w <= 3; w++) {
     clock.advance(1000)
@@ -345,27 +336,12 @@ t.test(
     // sizer's answer then). A check that grows to 256 again must queue that youngest: it was
     // dropped as "a growth to at most the size already under way", so the youngest stayed at 64
     // after the queue ended, until a later check
-    const clock = new FakeClock(0)
-    let big = false
-    const ticker = new FakeTicker()
-    const r = make(clock, ticker, () => big)
-    t.teardown(() => r.close())
-    r.foldSliceCells = 64
-    r.rotate()
-    r.rotate()
-    for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-    big = true
-    clock.advance(1000)
-    ticker.tick()
-    big = false
+    const { r, grow } = growing(t)
     t.same(r.generationCellsPerLevel, [256, 64])
     r.rotate()
     t.same(r.generationCellsPerLevel, [64, 64], 'the queued one decides, a youngest of 64 appended')
     for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-    big = true
-    clock.advance(500)
-    ticker.tick()
-    big = false
+    grow(500)
     let slices = 0
     while (r.foldSlice() > 0 && slices < 1000) slices++
     t.same(r.generationCellsPerLevel, [256, 256], `both grown once the queue ended (${slices} slices)`)
@@ -378,27 +354,12 @@ t.test('a rotation of every generation during the queue: no growth left under wa
   // [256 folding, 64 queued]; rotateTo(+2) retires both: nothing of the growth is live, and a check
   // before the next turn that grows to 256 must fold the fresh generations, not be refused as
   // "at most the size already under way"
-  const clock = new FakeClock(0)
-  let big = false
-  const ticker = new FakeTicker()
-  const r = make(clock, ticker, () => big)
-  t.teardown(() => r.close())
-  r.foldSliceCells = 64
-  r.rotate()
-  r.rotate()
-  for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-  big = true
-  clock.advance(1000)
-  ticker.tick()
-  big = false
+  const { r, grow } = growing(t)
   t.same(r.generationCellsPerLevel, [256, 64])
   r.rotateTo(r.rotations + 2)
   t.same(r.generationCellsPerLevel, [64, 64])
   for (let i = 0; i < 200; i++) r.update(`k${i}`, 1)
-  big = true
-  clock.advance(500)
-  ticker.tick()
-  big = false
+  grow(500)
   t.same(r.generationCellsPerLevel, [256, 64], 'the check grows the deciding generation at once')
 })
 

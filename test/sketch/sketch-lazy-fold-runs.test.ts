@@ -9,17 +9,7 @@
 import t from 'tap'
 import { Sketch, linear } from '../../src/index.js'
 import { FakeClock } from '../../src/testing/index.js'
-
-/** mulberry32: a small seeded PRNG, so a failure replays. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let x = Math.imul(a ^ (a >>> 15), 1 | a)
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { mulberry32 as rng } from '../fixtures/mulberry32.js'
 
 interface Held {
   cells: Float64Array
